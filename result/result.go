@@ -1,0 +1,252 @@
+// Package result is the run's data model: one record per request, one Point per
+// load level, one Stage per plan stage, and the Report that holds them. It is a
+// leaf package: scenario (to type-check check expressions), runner (to fill it)
+// and reporters (to print it) all import it, and it imports none of them.
+//
+// Field names carry their units (_ms, _s, _tps) in Go, in JSON and in check
+// expressions alike; the expr tag is the name a check expression uses.
+package result
+
+import "time"
+
+// SchemaVersion is the version of report.json; bump it on any incompatible change.
+const SchemaVersion = 1
+
+// Check and stop vocabulary shared by the engine, the reporters and the CLI.
+const (
+	StatusPass    = "pass"
+	StatusFail    = "fail"
+	StatusWarn    = "warn"
+	StatusSkipped = "skipped"
+
+	StopCompleted   = "completed"
+	StopInterrupted = "interrupted"
+	StopError       = "error"
+)
+
+// Error kinds a failed request is classified into.
+const (
+	ErrConnect     = "connect"
+	ErrTimeout     = "timeout"
+	ErrTruncated   = "truncated"
+	ErrMalformed   = "malformed"
+	ErrServer      = "server_error" // an error object inside a 200 stream
+	ErrInterrupted = "interrupted"
+	// HTTP failures are "http_<status>", e.g. "http_429".
+)
+
+// Request is one request's record: a line of requests.jsonl. It holds numbers
+// only, never prompt or output text, so memory per request stays bounded.
+type Request struct {
+	Stage       string    `json:"stage"`
+	Level       int       `json:"level"` // index of the level within the stage
+	Concurrency int       `json:"concurrency,omitempty"`
+	Rate        float64   `json:"rate,omitempty"`
+	Seq         int       `json:"seq"` // order of dispatch within the level
+	Warmup      bool      `json:"warmup,omitempty"`
+	Nonce       string    `json:"nonce"`
+	Start       time.Time `json:"start"`
+	// DispatchLagMs is how late the request was sent against when it was due
+	// (open loop: its scheduled time; closed loop: when its worker was free).
+	DispatchLagMs float64 `json:"dispatch_lag_ms"`
+	OK            bool    `json:"ok"`
+	Status        int     `json:"status,omitempty"`
+	ErrorKind     string  `json:"error_kind,omitempty"`
+	Error         string  `json:"error,omitempty"` // short sample message, never a secret
+	// TTFTMs is the time to the first chunk carrying content, reasoning or text.
+	TTFTMs *float64 `json:"ttft_ms"`
+	// TTFATMs is the time to the first answer (content) token; differs from TTFT on
+	// reasoning models.
+	TTFATMs *float64 `json:"ttfat_ms,omitempty"`
+	E2EMs   float64  `json:"e2e_ms"`
+	// E2EFromScheduleMs is E2E measured from the scheduled send time (open loop).
+	E2EFromScheduleMs *float64 `json:"e2e_from_schedule_ms,omitempty"`
+	TPOTMs            *float64 `json:"tpot_ms"`
+	MaxITLMs          *float64 `json:"max_itl_ms,omitempty"`
+	InputTokens       int      `json:"input_tokens"` // server usage.prompt_tokens (0 when not reported)
+	OutputTokens      int      `json:"output_tokens"`
+	ReasoningChunks   int      `json:"reasoning_chunks,omitempty"`
+	Chunks            int      `json:"chunks"` // content-bearing chunks received
+	UsageReported     bool     `json:"usage_reported"`
+	FinishReason      string   `json:"finish_reason,omitempty"`
+	Turn              int      `json:"turn,omitempty"` // multi-turn conversations: 1-based turn
+}
+
+// Bucket is one bar of a latency distribution: Count samples at or below UpperMs
+// (and above the previous bucket's bound).
+type Bucket struct {
+	UpperMs float64 `json:"le_ms"`
+	Count   int64   `json:"count"`
+}
+
+// Point is one load level's metrics. The first block keeps the reference load
+// generator's names, meanings and rounding exactly (a compatibility contract);
+// everything after it is added beside them.
+//
+// Pointer fields are null when the run could not produce the metric (no
+// successes, no server counters, pinned mode for output_token_stdev, ...). A
+// check that reads a null metric fails and names it.
+type Point struct {
+	// --- reference fields ---
+	Concurrency        int      `json:"concurrency" expr:"concurrency"`
+	InputTokens        int      `json:"input_tokens" expr:"input_tokens"`   // requested
+	OutputTokens       int      `json:"output_tokens" expr:"output_tokens"` // requested (max_tokens)
+	NRequests          int      `json:"n_requests" expr:"n_requests"`
+	Completed          int      `json:"completed" expr:"completed"`
+	Failed             int      `json:"failed" expr:"failed"`
+	DurationS          float64  `json:"duration_s" expr:"duration_s"`                       // 3 dp
+	OutputTPSTotal     float64  `json:"output_tps_total" expr:"output_tps_total"`           // 2 dp
+	OutputTPSPerStream float64  `json:"output_tps_per_stream" expr:"output_tps_per_stream"` // 2 dp
+	TTFTP50Ms          *float64 `json:"ttft_p50_ms" expr:"ttft_p50_ms"`                     // 2 dp
+	TTFTP95Ms          *float64 `json:"ttft_p95_ms" expr:"ttft_p95_ms"`                     // 2 dp
+	TPOTP50Ms          *float64 `json:"tpot_p50_ms" expr:"tpot_p50_ms"`                     // 2 dp
+	PrefillTPS         *float64 `json:"prefill_tps" expr:"prefill_tps"`                     // 1 dp
+	SpecAcceptanceRate *float64 `json:"spec_acceptance_rate" expr:"spec_acceptance_rate"`
+	SpecDraftTokens    *int64   `json:"spec_draft_tokens" expr:"spec_draft_tokens"`
+	NaturalStop        bool     `json:"natural_stop" expr:"natural_stop"`
+	OutputTokenStdev   *float64 `json:"output_token_stdev" expr:"output_token_stdev"` // 2 dp, natural mode
+	Error              *string  `json:"error" expr:"error"`                           // first failure
+
+	// --- added: load ---
+	Rate             *float64 `json:"rate" expr:"rate"`                           // target req/s (open loop)
+	AchievedRate     *float64 `json:"achieved_rate" expr:"achieved_rate"`         // req/s actually dispatched
+	RequestTPS       float64  `json:"request_tps" expr:"request_tps"`             // completed / duration_s
+	MeanInputTokens  *float64 `json:"mean_input_tokens" expr:"mean_input_tokens"` // server-reported
+	MeanOutputTokens *float64 `json:"mean_output_tokens" expr:"mean_output_tokens"`
+	Turn             int      `json:"turn,omitempty" expr:"turn"` // multi-turn per-turn points
+
+	// --- added: latency distributions (ms, 2 dp) ---
+	TTFTP90Ms   *float64 `json:"ttft_p90_ms" expr:"ttft_p90_ms"`
+	TTFTP99Ms   *float64 `json:"ttft_p99_ms" expr:"ttft_p99_ms"`
+	TTFTMeanMs  *float64 `json:"ttft_mean_ms" expr:"ttft_mean_ms"`
+	TTFTMaxMs   *float64 `json:"ttft_max_ms" expr:"ttft_max_ms"`
+	TPOTP90Ms   *float64 `json:"tpot_p90_ms" expr:"tpot_p90_ms"`
+	TPOTP99Ms   *float64 `json:"tpot_p99_ms" expr:"tpot_p99_ms"`
+	TPOTMeanMs  *float64 `json:"tpot_mean_ms" expr:"tpot_mean_ms"`
+	TPOTMaxMs   *float64 `json:"tpot_max_ms" expr:"tpot_max_ms"`
+	ITLP50Ms    *float64 `json:"itl_p50_ms" expr:"itl_p50_ms"`
+	ITLP90Ms    *float64 `json:"itl_p90_ms" expr:"itl_p90_ms"`
+	ITLP99Ms    *float64 `json:"itl_p99_ms" expr:"itl_p99_ms"`
+	ITLMeanMs   *float64 `json:"itl_mean_ms" expr:"itl_mean_ms"`
+	ITLMaxMs    *float64 `json:"itl_max_ms" expr:"itl_max_ms"`
+	E2EP50Ms    *float64 `json:"e2e_p50_ms" expr:"e2e_p50_ms"`
+	E2EP90Ms    *float64 `json:"e2e_p90_ms" expr:"e2e_p90_ms"`
+	E2EP95Ms    *float64 `json:"e2e_p95_ms" expr:"e2e_p95_ms"`
+	E2EP99Ms    *float64 `json:"e2e_p99_ms" expr:"e2e_p99_ms"`
+	E2EMeanMs   *float64 `json:"e2e_mean_ms" expr:"e2e_mean_ms"`
+	E2EMaxMs    *float64 `json:"e2e_max_ms" expr:"e2e_max_ms"`
+	TTFATP50Ms  *float64 `json:"ttfat_p50_ms" expr:"ttfat_p50_ms"`
+	TTFATP90Ms  *float64 `json:"ttfat_p90_ms" expr:"ttfat_p90_ms"`
+	TTFATP99Ms  *float64 `json:"ttfat_p99_ms" expr:"ttfat_p99_ms"`
+	TTFATMeanMs *float64 `json:"ttfat_mean_ms" expr:"ttfat_mean_ms"`
+	TTFATMaxMs  *float64 `json:"ttfat_max_ms" expr:"ttfat_max_ms"`
+
+	// TTFTHist and ITLHist are the level's distributions for charts.
+	TTFTHist []Bucket `json:"ttft_hist,omitempty" expr:"-"`
+	ITLHist  []Bucket `json:"itl_hist,omitempty" expr:"-"`
+
+	// --- added: failures and goodput ---
+	ErrorsByKind map[string]int    `json:"errors_by_kind" expr:"errors_by_kind"`
+	ErrorSamples map[string]string `json:"error_samples,omitempty" expr:"-"`
+	// Goodput is the share (0..1) of requests that succeeded and met the stage's
+	// per-request SLOs; null when the stage declares none.
+	Goodput *float64 `json:"goodput" expr:"goodput"`
+
+	// --- added: server metrics (deltas over the measured window) ---
+	SpecAcceptanceLength *float64           `json:"spec_acceptance_length" expr:"spec_acceptance_length"`
+	PrefixCacheHitRate   *float64           `json:"prefix_cache_hit_rate" expr:"prefix_cache_hit_rate"`
+	ServerCounters       map[string]float64 `json:"server_counters,omitempty" expr:"server_counters"`
+
+	// --- added: validity ---
+	// OutputLenMismatch counts pinned-mode successes whose output tokens differ from
+	// the requested count (ignore_eos not honoured).
+	OutputLenMismatch int      `json:"output_len_mismatch" expr:"output_len_mismatch"`
+	DispatchLagP99Ms  *float64 `json:"dispatch_lag_p99_ms" expr:"dispatch_lag_p99_ms"`
+	DispatchLagMaxMs  *float64 `json:"dispatch_lag_max_ms" expr:"dispatch_lag_max_ms"`
+	ClientCPUPercent  *float64 `json:"client_cpu_percent" expr:"client_cpu_percent"` // of one core
+	ClientBottleneck  bool     `json:"client_bottleneck" expr:"client_bottleneck"`
+	LowConfidence     []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
+	Warnings          []string `json:"warnings,omitempty" expr:"-"`
+	Interrupted       bool     `json:"interrupted,omitempty" expr:"-"`
+}
+
+// LevelEnv is what a level-scope check expression sees: every Point metric by
+// name, plus the matching level of the baseline report (nil without one).
+type LevelEnv struct {
+	Point
+	Baseline *Point `expr:"baseline"`
+}
+
+// StageEnv is what a stage-scope check expression sees.
+type StageEnv struct {
+	Points   []Point `expr:"points"`
+	Baseline []Point `expr:"baseline"` // nil without a baseline
+}
+
+// CheckOutcome is one check evaluated on one level (scope level) or on a whole
+// stage (scope stage).
+type CheckOutcome struct {
+	Name     string `json:"name"`
+	Expr     string `json:"expr"`
+	Scope    string `json:"scope"`    // level | stage
+	Severity string `json:"severity"` // fail | warn
+	// Level is the index of the level for level-scope checks; nil for stage scope.
+	Level      *int   `json:"level,omitempty"`
+	LevelLabel string `json:"level_label,omitempty"` // "c=32" or "rate=4"
+	Status     string `json:"status"`                // pass | fail | warn | skipped
+	Message    string `json:"message,omitempty"`
+	// Values are the metric values the expression read, by name.
+	Values map[string]any `json:"values,omitempty"`
+}
+
+// Endpoint identifies what a stage measured. It never carries a key or header.
+type Endpoint struct {
+	Name      string `json:"name"`
+	BaseURL   string `json:"base_url"`
+	Model     string `json:"model"`
+	Simulator bool   `json:"simulator,omitempty"`
+}
+
+// Stage is one plan stage's result.
+type Stage struct {
+	Name     string         `json:"name"`
+	Endpoint Endpoint       `json:"endpoint"`
+	API      string         `json:"api"`  // chat | completions
+	Mode     string         `json:"mode"` // pinned | natural
+	Load     string         `json:"load"` // concurrency | rate
+	Points   []Point        `json:"points"`
+	Checks   []CheckOutcome `json:"checks"`
+	Warnings []string       `json:"warnings,omitempty"`
+	// Error is set when the stage could not run at all (or a level could not).
+	Error string `json:"error,omitempty"`
+}
+
+// Plan identifies the plan a report came from.
+type Plan struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+	Hash string `json:"hash"` // sha256 of the plan file's bytes
+}
+
+// Report is a whole run: what report.json holds.
+type Report struct {
+	SchemaVersion int       `json:"schema_version"`
+	RunnerVersion string    `json:"runner_version"`
+	Plan          Plan      `json:"plan"`
+	StartedAt     time.Time `json:"started_at"`
+	EndedAt       time.Time `json:"ended_at"`
+	// StopReason is completed, interrupted or error.
+	StopReason string   `json:"stop_reason"`
+	Verdict    string   `json:"verdict"` // pass | fail
+	Stages     []Stage  `json:"stages"`
+	Warnings   []string `json:"warnings,omitempty"`
+	Baseline   string   `json:"baseline,omitempty"` // path of the baseline report, when given
+}
+
+// Label names a level for people: "c=32" for closed loop, "rate=4" for open loop.
+func (p *Point) Label() string {
+	if p.Rate != nil {
+		return "rate=" + trimFloat(*p.Rate)
+	}
+	return "c=" + itoa(p.Concurrency)
+}

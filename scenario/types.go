@@ -1,0 +1,225 @@
+// Package scenario owns the plan: its YAML model, defaults, ${ENV} interpolation,
+// validation with file:line:col errors, and compilation of check expressions
+// against the typed metric environment of package result. It knows nothing of
+// HTTP; package runner executes what it describes.
+package scenario
+
+import (
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/runnerbench/runner/sim"
+)
+
+// Plan is a whole plan file (version 1).
+type Plan struct {
+	// Version of the plan format; only 1 is supported.
+	Version int `yaml:"version" json:"version"`
+	// Name of the plan; names the results directory and the report.
+	Name string `yaml:"name" json:"name"`
+	// Description is free text shown in reports.
+	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	// Endpoints by name.
+	Endpoints map[string]*Endpoint `yaml:"endpoints" json:"endpoints"`
+	// Prompts are prompt sets by name.
+	Prompts map[string]*PromptSet `yaml:"prompts" json:"prompts"`
+	// Stages run in order.
+	Stages []*Stage `yaml:"stages" json:"stages"`
+
+	// Path is the file the plan was loaded from; Hash the sha256 of its bytes.
+	Path string `yaml:"-" json:"-"`
+	Hash string `yaml:"-" json:"-"`
+}
+
+// Endpoint is an OpenAI-compatible server, or the built-in simulator.
+type Endpoint struct {
+	// BaseURL is the API root, e.g. http://127.0.0.1:8000/v1. Required unless simulator is set.
+	BaseURL string `yaml:"base_url,omitempty" json:"base_url,omitempty"`
+	// Model is the model name sent in every request. Default for a simulator: "sim".
+	Model string `yaml:"model,omitempty" json:"model,omitempty"`
+	// APIKey is sent as "Authorization: Bearer <key>". A secret: never printed, logged or reported.
+	APIKey Secret `yaml:"api_key,omitempty" json:"api_key,omitempty"`
+	// Headers are extra HTTP headers. Values are treated as secrets.
+	Headers map[string]Secret `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// MetricsURL is the Prometheus endpoint; default: the base URL's origin + /metrics.
+	MetricsURL string `yaml:"metrics_url,omitempty" json:"metrics_url,omitempty"`
+	// Counters names server counters for engines whose names Runner does not know.
+	Counters *Counters `yaml:"counters,omitempty" json:"counters,omitempty"`
+	// ReadyTimeout is how long to wait for the endpoint before the first stage. Default 60s.
+	ReadyTimeout Duration `yaml:"ready_timeout,omitempty" json:"ready_timeout,omitempty"`
+	// Timeouts bound each request.
+	Timeouts Timeouts `yaml:"timeouts,omitempty" json:"timeouts,omitempty"`
+	// TLS options for https base URLs.
+	TLS *TLS `yaml:"tls,omitempty" json:"tls,omitempty"`
+	// Simulator starts the built-in simulator in-process on a loopback port and points the endpoint at it.
+	Simulator *sim.Config `yaml:"simulator,omitempty" json:"simulator,omitempty"`
+}
+
+// Timeouts bound a request. Zero means the default.
+type Timeouts struct {
+	// Connect bounds TCP and TLS set-up. Default 10s.
+	Connect Duration `yaml:"connect,omitempty" json:"connect,omitempty"`
+	// FirstToken bounds the time from sending to the first token. Default 120s.
+	FirstToken Duration `yaml:"first_token,omitempty" json:"first_token,omitempty"`
+	// Idle bounds the gap between two chunks of a stream. Default 30s.
+	Idle Duration `yaml:"idle,omitempty" json:"idle,omitempty"`
+	// Request bounds the whole request. Default 10m.
+	Request Duration `yaml:"request,omitempty" json:"request,omitempty"`
+}
+
+// TLS configures certificate checking.
+type TLS struct {
+	// CAFile is a PEM bundle of extra trusted CAs (relative to the plan file).
+	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
+	// InsecureSkipVerify turns certificate checking off; warned about in the log and report.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
+	// ServerName overrides the name checked in the server certificate.
+	ServerName string `yaml:"server_name,omitempty" json:"server_name,omitempty"`
+}
+
+// Counters names the Prometheus counters Runner reads for an engine it does not know.
+type Counters struct {
+	SpecDrafts         string `yaml:"spec_drafts,omitempty" json:"spec_drafts,omitempty"`
+	SpecDraftTokens    string `yaml:"spec_draft_tokens,omitempty" json:"spec_draft_tokens,omitempty"`
+	SpecAcceptedTokens string `yaml:"spec_accepted_tokens,omitempty" json:"spec_accepted_tokens,omitempty"`
+	PrefixCacheQueries string `yaml:"prefix_cache_queries,omitempty" json:"prefix_cache_queries,omitempty"`
+	PrefixCacheHits    string `yaml:"prefix_cache_hits,omitempty" json:"prefix_cache_hits,omitempty"`
+}
+
+// PromptSet is where prompts come from: exactly one of synthetic, file or inline.
+type PromptSet struct {
+	// Synthetic prompts of a requested length in tokens.
+	Synthetic *Synthetic `yaml:"synthetic,omitempty" json:"synthetic,omitempty"`
+	// File of prompts, relative to the plan: JSONL ({"prompt": ...} or {"messages": [...]},
+	// optional "max_tokens"), ShareGPT JSON, or CSV.
+	File string `yaml:"file,omitempty" json:"file,omitempty"`
+	// Format of File: auto (by extension), jsonl, sharegpt or csv. Default auto.
+	Format string `yaml:"format,omitempty" json:"format,omitempty"`
+	// Column names the prompt column of a CSV file. Default "prompt".
+	Column string `yaml:"column,omitempty" json:"column,omitempty"`
+	// Inline prompts, one string each.
+	Inline []string `yaml:"inline,omitempty" json:"inline,omitempty"`
+	// Turns makes each prompt a conversation of this many user turns, each resending the history. Default 1.
+	Turns int `yaml:"turns,omitempty" json:"turns,omitempty"`
+
+	// Loaded holds the prompts read from File or Inline (filled by the loader).
+	Loaded []Prompt `yaml:"-" json:"-"`
+}
+
+// Prompt is one supplied prompt.
+type Prompt struct {
+	Text      string    `json:"prompt,omitempty"`
+	Messages  []Message `json:"messages,omitempty"`
+	MaxTokens int       `json:"max_tokens,omitempty"`
+	Line      int       `json:"-"` // line in the source file, for errors
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Synthetic describes generated prompts.
+type Synthetic struct {
+	// InputTokens is the prompt length in tokens: a number, {min, max} (uniform) or {mean, stdev[, min, max]} (normal).
+	InputTokens Length `yaml:"input_tokens" json:"input_tokens"`
+	// Sizing is how text length is chosen: calibrated (default; probe the server's tokenizer)
+	// or reference (the reference generator's tokens/0.75 words, for comparing old results).
+	Sizing string `yaml:"sizing,omitempty" json:"sizing,omitempty"`
+	// SharedPrefix makes groups of prompts share a prefix, to measure prefix caching on purpose.
+	SharedPrefix *SharedPrefix `yaml:"shared_prefix,omitempty" json:"shared_prefix,omitempty"`
+}
+
+// SharedPrefix: Groups groups of prompts each sharing a prefix of PrefixTokens tokens;
+// the nonce goes after the shared prefix.
+type SharedPrefix struct {
+	Groups       int `yaml:"groups" json:"groups"`
+	PrefixTokens int `yaml:"prefix_tokens" json:"prefix_tokens"`
+}
+
+// Length is a token count: fixed, uniform in [Min, Max], or normal(Mean, Stdev) clipped to [Min, Max].
+// In YAML it is either a number or a mapping.
+type Length struct {
+	Fixed int     `yaml:"-" json:"-"`
+	Min   int     `yaml:"min,omitempty" json:"min,omitempty"`
+	Max   int     `yaml:"max,omitempty" json:"max,omitempty"`
+	Mean  float64 `yaml:"mean,omitempty" json:"mean,omitempty"`
+	Stdev float64 `yaml:"stdev,omitempty" json:"stdev,omitempty"`
+}
+
+// Stage is one measured sweep: a list of load levels against one endpoint.
+type Stage struct {
+	// Name of the stage, unique in the plan.
+	Name string `yaml:"name" json:"name"`
+	// Endpoint names an entry of endpoints.
+	Endpoint string `yaml:"endpoint" json:"endpoint"`
+	// Prompts names an entry of prompts.
+	Prompts string `yaml:"prompts" json:"prompts"`
+	// API is chat (/v1/chat/completions, default) or completions (/v1/completions).
+	API string `yaml:"api,omitempty" json:"api,omitempty"`
+	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops).
+	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"`
+	// InputTokens overrides the synthetic prompt set's input length for this stage.
+	InputTokens *Length `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty"`
+	// OutputTokens is max_tokens per request. Default 256.
+	OutputTokens Length `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty"`
+	// Concurrency levels (closed loop). Exactly one of concurrency and rate.
+	Concurrency []int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
+	// Rate levels in requests per second (open loop).
+	Rate []float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
+	// Arrival is the open-loop arrival process: poisson (default), constant or gamma.
+	Arrival string `yaml:"arrival,omitempty" json:"arrival,omitempty"`
+	// Burstiness is the gamma shape's inverse: 1 is Poisson, above 1 burstier.
+	Burstiness float64 `yaml:"burstiness,omitempty" json:"burstiness,omitempty"`
+	// MaxConcurrency caps in-flight requests in open loop (0: no cap).
+	MaxConcurrency int `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
+	// Requests per level. Default: the level's concurrency (the reference's single wave),
+	// or rate × duration in open loop.
+	Requests int `yaml:"requests,omitempty" json:"requests,omitempty"`
+	// Duration bounds each level by time instead of (or as well as) requests.
+	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// Ramp spreads worker starts over this time at the start of each closed-loop level.
+	Ramp Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`
+	// Warmup is the number of unmeasured warm-up requests before each level. Default 1.
+	Warmup *int `yaml:"warmup,omitempty" json:"warmup,omitempty"`
+	// Temperature sent with each request. Default 0.
+	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
+	// ExtraBody is merged into every request body.
+	ExtraBody map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty"`
+	// Seed makes prompts, lengths and arrival schedules reproducible. Default 1.
+	Seed *int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
+	// SLO is the per-request objective that goodput counts against.
+	SLO *SLO `yaml:"slo,omitempty" json:"slo,omitempty"`
+	// Checks are pass/fail expressions over the measured metrics.
+	Checks []*Check `yaml:"checks,omitempty" json:"checks,omitempty"`
+}
+
+// SLO is a per-request service-level objective; a request meets it when every set bound holds.
+type SLO struct {
+	TTFTMs float64 `yaml:"ttft_ms,omitempty" json:"ttft_ms,omitempty"`
+	TPOTMs float64 `yaml:"tpot_ms,omitempty" json:"tpot_ms,omitempty"`
+	E2EMs  float64 `yaml:"e2e_ms,omitempty" json:"e2e_ms,omitempty"`
+}
+
+// Check is a pass/fail expression over the measured metrics.
+type Check struct {
+	// Name shown in reports. Default: the expression.
+	Name string `yaml:"name,omitempty" json:"name,omitempty"`
+	// Expr is an expr-lang boolean expression over the metrics (level scope) or points (stage scope).
+	Expr string `yaml:"expr" json:"expr"`
+	// When limits a level-scope check to the levels where this expression is true.
+	When string `yaml:"when,omitempty" json:"when,omitempty"`
+	// Scope is level (default: evaluated on every level) or stage (sees points).
+	Scope string `yaml:"scope,omitempty" json:"scope,omitempty"`
+	// Severity is fail (default: a failure fails the run) or warn (reported only).
+	Severity string `yaml:"severity,omitempty" json:"severity,omitempty"`
+
+	// Program and WhenProgram are compiled by the loader.
+	Program     *vm.Program `yaml:"-" json:"-"`
+	WhenProgram *vm.Program `yaml:"-" json:"-"`
+	// Metrics are the metric names Expr reads (to name a null one when it fails).
+	Metrics []string `yaml:"-" json:"-"`
+	// Line and Column locate Expr in the plan file.
+	Line   int `yaml:"-" json:"-"`
+	Column int `yaml:"-" json:"-"`
+}
