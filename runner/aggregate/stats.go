@@ -1,0 +1,206 @@
+package aggregate
+
+import (
+	"math"
+	"math/big"
+	"slices"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// pctIndex is the reference's percentile index into n sorted samples:
+// min(n−1, round(p·(n−1))) with Python's round, which rounds the float64
+// product half to even. The product is the same IEEE multiplication Python
+// does, so a product that lands on .5 exactly (0.5·1, 0.5·3, 0.95·10 = 9.5
+// after rounding of the binary 0.95) goes to the even neighbour.
+func pctIndex(p float64, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	idx := int(math.RoundToEven(float64(p * float64(n-1))))
+	return max(0, min(n-1, idx))
+}
+
+// pct is the reference's pct(): sort, take the sample at pctIndex, round to
+// 2 dp. It sorts vals in place. ok is false when there are no values.
+func pct(sorted []float64, p float64) (float64, bool) {
+	if len(sorted) == 0 {
+		return 0, false
+	}
+	return result.Round(sorted[pctIndex(p, len(sorted))], 2), true
+}
+
+// exactMean is Python's statistics.mean of floats: the exact sum of the
+// values divided by n, rounded once to the nearest float64. A plain float
+// sum can be an ulp off, which moves a 2 dp rounding when the mean sits on a
+// tie (a simulator with fixed latencies produces exactly that). The sum is
+// exact in a big.Float whose precision spans the values' exponents.
+func exactMean(vals []float64) float64 {
+	if len(vals) == 0 {
+		return math.NaN()
+	}
+	var sum big.Float
+	sum.SetPrec(exactPrec)
+	var x big.Float
+	for _, v := range vals {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return naiveMean(vals)
+		}
+		x.SetFloat64(v)
+		sum.Add(&sum, &x)
+	}
+	r, _ := sum.Rat(nil)
+	r.Quo(r, new(big.Rat).SetInt64(int64(len(vals))))
+	f, _ := r.Float64()
+	return f
+}
+
+// exactPrec bits hold the exact sum of float64s whose exponents lie within
+// about 2^±400 of each other; latencies in ms span a few dozen powers of two.
+const exactPrec = 1024
+
+// naiveMean is the fallback for non-finite input (which propagates anyway).
+func naiveMean(vals []float64) float64 {
+	var s float64
+	for _, v := range vals {
+		s += v
+	}
+	return s / float64(len(vals))
+}
+
+// sampleStdev is Python's statistics.stdev (n−1 denominator) of integer
+// samples given their count, sum and sum of squares, computed exactly:
+// variance = (n·Σx² − (Σx)²) / (n·(n−1)), then a correctly rounded square
+// root, as CPython 3.12+ does. ok is false for n < 2.
+func sampleStdev(n int64, sum int64, sumSq *big.Int) (float64, bool) {
+	if n < 2 {
+		return 0, false
+	}
+	bn := big.NewInt(n)
+	num := new(big.Int).Mul(bn, sumSq)
+	s := big.NewInt(sum)
+	num.Sub(num, s.Mul(s, s))
+	if num.Sign() <= 0 {
+		return 0, true
+	}
+	den := new(big.Int).Mul(bn, big.NewInt(n-1))
+	const prec = 256
+	v := new(big.Float).SetPrec(prec).SetInt(num)
+	v.Quo(v, new(big.Float).SetPrec(prec).SetInt(den))
+	v.Sqrt(v)
+	f, _ := v.Float64()
+	return f, true
+}
+
+// series is one per-request metric of a level: exact samples (up to the
+// level's bound), and running count/sum/max over every sample.
+type series struct {
+	vals  []float64
+	n     int64
+	sum   float64 // Neumaier-compensated, used only past the exact bound
+	comp  float64
+	max   float64
+	hasV  bool
+	spill *hist // samples past the exact bound (nil until needed)
+	// meanOnly series (tokens/s per stream) need no percentiles, so samples
+	// past the bound go nowhere but into the running sum.
+	meanOnly bool
+}
+
+func (s *series) add(v float64, keep bool) {
+	if keep {
+		s.vals = append(s.vals, v)
+	} else if !s.meanOnly {
+		if s.spill == nil {
+			s.spill = newHist()
+		}
+		s.spill.record(v)
+	}
+	s.n++
+	t := s.sum + v
+	if math.Abs(s.sum) >= math.Abs(v) {
+		s.comp += (s.sum - t) + v
+	} else {
+		s.comp += (v - t) + s.sum
+	}
+	s.sum = t
+	if !s.hasV || v > s.max {
+		s.max = v
+		s.hasV = true
+	}
+}
+
+// merge appends o into s.
+func (s *series) merge(o *series) {
+	s.vals = append(s.vals, o.vals...)
+	if o.spill != nil {
+		if s.spill == nil {
+			s.spill = newHist()
+		}
+		s.spill.merge(o.spill)
+	}
+	s.n += o.n
+	// Two compensated sums combine by adding both parts; the small loss here
+	// only matters past the exact bound, where the mean is not exact anyway.
+	t := s.sum + o.sum
+	s.comp += o.comp
+	if math.Abs(s.sum) >= math.Abs(o.sum) {
+		s.comp += (s.sum - t) + o.sum
+	} else {
+		s.comp += (o.sum - t) + s.sum
+	}
+	s.sum = t
+	if o.hasV && (!s.hasV || o.max > s.max) {
+		s.max = o.max
+		s.hasV = true
+	}
+}
+
+// summary is what a finished series reports.
+type summary struct {
+	n      int64
+	exact  bool // percentiles come from exact samples
+	sorted []float64
+	h      *hist // every sample (exact ones included); for charts and spilled percentiles
+	mean   float64
+	max    float64
+}
+
+// finish sorts the exact samples and folds everything into a summary. With
+// chart set, or when samples spilled, it also builds the full histogram.
+func (s *series) finish(chart bool) summary {
+	out := summary{n: s.n, exact: int64(len(s.vals)) == s.n, max: s.max}
+	if s.n == 0 {
+		return out
+	}
+	if !s.meanOnly {
+		slices.Sort(s.vals)
+	}
+	out.sorted = s.vals
+	if out.exact {
+		out.mean = exactMean(s.vals)
+	} else {
+		out.mean = (s.sum + s.comp) / float64(s.n)
+	}
+	if !s.meanOnly && (chart || !out.exact) {
+		h := newHist()
+		for _, v := range s.vals {
+			h.record(v)
+		}
+		h.merge(s.spill)
+		out.h = h
+	}
+	return out
+}
+
+// quantile applies the percentile rule, exactly when it can.
+func (s *summary) quantile(p float64) (float64, bool) {
+	if s.n == 0 {
+		return 0, false
+	}
+	if s.exact {
+		return pct(s.sorted, p)
+	}
+	v, ok := s.h.quantile(p)
+	return result.Round(v, 2), ok
+}

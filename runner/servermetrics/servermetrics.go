@@ -1,0 +1,382 @@
+// Package servermetrics reads an engine's Prometheus /metrics endpoint around
+// a measured window and turns the lifetime counters into deltas: speculative
+// decoding drafts and acceptances, prefix-cache queries and hits, and the
+// generic token and request totals.
+//
+// The counters are lifetime totals, so a level's numbers are the difference
+// of two reads bracketing its measured window; reading one total would fold
+// in warm-ups and every earlier level. A server without these counters gives
+// nil fields, and a server without /metrics at all (Ollama, hosted APIs)
+// gives no snapshot: both are ordinary outcomes, not errors.
+package servermetrics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/http"
+	"slices"
+	"strings"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// Names overrides the counter names for an engine Runner does not know (the
+// plan's endpoint.counters block). An empty name means the known defaults.
+// A name matches with or without the `_total` suffix.
+type Names struct {
+	SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, PrefixCacheQueries, PrefixCacheHits string
+}
+
+// Known counter names, newest first; the first one the server exposes wins.
+// Counters appear with or without `_total` depending on the engine and the
+// Prometheus client version, so each is looked up both ways.
+var (
+	knownSpecDrafts = []string{
+		"vllm:spec_decode_num_drafts",
+	}
+	knownSpecDraftTokens = []string{
+		"vllm:spec_decode_num_draft_tokens",
+	}
+	knownSpecAcceptedTokens = []string{
+		"vllm:spec_decode_num_accepted_tokens",
+	}
+	// vLLM counts prefix-cache queries and hits in tokens. SGLang counts the
+	// prompt tokens it served from cache; with its prompt-token total that is
+	// the same token hit rate.
+	knownPrefixCacheQueries = []string{
+		"vllm:prefix_cache_queries",
+		"vllm:gpu_prefix_cache_queries",
+		"sglang:prompt_tokens",
+	}
+	knownPrefixCacheHits = []string{
+		"vllm:prefix_cache_hits",
+		"vllm:gpu_prefix_cache_hits",
+		"sglang:cached_tokens",
+	}
+	// Gauges some engines export instead of counters; the value after the
+	// window is used when no counter gives the number. SGLang's are averages
+	// over its recent log interval, which is the closest it offers.
+	knownAcceptLengthGauges = []string{"sglang:spec_accept_length"}
+	knownCacheHitRateGauges = []string{"sglang:cache_hit_rate"}
+
+	// genericCounters are kept in Delta.Counters (by the name given here,
+	// without `_total`) when the server exposes them.
+	genericCounters = []string{
+		"vllm:prompt_tokens",
+		"vllm:generation_tokens",
+		"vllm:request_success",
+		"vllm:num_preemptions",
+		"vllm:spec_decode_num_drafts",
+		"vllm:spec_decode_num_draft_tokens",
+		"vllm:spec_decode_num_accepted_tokens",
+		"vllm:prefix_cache_queries",
+		"vllm:prefix_cache_hits",
+		"vllm:gpu_prefix_cache_queries",
+		"vllm:gpu_prefix_cache_hits",
+		"sglang:prompt_tokens",
+		"sglang:generation_tokens",
+		"sglang:cached_tokens",
+		"sglang:num_requests",
+		"llamacpp:prompt_tokens",
+		"llamacpp:prompt_seconds",
+		"llamacpp:tokens_predicted",
+		"llamacpp:tokens_predicted_seconds",
+		"llamacpp:n_decode",
+		"llamacpp:n_tokens_max",
+	}
+)
+
+// Scraper reads one metrics URL.
+type Scraper struct {
+	client *http.Client
+	url    string
+	names  Names
+}
+
+// New returns a scraper of url (the full /metrics URL) using client (nil
+// means http.DefaultClient). names overrides the known counter names.
+func New(client *http.Client, url string, names Names) *Scraper {
+	if client == nil {
+		client = http.DefaultClient
+	}
+	return &Scraper{client: client, url: url, names: names}
+}
+
+// Snapshot is one read of the server's counters: every sample summed over its
+// label sets, by sample name.
+type Snapshot struct {
+	names  Names
+	values map[string]float64
+}
+
+// maxBody bounds what a scrape reads: a vLLM /metrics page is tens of KB, and
+// a misconfigured URL must not make the runner buffer a large download.
+const maxBody = 16 << 20
+
+// Read scrapes the metrics URL once. A 404 (no /metrics, like Ollama) gives
+// (nil, nil); a server that cannot be reached, another non-200 status, or a
+// page that is not Prometheus text is an error.
+func (s *Scraper) Read(ctx context.Context) (*Snapshot, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("server metrics: %w", err)
+	}
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("server metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	body := io.LimitReader(resp.Body, maxBody)
+	if resp.StatusCode == http.StatusNotFound {
+		_, _ = io.Copy(io.Discard, body) // let the connection be reused
+		return nil, nil
+	}
+	if resp.StatusCode != http.StatusOK {
+		_, _ = io.Copy(io.Discard, body)
+		return nil, fmt.Errorf("server metrics: %s returned HTTP %d", redactURL(s.url), resp.StatusCode)
+	}
+	snap, err := Parse(body)
+	if err != nil {
+		return nil, err
+	}
+	snap.names = s.names
+	return snap, nil
+}
+
+// redactURL drops userinfo and the query from a URL for messages, so a token
+// passed in either never reaches a log.
+func redactURL(u string) string {
+	if i := strings.Index(u, "?"); i >= 0 {
+		u = u[:i]
+	}
+	if i := strings.Index(u, "://"); i >= 0 {
+		if j := strings.Index(u[i+3:], "@"); j >= 0 {
+			u = u[:i+3] + u[i+3+j+1:]
+		}
+	}
+	return u
+}
+
+// Parse reads Prometheus text exposition and sums each sample name over its
+// label sets. Names with `:` (vLLM's, SGLang's, llama.cpp's) are legal.
+func Parse(r io.Reader) (*Snapshot, error) {
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(r)
+	if err != nil {
+		return nil, fmt.Errorf("server metrics: parse: %w", err)
+	}
+	values := make(map[string]float64, len(families))
+	for name, mf := range families {
+		var sum float64
+		n := 0
+		for _, m := range mf.GetMetric() {
+			v, ok := sampleValue(mf.GetType(), m)
+			if !ok {
+				continue
+			}
+			sum += v
+			n++
+		}
+		if n > 0 {
+			values[name] = sum
+		}
+	}
+	return &Snapshot{values: values}, nil
+}
+
+// sampleValue is the number a counter, gauge or untyped sample carries.
+// Histograms and summaries are skipped: their parts are not counters we use.
+// (Exposition that declares `# TYPE x counter` but names its samples
+// `x_total` parses as an untyped `x_total` family, which lands here too.)
+func sampleValue(t dto.MetricType, m *dto.Metric) (float64, bool) {
+	var v float64
+	switch t {
+	case dto.MetricType_COUNTER:
+		v = m.GetCounter().GetValue()
+	case dto.MetricType_GAUGE:
+		v = m.GetGauge().GetValue()
+	case dto.MetricType_UNTYPED:
+		v = m.GetUntyped().GetValue()
+	default:
+		return 0, false
+	}
+	if math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
+// Value returns the named sample summed over its label sets, trying the name
+// as given, with `_total` added, and with `_total` removed.
+func (s *Snapshot) Value(name string) (float64, bool) {
+	if s == nil || name == "" {
+		return 0, false
+	}
+	if v, ok := s.values[name]; ok {
+		return v, true
+	}
+	if base, ok := strings.CutSuffix(name, "_total"); ok {
+		v, ok := s.values[base]
+		return v, ok
+	}
+	v, ok := s.values[name+"_total"]
+	return v, ok
+}
+
+// Names returns the sample names the snapshot holds, sorted.
+func (s *Snapshot) Names() []string {
+	if s == nil {
+		return nil
+	}
+	return slices.Sorted(maps.Keys(s.values))
+}
+
+// Delta is the change of the server's counters over a measured window. A nil
+// field means the server does not expose that counter (or it went backwards,
+// as after a restart, which makes the window's number unknowable).
+type Delta struct {
+	SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, PrefixCacheQueries, PrefixCacheHits *float64
+	// Counters are the generic totals' deltas (prompt and generation tokens,
+	// requests, ...), by name without `_total`.
+	Counters map[string]float64
+	// SpecAcceptLengthGauge and PrefixCacheHitRateGauge are the engine's own
+	// gauges read after the window, for engines that export no counters
+	// (SGLang); nil when absent.
+	SpecAcceptLengthGauge, PrefixCacheHitRateGauge *float64
+}
+
+// Diff returns after − before for every known counter; nil when either is nil.
+func Diff(before, after *Snapshot) *Delta {
+	if before == nil || after == nil {
+		return nil
+	}
+	names := after.names
+	d := &Delta{
+		SpecDrafts:         diffOf(before, after, names.SpecDrafts, knownSpecDrafts),
+		SpecDraftTokens:    diffOf(before, after, names.SpecDraftTokens, knownSpecDraftTokens),
+		SpecAcceptedTokens: diffOf(before, after, names.SpecAcceptedTokens, knownSpecAcceptedTokens),
+		PrefixCacheQueries: diffOf(before, after, names.PrefixCacheQueries, knownPrefixCacheQueries),
+		PrefixCacheHits:    diffOf(before, after, names.PrefixCacheHits, knownPrefixCacheHits),
+	}
+	// Queries and hits must come from the same engine's pair: a vLLM hits
+	// counter over SGLang's prompt tokens would be nonsense. The known lists
+	// are index-aligned, so resolve both from the first matching pair.
+	if names.PrefixCacheQueries == "" && names.PrefixCacheHits == "" {
+		d.PrefixCacheQueries, d.PrefixCacheHits = nil, nil
+		for i := range knownPrefixCacheQueries {
+			q := diffOf(before, after, "", knownPrefixCacheQueries[i:i+1])
+			h := diffOf(before, after, "", knownPrefixCacheHits[i:i+1])
+			if q != nil && h != nil {
+				d.PrefixCacheQueries, d.PrefixCacheHits = q, h
+				break
+			}
+		}
+	}
+	for _, name := range genericCounters {
+		if v := diffOf(before, after, "", []string{name}); v != nil {
+			if d.Counters == nil {
+				d.Counters = make(map[string]float64)
+			}
+			d.Counters[name] = *v
+		}
+	}
+	for _, n := range []string{names.SpecDrafts, names.SpecDraftTokens, names.SpecAcceptedTokens, names.PrefixCacheQueries, names.PrefixCacheHits} {
+		if v := diffOf(before, after, n, nil); v != nil {
+			if d.Counters == nil {
+				d.Counters = make(map[string]float64)
+			}
+			d.Counters[strings.TrimSuffix(n, "_total")] = *v
+		}
+	}
+	d.SpecAcceptLengthGauge = firstValue(after, knownAcceptLengthGauges)
+	d.PrefixCacheHitRateGauge = firstValue(after, knownCacheHitRateGauges)
+	return d
+}
+
+// diffOf is the delta of the override name, or else of the first known name
+// present in both snapshots. A counter that went backwards (a server restart)
+// gives nil rather than a negative or partial count.
+func diffOf(before, after *Snapshot, override string, known []string) *float64 {
+	cands := known
+	if override != "" {
+		cands = []string{override}
+	}
+	for _, name := range cands {
+		a, okA := after.Value(name)
+		b, okB := before.Value(name)
+		if !okA || !okB {
+			continue
+		}
+		if a < b {
+			return nil
+		}
+		v := a - b
+		return &v
+	}
+	return nil
+}
+
+func firstValue(s *Snapshot, names []string) *float64 {
+	for _, n := range names {
+		if v, ok := s.Value(n); ok {
+			return &v
+		}
+	}
+	return nil
+}
+
+// AcceptanceRate is accepted / proposed draft tokens over the window; nil
+// without the counters or when nothing was drafted.
+func (d *Delta) AcceptanceRate() *float64 {
+	if d == nil || d.SpecDraftTokens == nil || d.SpecAcceptedTokens == nil || *d.SpecDraftTokens <= 0 {
+		return nil
+	}
+	v := *d.SpecAcceptedTokens / *d.SpecDraftTokens
+	return &v
+}
+
+// AcceptanceLength is vLLM's mean acceptance length: 1 + accepted tokens per
+// draft (each verification step also emits one token of its own). Without
+// those counters it is the engine's own gauge (SGLang's spec_accept_length),
+// when it has one; nil otherwise.
+func (d *Delta) AcceptanceLength() *float64 {
+	if d == nil {
+		return nil
+	}
+	if d.SpecDrafts != nil && d.SpecAcceptedTokens != nil && *d.SpecDrafts > 0 {
+		v := 1 + *d.SpecAcceptedTokens / *d.SpecDrafts
+		return &v
+	}
+	if d.SpecAcceptLengthGauge != nil && *d.SpecAcceptLengthGauge > 0 {
+		v := *d.SpecAcceptLengthGauge
+		return &v
+	}
+	return nil
+}
+
+// PrefixCacheHitRate is hits / queries (tokens) over the window; without the
+// counters it is the engine's own hit-rate gauge, when it has one; nil when
+// neither exists or nothing was queried.
+func (d *Delta) PrefixCacheHitRate() *float64 {
+	if d == nil {
+		return nil
+	}
+	if d.PrefixCacheQueries != nil && d.PrefixCacheHits != nil {
+		if *d.PrefixCacheQueries <= 0 {
+			return nil
+		}
+		v := *d.PrefixCacheHits / *d.PrefixCacheQueries
+		return &v
+	}
+	if d.PrefixCacheHitRateGauge != nil {
+		v := *d.PrefixCacheHitRateGauge
+		return &v
+	}
+	return nil
+}
