@@ -1,0 +1,397 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// apiRequest is the part of an OpenAI request the simulator understands.
+type apiRequest struct {
+	Model               string          `json:"model"`
+	Messages            []apiMessage    `json:"messages"`
+	Prompt              json.RawMessage `json:"prompt"`
+	MaxTokens           *int            `json:"max_tokens"`
+	MaxCompletionTokens *int            `json:"max_completion_tokens"`
+	Stream              bool            `json:"stream"`
+	StreamOptions       *struct {
+		IncludeUsage bool `json:"include_usage"`
+	} `json:"stream_options"`
+	IgnoreEOS bool `json:"ignore_eos"`
+	N         *int `json:"n"`
+}
+
+type apiMessage struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"`
+}
+
+const maxBodyBytes = 64 << 20
+
+// writeError writes an error body in OpenAI's shape.
+func writeError(w http.ResponseWriter, code int, typ, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	b := make([]byte, 0, 128+len(msg))
+	b = appendErrorJSON(b, code, typ, msg)
+	_, _ = w.Write(b)
+}
+
+func appendErrorJSON(b []byte, code int, typ, msg string) []byte {
+	b = append(b, `{"error":{"message":`...)
+	b = strconv.AppendQuote(b, msg)
+	b = append(b, `,"type":`...)
+	b = strconv.AppendQuote(b, typ)
+	b = append(b, `,"param":null,"code":`...)
+	b = strconv.AppendInt(b, int64(code), 10)
+	return append(b, "}}"...)
+}
+
+// promptText returns the text the request's prompt tokens are counted on:
+// for chat, the messages' text contents joined by "\n" (the simulator has no
+// chat template, so /tokenize with the same messages gives the same count);
+// for completions, the prompt string. A prompt of token ids gives ids >= 0.
+func promptText(req *apiRequest, chat bool) (string, int, error) {
+	if chat {
+		if len(req.Messages) == 0 {
+			return "", -1, errors.New("messages must be a non-empty array")
+		}
+		var sb strings.Builder
+		for i, m := range req.Messages {
+			txt, err := contentText(m.Content)
+			if err != nil {
+				return "", -1, fmt.Errorf("messages[%d].content: %w", i, err)
+			}
+			if i > 0 {
+				sb.WriteByte('\n')
+			}
+			sb.WriteString(txt)
+		}
+		return sb.String(), -1, nil
+	}
+	p := bytes.TrimSpace(req.Prompt)
+	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
+		return "", -1, errors.New("prompt is required")
+	}
+	switch p[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(p, &s); err != nil {
+			return "", -1, fmt.Errorf("prompt: %w", err)
+		}
+		return s, -1, nil
+	case '[':
+		var ss []string
+		if err := json.Unmarshal(p, &ss); err == nil {
+			if len(ss) != 1 {
+				return "", -1, errors.New("prompt: the simulator takes exactly one prompt per request")
+			}
+			return ss[0], -1, nil
+		}
+		var ids []int
+		if err := json.Unmarshal(p, &ids); err != nil {
+			return "", -1, errors.New("prompt must be a string, [string] or an array of token ids")
+		}
+		return "", len(ids), nil
+	}
+	return "", -1, errors.New("prompt must be a string, [string] or an array of token ids")
+}
+
+func contentText(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", nil
+	}
+	if raw[0] == '"' {
+		var s string
+		err := json.Unmarshal(raw, &s)
+		return s, err
+	}
+	var parts []struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	if err := json.Unmarshal(raw, &parts); err != nil {
+		return "", errors.New("must be a string or an array of content parts")
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		if p.Type == "text" {
+			sb.WriteString(p.Text)
+		}
+	}
+	return sb.String(), nil
+}
+
+// promptInfo is the tokenized prompt.
+type promptInfo struct {
+	tokens      int
+	nonce       string
+	nonceTokens int
+	blockHashes []uint64
+}
+
+// analyzePrompt counts tokens and computes the chained block hashes the
+// prefix cache keys on (FNV-1a over each token's text, chained block to block,
+// so a block's hash depends on everything before it).
+func analyzePrompt(text string, idCount int, blockSize int) promptInfo {
+	if idCount >= 0 {
+		return promptInfo{tokens: idCount}
+	}
+	var pi promptInfo
+	if n, nonce := nonceLen(text); n > 0 {
+		pi.nonce = nonce
+		pi.nonceTokens = CountTokens(text[:len(nonce)+2])
+	}
+	const prime = 1099511628211
+	var h uint64 = 14695981039346656037
+	inBlock := 0
+	tokenize(text, func(a, b int) {
+		pi.tokens++
+		for i := a; i < b; i++ {
+			h ^= uint64(text[i])
+			h *= prime
+		}
+		h ^= 0xff // token boundary
+		h *= prime
+		inBlock++
+		if inBlock == blockSize {
+			pi.blockHashes = append(pi.blockHashes, h)
+			inBlock = 0
+		}
+	})
+	return pi
+}
+
+// drawFault picks at most one fault with the configured probabilities.
+func drawFault(f Faults, u float64) Fault {
+	for _, c := range []struct {
+		p float64
+		f Fault
+	}{
+		{f.HTTP429, FaultHTTP429}, {f.HTTP500, FaultHTTP500}, {f.HTTP503, FaultHTTP503},
+		{f.Disconnect, FaultDisconnect}, {f.Malformed, FaultMalformed}, {f.Stall, FaultStall},
+		{f.Truncate, FaultTruncate}, {f.ErrorInStream, FaultErrorInStream}, {f.HTML, FaultHTML},
+	} {
+		if u < c.p {
+			return c.f
+		}
+		u -= c.p
+	}
+	return FaultNone
+}
+
+// naturalLength draws a natural stop: normal(mean, stdev), rounded, clamped to [1, max].
+func naturalLength(rng *rand.Rand, mean, stdev float64, hi int) int {
+	n := int(math.Round(mean + stdev*rng.NormFloat64()))
+	return min(max(n, 1), hi)
+}
+
+func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
+	body, err := readBody(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	var req apiRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
+		return
+	}
+	if req.Model != "" && req.Model != s.cfg.Model {
+		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.")
+		return
+	}
+	if req.N != nil && *req.N != 1 {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "the simulator supports only n = 1")
+		return
+	}
+	text, idCount, err := promptText(&req, chat)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	maxTokens := s.cfg.DefaultMaxTokens
+	if req.MaxCompletionTokens != nil {
+		maxTokens = *req.MaxCompletionTokens
+	}
+	if req.MaxTokens != nil {
+		maxTokens = *req.MaxTokens
+	}
+	if maxTokens < 1 {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "max_tokens must be at least 1, got "+strconv.Itoa(maxTokens))
+		return
+	}
+	pi := analyzePrompt(text, idCount, s.cfg.BlockSize)
+	if pi.tokens+maxTokens > s.cfg.MaxModelLen {
+		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).",
+			s.cfg.MaxModelLen, pi.tokens+maxTokens, pi.tokens, maxTokens))
+		return
+	}
+
+	rec, idx := s.register(pi.nonce)
+	arrival := time.Since(s.epoch)
+	// One generator per request, seeded by (seed, arrival index): the same
+	// arrival order gives the same lengths, faults and acceptances however the
+	// requests end up batched together.
+	rng := rand.New(rand.NewPCG(uint64(s.cfg.Seed), uint64(idx)))
+	fault := drawFault(s.cfg.Faults, rng.Float64())
+	target := maxTokens
+	if !req.IgnoreEOS {
+		target = naturalLength(rng, s.cfg.OutputMean, s.cfg.OutputStdev, maxTokens)
+	}
+	prefix := "cmpl-"
+	if chat {
+		prefix = "chatcmpl-"
+	}
+	id := prefix + fmt.Sprintf("%016x", splitmix(uint64(s.cfg.Seed)<<32^uint64(idx)))
+	s.setID(rec, id)
+	t := &rec.t
+	t.Endpoint = "completions"
+	if chat {
+		t.Endpoint = "chat"
+	}
+	t.Nonce = pi.nonce
+	t.Stream = req.Stream
+	t.PromptTokens = pi.tokens
+	t.PromptTokensNoNonce = pi.tokens - pi.nonceTokens
+	t.MaxTokens = maxTokens
+	t.IgnoreEOS = req.IgnoreEOS
+	t.TargetTokens = target
+	t.Fault = fault
+	t.Arrival = s.at(arrival)
+
+	switch fault {
+	case FaultHTTP429, FaultHTTP500, FaultHTTP503:
+		code := map[Fault]int{FaultHTTP429: 429, FaultHTTP500: 500, FaultHTTP503: 503}[fault]
+		typ := map[Fault]string{FaultHTTP429: "RateLimitError", FaultHTTP500: "InternalServerError", FaultHTTP503: "ServiceUnavailableError"}[fault]
+		t.Status = code
+		s.beginFinish()
+		writeError(w, code, typ, "simulated "+http.StatusText(code))
+		t.End = time.Now()
+		s.finish(rec, true)
+		return
+	case FaultHTML:
+		t.Status = http.StatusOK
+		s.beginFinish()
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write([]byte("<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1><p>simulated proxy error page</p></body></html>\n"))
+		t.End = time.Now()
+		s.finish(rec, true)
+		return
+	}
+
+	sq := &seq{
+		promptTokens: pi.tokens,
+		blockHashes:  pi.blockHashes,
+		outputTokens: target,
+		arrival:      arrival,
+		rng:          rng,
+		notify:       make(chan struct{}, 1),
+	}
+	if !s.eng.submit(sq) {
+		t.Status = http.StatusServiceUnavailable
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "simulator is shutting down")
+		t.End = time.Now()
+		s.finish(rec, false)
+		return
+	}
+	st := &stream{
+		s: s, w: w, r: r, rec: rec, sq: sq, chat: chat, id: id,
+		created:      time.Now().Unix(),
+		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
+	}
+	if chat {
+		st.reasoning = min(s.cfg.ReasoningTokens, target)
+	}
+	if req.Stream {
+		st.serveStream()
+	} else {
+		st.serveWhole()
+	}
+}
+
+func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {
+	r.Body = http.MaxBytesReader(w, r.Body, maxBodyBytes)
+	var buf bytes.Buffer
+	if r.ContentLength > 0 && r.ContentLength < maxBodyBytes {
+		buf.Grow(int(r.ContentLength))
+	}
+	if _, err := buf.ReadFrom(r.Body); err != nil {
+		return nil, fmt.Errorf("reading body: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func splitmix(x uint64) uint64 {
+	x += 0x9e3779b97f4a7c15
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9
+	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
+	return x ^ (x >> 31)
+}
+
+func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	b := []byte(`{"object":"list","data":[{"id":`)
+	b = strconv.AppendQuote(b, s.cfg.Model)
+	b = append(b, `,"object":"model","created":`...)
+	b = strconv.AppendInt(b, s.epoch.Unix(), 10)
+	b = append(b, `,"owned_by":"runner-sim","root":`...)
+	b = strconv.AppendQuote(b, s.cfg.Model)
+	b = append(b, `,"parent":null,"max_model_len":`...)
+	b = strconv.AppendInt(b, int64(s.cfg.MaxModelLen), 10)
+	b = append(b, "}]}"...)
+	_, _ = w.Write(b)
+}
+
+func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
+	body, err := readBody(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	var req apiRequest
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
+		return
+	}
+	if req.Model != "" && req.Model != s.cfg.Model {
+		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.")
+		return
+	}
+	text, idCount, err := promptText(&req, len(req.Messages) > 0)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	var ids []int
+	if idCount >= 0 {
+		_ = json.Unmarshal(req.Prompt, &ids)
+	} else {
+		ids = tokenIDs(text)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(struct {
+		Count       int   `json:"count"`
+		MaxModelLen int   `json:"max_model_len"`
+		Tokens      []int `json:"tokens"`
+	}{len(ids), s.cfg.MaxModelLen, ids})
+}
+
+func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
+	if s.cfg.NoMetrics {
+		http.NotFound(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+	_, _ = w.Write(s.m.appendText(make([]byte, 0, 8192), s.cfg.Model))
+}

@@ -1,0 +1,344 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// seq is one request inside the engine. The engine goroutine owns the
+// scheduling fields; the fields under mu are shared with the request's handler,
+// which waits on notify and streams whatever has been generated.
+type seq struct {
+	// Set by the handler before submit, read-only afterwards.
+	promptTokens int
+	blockHashes  []uint64 // chained hashes of the prompt's whole blocks
+	outputTokens int      // tokens this request will generate
+	arrival      time.Duration
+	rng          *rand.Rand // per-request, so acceptance draws do not depend on batching
+
+	// Engine-owned.
+	cachedTokens int
+	started      bool // prefilled, has its first token
+	skipped      bool // left in the queue by an admission pass (batch full)
+	generated    int  // engine-side count (mirror of the shared one)
+
+	cancelled atomic.Bool   // handler gone: drop at the next step
+	notify    chan struct{} // capacity 1: "something new under mu"
+
+	mu sync.Mutex
+	// Cumulative token count at the end of each step that gave this sequence
+	// tokens; one entry per chunk group. Elements are never changed once
+	// appended, so a handler may read a prefix of a slice header it copied
+	// under mu without holding it.
+	stepEnds []int32
+	// Scheduled emission time (since the server epoch) of each generated token.
+	sched        []time.Duration
+	prefillStart time.Duration
+	admitted     bool
+	cached       int  // prefix-cache hit, in tokens
+	queued       bool // waited in the queue behind max_num_seqs
+	done         bool
+	drafts       int // speculative-decoding steps for this sequence
+	draftTokens  int
+	accepted     int
+}
+
+// engine is the scheduler: one goroutine stepping the whole batch, like a
+// real continuous-batching engine, so that batch effects (queueing, decode
+// slowing with more sequences, prefill stalling decode) are real rather than
+// each request sleeping on its own.
+type engine struct {
+	cfg   Config
+	epoch time.Time
+	m     *metrics
+
+	mu      sync.Mutex
+	waiting []*seq // FIFO
+	closed  bool
+	wake    chan struct{}
+
+	running []*seq // engine goroutine only
+	cache   prefixCache
+	done    chan struct{}
+}
+
+func newEngine(cfg Config, epoch time.Time, m *metrics) *engine {
+	e := &engine{
+		cfg:   cfg,
+		epoch: epoch,
+		m:     m,
+		wake:  make(chan struct{}, 1),
+		done:  make(chan struct{}),
+		cache: prefixCache{blocks: make(map[uint64]struct{}), max: cfg.PrefixCacheBlocks},
+	}
+	go e.loop()
+	return e
+}
+
+func (e *engine) now() time.Duration { return time.Since(e.epoch) }
+
+// submit queues s; it returns false when the engine is shut down.
+func (e *engine) submit(s *seq) bool {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return false
+	}
+	e.waiting = append(e.waiting, s)
+	e.m.waiting.Store(int64(len(e.waiting)))
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	return true
+}
+
+func (e *engine) close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.closed = true
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default:
+	}
+	<-e.done
+}
+
+func ms(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
+
+// loop runs scheduler steps until close. Each step's end time is computed from
+// the model, the goroutine sleeps until then (real wall time, since the client
+// measures with real clocks), and then hands the step's tokens to the
+// sequences, stamped with that scheduled time.
+func (e *engine) loop() {
+	defer close(e.done)
+	defer e.abortAll()
+	var (
+		stepStart time.Duration
+		admitted  []*seq
+		timer     = time.NewTimer(time.Hour)
+	)
+	timer.Stop()
+	zero := e.cfg.ZeroLatency
+	ttft, perTok := ms(e.cfg.TTFTMs), e.cfg.PrefillMsPerToken
+	itl, perSeq := ms(e.cfg.ITLMs), ms(e.cfg.ITLMsPerSeq)
+	idle := true
+	for {
+		// Admit from the FIFO queue up to max_num_seqs, dropping sequences
+		// whose client went away.
+		e.running = compactCancelled(e.running)
+		e.mu.Lock()
+		if e.closed {
+			e.mu.Unlock()
+			return
+		}
+		admitted = admitted[:0]
+		free := e.cfg.MaxNumSeqs - len(e.running)
+		n := 0
+		for n < len(e.waiting) && len(admitted) < free {
+			s := e.waiting[n]
+			n++
+			if s.cancelled.Load() {
+				continue
+			}
+			admitted = append(admitted, s)
+		}
+		if n > 0 {
+			copy(e.waiting, e.waiting[n:])
+			clear(e.waiting[len(e.waiting)-n:])
+			e.waiting = e.waiting[:len(e.waiting)-n]
+		}
+		// Whoever is still waiting now was held back by a full batch.
+		for _, s := range e.waiting {
+			s.skipped = true
+		}
+		e.m.waiting.Store(int64(len(e.waiting)))
+		e.mu.Unlock()
+
+		if len(admitted) == 0 && len(e.running) == 0 {
+			e.m.running.Store(0)
+			<-e.wake
+			idle = true
+			continue
+		}
+		now := e.now()
+		// Keep the schedule when on time (no drift from timer slack); restart
+		// it from now after idling or when we fell well behind.
+		if idle || now-stepStart > 2*time.Millisecond {
+			stepStart = now
+		}
+		idle = false
+
+		// Cost of this step.
+		var dur time.Duration
+		if len(admitted) > 0 {
+			uncached := 0
+			for _, s := range admitted {
+				s.cachedTokens = e.cache.lookupInsert(s, e.cfg)
+				uncached += s.promptTokens - s.cachedTokens
+				e.m.promptTokens.Add(int64(s.promptTokens))
+				e.m.cacheQueries.Add(int64(s.promptTokens))
+				e.m.cacheHits.Add(int64(s.cachedTokens))
+				s.mu.Lock()
+				s.prefillStart = stepStart
+				s.queued = s.skipped
+				s.admitted = true
+				s.cached = s.cachedTokens
+				s.mu.Unlock()
+			}
+			dur += ttft + time.Duration(float64(uncached)*perTok*float64(time.Millisecond))
+		}
+		decoding := len(e.running)
+		if decoding > 0 {
+			dur += itl + time.Duration(decoding-1)*perSeq
+		}
+		if zero {
+			dur = 0
+		}
+		e.m.running.Store(int64(decoding + len(admitted)))
+		stepEnd := stepStart + dur
+		if wait := stepEnd - e.now(); wait > 0 {
+			timer.Reset(wait)
+			<-timer.C
+		}
+
+		// Emit: one token to each new sequence (its prefill's output), 1 +
+		// accepted drafts to each decoding one.
+		kept := e.running[:0]
+		for _, s := range e.running {
+			if s.cancelled.Load() {
+				continue
+			}
+			k, acc := 1, 0
+			if e.cfg.SpecK > 0 {
+				for acc < e.cfg.SpecK && s.rng.Float64() < e.cfg.SpecAcceptance {
+					acc++
+				}
+				if rem := s.outputTokens - s.generated - 1; acc > rem {
+					acc = rem
+				}
+				k += acc
+			}
+			if e.emit(s, k, stepEnd, e.cfg.SpecK > 0, acc) {
+				kept = append(kept, s)
+			}
+		}
+		clear(e.running[len(kept):])
+		e.running = kept
+		for _, s := range admitted {
+			if s.cancelled.Load() {
+				continue
+			}
+			s.started = true
+			e.m.observeTTFT((stepEnd - s.arrival).Seconds())
+			if e.emit(s, 1, stepEnd, false, 0) {
+				e.running = append(e.running, s)
+			}
+		}
+		e.m.running.Store(int64(len(e.running)))
+		stepStart = stepEnd
+	}
+}
+
+// emit gives s k tokens scheduled at t and wakes its handler; it reports
+// whether s still has tokens to generate.
+func (e *engine) emit(s *seq, k int, t time.Duration, spec bool, acc int) bool {
+	s.generated += k
+	e.m.genTokens.Add(int64(k))
+	if spec {
+		e.m.specDrafts.Add(1)
+		e.m.specDraftTokens.Add(int64(e.cfg.SpecK))
+		e.m.specAccepted.Add(int64(acc))
+	}
+	finished := s.generated >= s.outputTokens
+	s.mu.Lock()
+	for range k {
+		s.sched = append(s.sched, t)
+	}
+	s.stepEnds = append(s.stepEnds, int32(s.generated))
+	if spec {
+		s.drafts++
+		s.draftTokens += e.cfg.SpecK
+		s.accepted += acc
+	}
+	s.done = finished
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+	return !finished
+}
+
+// abortAll releases every handler still waiting when the engine stops.
+func (e *engine) abortAll() {
+	e.mu.Lock()
+	all := append(e.waiting, e.running...)
+	e.waiting = nil
+	e.mu.Unlock()
+	e.running = nil
+	for _, s := range all {
+		s.cancelled.Store(true)
+		select {
+		case s.notify <- struct{}{}:
+		default:
+		}
+	}
+}
+
+func compactCancelled(ss []*seq) []*seq {
+	kept := ss[:0]
+	for _, s := range ss {
+		if !s.cancelled.Load() {
+			kept = append(kept, s)
+		}
+	}
+	clear(ss[len(kept):])
+	return kept
+}
+
+// prefixCache is a set of chained block hashes, like vLLM's automatic prefix
+// caching: a block hits only if every block before it hit too, which is why a
+// unique nonce at the start of the prompt defeats it entirely.
+type prefixCache struct {
+	blocks map[uint64]struct{}
+	max    int
+}
+
+// lookupInsert returns how many of s's prompt tokens are served from cache
+// and then caches all of s's whole blocks.
+func (c *prefixCache) lookupInsert(s *seq, cfg Config) int {
+	if cfg.NoPrefixCache {
+		return 0
+	}
+	hit := 0
+	for _, h := range s.blockHashes {
+		if _, ok := c.blocks[h]; !ok {
+			break
+		}
+		hit++
+	}
+	for _, h := range s.blockHashes[hit:] {
+		if len(c.blocks) >= c.max {
+			for k := range c.blocks { // random eviction: map order is random
+				delete(c.blocks, k)
+				break
+			}
+		}
+		c.blocks[h] = struct{}{}
+	}
+	cached := hit * cfg.BlockSize
+	// As in vLLM, a fully cached prompt still computes its last token, since
+	// the logits for the first output token need it.
+	if cached >= s.promptTokens && cached > 0 {
+		cached = s.promptTokens - 1
+	}
+	return cached
+}

@@ -1,0 +1,375 @@
+// Package sim is the built-in engine simulator: an OpenAI-compatible HTTP
+// server (chat and text completions, streaming and not, /v1/models, /health,
+// a vLLM-style /metrics and /tokenize) backed by a model of a
+// continuous-batching engine whose every scheduled time is known. Tests run
+// the runner against it over real loopback HTTP and compare what the runner
+// measured with the ground truth the simulator recorded (Server.Truth).
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+)
+
+// Server is a running simulator. Its handler can be served by Start (own
+// loopback listener) or by the caller (httptest.NewServer(s.Handler())).
+type Server struct {
+	cfg   Config
+	epoch time.Time
+	m     *metrics
+	eng   *engine
+	mux   *http.ServeMux
+
+	srv *http.Server
+	ln  net.Listener
+	url string
+
+	mu        sync.Mutex
+	cond      *sync.Cond
+	finishing int // handlers between their last write and recording it
+	next      int // arrival index
+	records   []*record
+	byNonce   map[string]*record
+	byID      map[string]*record
+	closeOnce sync.Once
+	stopCtx   func() bool
+}
+
+// New builds a simulator without listening: serve s.Handler() yourself and
+// call Close when done. cfg gets Defaults and must Validate.
+func New(cfg Config) (*Server, error) {
+	cfg = cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("simulator config: %w", err)
+	}
+	s := &Server{
+		cfg:     cfg,
+		epoch:   time.Now(),
+		m:       newMetrics(),
+		byNonce: make(map[string]*record),
+		byID:    make(map[string]*record),
+	}
+	s.cond = sync.NewCond(&s.mu)
+	s.eng = newEngine(cfg, s.epoch, s.m)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, true) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, false) })
+	mux.HandleFunc("GET /v1/models", s.serveModels)
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
+	mux.HandleFunc("POST /tokenize", s.serveTokenize)
+	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "NotFoundError", "no route "+r.Method+" "+r.URL.Path)
+	})
+	s.mux = mux
+	return s, nil
+}
+
+// Start starts a simulator on an ephemeral loopback port (127.0.0.1:0). It
+// stops when ctx is cancelled or Close is called.
+func Start(ctx context.Context, cfg Config) (*Server, error) {
+	return StartOn(ctx, "127.0.0.1:0", cfg)
+}
+
+// StartOn is Start on a given address, which must be a loopback one.
+func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
+	if err := checkLoopback(addr); err != nil {
+		return nil, err
+	}
+	s, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		s.eng.close()
+		return nil, fmt.Errorf("simulator listen on %s: %w", addr, err)
+	}
+	s.ln = ln
+	s.url = "http://" + ln.Addr().String() + "/v1"
+	s.srv = &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		// Thousands of idle keep-alive streams are the point; no write timeout,
+		// since stalls and long generations are deliberate.
+		IdleTimeout: 2 * time.Minute,
+		ErrorLog:    nil,
+	}
+	go func() { _ = s.srv.Serve(ln) }()
+	s.stopCtx = context.AfterFunc(ctx, func() { s.Close() })
+	return s, nil
+}
+
+// checkLoopback refuses any listen address that is not a loopback IP, so the
+// simulator can never be exposed beyond the machine by mistake.
+func checkLoopback(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", addr, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsLoopback() {
+		return fmt.Errorf("listen address %q is not loopback (use 127.0.0.1 or ::1)", addr)
+	}
+	return nil
+}
+
+// URL returns the OpenAI base URL, http://127.0.0.1:PORT/v1 ("" for a Server
+// made by New, which does not listen).
+func (s *Server) URL() string { return s.url }
+
+// Handler returns the HTTP handler serving every endpoint.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// Config returns the effective configuration (defaults applied).
+func (s *Server) Config() Config { return s.cfg }
+
+// Close stops the listener (if any), drops open connections and stops the
+// engine. It is safe to call more than once.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		if s.stopCtx != nil {
+			s.stopCtx()
+		}
+		if s.srv != nil {
+			err = s.srv.Close()
+		}
+		s.eng.close()
+	})
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// Fault names a failure injected into a request ("" for none).
+type Fault string
+
+// The faults of Config.Faults.
+const (
+	FaultNone          Fault = ""
+	FaultHTTP429       Fault = "http_429"
+	FaultHTTP500       Fault = "http_500"
+	FaultHTTP503       Fault = "http_503"
+	FaultDisconnect    Fault = "disconnect"
+	FaultMalformed     Fault = "malformed"
+	FaultStall         Fault = "stall"
+	FaultTruncate      Fault = "truncate"
+	FaultErrorInStream Fault = "error_in_stream"
+	FaultHTML          Fault = "html"
+)
+
+// RequestTruth is what the simulator scheduled and did for one request.
+type RequestTruth struct {
+	Index    int    // arrival order, from 0
+	ID       string // the response id (chatcmpl-… / cmpl-…)
+	Endpoint string // "chat" or "completions"
+	Nonce    string // the leading [nonce] of the prompt, without brackets ("" if none)
+	Stream   bool
+	Status   int // HTTP status sent
+
+	PromptTokens        int // as in usage.prompt_tokens
+	PromptTokensNoNonce int // PromptTokens minus the tokens of "[nonce]"
+	CachedTokens        int // served from the prefix cache
+	MaxTokens           int
+	IgnoreEOS           bool
+	TargetTokens        int // tokens the engine was to generate (max_tokens or a natural stop)
+	OutputTokens        int // tokens actually sent to the client
+	ReasoningTokens     int // of OutputTokens, sent as reasoning
+	FinishReason        string
+	Fault               Fault
+	FaultAfterTokens    int  // tokens sent before a mid-stream fault struck
+	Queued              bool // waited in the FIFO queue behind a full batch
+	Chunks              int  // SSE data lines carrying tokens
+
+	SpecDrafts, SpecDraftTokens, SpecAccepted int
+
+	Arrival      time.Time // request decoded and submitted to the engine
+	PrefillStart time.Time // start of the step that admitted it (zero if never admitted)
+	FirstToken   time.Time // scheduled emission of the first token
+	End          time.Time // after the last write (or when the handler gave up)
+	// TokenScheduled[i] is when the engine produced token i; TokenWritten[i]
+	// is when the chunk carrying it had been written and flushed to the
+	// connection (after the write returned), so the difference is the
+	// server's own delivery delay.
+	TokenScheduled []time.Time
+	TokenWritten   []time.Time
+}
+
+// QueueWait is how long the request waited before its prefill started.
+func (t RequestTruth) QueueWait() time.Duration {
+	if t.PrefillStart.IsZero() {
+		return 0
+	}
+	return t.PrefillStart.Sub(t.Arrival)
+}
+
+// TTFT is the scheduled time to first token, from arrival.
+func (t RequestTruth) TTFT() time.Duration {
+	if t.FirstToken.IsZero() {
+		return 0
+	}
+	return t.FirstToken.Sub(t.Arrival)
+}
+
+// record is a RequestTruth being filled in by its handler.
+type record struct {
+	t    RequestTruth
+	done chan struct{}
+}
+
+func (s *Server) register(nonce string) (*record, int) {
+	rec := &record{done: make(chan struct{})}
+	s.mu.Lock()
+	idx := s.next
+	s.next++
+	rec.t.Index = idx
+	s.records = append(s.records, rec)
+	if nonce != "" {
+		s.byNonce[nonce] = rec
+	}
+	s.mu.Unlock()
+	return rec, idx
+}
+
+func (s *Server) setID(rec *record, id string) {
+	s.mu.Lock()
+	rec.t.ID = id
+	s.byID[id] = rec
+	s.mu.Unlock()
+}
+
+// beginFinish marks a handler as about to make its last write; Truth waits for
+// it, so a client that has just read [DONE] always finds the record complete.
+func (s *Server) beginFinish() {
+	s.mu.Lock()
+	s.finishing++
+	s.mu.Unlock()
+}
+
+// finish publishes rec. If beginFinish was called, it also ends that window.
+func (s *Server) finish(rec *record, fromBegin bool) {
+	s.mu.Lock()
+	close(rec.done)
+	if fromBegin {
+		s.finishing--
+		if s.finishing == 0 {
+			s.cond.Broadcast()
+		}
+	}
+	s.mu.Unlock()
+}
+
+// Truth returns the records of every finished request, in arrival order.
+// Requests still in flight are left out; the token slices are shared, do not
+// modify them.
+func (s *Server) Truth() []RequestTruth {
+	s.mu.Lock()
+	for s.finishing > 0 {
+		s.cond.Wait()
+	}
+	out := make([]RequestTruth, 0, len(s.records))
+	for _, r := range s.records {
+		select {
+		case <-r.done:
+			out = append(out, r.t)
+		default:
+		}
+	}
+	s.mu.Unlock()
+	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
+}
+
+// TruthByNonce waits until the request whose prompt led with [nonce] is
+// finished and returns its record; it fails when ctx ends first or no such
+// request arrived.
+func (s *Server) TruthByNonce(ctx context.Context, nonce string) (RequestTruth, error) {
+	s.mu.Lock()
+	rec := s.byNonce[nonce]
+	s.mu.Unlock()
+	if rec == nil {
+		return RequestTruth{}, fmt.Errorf("no request with nonce %q", nonce)
+	}
+	return s.wait(ctx, rec)
+}
+
+// TruthByID is TruthByNonce by response id.
+func (s *Server) TruthByID(ctx context.Context, id string) (RequestTruth, error) {
+	s.mu.Lock()
+	rec := s.byID[id]
+	s.mu.Unlock()
+	if rec == nil {
+		return RequestTruth{}, fmt.Errorf("no request with id %q", id)
+	}
+	return s.wait(ctx, rec)
+}
+
+func (s *Server) wait(ctx context.Context, rec *record) (RequestTruth, error) {
+	select {
+	case <-rec.done:
+		s.mu.Lock()
+		t := rec.t
+		s.mu.Unlock()
+		return t, nil
+	case <-ctx.Done():
+		return RequestTruth{}, fmt.Errorf("waiting for request truth: %w", ctx.Err())
+	}
+}
+
+// ResetTruth forgets every finished record (long benchmarks call it to bound
+// memory); in-flight requests keep theirs.
+func (s *Server) ResetTruth() {
+	s.mu.Lock()
+	kept := s.records[:0]
+	for _, r := range s.records {
+		select {
+		case <-r.done:
+			if r.t.Nonce != "" && s.byNonce[r.t.Nonce] == r {
+				delete(s.byNonce, r.t.Nonce)
+			}
+			delete(s.byID, r.t.ID)
+		default:
+			kept = append(kept, r)
+		}
+	}
+	clear(s.records[len(kept):])
+	s.records = kept
+	s.mu.Unlock()
+}
+
+// Counters is a snapshot of the engine's lifetime counters (the /metrics values).
+type Counters struct {
+	Running, Waiting                          int64
+	PromptTokens, GenerationTokens            int64
+	PrefixCacheQueries, PrefixCacheHits       int64
+	SpecDrafts, SpecDraftTokens, SpecAccepted int64
+}
+
+// Counters returns the current counter values.
+func (s *Server) Counters() Counters {
+	return Counters{
+		Running:            s.m.running.Load(),
+		Waiting:            s.m.waiting.Load(),
+		PromptTokens:       s.m.promptTokens.Load(),
+		GenerationTokens:   s.m.genTokens.Load(),
+		PrefixCacheQueries: s.m.cacheQueries.Load(),
+		PrefixCacheHits:    s.m.cacheHits.Load(),
+		SpecDrafts:         s.m.specDrafts.Load(),
+		SpecDraftTokens:    s.m.specDraftTokens.Load(),
+		SpecAccepted:       s.m.specAccepted.Load(),
+	}
+}
+
+func (s *Server) at(d time.Duration) time.Time { return s.epoch.Add(d) }

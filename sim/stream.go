@@ -1,0 +1,481 @@
+package sim
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// vocab is the output text: token i of a response is " " + vocab[(index+i) %
+// len(vocab)]. Plain ASCII words, so they need no JSON escaping and the chunk
+// encoder can append them as they are.
+var vocab = func() []string {
+	words := strings.Fields("the quick brown fox jumps over a lazy dog while distant thunder rolls " +
+		"across open water and the harbour lights flicker against low cloud cover as fishing " +
+		"boats return with the morning tide carrying nets and crates")
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = " " + w
+	}
+	return out
+}()
+
+// stream serves one request from the engine's output: it waits for the
+// engine's notifications and writes whatever tokens are ready, one chunk per
+// engine step (or per TokensPerChunk tokens), stamping each token with the
+// time its chunk was written and flushed.
+type stream struct {
+	s            *Server
+	w            http.ResponseWriter
+	r            *http.Request
+	rec          *record
+	sq           *seq
+	chat         bool
+	id           string
+	created      int64
+	includeUsage bool
+	reasoning    int // the first this many tokens are reasoning (chat only)
+
+	meta      []byte // `data: {"id":…,"object":…,"created":…,"model":…`
+	buf       []byte
+	sent      int // tokens written
+	flushedTo int // tokens whose written time is recorded
+	written   []time.Duration
+	chunks    int
+	faultAt   int
+	faultDone bool
+	finishing bool // beginFinish called
+	roleSent  bool
+}
+
+func (st *stream) setup(object string) {
+	cfg := &st.s.cfg
+	b := make([]byte, 0, 160)
+	b = append(b, `data: {"id":"`...)
+	b = append(b, st.id...)
+	b = append(b, `","object":"`...)
+	b = append(b, object...)
+	b = append(b, `","created":`...)
+	b = strconv.AppendInt(b, st.created, 10)
+	b = append(b, `,"model":`...)
+	b = strconv.AppendQuote(b, cfg.Model)
+	st.meta = b
+	st.buf = make([]byte, 0, 1024)
+	st.written = make([]time.Duration, st.sq.outputTokens)
+	st.faultAt = -1
+	if f := st.rec.t.Fault; f != FaultNone {
+		n := st.sq.outputTokens
+		at := cfg.Faults.AfterTokens
+		if at == 0 {
+			at = n / 2
+		}
+		st.faultAt = min(at, n-1)
+	}
+}
+
+func (st *stream) finishReason() string {
+	if st.sq.outputTokens >= st.rec.t.MaxTokens {
+		return "length"
+	}
+	return "stop"
+}
+
+// tokenText appends the text of tokens [a, b).
+func (st *stream) tokenText(b []byte, from, to int) []byte {
+	base := st.rec.t.Index
+	for i := from; i < to; i++ {
+		b = append(b, vocab[(base+i)%len(vocab)]...)
+	}
+	return b
+}
+
+func (st *stream) appendUsage(b []byte) []byte {
+	t := &st.rec.t
+	b = append(b, `"usage":{"prompt_tokens":`...)
+	b = strconv.AppendInt(b, int64(t.PromptTokens), 10)
+	b = append(b, `,"total_tokens":`...)
+	b = strconv.AppendInt(b, int64(t.PromptTokens+st.sent), 10)
+	b = append(b, `,"completion_tokens":`...)
+	b = strconv.AppendInt(b, int64(st.sent), 10)
+	return append(b, '}')
+}
+
+// appendChunk appends the SSE line for tokens [from, to); final marks the last one.
+func (st *stream) appendChunk(b []byte, from, to int, final bool) []byte {
+	cfg := &st.s.cfg
+	b = append(b, st.meta...)
+	b = append(b, `,"choices":[{"index":0,`...)
+	if st.chat {
+		b = append(b, `"delta":{`...)
+		if !st.roleSent || cfg.RoleInEveryChunk {
+			b = append(b, `"role":"assistant",`...)
+		}
+		if from < st.reasoning {
+			b = append(b, '"')
+			b = append(b, cfg.ReasoningField...)
+			b = append(b, `":"`...)
+		} else {
+			b = append(b, `"content":"`...)
+		}
+		b = st.tokenText(b, from, to)
+		b = append(b, `"},"logprobs":null,"finish_reason":`...)
+	} else {
+		b = append(b, `"text":"`...)
+		b = st.tokenText(b, from, to)
+		b = append(b, `","logprobs":null,"finish_reason":`...)
+	}
+	st.roleSent = true
+	if final {
+		b = append(b, '"')
+		b = append(b, st.finishReason()...)
+		b = append(b, `","stop_reason":null}]`...)
+		if st.includeUsage && cfg.UsageInFinishChunk {
+			b = append(b, ',')
+			st.sent = to // usage counts this chunk's tokens
+			b = st.appendUsage(b)
+		}
+	} else {
+		b = append(b, "null}]"...)
+	}
+	return append(b, "}\n\n"...)
+}
+
+func (st *stream) appendRoleChunk(b []byte) []byte {
+	b = append(b, st.meta...)
+	b = append(b, `,"choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+	st.roleSent = true
+	return b
+}
+
+func (st *stream) appendUsageChunk(b []byte) []byte {
+	b = append(b, st.meta...)
+	b = append(b, `,"choices":[],`...)
+	b = st.appendUsage(b)
+	return append(b, "}\n\n"...)
+}
+
+// flush writes the buffer, flushes the connection and stamps the tokens just
+// sent with the time that returned.
+func (st *stream) flush() error {
+	if len(st.buf) > 0 {
+		if _, err := st.w.Write(st.buf); err != nil {
+			return err
+		}
+		st.buf = st.buf[:0]
+	}
+	if err := http.NewResponseController(st.w).Flush(); err != nil {
+		return err
+	}
+	now := time.Since(st.s.epoch)
+	for i := st.flushedTo; i < st.sent; i++ {
+		st.written[i] = now
+	}
+	st.flushedTo = st.sent
+	return nil
+}
+
+func (st *stream) serveStream() {
+	object := "text_completion"
+	if st.chat {
+		object = "chat.completion.chunk"
+	}
+	st.setup(object)
+	h := st.w.Header()
+	h.Set("Content-Type", "text/event-stream; charset=utf-8")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Request-Id", st.id)
+	st.w.WriteHeader(http.StatusOK)
+	st.rec.t.Status = http.StatusOK
+	if st.flush() != nil {
+		st.end(finishAbort)
+		return
+	}
+	ctx := st.r.Context()
+	for {
+		select {
+		case <-st.sq.notify:
+		case <-ctx.Done():
+			st.end(finishAbort)
+			return
+		}
+		if !st.pump() {
+			return
+		}
+	}
+}
+
+// pump writes every ready chunk; it returns false once the request is over.
+func (st *stream) pump() bool {
+	sq := st.sq
+	sq.mu.Lock()
+	ends, done := sq.stepEnds, sq.done
+	sq.mu.Unlock()
+	total := sq.outputTokens
+	tpc := st.s.cfg.TokensPerChunk
+	if done && !st.finishing {
+		st.s.beginFinish()
+		st.finishing = true
+	}
+	si := 0
+	for {
+		for si < len(ends) && int(ends[si]) <= st.sent {
+			si++
+		}
+		if st.faultAt == st.sent && !st.faultDone {
+			st.faultDone = true
+			if !st.applyFault() {
+				return false
+			}
+		}
+		if si == len(ends) {
+			break
+		}
+		j := si
+		end := int(ends[j])
+		for end-st.sent < tpc && j+1 < len(ends) {
+			j++
+			end = int(ends[j])
+		}
+		if end-st.sent < tpc && !(done && end == total) {
+			break // wait to fill the group
+		}
+		if st.sent < st.reasoning && end > st.reasoning {
+			end = st.reasoning // never mix reasoning and content in one delta
+		}
+		if !st.faultDone && st.faultAt > st.sent && end > st.faultAt {
+			end = st.faultAt
+		}
+		if st.chat && !st.roleSent {
+			// vLLM opens with a role-only chunk, sent with the first token.
+			st.buf = st.appendRoleChunk(st.buf)
+		}
+		final := done && end == total
+		st.buf = st.appendChunk(st.buf, st.sent, end, final)
+		st.chunks++
+		st.sent = end
+		if final {
+			if st.includeUsage && !st.s.cfg.UsageInFinishChunk {
+				st.buf = st.appendUsageChunk(st.buf)
+			}
+			st.buf = append(st.buf, "data: [DONE]\n\n"...)
+			_ = st.flush()
+			st.end(finishIndex(st.finishReason()))
+			return false
+		}
+	}
+	if err := st.flush(); err != nil {
+		st.end(finishAbort)
+		return false
+	}
+	if sq.cancelled.Load() && !done {
+		// The engine shut down under us.
+		st.end(finishAbort)
+		return false
+	}
+	return true
+}
+
+func finishIndex(reason string) int {
+	if reason == "length" {
+		return finishLength
+	}
+	return finishStop
+}
+
+// applyFault carries out a mid-stream fault after st.sent tokens; it returns
+// false when the request is over.
+func (st *stream) applyFault() bool {
+	f := st.rec.t.Fault
+	st.rec.t.FaultAfterTokens = st.sent
+	if err := st.flush(); err != nil {
+		st.end(finishAbort)
+		return false
+	}
+	switch f {
+	case FaultMalformed:
+		st.buf = append(st.buf, st.meta...)
+		st.buf = append(st.buf, `,"choices":[{"index":0,"delta":{"content":"`+"\n\n"...)
+		if err := st.flush(); err != nil {
+			st.end(finishAbort)
+			return false
+		}
+		return true
+	case FaultStall:
+		var stall <-chan time.Time
+		if ms := st.s.cfg.Faults.StallMs; ms > 0 {
+			t := time.NewTimer(time.Duration(ms * float64(time.Millisecond)))
+			defer t.Stop()
+			stall = t.C
+		}
+		select {
+		case <-stall:
+			return true
+		case <-st.r.Context().Done():
+			st.end(finishAbort)
+			return false
+		}
+	case FaultDisconnect:
+		st.begin()
+		if conn, _, err := http.NewResponseController(st.w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		st.end(finishAbort)
+		return false
+	case FaultTruncate:
+		st.begin()
+		st.end(finishAbort)
+		return false
+	case FaultErrorInStream:
+		st.begin()
+		st.buf = append(st.buf, "data: "...)
+		st.buf = appendErrorJSON(st.buf, http.StatusInternalServerError, "InternalServerError", "simulated engine error mid-stream")
+		st.buf = append(st.buf, "\n\ndata: [DONE]\n\n"...)
+		_ = st.flush()
+		st.end(finishError)
+		return false
+	}
+	return true
+}
+
+func (st *stream) begin() {
+	if !st.finishing {
+		st.s.beginFinish()
+		st.finishing = true
+	}
+}
+
+// end records the request's truth and releases the engine's sequence.
+func (st *stream) end(how int) {
+	sq := st.sq
+	sq.cancelled.Store(true) // no-op for the engine if it already finished
+	sq.mu.Lock()
+	t := &st.rec.t
+	epoch := st.s.epoch
+	t.TokenScheduled = make([]time.Time, st.sent)
+	for i := range st.sent {
+		t.TokenScheduled[i] = epoch.Add(sq.sched[i])
+	}
+	if len(sq.sched) > 0 {
+		t.FirstToken = epoch.Add(sq.sched[0])
+	}
+	if sq.admitted {
+		t.PrefillStart = epoch.Add(sq.prefillStart)
+		t.CachedTokens = sq.cached
+	}
+	t.Queued = sq.queued
+	t.SpecDrafts, t.SpecDraftTokens, t.SpecAccepted = sq.drafts, sq.draftTokens, sq.accepted
+	sq.mu.Unlock()
+	t.TokenWritten = make([]time.Time, st.flushedTo)
+	for i := range st.flushedTo {
+		t.TokenWritten[i] = epoch.Add(st.written[i])
+	}
+	t.OutputTokens = st.sent
+	t.ReasoningTokens = min(st.sent, st.reasoning)
+	t.Chunks = st.chunks
+	switch how {
+	case finishStop, finishLength:
+		t.FinishReason = finishNames[how]
+		st.s.m.success[how].Add(1)
+	case finishError:
+		t.FinishReason = "error"
+	default:
+		t.FinishReason = "abort"
+	}
+	t.End = time.Now()
+	st.s.finish(st.rec, st.finishing)
+}
+
+// serveWhole answers a non-streaming request once every token is generated.
+func (st *stream) serveWhole() {
+	st.setup("")
+	ctx := st.r.Context()
+	for {
+		select {
+		case <-st.sq.notify:
+		case <-ctx.Done():
+			st.end(finishAbort)
+			return
+		}
+		st.sq.mu.Lock()
+		done := st.sq.done
+		st.sq.mu.Unlock()
+		if done {
+			break
+		}
+		if st.sq.cancelled.Load() {
+			st.end(finishAbort)
+			return
+		}
+	}
+	st.begin()
+	total := st.sq.outputTokens
+	st.sent = total
+	text := string(st.tokenText(nil, st.reasoning, total))
+	reasoning := string(st.tokenText(nil, 0, st.reasoning))
+	usage := map[string]int{"prompt_tokens": st.rec.t.PromptTokens, "completion_tokens": total, "total_tokens": st.rec.t.PromptTokens + total}
+	var resp any
+	if st.chat {
+		msg := map[string]any{"role": "assistant", "content": text}
+		if st.reasoning > 0 {
+			msg[st.s.cfg.ReasoningField] = reasoning
+		}
+		resp = map[string]any{
+			"id": st.id, "object": "chat.completion", "created": st.created, "model": st.s.cfg.Model,
+			"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil,
+				"finish_reason": st.finishReason(), "stop_reason": nil}},
+			"usage": usage,
+		}
+	} else {
+		resp = map[string]any{
+			"id": st.id, "object": "text_completion", "created": st.created, "model": st.s.cfg.Model,
+			"choices": []any{map[string]any{"index": 0, "text": text, "logprobs": nil,
+				"finish_reason": st.finishReason(), "stop_reason": nil}},
+			"usage": usage,
+		}
+	}
+	body, _ := json.Marshal(resp)
+	st.rec.t.Status = http.StatusOK
+	switch st.rec.t.Fault {
+	case FaultDisconnect:
+		if conn, _, err := http.NewResponseController(st.w).Hijack(); err == nil {
+			_ = conn.Close()
+		}
+		st.sent = 0
+		st.end(finishAbort)
+		return
+	case FaultStall:
+		st.rec.t.FaultAfterTokens = 0
+		var stall <-chan time.Time
+		if ms := st.s.cfg.Faults.StallMs; ms > 0 {
+			t := time.NewTimer(time.Duration(ms * float64(time.Millisecond)))
+			defer t.Stop()
+			stall = t.C
+		}
+		select {
+		case <-stall:
+		case <-ctx.Done():
+			st.sent = 0
+			st.end(finishAbort)
+			return
+		}
+	case FaultTruncate, FaultMalformed:
+		body = body[:len(body)/2]
+	case FaultErrorInStream:
+		body = appendErrorJSON(nil, http.StatusInternalServerError, "InternalServerError", "simulated engine error")
+	}
+	st.w.Header().Set("Content-Type", "application/json")
+	st.w.Header().Set("X-Request-Id", st.id)
+	st.w.WriteHeader(http.StatusOK)
+	_, _ = st.w.Write(body)
+	_ = st.flush()
+	switch st.rec.t.Fault {
+	case FaultTruncate, FaultMalformed:
+		st.end(finishAbort)
+	case FaultErrorInStream:
+		st.end(finishError)
+	default:
+		st.end(finishIndex(st.finishReason()))
+	}
+}
