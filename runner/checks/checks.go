@@ -1,0 +1,226 @@
+// Package checks evaluates a stage's compiled check expressions against its
+// measured points: level-scope checks once per level (filtered by when),
+// stage-scope checks once with every point. A check that reads a metric the run
+// could not produce fails and names it; it never passes silently.
+package checks
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/expr-lang/expr"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// EvaluateStage runs every check of stage against res and returns the
+// outcomes, level-scope checks first (by check, then level), then stage-scope
+// ones. baseline is the same stage of a baseline report, or nil; its levels are
+// matched to res's by label (c=N / rate=R), so a baseline with different
+// levels just leaves baseline nil where there is no match.
+func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.Stage) []result.CheckOutcome {
+	var out []result.CheckOutcome
+	if stage == nil || res == nil {
+		return nil
+	}
+	for _, c := range stage.Checks {
+		if c == nil || c.Scope == "stage" {
+			continue
+		}
+		for i := range res.Points {
+			out = append(out, evalLevel(c, i, &res.Points[i], matchLevel(baseline, &res.Points[i])))
+		}
+	}
+	for _, c := range stage.Checks {
+		if c != nil && c.Scope == "stage" {
+			var base []result.Point
+			if baseline != nil {
+				base = baseline.Points
+			}
+			out = append(out, evalStage(c, res.Points, base))
+		}
+	}
+	return out
+}
+
+// Failed reports whether any outcome fails the run (status fail).
+func Failed(outcomes []result.CheckOutcome) bool {
+	return slices.ContainsFunc(outcomes, func(o result.CheckOutcome) bool { return o.Status == result.StatusFail })
+}
+
+// matchLevel finds the baseline point with the same level label (and turn).
+func matchLevel(baseline *result.Stage, p *result.Point) *result.Point {
+	if baseline == nil {
+		return nil
+	}
+	label := p.Label()
+	for i := range baseline.Points {
+		b := &baseline.Points[i]
+		if b.Label() == label && b.Turn == p.Turn {
+			return b
+		}
+	}
+	return nil
+}
+
+func newOutcome(c *scenario.Check) result.CheckOutcome {
+	scope, sev := c.Scope, c.Severity
+	if scope == "" {
+		scope = scenario.DefaultScope
+	}
+	if sev == "" {
+		sev = scenario.DefaultSeverity
+	}
+	name := c.Name
+	if name == "" {
+		name = c.Expr
+	}
+	return result.CheckOutcome{Name: name, Expr: c.Expr, Scope: scope, Severity: sev}
+}
+
+// failStatus is what a failing check reports: warn for severity warn.
+func failStatus(c *scenario.Check) string {
+	if c.Severity == "warn" {
+		return result.StatusWarn
+	}
+	return result.StatusFail
+}
+
+func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOutcome {
+	o := newOutcome(c)
+	o.Level = &idx
+	o.LevelLabel = p.Label()
+	if c.Program == nil {
+		o.Status, o.Message = failStatus(c), "check was not compiled (load the plan with scenario.Load)"
+		return o
+	}
+	env := result.LevelEnv{Point: *p, Baseline: base}
+	if c.WhenProgram != nil {
+		w, err := expr.Run(c.WhenProgram, env)
+		if err != nil {
+			o.Status, o.Message = failStatus(c), fmt.Sprintf("when %q could not be evaluated: %v", c.When, oneLine(err))
+			return o
+		}
+		if b, _ := w.(bool); !b {
+			o.Status, o.Message = result.StatusSkipped, fmt.Sprintf("when %q is false", c.When)
+			return o
+		}
+	}
+	o.Values = map[string]any{}
+	var nulls []string
+	for _, m := range c.Metrics {
+		val, null := levelValue(m, p, base)
+		o.Values[m] = val
+		if null {
+			nulls = append(nulls, m)
+		}
+	}
+	o.Status, o.Message = verdict(c, env, nulls)
+	return o
+}
+
+func evalStage(c *scenario.Check, points, base []result.Point) result.CheckOutcome {
+	o := newOutcome(c)
+	if c.Program == nil {
+		o.Status, o.Message = failStatus(c), "check was not compiled (load the plan with scenario.Load)"
+		return o
+	}
+	o.Values = map[string]any{}
+	var nulls []string
+	for _, m := range c.Metrics {
+		name, fromBase := strings.CutPrefix(m, "baseline.")
+		src := points
+		if fromBase {
+			src = base
+		}
+		vals := make([]any, len(src))
+		null := false
+		for i := range src {
+			v, isNull := metricValue(&src[i], name)
+			vals[i] = v
+			null = null || isNull
+		}
+		o.Values[m] = vals
+		if null && !(fromBase && base == nil) {
+			nulls = append(nulls, m)
+		}
+	}
+	o.Status, o.Message = verdict(c, result.StageEnv{Points: points, Baseline: base}, nulls)
+	return o
+}
+
+// verdict runs the program. A null metric fails the check whatever the
+// expression says, so "ttft_p95_ms < 500" never passes on a level where no
+// request succeeded.
+func verdict(c *scenario.Check, env any, nulls []string) (status, msg string) {
+	if len(nulls) > 0 {
+		return failStatus(c), fmt.Sprintf("metric %s is null (not produced by this run)", strings.Join(nulls, ", "))
+	}
+	v, err := expr.Run(c.Program, env)
+	if err != nil {
+		return failStatus(c), "could not be evaluated: " + oneLine(err)
+	}
+	if b, _ := v.(bool); b {
+		return result.StatusPass, ""
+	}
+	return failStatus(c), "expression is false"
+}
+
+// levelValue returns the value a level-scope metric name reads (dereferenced)
+// and whether it is null. A baseline metric with no baseline is not "null": an
+// expression guarded by baseline != nil is the supported way to use it.
+func levelValue(m string, p, base *result.Point) (any, bool) {
+	if name, ok := strings.CutPrefix(m, "baseline."); ok {
+		if base == nil {
+			return nil, false
+		}
+		return metricValue(base, name)
+	}
+	return metricValue(p, m)
+}
+
+var (
+	fieldOnce  sync.Once
+	fieldIndex map[string]int
+)
+
+// metricValue reads a Point field by its expr name.
+func metricValue(p *result.Point, name string) (any, bool) {
+	fieldOnce.Do(func() {
+		fieldIndex = map[string]int{}
+		t := reflect.TypeFor[result.Point]()
+		for i := range t.NumField() {
+			if tag := t.Field(i).Tag.Get("expr"); tag != "" && tag != "-" {
+				fieldIndex[tag] = i
+			}
+		}
+	})
+	i, ok := fieldIndex[name]
+	if !ok {
+		return nil, false
+	}
+	f := reflect.ValueOf(p).Elem().Field(i)
+	switch f.Kind() {
+	case reflect.Pointer:
+		if f.IsNil() {
+			return nil, true
+		}
+		return f.Elem().Interface(), false
+	case reflect.Map:
+		// No server counters means the engine exposes none: a null metric. An
+		// empty errors_by_kind just means no errors, and indexing it gives 0.
+		if f.IsNil() && name == "server_counters" {
+			return nil, true
+		}
+	}
+	return f.Interface(), false
+}
+
+func oneLine(err error) string {
+	s, _, _ := strings.Cut(err.Error(), "\n")
+	return s
+}

@@ -1,0 +1,125 @@
+package checks
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+)
+
+func check(t *testing.T, name, src, scope, severity, when string) *scenario.Check {
+	t.Helper()
+	c := &scenario.Check{Name: name, Expr: src, Scope: scope, Severity: severity, When: when}
+	prog, metrics, err := scenario.CompileCheck(src, scope)
+	if err != nil {
+		t.Fatalf("compile %q: %v", src, err)
+	}
+	c.Program, c.Metrics = prog, metrics
+	if when != "" {
+		w, _, err := scenario.CompileCheck(when, "level")
+		if err != nil {
+			t.Fatalf("compile when %q: %v", when, err)
+		}
+		c.WhenProgram = w
+	}
+	return c
+}
+
+func point(c int, failed int, ttftP95 *float64, tps float64) result.Point {
+	return result.Point{Concurrency: c, NRequests: c, Completed: c - failed, Failed: failed, TTFTP95Ms: ttftP95, OutputTPSTotal: tps}
+}
+
+func TestEvaluateStage(t *testing.T) {
+	res := &result.Stage{Name: "s", Points: []result.Point{
+		point(1, 0, result.Ptr(100.0), 50),
+		point(4, 1, result.Ptr(900.0), 180),
+		point(16, 16, nil, 0),
+	}}
+	stage := &scenario.Stage{Name: "s", Checks: []*scenario.Check{
+		check(t, "no failures", "failed == 0", "level", "fail", ""),
+		check(t, "fast", "ttft_p95_ms < 500", "level", "warn", "concurrency <= 4"),
+		check(t, "null ttft", "ttft_p95_ms < 5000", "level", "fail", ""),
+		check(t, "peak", "max(map(points, .output_tps_total)) >= 150", "stage", "fail", ""),
+		check(t, "all fast", "all(points, .ttft_p95_ms < 5000)", "stage", "fail", ""),
+	}}
+	out := EvaluateStage(stage, res, nil)
+	type want struct{ name, label, status, msg string }
+	wants := []want{
+		{"no failures", "c=1", "pass", ""},
+		{"no failures", "c=4", "fail", "expression is false"},
+		{"no failures", "c=16", "fail", "expression is false"},
+		{"fast", "c=1", "pass", ""},
+		{"fast", "c=4", "warn", "expression is false"},
+		{"fast", "c=16", "skipped", "is false"},
+		{"null ttft", "c=1", "pass", ""},
+		{"null ttft", "c=4", "pass", ""},
+		{"null ttft", "c=16", "fail", "metric ttft_p95_ms is null"},
+		{"peak", "", "pass", ""},
+		{"all fast", "", "fail", "metric ttft_p95_ms is null"},
+	}
+	if len(out) != len(wants) {
+		t.Fatalf("got %d outcomes, want %d: %+v", len(out), len(wants), out)
+	}
+	for i, w := range wants {
+		o := out[i]
+		if o.Name != w.name || o.LevelLabel != w.label || o.Status != w.status || !strings.Contains(o.Message, w.msg) {
+			t.Errorf("outcome %d = {%s %s %s %q}, want %+v", i, o.Name, o.LevelLabel, o.Status, o.Message, w)
+		}
+		if (o.Scope == "stage") != (o.Level == nil) {
+			t.Errorf("outcome %d: scope %s with level %v", i, o.Scope, o.Level)
+		}
+	}
+	if got := out[1].Values["failed"]; got != 1 {
+		t.Errorf("values[failed] = %v, want 1", got)
+	}
+	if got := out[8].Values["ttft_p95_ms"]; got != nil {
+		t.Errorf("null metric value = %v, want nil", got)
+	}
+	if got := out[0].Severity; got != "fail" {
+		t.Errorf("severity = %q", got)
+	}
+	if !Failed(out) {
+		t.Error("Failed = false, want true")
+	}
+	if Failed(out[3:5]) {
+		t.Error("a warn outcome must not fail the run")
+	}
+}
+
+func TestBaseline(t *testing.T) {
+	res := &result.Stage{Points: []result.Point{point(1, 0, result.Ptr(100.0), 50), point(8, 0, result.Ptr(300.0), 200)}}
+	base := &result.Stage{Points: []result.Point{point(8, 0, result.Ptr(200.0), 210), point(2, 0, nil, 80)}}
+	guarded := check(t, "no regression", "baseline == nil || ttft_p95_ms <= baseline.ttft_p95_ms * 1.1", "level", "fail", "")
+	stage := &scenario.Stage{Checks: []*scenario.Check{guarded}}
+
+	// Without a baseline the guard holds.
+	for _, o := range EvaluateStage(stage, res, nil) {
+		if o.Status != result.StatusPass {
+			t.Errorf("no baseline: %s = %s %q", o.LevelLabel, o.Status, o.Message)
+		}
+	}
+	// c=1 has no baseline level (pass via guard); c=8 regressed 300 > 220.
+	out := EvaluateStage(stage, res, base)
+	if out[0].Status != result.StatusPass || out[1].Status != result.StatusFail {
+		t.Fatalf("baseline outcomes: %+v", out)
+	}
+	if got := out[1].Values["baseline.ttft_p95_ms"]; got != 200.0 {
+		t.Errorf("baseline value = %v, want 200", got)
+	}
+	// A matched baseline level whose metric is null fails and names it.
+	res2 := &result.Stage{Points: []result.Point{point(2, 0, result.Ptr(100.0), 50)}}
+	out = EvaluateStage(stage, res2, base)
+	if out[0].Status != result.StatusFail || !strings.Contains(out[0].Message, "baseline.ttft_p95_ms") {
+		t.Errorf("null baseline metric: %+v", out[0])
+	}
+}
+
+func TestRateLabelAndUncompiled(t *testing.T) {
+	res := &result.Stage{Points: []result.Point{{Rate: result.Ptr(2.5), Completed: 3}}}
+	stage := &scenario.Stage{Checks: []*scenario.Check{{Expr: "completed > 0"}}}
+	out := EvaluateStage(stage, res, nil)
+	if len(out) != 1 || out[0].Status != result.StatusFail || out[0].LevelLabel != "rate=2.5" || out[0].Name != "completed > 0" {
+		t.Fatalf("uncompiled check: %+v", out)
+	}
+}

@@ -1,0 +1,206 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/expr-lang/expr"
+	"github.com/expr-lang/expr/ast"
+	"github.com/expr-lang/expr/file"
+	"github.com/expr-lang/expr/vm"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// MetricNames lists the metric names a check expression can read (the expr
+// tags of result.Point), sorted.
+func MetricNames() []string {
+	metricOnce.Do(func() {
+		t := reflect.TypeFor[result.Point]()
+		for i := range t.NumField() {
+			tag := t.Field(i).Tag.Get("expr")
+			if tag != "" && tag != "-" {
+				metricNames = append(metricNames, tag)
+			}
+		}
+		slices.Sort(metricNames)
+	})
+	return metricNames
+}
+
+var (
+	metricOnce  sync.Once
+	metricNames []string
+)
+
+// CompileCheck compiles a check expression for its scope (level or stage), and
+// returns the program and the metric names it reads. Exported for tools that
+// build checks outside a plan file (and for tests).
+func CompileCheck(src, scope string) (*vm.Program, []string, error) {
+	var env any = result.LevelEnv{}
+	if scope == "stage" {
+		env = result.StageEnv{}
+	}
+	prog, err := expr.Compile(src, expr.Env(env), expr.AsBool())
+	if err != nil {
+		return nil, nil, err
+	}
+	return prog, readMetrics(prog.Node()), nil
+}
+
+// readMetrics walks an expression's AST for the metric names it reads: bare
+// identifiers (level scope), members of points' items (stage scope, ".ttft_p95_ms")
+// and members of the baseline ("baseline.ttft_p95_ms").
+func readMetrics(root ast.Node) []string {
+	known := MetricNames()
+	var out []string
+	add := func(s string) {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	ast.Walk(&root, visitor(func(n ast.Node) {
+		switch n := n.(type) {
+		case *ast.IdentifierNode:
+			if _, ok := slices.BinarySearch(known, n.Value); ok {
+				add(n.Value)
+			}
+		case *ast.MemberNode:
+			prop, ok := n.Property.(*ast.StringNode)
+			if !ok {
+				return
+			}
+			if _, ok := slices.BinarySearch(known, prop.Value); !ok {
+				return
+			}
+			if id, ok := n.Node.(*ast.IdentifierNode); ok && id.Value == "baseline" {
+				add("baseline." + prop.Value)
+				return
+			}
+			add(prop.Value)
+		}
+	}))
+	return out
+}
+
+type visitor func(ast.Node)
+
+func (f visitor) Visit(n *ast.Node) { f(*n) }
+
+var (
+	unknownNameRE = regexp.MustCompile(`unknown name (\w+)`)
+	noFieldRE     = regexp.MustCompile(`has no field (\w+)`)
+	notBoolRE     = regexp.MustCompile(`^expected bool, but got (.+)$`)
+)
+
+func (v *validator) compileChecks() {
+	for i, s := range v.plan.Stages {
+		if s == nil {
+			continue
+		}
+		for j, c := range s.Checks {
+			if c == nil || strings.TrimSpace(c.Expr) == "" {
+				continue
+			}
+			cp := fmt.Sprintf("stages[%d].checks[%d]", i, j)
+			at := v.pos(cp + ".expr")
+			c.Line, c.Column = at.line, at.col
+			if !slices.Contains(Scopes, c.Scope) {
+				continue // reported by validate
+			}
+			prog, metrics, err := CompileCheck(c.Expr, c.Scope)
+			if err != nil {
+				v.exprError(cp+".expr", c.Scope, err)
+			} else {
+				c.Program, c.Metrics = prog, metrics
+			}
+			if c.When != "" && c.Scope == "level" {
+				prog, _, err := CompileCheck(c.When, "level")
+				if err != nil {
+					v.exprError(cp+".when", "level", err)
+				} else {
+					c.WhenProgram = prog
+				}
+			}
+		}
+	}
+}
+
+// exprError reports a compile error at its place inside the expression, with
+// the closest metric names for an unknown one.
+func (v *validator) exprError(path, scope string, err error) {
+	at := v.pos(path)
+	msg := err.Error()
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		msg = fe.Message
+		switch {
+		case v.dec != nil && v.dec.block[path]:
+			at.line += fe.Line
+		case fe.Line <= 1:
+			at.col += fe.Column
+			if v.dec != nil && v.dec.quoted[path] {
+				at.col++
+			}
+		default:
+			at.line += fe.Line - 1
+		}
+	}
+	if m := notBoolRE.FindStringSubmatch(msg); m != nil {
+		msg = fmt.Sprintf("the expression must be true or false, but it gives %s", m[1])
+	}
+	names := MetricNames()
+	if scope == "stage" {
+		names = append([]string{"points", "baseline"}, names...)
+	} else {
+		names = append([]string{"baseline"}, names...)
+	}
+	for _, re := range []*regexp.Regexp{unknownNameRE, noFieldRE} {
+		if m := re.FindStringSubmatch(msg); m != nil {
+			if scope == "stage" && re == unknownNameRE && slices.Contains(MetricNames(), m[1]) {
+				msg += fmt.Sprintf(" (a stage-scope check sees points: write e.g. all(points, .%s ...))", m[1])
+			} else if hint := metricHint(m[1], names); hint != "" {
+				msg += hint
+			}
+			break
+		}
+	}
+	v.probs.add(at, "%s: invalid check expression: %s", path, msg)
+}
+
+// metricHint suggests up to three metric names close to s.
+func metricHint(s string, names []string) string {
+	type cand struct {
+		name string
+		d    int
+	}
+	var cs []cand
+	for _, n := range names {
+		d := editDistance(s, n)
+		if d <= max(2, len(s)/3) || (len(s) >= 4 && strings.Contains(n, s)) {
+			cs = append(cs, cand{n, d})
+		}
+	}
+	if len(cs) == 0 {
+		return ""
+	}
+	slices.SortFunc(cs, func(a, b cand) int {
+		if a.d != b.d {
+			return a.d - b.d
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	var out []string
+	for _, c := range cs[:min(3, len(cs))] {
+		out = append(out, c.name)
+	}
+	if len(out) == 1 {
+		return fmt.Sprintf(" (did you mean %s?)", out[0])
+	}
+	return fmt.Sprintf(" (did you mean one of %s?)", strings.Join(out, ", "))
+}

@@ -1,0 +1,398 @@
+package scenario
+
+import (
+	"encoding"
+	"fmt"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// The plan is decoded by walking the yaml.Node tree against the Go types' yaml
+// tags ourselves rather than with yaml.v3's Decode. Two reasons: a
+// KnownFields(true) error has a line but no column, and any custom
+// UnmarshalYAML that calls n.Decode silently turns strict decoding off for
+// everything below it. Walking the tree by reflection rejects an unknown key at
+// any depth (including inside sim.Config, whatever fields it grows) with its
+// line:col, and reports every problem in one pass.
+
+// maxNodes bounds the work a plan can ask for, so a YAML alias bomb is an
+// error and not an out-of-memory crash.
+const maxNodes = 1_000_000
+
+// maxDepth bounds nesting, for the same reason.
+const maxDepth = 64
+
+var (
+	unmarshalerType     = reflect.TypeFor[yaml.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+	lengthType          = reflect.TypeFor[Length]()
+	stringType          = reflect.TypeFor[string]()
+)
+
+// decoder walks a yaml.Node tree into a Go value, recording problems and the
+// position of every value by its path ("stages[0].checks[1].expr").
+type decoder struct {
+	probs  *problems
+	at     map[string]pos  // value positions by path
+	quoted map[string]bool // scalar values written in quotes, by path (to place expr errors)
+	block  map[string]bool // scalar values written as | or > blocks
+	// badTree holds paths whose value could not be decoded, badBlock blocks
+	// with an unknown or duplicate key: validation says nothing more about
+	// them, so one typo gives one message, not a cascade.
+	badTree  map[string]bool
+	badBlock map[string]bool
+	keyAt    map[string]pos // key positions by path (for "missing"/"unexpected" messages)
+	getenv   func(string) (string, bool)
+	nodes    int
+}
+
+func posOf(n *yaml.Node) pos { return pos{n.Line, n.Column} }
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+// kindName says what a node is, for "expected X, got Y" messages.
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		if n.Tag == "!!null" {
+			return "null"
+		}
+		return strconv.Quote(n.Value)
+	}
+	return "an unexpected node"
+}
+
+// fail records a problem with the value at path.
+func (d *decoder) fail(n *yaml.Node, path, format string, args ...any) {
+	d.badTree[path] = true
+	d.probs.add(posOf(n), "%s: "+format, append([]any{displayPath(path)}, args...)...)
+}
+
+func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) {
+	for n.Kind == yaml.AliasNode && n.Alias != nil {
+		n = n.Alias
+	}
+	d.nodes++
+	if d.nodes > maxNodes || depth > maxDepth {
+		if d.nodes == maxNodes+1 || depth == maxDepth+1 {
+			d.probs.add(posOf(n), "plan is too large or too deeply nested (aliases expand to more than %d values)", maxNodes)
+		}
+		return
+	}
+	d.at[path] = posOf(n)
+	switch n.Style {
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		d.quoted[path] = true
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		d.block[path] = true
+	}
+	t := v.Type()
+	isNull := n.Kind == yaml.ScalarNode && n.Tag == "!!null"
+
+	if t.Kind() == reflect.Pointer {
+		if isNull {
+			v.Set(reflect.Zero(t))
+			return
+		}
+		if v.IsNil() {
+			v.Set(reflect.New(t.Elem()))
+		}
+		d.decode(n, v.Elem(), path, depth)
+		return
+	}
+	if isNull {
+		v.Set(reflect.Zero(t))
+		return
+	}
+
+	if t == lengthType {
+		d.decodeLength(n, v, path, depth)
+		return
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		if n.Kind != yaml.ScalarNode && t.Kind() == reflect.Struct {
+			// Check the keys strictly on a scratch value first: the type's own
+			// UnmarshalYAML may use n.Decode, which is not strict.
+			before := len(d.probs.list)
+			d.decodeStruct(n, reflect.New(t).Elem(), path, depth)
+			if len(d.probs.list) > before {
+				return
+			}
+		}
+		if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(n); err != nil {
+			d.fail(n, path, "%s", cleanYAMLError(err))
+		}
+		return
+	}
+	if n.Kind == yaml.ScalarNode && t.Kind() != reflect.String && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
+			d.fail(n, path, "%s", err)
+		}
+		return
+	}
+
+	switch t.Kind() {
+	case reflect.Struct:
+		d.decodeStruct(n, v, path, depth)
+	case reflect.Map:
+		d.decodeMap(n, v, path, depth)
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			d.fail(n, path, "expected a list, got %s", kindName(n))
+			return
+		}
+		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+		for i, c := range n.Content {
+			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
+		}
+		v.Set(s)
+	case reflect.Interface:
+		var x any
+		if err := n.Decode(&x); err != nil {
+			d.fail(n, path, "%s", cleanYAMLError(err))
+			return
+		}
+		if x != nil {
+			v.Set(reflect.ValueOf(x))
+		}
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			d.fail(n, path, "expected a string, got %s", kindName(n))
+			return
+		}
+		s, err := expandEnv(n.Value, d.getenv)
+		if err != nil {
+			d.fail(n, path, "%v", err)
+			return
+		}
+		v.SetString(s)
+	case reflect.Bool:
+		var b bool
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&b) != nil {
+			d.fail(n, path, "expected true or false, got %s", kindName(n))
+			return
+		}
+		v.SetBool(b)
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		var i int64
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil {
+			d.fail(n, path, "expected an integer, got %s", kindName(n))
+			return
+		}
+		if v.OverflowInt(i) {
+			d.fail(n, path, "%d is out of range", i)
+			return
+		}
+		v.SetInt(i)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		var i uint64
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil {
+			d.fail(n, path, "expected a non-negative integer, got %s", kindName(n))
+			return
+		}
+		if v.OverflowUint(i) {
+			d.fail(n, path, "%d is out of range", i)
+			return
+		}
+		v.SetUint(i)
+	case reflect.Float32, reflect.Float64:
+		var f float64
+		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&f) != nil {
+			d.fail(n, path, "expected a number, got %s", kindName(n))
+			return
+		}
+		v.SetFloat(f)
+	default:
+		d.fail(n, path, "unsupported field type %s", t)
+	}
+}
+
+// field is one settable field of a struct, by its yaml name.
+type field struct {
+	name  string
+	index []int
+}
+
+// yamlFields lists the fields a struct accepts in YAML, following yaml.v3's
+// rules: the tag's name or the lower-cased field name, "-" skipped, ",inline"
+// flattened.
+func yamlFields(t reflect.Type) []field {
+	var out []field
+	for i := range t.NumField() {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		tag := f.Tag.Get("yaml")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		if slices.Contains(strings.Split(opts, ","), "inline") {
+			ft := f.Type
+			if ft.Kind() == reflect.Pointer {
+				ft = ft.Elem()
+			}
+			if ft.Kind() == reflect.Struct {
+				for _, sub := range yamlFields(ft) {
+					out = append(out, field{sub.name, append([]int{i}, sub.index...)})
+				}
+			}
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		out = append(out, field{name, []int{i}})
+	}
+	return out
+}
+
+func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "expected a mapping, got %s", kindName(n))
+		return
+	}
+	fields := yamlFields(v.Type())
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.name
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode {
+			d.probs.add(posOf(k), "%s: keys must be plain names", displayPath(path))
+			continue
+		}
+		if k.Value == "<<" {
+			d.probs.add(posOf(k), "%s: merge keys (<<) are not supported; write the fields out", displayPath(path))
+			continue
+		}
+		idx := slices.Index(names, k.Value)
+		if idx < 0 {
+			d.badBlock[path] = true
+			d.probs.add(posOf(k), "unknown key %q in %s%s", k.Value, where(path), didYouMean(k.Value, names))
+			continue
+		}
+		if seen[k.Value] {
+			d.badBlock[path] = true
+			d.probs.add(posOf(k), "duplicate key %q in %s", k.Value, where(path))
+			continue
+		}
+		seen[k.Value] = true
+		p := join(path, k.Value)
+		d.keyAt[p] = posOf(k)
+		fv := v
+		for j, x := range fields[idx].index {
+			if j > 0 && fv.Kind() == reflect.Pointer {
+				if fv.IsNil() {
+					fv.Set(reflect.New(fv.Type().Elem()))
+				}
+				fv = fv.Elem()
+			}
+			fv = fv.Field(x)
+		}
+		d.decode(val, fv, p, depth+1)
+	}
+}
+
+func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth int) {
+	t := v.Type()
+	if n.Kind != yaml.MappingNode {
+		d.fail(n, path, "expected a mapping, got %s", kindName(n))
+		return
+	}
+	if t.Key().Kind() != reflect.String || t.Elem().Kind() == reflect.Interface {
+		// Free-form maps (extra_body) take YAML's own decoding.
+		m := reflect.New(t)
+		if err := n.Decode(m.Interface()); err != nil {
+			d.fail(n, path, "%s", cleanYAMLError(err))
+			return
+		}
+		v.Set(m.Elem())
+		return
+	}
+	if v.IsNil() {
+		v.Set(reflect.MakeMapWithSize(t, len(n.Content)/2))
+	}
+	seen := map[string]bool{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind != yaml.ScalarNode || k.Value == "" {
+			d.probs.add(posOf(k), "%s: keys must be non-empty names", displayPath(path))
+			continue
+		}
+		if seen[k.Value] {
+			d.probs.add(posOf(k), "duplicate key %q in %s", k.Value, where(path))
+			continue
+		}
+		seen[k.Value] = true
+		p := join(path, k.Value)
+		d.keyAt[p] = posOf(k)
+		e := reflect.New(t.Elem()).Elem()
+		d.decode(val, e, p, depth+1)
+		v.SetMapIndex(reflect.ValueOf(k.Value).Convert(t.Key()), e)
+	}
+}
+
+// decodeLength accepts a number or a {min, max} / {mean, stdev, min, max} mapping.
+func (d *decoder) decodeLength(n *yaml.Node, v reflect.Value, path string, depth int) {
+	l := v.Addr().Interface().(*Length)
+	switch n.Kind {
+	case yaml.ScalarNode:
+		var i int64
+		if n.Tag != "!!int" || n.Decode(&i) != nil || i > 1<<31 || i < -(1<<31) {
+			d.fail(n, path, "expected a token count (a whole number) or a mapping {min, max} or {mean, stdev}, got %s", kindName(n))
+			return
+		}
+		*l = Length{Fixed: int(i)}
+	case yaml.MappingNode:
+		*l = Length{}
+		d.decodeStruct(n, v, path, depth)
+	default:
+		d.fail(n, path, "expected a token count or a mapping {min, max} or {mean, stdev}, got %s", kindName(n))
+	}
+}
+
+// displayPath turns an internal path into what a user reads in a message.
+func displayPath(path string) string {
+	if path == "" {
+		return "plan"
+	}
+	return path
+}
+
+func where(path string) string {
+	if path == "" {
+		return "the plan"
+	}
+	return path
+}
+
+// cleanYAMLError strips yaml.v3's "yaml: unmarshal errors:\n  line N:" framing,
+// since the position is already given.
+func cleanYAMLError(err error) string {
+	s := err.Error()
+	s = strings.TrimPrefix(s, "yaml: unmarshal errors:\n")
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "line ") {
+		if _, rest, ok := strings.Cut(s, ": "); ok {
+			s = rest
+		}
+	}
+	return strings.TrimPrefix(s, "yaml: ")
+}

@@ -1,0 +1,117 @@
+package scenario
+
+import "time"
+
+// Defaults applied by ApplyDefaults. They are documented in README.md's plan
+// reference; keep the two in step.
+const (
+	DefaultAPI          = "chat"
+	DefaultMode         = "pinned"
+	DefaultOutputTokens = 256
+	DefaultWarmup       = 1
+	DefaultSeed         = 1
+	DefaultScope        = "level"
+	DefaultSeverity     = "fail"
+	DefaultArrival      = "poisson"
+	DefaultSimModel     = "sim"
+	DefaultSizing       = "calibrated"
+	DefaultFormat       = "auto"
+	DefaultColumn       = "prompt"
+	DefaultTurns        = 1
+
+	DefaultReadyTimeout      = 60 * time.Second
+	DefaultConnectTimeout    = 10 * time.Second
+	DefaultFirstTokenTimeout = 120 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
+	DefaultRequestTimeout    = 10 * time.Minute
+)
+
+// ApplyDefaults fills every unset field with its default, in one pass after
+// decoding, so the rest of the program never has to know a default. It is
+// idempotent. Stage.Requests is left 0 when unset: its default depends on the
+// level (the level's concurrency, or rate × duration), which the engine knows.
+func (p *Plan) ApplyDefaults() {
+	for _, e := range p.Endpoints {
+		if e == nil {
+			continue
+		}
+		if e.Simulator != nil && e.Model == "" {
+			e.Model = e.Simulator.Model
+			if e.Model == "" {
+				e.Model = DefaultSimModel
+			}
+		}
+		setDur(&e.ReadyTimeout, DefaultReadyTimeout)
+		setDur(&e.Timeouts.Connect, DefaultConnectTimeout)
+		setDur(&e.Timeouts.FirstToken, DefaultFirstTokenTimeout)
+		setDur(&e.Timeouts.Idle, DefaultIdleTimeout)
+		setDur(&e.Timeouts.Request, DefaultRequestTimeout)
+	}
+	for _, ps := range p.Prompts {
+		if ps == nil {
+			continue
+		}
+		setStr(&ps.Format, DefaultFormat)
+		setStr(&ps.Column, DefaultColumn)
+		if ps.Turns == 0 {
+			ps.Turns = DefaultTurns
+		}
+		if ps.Synthetic != nil {
+			setStr(&ps.Synthetic.Sizing, DefaultSizing)
+		}
+	}
+	for _, s := range p.Stages {
+		if s == nil {
+			continue
+		}
+		setStr(&s.API, DefaultAPI)
+		setStr(&s.Mode, DefaultMode)
+		if s.OutputTokens.IsZero() {
+			s.OutputTokens = Length{Fixed: DefaultOutputTokens}
+		}
+		if len(s.Rate) > 0 {
+			setStr(&s.Arrival, DefaultArrival)
+			if s.Burstiness == 0 {
+				s.Burstiness = 1
+			}
+		}
+		if s.Warmup == nil {
+			w := DefaultWarmup
+			s.Warmup = &w
+		}
+		if s.Temperature == nil {
+			t := 0.0
+			s.Temperature = &t
+		}
+		if s.Seed == nil {
+			seed := int64(DefaultSeed)
+			s.Seed = &seed
+		}
+		for _, c := range s.Checks {
+			if c == nil {
+				continue
+			}
+			setStr(&c.Name, c.Expr)
+			setStr(&c.Scope, DefaultScope)
+			setStr(&c.Severity, DefaultSeverity)
+		}
+	}
+}
+
+func setStr(s *string, def string) {
+	if *s == "" {
+		*s = def
+	}
+}
+
+func setDur(d *Duration, def time.Duration) {
+	if *d == 0 {
+		*d = Duration(def)
+	}
+}
+
+// Endpoint returns the endpoint of that name, or nil.
+func (p *Plan) Endpoint(name string) *Endpoint { return p.Endpoints[name] }
+
+// PromptSet returns the prompt set of that name, or nil.
+func (p *Plan) PromptSet(name string) *PromptSet { return p.Prompts[name] }

@@ -1,0 +1,102 @@
+package scenario
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// MaxPlanBytes bounds the size of a plan file.
+const MaxPlanBytes = 4 << 20
+
+// Load reads, decodes, validates and compiles the plan at path. Every problem
+// found is returned at once, joined, each an *Error formatted as
+// "file:line:col: message" (see Errors). getenv resolves ${VAR} in string
+// values; nil means os.LookupEnv.
+func Load(path string, getenv func(string) (string, bool)) (*Plan, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read plan: " + unwrapPathError(err)}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
+	if err != nil {
+		return nil, &Error{File: path, Msg: "cannot read plan: " + unwrapPathError(err)}
+	}
+	if len(data) > MaxPlanBytes {
+		return nil, &Error{File: path, Msg: fmt.Sprintf("plan is larger than %d MiB", MaxPlanBytes>>20)}
+	}
+	return LoadBytes(path, data, filepath.Dir(path), getenv)
+}
+
+// LoadBytes is Load for a plan already in memory. name is used in messages and
+// as Plan.Path; dir is where relative prompt files are found.
+func LoadBytes(name string, data []byte, dir string, getenv func(string) (string, bool)) (*Plan, error) {
+	if getenv == nil {
+		getenv = os.LookupEnv
+	}
+	probs := &problems{file: name}
+	if len(data) > MaxPlanBytes {
+		probs.add(pos{}, "plan is larger than %d MiB", MaxPlanBytes>>20)
+		return nil, probs.err()
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		line, msg := yamlSyntaxError(err)
+		probs.add(pos{line, 0}, "%s", msg)
+		return nil, probs.err()
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		probs.add(pos{1, 1}, "plan is empty: expected a mapping with version, name, endpoints, prompts and stages")
+		return nil, probs.err()
+	}
+	root := doc.Content[0]
+	sum := sha256.Sum256(data)
+	p := &Plan{Path: name, Hash: hex.EncodeToString(sum[:])}
+	d := &decoder{probs: probs, at: map[string]pos{}, keyAt: map[string]pos{}, quoted: map[string]bool{}, block: map[string]bool{},
+		badTree: map[string]bool{}, badBlock: map[string]bool{}, getenv: getenv}
+	d.decode(root, reflect.ValueOf(p).Elem(), "", 0)
+	if root.Kind != yaml.MappingNode {
+		return nil, probs.err()
+	}
+
+	v := &validator{plan: p, probs: probs, at: d.at, keyAt: d.keyAt, dec: d, dir: dir}
+	v.validate()
+	p.ApplyDefaults()
+	v.loadPrompts()
+	v.compileChecks()
+	if err := probs.err(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// yamlSyntaxError pulls the line out of a yaml.v3 syntax error.
+func yamlSyntaxError(err error) (int, string) {
+	s := err.Error()
+	if m := yamlLineRE.FindStringSubmatch(s); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return line, "invalid YAML: " + m[2]
+	}
+	return 0, "invalid YAML: " + strings.TrimPrefix(s, "yaml: ")
+}
+
+// unwrapPathError drops the path an *os.PathError repeats, since the message
+// is already prefixed by it.
+func unwrapPathError(err error) string {
+	if pe, ok := err.(*os.PathError); ok {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

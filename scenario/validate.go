@@ -1,0 +1,466 @@
+package scenario
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"net/url"
+	"slices"
+	"strings"
+
+	"github.com/runnerbench/runner/sim"
+)
+
+// Upper bounds on load parameters. A plan asking for more is almost certainly
+// a typo (10^9 workers would exhaust memory before sending a request), so it is
+// rejected at load time rather than half-run.
+const (
+	MaxConcurrency = 100_000    // per level, and max_concurrency
+	MaxRate        = 100_000.0  // requests per second
+	MaxRequests    = 10_000_000 // per level
+	MaxTokens      = 1_000_000  // any input/output length
+	MaxWarmup      = 10_000     // warm-up requests per level
+	MaxTurns       = 100        // turns per conversation
+	MaxLevels      = 1_000      // load levels per stage
+)
+
+// Allowed values of the plan's enumerations.
+var (
+	APIs      = []string{"chat", "completions"}
+	Modes     = []string{"pinned", "natural"}
+	Arrivals  = []string{"poisson", "constant", "gamma"}
+	Scopes    = []string{"level", "stage"}
+	Severites = []string{"fail", "warn"}
+	Sizings   = []string{"calibrated", "reference"}
+	Formats   = []string{"auto", "jsonl", "sharegpt", "csv"}
+)
+
+type validator struct {
+	plan  *Plan
+	probs *problems
+	at    map[string]pos
+	keyAt map[string]pos
+	dec   *decoder
+	dir   string
+}
+
+// pos returns where path's value is, or failing that its nearest present parent,
+// so a message about a missing field points at the block that lacks it.
+func (v *validator) pos(path string) pos {
+	for {
+		if p, ok := v.at[path]; ok {
+			return p
+		}
+		if path == "" {
+			return pos{1, 1}
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			path = ""
+		} else {
+			path = path[:i]
+		}
+	}
+}
+
+// key returns where path's key is (falling back to its value, then parents).
+func (v *validator) key(path string) pos {
+	if p, ok := v.keyAt[path]; ok {
+		return p
+	}
+	return v.pos(path)
+}
+
+func (v *validator) has(path string) bool { _, ok := v.at[path]; return ok }
+
+func (v *validator) errf(path, format string, args ...any) {
+	if v.suppressed(path) {
+		return
+	}
+	v.probs.add(v.pos(path), format, args...)
+}
+
+// suppressed reports whether path, or a value it is part of, already has a
+// decoding problem (or, for the block itself, an unknown key).
+func (v *validator) suppressed(path string) bool {
+	if v.dec == nil {
+		return false
+	}
+	if v.dec.badBlock[path] {
+		return true
+	}
+	for p := path; ; {
+		if v.dec.badTree[p] {
+			return true
+		}
+		i := strings.LastIndexAny(p, ".[")
+		if i < 0 {
+			return false
+		}
+		p = p[:i]
+	}
+}
+
+func (v *validator) enum(path, val string, allowed []string) {
+	if val == "" || slices.Contains(allowed, val) {
+		return
+	}
+	v.errf(path, "%s: %q is not one of %s%s", path, val, strings.Join(allowed, ", "), didYouMean(val, allowed))
+}
+
+func (v *validator) validate() {
+	p := v.plan
+	switch {
+	case !v.has("version"):
+		v.errf("", "missing version: add \"version: 1\"")
+	case p.Version != 1:
+		v.errf("version", "unsupported plan version %d: this runner reads version 1", p.Version)
+	}
+	if strings.TrimSpace(p.Name) == "" {
+		v.errf("name", "missing name: every plan needs a name (it names the results directory)")
+	} else if strings.ContainsAny(p.Name, "/\\\x00") || p.Name == "." || p.Name == ".." {
+		v.errf("name", "name %q must not contain path separators", p.Name)
+	}
+	if len(p.Endpoints) == 0 {
+		v.errf("endpoints", "no endpoints: define at least one under endpoints:")
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Endpoints)) {
+		v.endpoint("endpoints."+name, p.Endpoints[name])
+	}
+	if len(p.Prompts) == 0 {
+		v.errf("prompts", "no prompts: define at least one prompt set under prompts:")
+	}
+	for _, name := range slices.Sorted(maps.Keys(p.Prompts)) {
+		v.promptSet("prompts."+name, p.Prompts[name])
+	}
+	if len(p.Stages) == 0 {
+		v.errf("stages", "no stages: define at least one stage under stages:")
+	}
+	names := map[string]int{}
+	for i, s := range p.Stages {
+		path := fmt.Sprintf("stages[%d]", i)
+		if s == nil {
+			v.errf(path, "%s: empty stage", path)
+			continue
+		}
+		if s.Name != "" {
+			if j, dup := names[s.Name]; dup {
+				v.errf(path+".name", "duplicate stage name %q (also stages[%d])", s.Name, j)
+			} else {
+				names[s.Name] = i
+			}
+		}
+		v.stage(path, s)
+	}
+}
+
+func (v *validator) endpoint(path string, e *Endpoint) {
+	if e == nil {
+		v.errf(path, "%s: empty endpoint: give base_url or simulator", path)
+		return
+	}
+	switch {
+	case e.BaseURL == "" && e.Simulator == nil:
+		v.errf(path, "%s: needs base_url or simulator", path)
+	case e.BaseURL != "" && e.Simulator != nil:
+		v.errf(path+".simulator", "%s: give base_url or simulator, not both", path)
+	case e.BaseURL != "":
+		v.httpURL(path+".base_url", e.BaseURL)
+	}
+	// The simulator validates its own numbers (probabilities, non-negative
+	// times); asked through an interface so its fields can grow freely.
+	if e.Simulator != nil {
+		var cfg any = *e.Simulator
+		if d, ok := cfg.(interface{ Defaults() sim.Config }); ok {
+			cfg = d.Defaults() // zero means "default", which Validate alone would reject
+		}
+		if sv, ok := cfg.(interface{ Validate() error }); ok {
+			if err := sv.Validate(); err != nil {
+				for _, line := range strings.Split(err.Error(), "\n") {
+					v.errf(path+".simulator", "%s.simulator: %s", path, line)
+				}
+			}
+		}
+	}
+	if e.MetricsURL != "" {
+		v.httpURL(path+".metrics_url", e.MetricsURL)
+	}
+	v.nonNegDur(path+".ready_timeout", e.ReadyTimeout)
+	v.nonNegDur(path+".timeouts.connect", e.Timeouts.Connect)
+	v.nonNegDur(path+".timeouts.first_token", e.Timeouts.FirstToken)
+	v.nonNegDur(path+".timeouts.idle", e.Timeouts.Idle)
+	v.nonNegDur(path+".timeouts.request", e.Timeouts.Request)
+	for k := range e.Headers {
+		if strings.EqualFold(k, "authorization") && e.APIKey != "" {
+			v.errf(path+".headers."+k, "%s: give api_key or an Authorization header, not both", path)
+		}
+		if strings.ContainsAny(k, " :\r\n") {
+			v.errf(path+".headers."+k, "%s: %q is not a valid header name", path, k)
+		}
+	}
+}
+
+func (v *validator) httpURL(path, s string) {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.errf(path, "%s: %q is not an http(s) URL such as http://127.0.0.1:8000/v1", path, s)
+	}
+}
+
+func (v *validator) nonNegDur(path string, d Duration) {
+	if d < 0 {
+		v.errf(path, "%s: duration must not be negative, got %s", path, d)
+	}
+}
+
+func (v *validator) promptSet(path string, ps *PromptSet) {
+	if ps == nil {
+		v.errf(path, "%s: empty prompt set: give synthetic, file or inline", path)
+		return
+	}
+	n := 0
+	for _, set := range []bool{ps.Synthetic != nil, ps.File != "", len(ps.Inline) > 0} {
+		if set {
+			n++
+		}
+	}
+	switch {
+	case n == 0 && v.has(path+".inline"):
+		v.errf(path+".inline", "%s: inline list is empty", path)
+	case n == 0:
+		v.errf(path, "%s: needs one of synthetic, file or inline", path)
+	case n > 1:
+		v.errf(path, "%s: give only one of synthetic, file or inline", path)
+	}
+	v.enum(path+".format", ps.Format, Formats)
+	if (ps.Format != "" || ps.Column != "") && ps.File == "" {
+		v.errf(path, "%s: format and column apply to file prompts only", path)
+	}
+	if ps.Column != "" && ps.Format != "" && ps.Format != "csv" && ps.Format != "auto" {
+		v.errf(path+".column", "%s: column applies to csv files only", path)
+	}
+	if ps.Turns < 0 || ps.Turns > MaxTurns {
+		v.errf(path+".turns", "%s: turns must be between 1 and %d, got %d", path, MaxTurns, ps.Turns)
+	} else if ps.Turns == 0 && v.has(path+".turns") {
+		v.errf(path+".turns", "%s: turns must be at least 1", path)
+	}
+	for i, s := range ps.Inline {
+		if strings.TrimSpace(s) == "" {
+			v.errf(fmt.Sprintf("%s.inline[%d]", path, i), "%s.inline[%d]: prompt is empty", path, i)
+		}
+	}
+	if syn := ps.Synthetic; syn != nil {
+		sp := path + ".synthetic"
+		if !v.has(sp + ".input_tokens") {
+			v.errf(sp, "%s: missing input_tokens", sp)
+		} else {
+			v.length(sp+".input_tokens", syn.InputTokens)
+		}
+		v.enum(sp+".sizing", syn.Sizing, Sizings)
+		if sh := syn.SharedPrefix; sh != nil {
+			pp := sp + ".shared_prefix"
+			if sh.Groups < 1 || sh.Groups > MaxRequests {
+				v.errf(pp+".groups", "%s: groups must be between 1 and %d, got %d", pp, MaxRequests, sh.Groups)
+			}
+			if sh.PrefixTokens < 1 || sh.PrefixTokens > MaxTokens {
+				v.errf(pp+".prefix_tokens", "%s: prefix_tokens must be between 1 and %d, got %d", pp, MaxTokens, sh.PrefixTokens)
+			}
+		}
+	}
+}
+
+// length checks a token-count Length: positive, bounded, and a mapping that
+// says either {min, max} or {mean, stdev}.
+func (v *validator) length(path string, l Length) {
+	bad := func(format string, args ...any) { v.errf(path, "%s: "+format, append([]any{path}, args...)...) }
+	switch {
+	case l.IsFixed():
+		if l.Fixed < 1 || l.Fixed > MaxTokens {
+			bad("token count must be between 1 and %d, got %d", MaxTokens, l.Fixed)
+		}
+	case l.IsNormal():
+		if !(l.Mean >= 1) || l.Mean > MaxTokens || math.IsInf(l.Mean, 0) {
+			bad("mean must be between 1 and %d, got %g", MaxTokens, l.Mean)
+		}
+		if !(l.Stdev >= 0) || l.Stdev > MaxTokens {
+			bad("stdev must be between 0 and %d, got %g", MaxTokens, l.Stdev)
+		}
+		v.minMax(path, l, false)
+	default:
+		v.minMax(path, l, true)
+	}
+}
+
+func (v *validator) minMax(path string, l Length, required bool) {
+	if required && (l.Min == 0 || l.Max == 0) {
+		v.errf(path, "%s: a length mapping needs min and max (uniform) or mean and stdev (normal)", path)
+		return
+	}
+	if l.Min < 0 || l.Max < 0 || l.Min > MaxTokens || l.Max > MaxTokens {
+		v.errf(path, "%s: min and max must be between 1 and %d", path, MaxTokens)
+		return
+	}
+	if l.Max != 0 && l.Min > l.Max {
+		v.errf(path, "%s: min %d is greater than max %d", path, l.Min, l.Max)
+	}
+}
+
+func (v *validator) stage(path string, s *Stage) {
+	p := v.plan
+	if strings.TrimSpace(s.Name) == "" {
+		v.errf(path+".name", "%s: missing name", path)
+	}
+	switch {
+	case s.Endpoint == "":
+		v.errf(path+".endpoint", "%s: missing endpoint", path)
+	case p.Endpoints[s.Endpoint] == nil && !hasKey(p.Endpoints, s.Endpoint):
+		v.errf(path+".endpoint", "%s: unknown endpoint %q%s", path, s.Endpoint, refHint(s.Endpoint, slices.Sorted(maps.Keys(p.Endpoints))))
+	}
+	var ps *PromptSet
+	switch {
+	case s.Prompts == "":
+		v.errf(path+".prompts", "%s: missing prompts", path)
+	case !hasKey(p.Prompts, s.Prompts):
+		v.errf(path+".prompts", "%s: unknown prompt set %q%s", path, s.Prompts, refHint(s.Prompts, slices.Sorted(maps.Keys(p.Prompts))))
+	default:
+		ps = p.Prompts[s.Prompts]
+	}
+	v.enum(path+".api", s.API, APIs)
+	v.enum(path+".mode", s.Mode, Modes)
+	v.enum(path+".arrival", s.Arrival, Arrivals)
+	if s.InputTokens != nil {
+		v.length(path+".input_tokens", *s.InputTokens)
+		if ps != nil && ps.Synthetic == nil {
+			v.errf(path+".input_tokens", "%s: input_tokens applies to synthetic prompts only (prompt set %q is not synthetic)", path, s.Prompts)
+		}
+	}
+	if v.has(path+".output_tokens") || !s.OutputTokens.IsZero() {
+		v.length(path+".output_tokens", s.OutputTokens)
+	}
+
+	hasC, hasR := v.has(path+".concurrency"), v.has(path+".rate")
+	switch {
+	case hasC && hasR:
+		v.errf(path+".rate", "%s: give concurrency (closed loop) or rate (open loop), not both", path)
+	case !hasC && !hasR:
+		v.errf(path, "%s: needs concurrency: [...] (closed loop) or rate: [...] (open loop)", path)
+	}
+	if hasC {
+		if len(s.Concurrency) == 0 {
+			v.errf(path+".concurrency", "%s: concurrency list is empty", path)
+		}
+		if len(s.Concurrency) > MaxLevels {
+			v.errf(path+".concurrency", "%s: more than %d levels", path, MaxLevels)
+		}
+		for i, c := range s.Concurrency {
+			if c < 1 || c > MaxConcurrency {
+				ip := fmt.Sprintf("%s.concurrency[%d]", path, i)
+				v.errf(ip, "%s: concurrency must be between 1 and %d, got %d", ip, MaxConcurrency, c)
+			}
+		}
+		if s.Arrival != "" {
+			v.errf(path+".arrival", "%s: arrival applies to rate (open-loop) stages only", path)
+		}
+		if s.MaxConcurrency != 0 {
+			v.errf(path+".max_concurrency", "%s: max_concurrency applies to rate (open-loop) stages only", path)
+		}
+	}
+	if hasR {
+		if len(s.Rate) == 0 {
+			v.errf(path+".rate", "%s: rate list is empty", path)
+		}
+		if len(s.Rate) > MaxLevels {
+			v.errf(path+".rate", "%s: more than %d levels", path, MaxLevels)
+		}
+		for i, r := range s.Rate {
+			if !(r > 0) || r > MaxRate || math.IsInf(r, 0) {
+				ip := fmt.Sprintf("%s.rate[%d]", path, i)
+				v.errf(ip, "%s: rate must be above 0 and at most %g requests/s, got %g", ip, MaxRate, r)
+			}
+		}
+		if s.Ramp != 0 {
+			v.errf(path+".ramp", "%s: ramp applies to concurrency (closed-loop) stages only", path)
+		}
+	}
+	if s.Burstiness != 0 {
+		if !(s.Burstiness > 0) || math.IsInf(s.Burstiness, 0) {
+			v.errf(path+".burstiness", "%s: burstiness must be positive, got %g", path, s.Burstiness)
+		}
+		if s.Arrival != "gamma" {
+			v.errf(path+".burstiness", "%s: burstiness applies to arrival: gamma only", path)
+		}
+	}
+	if s.MaxConcurrency < 0 || s.MaxConcurrency > MaxConcurrency {
+		v.errf(path+".max_concurrency", "%s: max_concurrency must be between 0 and %d, got %d", path, MaxConcurrency, s.MaxConcurrency)
+	}
+	if s.Requests < 0 || s.Requests > MaxRequests {
+		v.errf(path+".requests", "%s: requests must be between 1 and %d, got %d", path, MaxRequests, s.Requests)
+	} else if s.Requests == 0 && v.has(path+".requests") {
+		v.errf(path+".requests", "%s: requests must be at least 1 (leave it out for the default)", path)
+	}
+	v.nonNegDur(path+".duration", s.Duration)
+	v.nonNegDur(path+".ramp", s.Ramp)
+	if hasR && s.Requests == 0 && s.Duration == 0 {
+		v.errf(path, "%s: a rate stage needs requests or duration, to know when a level ends", path)
+	}
+	if s.Warmup != nil && (*s.Warmup < 0 || *s.Warmup > MaxWarmup) {
+		v.errf(path+".warmup", "%s: warmup must be between 0 and %d, got %d", path, MaxWarmup, *s.Warmup)
+	}
+	if s.Temperature != nil && (!(*s.Temperature >= 0) || math.IsInf(*s.Temperature, 0)) {
+		v.errf(path+".temperature", "%s: temperature must not be negative, got %g", path, *s.Temperature)
+	}
+	if slo := s.SLO; slo != nil {
+		for name, x := range map[string]float64{"ttft_ms": slo.TTFTMs, "tpot_ms": slo.TPOTMs, "e2e_ms": slo.E2EMs} {
+			if x < 0 || math.IsNaN(x) || math.IsInf(x, 0) {
+				v.errf(path+".slo."+name, "%s.slo: %s must be a positive number of milliseconds, got %g", path, name, x)
+			}
+		}
+		if slo.TTFTMs == 0 && slo.TPOTMs == 0 && slo.E2EMs == 0 {
+			v.errf(path+".slo", "%s.slo: set at least one of ttft_ms, tpot_ms, e2e_ms", path)
+		}
+	}
+	checkNames := map[string]int{}
+	for i, c := range s.Checks {
+		cp := fmt.Sprintf("%s.checks[%d]", path, i)
+		if c == nil {
+			v.errf(cp, "%s: empty check", cp)
+			continue
+		}
+		if strings.TrimSpace(c.Expr) == "" {
+			v.errf(cp+".expr", "%s: missing expr", cp)
+		}
+		v.enum(cp+".scope", c.Scope, Scopes)
+		v.enum(cp+".severity", c.Severity, Severites)
+		if c.When != "" && c.Scope == "stage" {
+			v.errf(cp+".when", "%s: when applies to level-scope checks only", cp)
+		}
+		name := c.Name
+		if name == "" {
+			name = c.Expr
+		}
+		if name != "" {
+			if j, dup := checkNames[name]; dup {
+				at := cp + ".name"
+				if c.Name == "" {
+					at = cp + ".expr"
+				}
+				v.errf(at, "%s: duplicate check name %q (also checks[%d])", cp, name, j)
+			} else {
+				checkNames[name] = i
+			}
+		}
+	}
+}
+
+func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
+
+// refHint suggests the intended name for an undefined reference.
+func refHint(name string, defined []string) string {
+	if s := didYouMean(name, defined); s != "" {
+		return s
+	}
+	if len(defined) == 0 {
+		return " (none are defined)"
+	}
+	return fmt.Sprintf(" (defined: %s)", strings.Join(defined, ", "))
+}
