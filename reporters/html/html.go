@@ -1,0 +1,616 @@
+// Package html renders a run's result as one self-contained HTML page: the
+// verdict, the validity warnings and the checks first, then per stage the
+// throughput, latency, trade-off, distribution and failure charts.
+//
+// The page fetches nothing: CSS is inline, charts are inline SVG drawn by this
+// package (chart.go), and there is no script, so it opens from disk, from a CI
+// artifact or from an air-gapped machine alike. Tooltips are SVG <title>
+// elements, which every browser shows without script. Light and dark mode
+// follow prefers-color-scheme through CSS variables. A Content-Security-Policy
+// of default-src 'none' makes the "fetches nothing" promise enforced by the
+// browser: any load the page attempted (or a script smuggled in through user
+// data) would be blocked and logged, which scripts/html-check.sh fails on.
+package html
+
+import (
+	_ "embed"
+	"fmt"
+	"html/template"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+)
+
+//go:embed page.html.tmpl
+var pageSrc string
+
+var pageTmpl = template.Must(template.New("page").Parse(pageSrc))
+
+// Write renders r as a self-contained HTML page to w. When baseline is not
+// nil, each stage's load curves are drawn beside the baseline's curves of the
+// stage with the same name (dashed, labelled "baseline").
+func Write(w io.Writer, r *result.Report, baseline *result.Report) error {
+	if r == nil {
+		return fmt.Errorf("html report: no report to render")
+	}
+	if err := pageTmpl.Execute(w, buildPage(r, baseline)); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	return nil
+}
+
+// page is the template's view of a report: every string is plain text (the
+// template escapes it) except the charts, which chart.go escapes itself.
+type page struct {
+	Title         string
+	Plan          result.Plan
+	RunnerVersion string
+	Started       string
+	Ended         string
+	Duration      string
+	Verdict       string
+	StopReason    string
+	Baseline      *baselineInfo
+	Warnings      []warning
+	Counts        checkCounts
+	Checks        []checkRow
+	Stages        []stageView
+	Palette       []int // 0..paletteLen-1, for the series colour rules in the CSS
+}
+
+type baselineInfo struct {
+	Path    string
+	Plan    string
+	Started string
+	Runner  string
+}
+
+// warning is one validity warning shown at the top: where it applies and what
+// it says. Kind picks the icon/colour (warn, error, lowconf, bottleneck).
+type warning struct {
+	Where string
+	Kind  string
+	Text  string
+}
+
+type checkCounts struct{ Pass, Fail, Warn, Skipped, Other int }
+
+type checkRow struct {
+	Stage    string
+	Name     string
+	Level    string
+	Scope    string
+	Severity string
+	Status   string
+	Values   []kv
+	Message  string
+	Expr     string
+}
+
+type kv struct{ K, V string }
+
+type stageView struct {
+	Name         string
+	Anchor       string
+	Endpoint     result.Endpoint
+	API          string
+	Mode         string
+	Load         string
+	Error        string
+	BaselineNote string
+	Levels       []levelRow
+	Charts       []chartView
+	Samples      []sampleRow
+}
+
+type levelRow struct {
+	Label        string
+	Requests     int
+	Completed    int
+	Failed       int
+	DurationS    string
+	TPSTotal     string
+	TPSStream    string
+	TTFTP50      string
+	TTFTP95      string
+	TTFTP99      string
+	TPOTP50      string
+	TPOTP99      string
+	ITLP99       string
+	E2EP99       string
+	Goodput      string
+	Flags        []string
+	FlagsWarning bool
+}
+
+type sampleRow struct{ Level, Kind, Count, Message string }
+
+type chartView struct {
+	ID     string
+	Title  string
+	SVG    template.HTML
+	Legend []legendItem
+	Note   string
+}
+
+func buildPage(r *result.Report, base *result.Report) page {
+	p := page{
+		Title:         r.Plan.Name,
+		Plan:          r.Plan,
+		RunnerVersion: r.RunnerVersion,
+		Started:       fmtTime(r.StartedAt),
+		Ended:         fmtTime(r.EndedAt),
+		Verdict:       r.Verdict,
+		StopReason:    r.StopReason,
+	}
+	for i := range paletteLen {
+		p.Palette = append(p.Palette, i)
+	}
+	if p.Title == "" {
+		p.Title = "runner report"
+	}
+	if !r.StartedAt.IsZero() && r.EndedAt.After(r.StartedAt) {
+		p.Duration = r.EndedAt.Sub(r.StartedAt).Round(time.Second).String()
+	}
+	if base != nil {
+		p.Baseline = &baselineInfo{Path: r.Baseline, Plan: base.Plan.Name, Started: fmtTime(base.StartedAt), Runner: base.RunnerVersion}
+	}
+	for _, w := range r.Warnings {
+		p.Warnings = append(p.Warnings, warning{Where: "run", Kind: "warn", Text: w})
+	}
+	if r.StopReason != "" && r.StopReason != result.StopCompleted {
+		p.Warnings = append(p.Warnings, warning{Where: "run", Kind: "error",
+			Text: "the run stopped early (" + r.StopReason + "): the results are partial"})
+	}
+	anchors := map[string]int{}
+	for si := range r.Stages {
+		st := &r.Stages[si]
+		p.Warnings = append(p.Warnings, stageWarnings(st)...)
+		for _, c := range st.Checks {
+			p.Checks = append(p.Checks, checkRowOf(st.Name, c))
+			switch c.Status {
+			case result.StatusPass:
+				p.Counts.Pass++
+			case result.StatusFail:
+				p.Counts.Fail++
+			case result.StatusWarn:
+				p.Counts.Warn++
+			case result.StatusSkipped:
+				p.Counts.Skipped++
+			default:
+				p.Counts.Other++
+			}
+		}
+		var bst *result.Stage
+		note := ""
+		if base != nil {
+			if bst = findStage(base, st.Name); bst == nil {
+				note = "The baseline has no stage named “" + st.Name + "”; no baseline curves for this stage."
+			}
+		}
+		sv := buildStage(st, bst, anchor(st.Name, si, anchors))
+		sv.BaselineNote = note
+		p.Stages = append(p.Stages, sv)
+	}
+	return p
+}
+
+// anchor makes a unique, id-safe fragment name for a stage (names are user
+// data and may repeat or hold any character).
+func anchor(name string, i int, seen map[string]int) string {
+	var b strings.Builder
+	b.WriteString("stage-")
+	for _, r := range strings.ToLower(name) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteByte('-')
+		}
+	}
+	a := b.String()
+	if seen[a]++; seen[a] > 1 {
+		a += "-" + strconv.Itoa(i)
+	}
+	return a
+}
+
+func findStage(r *result.Report, name string) *result.Stage {
+	for i := range r.Stages {
+		if r.Stages[i].Name == name {
+			return &r.Stages[i]
+		}
+	}
+	return nil
+}
+
+func stageWarnings(st *result.Stage) []warning {
+	var ws []warning
+	where := "stage " + st.Name
+	if st.Error != "" {
+		ws = append(ws, warning{Where: where, Kind: "error", Text: st.Error})
+	}
+	for _, w := range st.Warnings {
+		ws = append(ws, warning{Where: where, Kind: "warn", Text: w})
+	}
+	for i := range st.Points {
+		pt := &st.Points[i]
+		lw := where + ", " + pt.Label()
+		if pt.Interrupted {
+			ws = append(ws, warning{Where: lw, Kind: "error", Text: "level interrupted: its numbers cover part of the planned window"})
+		}
+		if pt.ClientBottleneck {
+			t := "client bottleneck: the load generator, not the server, may have limited this level"
+			if pt.ClientCPUPercent != nil {
+				t += " (client CPU " + num(*pt.ClientCPUPercent) + "% of one core)"
+			}
+			ws = append(ws, warning{Where: lw, Kind: "bottleneck", Text: t})
+		}
+		if len(pt.LowConfidence) > 0 {
+			ws = append(ws, warning{Where: lw, Kind: "lowconf",
+				Text: "low confidence (too few samples): " + strings.Join(pt.LowConfidence, ", ")})
+		}
+		if pt.OutputLenMismatch > 0 {
+			ws = append(ws, warning{Where: lw, Kind: "warn", Text: strconv.Itoa(pt.OutputLenMismatch) +
+				" responses had a different output length than requested (ignore_eos not honoured?)"})
+		}
+		for _, w := range pt.Warnings {
+			ws = append(ws, warning{Where: lw, Kind: "warn", Text: w})
+		}
+	}
+	return ws
+}
+
+func checkRowOf(stage string, c result.CheckOutcome) checkRow {
+	row := checkRow{Stage: stage, Name: c.Name, Level: c.LevelLabel, Scope: c.Scope, Severity: c.Severity,
+		Status: c.Status, Message: c.Message, Expr: c.Expr}
+	if row.Level == "" && c.Scope == "stage" {
+		row.Level = "(stage)"
+	}
+	keys := make([]string, 0, len(c.Values))
+	for k := range c.Values {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		row.Values = append(row.Values, kv{K: k, V: anyString(c.Values[k])})
+	}
+	return row
+}
+
+// anyString prints a value a check read. Values come from JSON (float64,
+// bool, string, nil) or straight from the engine (typed pointers for the
+// nullable metrics); a nil of any kind is "null", as in report.json.
+func anyString(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "null"
+	case float64:
+		return num(x)
+	case float32:
+		return num(float64(x))
+	case *float64:
+		if x == nil {
+			return "null"
+		}
+		return num(*x)
+	case *int64:
+		if x == nil {
+			return "null"
+		}
+		return strconv.FormatInt(*x, 10)
+	case *int:
+		if x == nil {
+			return "null"
+		}
+		return strconv.Itoa(*x)
+	case *string:
+		if x == nil {
+			return "null"
+		}
+		return *x
+	default:
+		return fmt.Sprint(x)
+	}
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// fmtPtr shows a nullable metric: the number as stored, or an em dash.
+func fmtPtr(p *float64) string {
+	if p == nil || !finite(*p) {
+		return "—"
+	}
+	return num(*p)
+}
+
+// loadX is a level's position on the load axis: its concurrency, or its
+// target rate for an open-loop stage.
+func loadX(st *result.Stage, p *result.Point) (float64, bool) {
+	if isRate(st) {
+		if p.Rate != nil {
+			return *p.Rate, true
+		}
+		return 0, false
+	}
+	return float64(p.Concurrency), p.Concurrency > 0
+}
+
+func isRate(st *result.Stage) bool {
+	if st.Load == "rate" {
+		return true
+	}
+	if st.Load == "concurrency" {
+		return false
+	}
+	return len(st.Points) > 0 && st.Points[0].Rate != nil
+}
+
+func loadLabel(st *result.Stage) string {
+	if isRate(st) {
+		return "target rate (requests/s)"
+	}
+	return "concurrency (requests in flight)"
+}
+
+// metric picks one nullable value from a point.
+type metric struct {
+	name  string // shown in legends and tooltips
+	unit  string
+	color int
+	get   func(*result.Point) *float64
+}
+
+// loadSeries builds one series of metric m against load for the points of a
+// stage; prefix labels baseline tooltips.
+func loadSeries(st *result.Stage, m metric, dashed bool) series {
+	s := series{Name: m.name, Color: m.color, Dashed: dashed}
+	prefix := ""
+	if dashed {
+		s.Name = "baseline " + m.name
+		prefix = "baseline "
+	}
+	for i := range st.Points {
+		pt := &st.Points[i]
+		x, ok := loadX(st, pt)
+		if !ok {
+			continue
+		}
+		y := m.get(pt)
+		tip := prefix + pt.Label() + " · " + m.name + ": "
+		if y == nil {
+			tip += "null"
+		} else {
+			tip += num(*y) + " " + m.unit
+		}
+		s.Points = append(s.Points, xy{X: x, Y: y, Tip: tip})
+	}
+	return s
+}
+
+func loadChart(id string, st, bst *result.Stage, ylabel string, ms []metric) lineChart {
+	c := lineChart{ID: id, XLabel: loadLabel(st), YLabel: ylabel, XLogAuto: true, XIntTicks: !isRate(st)}
+	for _, m := range ms {
+		c.Series = append(c.Series, loadSeries(st, m, false))
+	}
+	if bst != nil {
+		for _, m := range ms {
+			c.Series = append(c.Series, loadSeries(bst, m, true))
+		}
+	}
+	return c
+}
+
+func f(v float64) *float64 { return &v }
+
+func buildStage(st, bst *result.Stage, anchor string) stageView {
+	sv := stageView{Name: st.Name, Anchor: anchor, Endpoint: st.Endpoint, API: st.API, Mode: st.Mode,
+		Load: st.Load, Error: st.Error}
+	for i := range st.Points {
+		sv.Levels = append(sv.Levels, levelRowOf(&st.Points[i]))
+	}
+	add := func(title string, c interface {
+		svg(string) template.HTML
+		legend() []legendItem
+	}, id string) {
+		sv.Charts = append(sv.Charts, chartView{ID: id, Title: title, SVG: c.svg(st.Name + ": " + title), Legend: c.legend()})
+	}
+
+	id := anchor + "-throughput"
+	add("Output throughput vs load", loadChart(id, st, bst, "output tokens/s (all streams)", []metric{
+		{"output tok/s", "tok/s", 0, func(p *result.Point) *float64 { return f(p.OutputTPSTotal) }},
+	}), id)
+	id = anchor + "-ttft"
+	add("Time to first token vs load", loadChart(id, st, bst, "TTFT (ms)", []metric{
+		{"TTFT p50", "ms", 0, func(p *result.Point) *float64 { return p.TTFTP50Ms }},
+		{"TTFT p95", "ms", 1, func(p *result.Point) *float64 { return p.TTFTP95Ms }},
+		{"TTFT p99", "ms", 2, func(p *result.Point) *float64 { return p.TTFTP99Ms }},
+	}), id)
+	id = anchor + "-tpot"
+	add("Time per output token vs load", loadChart(id, st, bst, "TPOT (ms/token)", []metric{
+		{"TPOT p50", "ms", 0, func(p *result.Point) *float64 { return p.TPOTP50Ms }},
+		{"TPOT p99", "ms", 2, func(p *result.Point) *float64 { return p.TPOTP99Ms }},
+	}), id)
+	id = anchor + "-tradeoff"
+	add("Per-stream vs total throughput", tradeoffChart(id, st, bst), id)
+	id = anchor + "-ttft-dist"
+	add("TTFT distribution per level", distChart(id, st, "TTFT (ms)", func(p *result.Point) []result.Bucket { return p.TTFTHist }), id)
+	id = anchor + "-itl-dist"
+	add("Inter-token latency distribution per level", distChart(id, st, "ITL (ms)", func(p *result.Point) []result.Bucket { return p.ITLHist }), id)
+
+	id = anchor + "-failures"
+	fc, total := failureChart(id, st)
+	if total == 0 {
+		sv.Charts = append(sv.Charts, chartView{ID: id, Title: "Failures by kind", Note: "No failed requests."})
+	} else {
+		add("Failures by kind", fc, id)
+	}
+	sv.Samples = samples(st)
+	return sv
+}
+
+func levelRowOf(p *result.Point) levelRow {
+	row := levelRow{
+		Label: p.Label(), Requests: p.NRequests, Completed: p.Completed, Failed: p.Failed,
+		DurationS: num(p.DurationS), TPSTotal: num(p.OutputTPSTotal), TPSStream: num(p.OutputTPSPerStream),
+		TTFTP50: fmtPtr(p.TTFTP50Ms), TTFTP95: fmtPtr(p.TTFTP95Ms), TTFTP99: fmtPtr(p.TTFTP99Ms),
+		TPOTP50: fmtPtr(p.TPOTP50Ms), TPOTP99: fmtPtr(p.TPOTP99Ms), ITLP99: fmtPtr(p.ITLP99Ms),
+		E2EP99: fmtPtr(p.E2EP99Ms), Goodput: "—",
+	}
+	if p.Goodput != nil {
+		row.Goodput = num(result.Round(*p.Goodput*100, 1)) + "%"
+	}
+	if p.Interrupted {
+		row.Flags = append(row.Flags, "interrupted")
+	}
+	if p.ClientBottleneck {
+		row.Flags = append(row.Flags, "client bottleneck")
+	}
+	if len(p.LowConfidence) > 0 {
+		row.Flags = append(row.Flags, "low confidence: "+strings.Join(p.LowConfidence, ", "))
+	}
+	row.FlagsWarning = len(row.Flags) > 0
+	return row
+}
+
+// tradeoffChart plots per-stream tok/s against total tok/s, one point per
+// level, joined in level order: the curve a capacity planner reads to pick a
+// concurrency that keeps each user fast enough.
+func tradeoffChart(id string, st, bst *result.Stage) lineChart {
+	c := lineChart{ID: id, XLabel: "output tokens/s (all streams)", YLabel: "output tokens/s per stream"}
+	mk := func(s *result.Stage, dashed bool) series {
+		se := series{Name: "levels", Color: 3, Dashed: dashed}
+		prefix := ""
+		if dashed {
+			se.Name, prefix = "baseline levels", "baseline "
+		}
+		for i := range s.Points {
+			p := &s.Points[i]
+			if p.Completed == 0 {
+				// No stream finished: there is no per-stream rate to
+				// plot, and a point at (0, 0) would read as a measurement.
+				continue
+			}
+			se.Points = append(se.Points, xy{X: p.OutputTPSTotal, Y: f(p.OutputTPSPerStream),
+				Tip: prefix + p.Label() + " · total " + num(p.OutputTPSTotal) + " tok/s · per stream " + num(p.OutputTPSPerStream) + " tok/s"})
+		}
+		return se
+	}
+	c.Series = append(c.Series, mk(st, false))
+	if bst != nil {
+		c.Series = append(c.Series, mk(bst, true))
+	}
+	return c
+}
+
+// distChart draws each level's latency histogram as a cumulative share of
+// requests at or below each bucket's upper bound. Curves of all levels share
+// one axis, so the shift of the tail with load is read at a glance; a raw
+// histogram per level would need one chart each and hide that shift.
+func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Point) []result.Bucket) lineChart {
+	c := lineChart{ID: id, XLabel: xlabel, YLabel: "requests at or below (%)", XLogAuto: true, YMax: 100}
+	if strings.HasPrefix(xlabel, "ITL") {
+		c.YLabel = "token gaps at or below (%)"
+	}
+	for i := range st.Points {
+		p := &st.Points[i]
+		bs := hist(p)
+		var total int64
+		for _, b := range bs {
+			if b.Count > 0 {
+				total += b.Count
+			}
+		}
+		if total == 0 {
+			continue
+		}
+		s := series{Name: p.Label(), Color: i}
+		var cum int64
+		for j, b := range bs {
+			if b.Count > 0 {
+				cum += b.Count
+			}
+			// Leading empty buckets add nothing but the last one (the 0%
+			// anchor); buckets after the last sample are flat at 100%.
+			if cum == 0 && j+1 < len(bs) && bs[j+1].Count == 0 {
+				continue
+			}
+			if !finite(b.UpperMs) || b.UpperMs <= 0 {
+				continue
+			}
+			pct := float64(cum) * 100 / float64(total)
+			s.Points = append(s.Points, xy{X: b.UpperMs, Y: f(result.Round(pct, 2)),
+				Tip: fmt.Sprintf("%s · ≤ %s ms: %d in bucket, %s%% cumulative", p.Label(), num(b.UpperMs), b.Count, num(result.Round(pct, 2)))})
+			if cum == total {
+				break
+			}
+		}
+		c.Series = append(c.Series, s)
+	}
+	return c
+}
+
+// failureChart stacks each level's failed requests by kind.
+func failureChart(id string, st *result.Stage) (barChart, int) {
+	c := barChart{ID: id, XLabel: "level", YLabel: "failed requests"}
+	kinds := map[string]bool{}
+	total := 0
+	for i := range st.Points {
+		c.Categories = append(c.Categories, st.Points[i].Label())
+		for k, n := range st.Points[i].ErrorsByKind {
+			if n > 0 {
+				kinds[k] = true
+				total += n
+			}
+		}
+	}
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for ki, k := range names {
+		s := barStack{Name: k, Color: ki}
+		for i := range st.Points {
+			p := &st.Points[i]
+			n := p.ErrorsByKind[k]
+			s.Values = append(s.Values, float64(n))
+			tip := p.Label() + " · " + k + ": " + strconv.Itoa(n) + " of " + strconv.Itoa(p.NRequests) + " requests"
+			if msg := p.ErrorSamples[k]; msg != "" {
+				tip += " — " + msg
+			}
+			s.Tips = append(s.Tips, tip)
+		}
+		c.Stacks = append(c.Stacks, s)
+	}
+	return c, total
+}
+
+// samples lists one sample error message per level and kind, so the reader
+// sees what "http_429" or "truncated" looked like.
+func samples(st *result.Stage) []sampleRow {
+	var rows []sampleRow
+	for i := range st.Points {
+		p := &st.Points[i]
+		kinds := make([]string, 0, len(p.ErrorsByKind))
+		for k, n := range p.ErrorsByKind {
+			if n > 0 {
+				kinds = append(kinds, k)
+			}
+		}
+		sort.Strings(kinds)
+		for _, k := range kinds {
+			rows = append(rows, sampleRow{Level: p.Label(), Kind: k, Count: strconv.Itoa(p.ErrorsByKind[k]), Message: p.ErrorSamples[k]})
+		}
+	}
+	return rows
+}
