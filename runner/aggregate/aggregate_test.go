@@ -1,0 +1,466 @@
+package aggregate
+
+import (
+	"math"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/servermetrics"
+)
+
+func f(v float64) *float64 { return &v }
+
+// ok builds a successful request record.
+func ok(ttft, e2e float64, out, in int) *result.Request {
+	r := &result.Request{OK: true, TTFTMs: f(ttft), E2EMs: e2e, OutputTokens: out, InputTokens: in, UsageReported: in > 0}
+	if out >= 2 {
+		r.TPOTMs = f((e2e - ttft) / float64(out-1))
+	}
+	return r
+}
+
+func fail(kind, msg string) *result.Request {
+	return &result.Request{OK: false, ErrorKind: kind, Error: msg, E2EMs: 5}
+}
+
+func finish(spec Spec, wall time.Duration, d *servermetrics.Delta, reqs ...*result.Request) result.Point {
+	l := NewLevel(spec)
+	s := l.NewShard()
+	for _, r := range reqs {
+		s.Add(r)
+	}
+	return l.Finish(wall, d)
+}
+
+func eqPtr(t *testing.T, name string, got *float64, want any) {
+	t.Helper()
+	switch w := want.(type) {
+	case nil:
+		if got != nil {
+			t.Errorf("%s = %v, want null", name, *got)
+		}
+	case float64:
+		if got == nil {
+			t.Errorf("%s = null, want %v", name, w)
+		} else if *got != w {
+			t.Errorf("%s = %v, want %v", name, *got, w)
+		}
+	default:
+		t.Fatalf("bad want type %T", want)
+	}
+}
+
+// TestFinishReferenceFields checks every reference field on a level computed
+// by hand. Pinned, 4 output tokens requested, 100 input tokens requested:
+//
+//	r1 TTFT 10 E2E 100 out 4 in 100   TPOT (100−10)/3 = 30
+//	r2 TTFT 20 E2E 200 out 4 in 102   TPOT 60
+//	r3 TTFT 30 E2E 250 out 5 in 0     TPOT 55   (5 ≠ 4: ignore_eos not honoured)
+//	r4 TTFT 40 E2E 400 out 4 in 104   TPOT 120
+//	r5 failed http_500 "boom"; wall 1.5 s
+//
+// output_tps_total = 17/1.5 = 11.333… → 11.33; per stream = mean(40, 20, 20,
+// 10) = 22.5; TTFT p50 index round(0.5·3 = 1.5) = 2 → 30, p95 index
+// round(2.85) = 3 → 40; TPOT sorted (30, 55, 60, 120) p50 → 60; prefill =
+// mean(100, 102, 104) / (25 ms / 1000) = 102/0.025 = 4080.0.
+func TestFinishReferenceFields(t *testing.T) {
+	spec := Spec{Concurrency: 4, InputTokens: 100, OutputTokens: 4, Pinned: true}
+	p := finish(spec, 1500*time.Millisecond, nil,
+		ok(10, 100, 4, 100), ok(20, 200, 4, 102), ok(30, 250, 5, 0), fail("http_500", "boom"), ok(40, 400, 4, 104))
+
+	if p.Concurrency != 4 || p.InputTokens != 100 || p.OutputTokens != 4 {
+		t.Errorf("nominal fields: %d %d %d", p.Concurrency, p.InputTokens, p.OutputTokens)
+	}
+	if p.NRequests != 5 || p.Completed != 4 || p.Failed != 1 {
+		t.Errorf("counts: n=%d completed=%d failed=%d", p.NRequests, p.Completed, p.Failed)
+	}
+	if p.DurationS != 1.5 || p.OutputTPSTotal != 11.33 || p.OutputTPSPerStream != 22.5 {
+		t.Errorf("duration %v tps %v per-stream %v", p.DurationS, p.OutputTPSTotal, p.OutputTPSPerStream)
+	}
+	eqPtr(t, "ttft_p50_ms", p.TTFTP50Ms, 30.0)
+	eqPtr(t, "ttft_p95_ms", p.TTFTP95Ms, 40.0)
+	eqPtr(t, "tpot_p50_ms", p.TPOTP50Ms, 60.0)
+	eqPtr(t, "prefill_tps", p.PrefillTPS, 4080.0)
+	eqPtr(t, "spec_acceptance_rate", p.SpecAcceptanceRate, nil)
+	if p.SpecDraftTokens != nil {
+		t.Errorf("spec_draft_tokens = %d, want null", *p.SpecDraftTokens)
+	}
+	if p.NaturalStop {
+		t.Error("natural_stop true in pinned mode")
+	}
+	eqPtr(t, "output_token_stdev", p.OutputTokenStdev, nil)
+	if p.Error == nil || *p.Error != "http_500: boom" {
+		t.Errorf("error = %v", p.Error)
+	}
+
+	// Added fields on the same level.
+	if p.OutputLenMismatch != 1 || len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "ignore_eos") {
+		t.Errorf("mismatch %d, warnings %q", p.OutputLenMismatch, p.Warnings)
+	}
+	if p.RequestTPS != 2.667 || p.AchievedRate != nil || p.Rate != nil {
+		t.Errorf("request_tps %v achieved %v rate %v", p.RequestTPS, p.AchievedRate, p.Rate)
+	}
+	eqPtr(t, "mean_input_tokens", p.MeanInputTokens, 102.0)
+	eqPtr(t, "mean_output_tokens", p.MeanOutputTokens, 4.25)
+	eqPtr(t, "ttft_mean_ms", p.TTFTMeanMs, 25.0)
+	eqPtr(t, "ttft_max_ms", p.TTFTMaxMs, 40.0)
+	eqPtr(t, "ttft_p90_ms", p.TTFTP90Ms, 40.0) // round(2.7) = 3
+	eqPtr(t, "tpot_mean_ms", p.TPOTMeanMs, 66.25)
+	eqPtr(t, "e2e_p50_ms", p.E2EP50Ms, 250.0)
+	eqPtr(t, "e2e_max_ms", p.E2EMaxMs, 400.0)
+	eqPtr(t, "ttfat_p50_ms", p.TTFATP50Ms, nil)
+	eqPtr(t, "goodput", p.Goodput, nil)
+	if !reflect.DeepEqual(p.ErrorsByKind, map[string]int{"http_500": 1}) ||
+		!reflect.DeepEqual(p.ErrorSamples, map[string]string{"http_500": "boom"}) {
+		t.Errorf("errors by kind %v samples %v", p.ErrorsByKind, p.ErrorSamples)
+	}
+	// Four samples: every percentile is below its minimum count.
+	for _, m := range []string{"ttft_p50_ms", "ttft_p95_ms", "tpot_p50_ms", "e2e_p99_ms", "dispatch_lag_p99_ms"} {
+		if !slices.Contains(p.LowConfidence, m) {
+			t.Errorf("%s not flagged low-confidence: %v", m, p.LowConfidence)
+		}
+	}
+	if len(p.TTFTHist) == 0 {
+		t.Error("no TTFT histogram")
+	}
+}
+
+// TestFinishHalfwayPercentiles: the reference's index rule on small levels.
+func TestFinishHalfwayPercentiles(t *testing.T) {
+	ttfts := func(vs ...float64) []*result.Request {
+		var rs []*result.Request
+		for _, v := range vs {
+			rs = append(rs, ok(v, v+100, 10, 0))
+		}
+		return rs
+	}
+	cases := []struct {
+		name     string
+		vals     []float64
+		p50, p95 float64
+	}{
+		// n=2: p50 index round(0.5) = 0 (to even): the lower sample.
+		{"n2", []float64{20, 10}, 10, 20},
+		// n=3: p50 index 1; p95 index round(1.9) = 2.
+		{"n3", []float64{30, 10, 20}, 20, 30},
+		// n=4: p50 index round(1.5) = 2.
+		{"n4", []float64{1, 2, 3, 4}, 3, 4},
+		// n=6: p50 index round(2.5) = 2.
+		{"n6", []float64{6, 5, 4, 3, 2, 1}, 3, 6},
+		// n=11: p95 index round(9.5) = 10, the maximum.
+		{"n11", []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, 5, 10},
+		// n=21: p95 index 19, below the maximum.
+		{"n21", []float64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20}, 10, 19},
+		// Rounding of the chosen sample: ties to even on the binary value.
+		{"round", []float64{0.125, 0.375, 2.675}, 0.38, 2.67},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := finish(Spec{}, time.Second, nil, ttfts(c.vals...)...)
+			eqPtr(t, "ttft_p50_ms", p.TTFTP50Ms, c.p50)
+			eqPtr(t, "ttft_p95_ms", p.TTFTP95Ms, c.p95)
+		})
+	}
+}
+
+// TestFinishNaturalAndSLO: natural mode reports the spread of output lengths
+// (sample stdev of 3, 5, 7, 10 = 2.986… → 2.99), and goodput counts every
+// measured request, failures included, against every set bound.
+func TestFinishNaturalAndSLO(t *testing.T) {
+	spec := Spec{Concurrency: 2, InputTokens: 50, OutputTokens: 16, SLO: &SLO{TTFTMs: 25, E2EMs: 300}}
+	p := finish(spec, 2*time.Second, nil,
+		ok(10, 100, 3, 0),  // meets both
+		ok(20, 300, 5, 0),  // meets both (bounds are inclusive)
+		ok(30, 250, 7, 0),  // TTFT over
+		ok(15, 400, 10, 0), // E2E over
+		fail("timeout", "no first token in 30s"))
+	if !p.NaturalStop {
+		t.Error("natural_stop false in natural mode")
+	}
+	eqPtr(t, "output_token_stdev", p.OutputTokenStdev, 2.99)
+	eqPtr(t, "goodput", p.Goodput, 0.4) // 2 of 5
+	if p.OutputLenMismatch != 0 || len(p.Warnings) != 0 {
+		t.Errorf("natural mode flagged mismatches: %d %q", p.OutputLenMismatch, p.Warnings)
+	}
+	// No input tokens reported: prefill uses the requested 50 over mean TTFT
+	// 18.75 ms → 50/0.01875 = 2666.666… → 2666.7.
+	eqPtr(t, "prefill_tps", p.PrefillTPS, 2666.7)
+	eqPtr(t, "mean_input_tokens", p.MeanInputTokens, nil)
+
+	// A one-token success has no TPOT and is not judged on a TPOT bound.
+	one := ok(5, 6, 1, 0)
+	p = finish(Spec{SLO: &SLO{TPOTMs: 1}}, time.Second, nil, one, ok(5, 105, 11, 0))
+	eqPtr(t, "goodput", p.Goodput, 0.5)
+	// An all-zero SLO is no SLO.
+	p = finish(Spec{SLO: &SLO{}}, time.Second, nil, one)
+	eqPtr(t, "goodput", p.Goodput, nil)
+}
+
+// TestFinishOpenLoopAndLag: achieved rate and dispatch lag.
+func TestFinishOpenLoopAndLag(t *testing.T) {
+	rate := 4.0
+	var rs []*result.Request
+	for i := range 8 {
+		r := ok(10, 50, 4, 0)
+		r.DispatchLagMs = float64(i) // 0..7
+		rs = append(rs, r)
+	}
+	p := finish(Spec{Rate: &rate}, 3*time.Second, nil, rs...)
+	eqPtr(t, "rate", p.Rate, 4.0)
+	eqPtr(t, "achieved_rate", p.AchievedRate, 2.667) // 8 / 3 s
+	eqPtr(t, "dispatch_lag_p99_ms", p.DispatchLagP99Ms, 7.0)
+	eqPtr(t, "dispatch_lag_max_ms", p.DispatchLagMaxMs, 7.0)
+	// p95 of 8 is flagged; p50 of 8 is not.
+	if !slices.Contains(p.LowConfidence, "ttft_p95_ms") || slices.Contains(p.LowConfidence, "ttft_p50_ms") {
+		t.Errorf("low confidence = %v", p.LowConfidence)
+	}
+}
+
+// TestFinishEmpty: a level where everything failed has null latency metrics
+// and zero rates, never a NaN.
+func TestFinishEmpty(t *testing.T) {
+	p := finish(Spec{Concurrency: 1}, 0, nil, fail("", ""), fail("connect", "refused"))
+	if p.Completed != 0 || p.Failed != 2 || p.OutputTPSTotal != 0 || p.OutputTPSPerStream != 0 || p.RequestTPS != 0 {
+		t.Errorf("empty level: %+v", p)
+	}
+	for name, v := range map[string]*float64{"ttft_p50": p.TTFTP50Ms, "tpot_p50": p.TPOTP50Ms, "prefill": p.PrefillTPS, "itl_p50": p.ITLP50Ms, "mean_out": p.MeanOutputTokens} {
+		if v != nil {
+			t.Errorf("%s = %v, want null", name, *v)
+		}
+	}
+	if p.Error == nil || *p.Error != "unknown" {
+		t.Errorf("error = %v, want the first failure", p.Error)
+	}
+	if !reflect.DeepEqual(p.ErrorsByKind, map[string]int{"unknown": 1, "connect": 1}) {
+		t.Errorf("errors by kind %v", p.ErrorsByKind)
+	}
+	p = finish(Spec{}, time.Second, nil)
+	if p.NRequests != 0 || p.ErrorsByKind == nil {
+		t.Errorf("no requests: %+v", p)
+	}
+	NewLevel(Spec{}).NewShard().Add(nil) // must not panic
+}
+
+// TestFinishServerDelta: the server's counters over the window.
+func TestFinishServerDelta(t *testing.T) {
+	d := &servermetrics.Delta{
+		SpecDrafts: f(40), SpecDraftTokens: f(100), SpecAcceptedTokens: f(70),
+		PrefixCacheQueries: f(1000), PrefixCacheHits: f(500),
+		Counters: map[string]float64{"vllm:prompt_tokens": 1000},
+	}
+	p := finish(Spec{}, time.Second, d, ok(10, 20, 2, 0))
+	eqPtr(t, "spec_acceptance_rate", p.SpecAcceptanceRate, 0.7)
+	if p.SpecDraftTokens == nil || *p.SpecDraftTokens != 100 {
+		t.Errorf("spec_draft_tokens = %v", p.SpecDraftTokens)
+	}
+	eqPtr(t, "spec_acceptance_length", p.SpecAcceptanceLength, 2.75) // 1 + 70/40
+	eqPtr(t, "prefix_cache_hit_rate", p.PrefixCacheHitRate, 0.5)
+	if len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "nonce") {
+		t.Errorf("no prefix-cache warning: %q", p.Warnings)
+	}
+	if p.ServerCounters["vllm:prompt_tokens"] != 1000 {
+		t.Errorf("server counters %v", p.ServerCounters)
+	}
+	p = finish(Spec{ExpectPrefixHits: true}, time.Second, d, ok(10, 20, 2, 0))
+	if len(p.Warnings) != 0 {
+		t.Errorf("warned although prefix hits were expected: %q", p.Warnings)
+	}
+	// Zero drafted tokens: the reference reports null, not 0.
+	p = finish(Spec{}, time.Second, &servermetrics.Delta{SpecDraftTokens: f(0), SpecAcceptedTokens: f(0)}, ok(10, 20, 2, 0))
+	if p.SpecDraftTokens != nil || p.SpecAcceptanceRate != nil {
+		t.Errorf("zero drafts: %v %v", p.SpecDraftTokens, p.SpecAcceptanceRate)
+	}
+}
+
+// TestITL: inter-token latencies from several shards, through the batch
+// buffers and the histogram.
+func TestITL(t *testing.T) {
+	l := NewLevel(Spec{})
+	shards := []*Shard{l.NewShard(), l.NewShard(), l.NewShard()}
+	var all []float64
+	for i := 1; i <= 1000; i++ { // 1..1000 ms, more than a batch per shard
+		v := float64(i)
+		shards[i%3].AddITL(v)
+		all = append(all, v)
+	}
+	p := l.Finish(time.Second, nil)
+	for _, c := range []struct {
+		name string
+		got  *float64
+		q    float64
+	}{{"p50", p.ITLP50Ms, 0.5}, {"p90", p.ITLP90Ms, 0.9}, {"p99", p.ITLP99Ms, 0.99}} {
+		exact := all[pctIndex(c.q, len(all))]
+		if c.got == nil || math.Abs(*c.got-exact) > exact*0.0005+0.01 {
+			t.Errorf("itl %s = %v, exact %v", c.name, c.got, exact)
+		}
+	}
+	eqPtr(t, "itl_max_ms", p.ITLMaxMs, 1000.0)
+	eqPtr(t, "itl_mean_ms", p.ITLMeanMs, 500.5)
+	var n int64
+	for _, b := range p.ITLHist {
+		n += b.Count
+	}
+	if n != 1000 {
+		t.Errorf("ITL chart holds %d samples, want 1000", n)
+	}
+	// Finish twice gives the same point (nothing double counted).
+	if q := l.Finish(time.Second, nil); !reflect.DeepEqual(p, q) {
+		t.Error("second Finish differs")
+	}
+}
+
+// randomRequests is a reproducible mixed level.
+func randomRequests(n int, seed uint64) []*result.Request {
+	r := rand.New(rand.NewPCG(seed, 7))
+	kinds := []string{"http_429", "timeout", "connect"}
+	rs := make([]*result.Request, n)
+	for i := range rs {
+		if r.IntN(10) == 0 {
+			k := kinds[r.IntN(len(kinds))]
+			rs[i] = fail(k, k+" sample")
+			continue
+		}
+		ttft := 5 + r.ExpFloat64()*40
+		q := ok(ttft, ttft+r.Float64()*2000, 1+r.IntN(300), 100+r.IntN(50))
+		q.TTFATMs = f(ttft + r.Float64()*10)
+		q.DispatchLagMs = r.Float64() * 3
+		rs[i] = q
+	}
+	return rs
+}
+
+// TestShardsMerge: spreading the same requests over several shards gives the
+// same Point as one shard.
+func TestShardsMerge(t *testing.T) {
+	reqs := randomRequests(2000, 1)
+	spec := Spec{Concurrency: 7, InputTokens: 120, OutputTokens: 300, SLO: &SLO{TTFTMs: 50}}
+	one := finish(spec, 3*time.Second, nil, reqs...)
+
+	l := NewLevel(spec)
+	shards := make([]*Shard, 7)
+	for i := range shards {
+		shards[i] = l.NewShard()
+	}
+	for i, r := range reqs { // same completion order, spread round-robin
+		shards[i%7].Add(r)
+	}
+	many := l.Finish(3*time.Second, nil)
+	if !reflect.DeepEqual(one, many) {
+		t.Errorf("sharded point differs:\none  %+v\nmany %+v", one, many)
+	}
+
+	// Concurrently (under -race): everything but the completion-order
+	// dependent first error and samples must match.
+	l = NewLevel(spec)
+	var wg sync.WaitGroup
+	for w := range 7 {
+		s := l.NewShard()
+		wg.Go(func() {
+			for i := w; i < len(reqs); i += 7 {
+				s.Add(reqs[i])
+				s.AddITL(float64(i % 50))
+			}
+		})
+	}
+	wg.Wait()
+	conc := l.Finish(3*time.Second, nil)
+	conc.Error, conc.ErrorSamples = one.Error, one.ErrorSamples
+	conc.ITLP50Ms, conc.ITLP90Ms, conc.ITLP99Ms, conc.ITLMeanMs, conc.ITLMaxMs, conc.ITLHist = nil, nil, nil, nil, nil, nil
+	conc.LowConfidence = one.LowConfidence
+	if !reflect.DeepEqual(one, conc) {
+		t.Errorf("concurrent point differs:\none  %+v\nconc %+v", one, conc)
+	}
+}
+
+// TestSpill: past the exact limit, percentiles come from the histogram, within
+// its resolution, and the point says so; means and counts stay exact.
+func TestSpill(t *testing.T) {
+	reqs := randomRequests(3000, 2)
+	exact := finish(Spec{}, time.Second, nil, reqs...)
+	l := NewLevel(Spec{ExactLimit: 500})
+	s := l.NewShard()
+	for _, r := range reqs {
+		s.Add(r)
+	}
+	est := l.Finish(time.Second, nil)
+	if len(s.ttft.vals) > 500 {
+		t.Errorf("shard kept %d exact TTFTs past the limit of 500", len(s.ttft.vals))
+	}
+	if len(est.Warnings) != 1 || !strings.Contains(est.Warnings[0], "histogram") {
+		t.Errorf("no spill warning: %q", est.Warnings)
+	}
+	if len(exact.Warnings) != 0 {
+		t.Errorf("exact level warned: %q", exact.Warnings)
+	}
+	pairs := map[string][2]*float64{
+		"ttft_p50": {exact.TTFTP50Ms, est.TTFTP50Ms}, "ttft_p99": {exact.TTFTP99Ms, est.TTFTP99Ms},
+		"e2e_p95": {exact.E2EP95Ms, est.E2EP95Ms}, "tpot_p90": {exact.TPOTP90Ms, est.TPOTP90Ms},
+		"ttfat_p50": {exact.TTFATP50Ms, est.TTFATP50Ms}, "ttft_mean": {exact.TTFTMeanMs, est.TTFTMeanMs},
+		"e2e_max": {exact.E2EMaxMs, est.E2EMaxMs},
+	}
+	for name, pr := range pairs {
+		if pr[0] == nil || pr[1] == nil || math.Abs(*pr[0]-*pr[1]) > *pr[0]*0.0005+0.011 {
+			t.Errorf("%s: exact %v, estimated %v", name, *pr[0], *pr[1])
+		}
+	}
+	if exact.Completed != est.Completed || exact.OutputTPSTotal != est.OutputTPSTotal || *exact.OutputTokenStdev != *est.OutputTokenStdev {
+		t.Error("counts or token statistics changed past the exact limit")
+	}
+}
+
+// TestAddITLAllocs: the hot path does not allocate.
+func TestAddITLAllocs(t *testing.T) {
+	s := NewLevel(Spec{}).NewShard()
+	if a := testing.AllocsPerRun(1000, func() { s.AddITL(12.5) }); a != 0 {
+		t.Errorf("AddITL allocates %v per call", a)
+	}
+	r := ok(10, 100, 10, 100)
+	s.Add(r) // first Add may grow the slices
+	_ = r
+}
+
+func BenchmarkAddITL(b *testing.B) {
+	s := NewLevel(Spec{}).NewShard()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.AddITL(float64(i&1023) * 0.1)
+	}
+}
+
+func BenchmarkAdd(b *testing.B) {
+	reqs := randomRequests(1024, 3)
+	s := NewLevel(Spec{SLO: &SLO{TTFTMs: 50}}).NewShard()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		s.Add(reqs[i&1023])
+	}
+}
+
+// BenchmarkFinish100k: merging and finishing a level of 100k requests over 64
+// shards, with 100 ITL samples a request.
+func BenchmarkFinish100k(b *testing.B) {
+	reqs := randomRequests(100_000, 4)
+	for b.Loop() {
+		b.StopTimer()
+		l := NewLevel(Spec{SLO: &SLO{TTFTMs: 50}})
+		shards := make([]*Shard, 64)
+		for i := range shards {
+			shards[i] = l.NewShard()
+		}
+		for i, r := range reqs {
+			s := shards[i&63]
+			s.Add(r)
+			for j := range 100 {
+				s.AddITL(float64(j))
+			}
+		}
+		b.StartTimer()
+		l.Finish(time.Minute, nil)
+	}
+}
