@@ -48,6 +48,7 @@ type stream struct {
 	faultDone bool
 	finishing bool // beginFinish called
 	roleSent  bool
+	flusher   http.Flusher // the plain http/1 writer, which does not report flush errors
 }
 
 func (st *stream) setup(object string) {
@@ -63,6 +64,7 @@ func (st *stream) setup(object string) {
 	b = strconv.AppendQuote(b, cfg.Model)
 	st.meta = b
 	st.buf = make([]byte, 0, 1024)
+	st.flusher, _ = st.w.(http.Flusher)
 	st.written = make([]time.Duration, st.sq.outputTokens)
 	st.faultAt = -1
 	if f := st.rec.t.Fault; f != FaultNone {
@@ -165,7 +167,9 @@ func (st *stream) flush() error {
 		}
 		st.buf = st.buf[:0]
 	}
-	if err := http.NewResponseController(st.w).Flush(); err != nil {
+	if st.flusher != nil {
+		st.flusher.Flush()
+	} else if err := http.NewResponseController(st.w).Flush(); err != nil {
 		return err
 	}
 	now := time.Since(st.s.epoch)

@@ -1,0 +1,121 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestSpecDecoding(t *testing.T) {
+	cfg := FastConfig()
+	cfg.SpecK = 4
+	cfg.SpecAcceptance = 0.6
+	s := startSim(t, cfg)
+	const n = 60
+	totalChunks, totalTokens := 0, 0
+	var nonces []string
+	for range 5 {
+		nc := nonce()
+		nonces = append(nonces, nc)
+		res := doStream(t, t.Context(), s, "/chat/completions", chatBody("["+nc+"] hi", n, map[string]any{"ignore_eos": true}))
+		_, c, _ := usageOf(res.chunks[len(res.chunks)-1])
+		toks := 0
+		for _, ch := range res.chunks {
+			if txt, _, _, _ := deltaText(ch); txt != "" {
+				toks += CountTokens(txt)
+				totalChunks++
+			}
+		}
+		if c != n || toks != n {
+			t.Errorf("usage %d, tokens in text %d, want %d", c, toks, n)
+		}
+		totalTokens += toks
+	}
+	if totalChunks >= totalTokens {
+		t.Errorf("%d chunks for %d tokens: speculative decoding should group tokens", totalChunks, totalTokens)
+	}
+	c := s.Counters()
+	// Every decode step is a draft of k; the first token comes from prefill.
+	if c.GenerationTokens != int64(totalTokens) {
+		t.Errorf("generation tokens %d, want %d", c.GenerationTokens, totalTokens)
+	}
+	if c.SpecDraftTokens != 4*c.SpecDrafts {
+		t.Errorf("draft tokens %d != 4 × drafts %d", c.SpecDraftTokens, c.SpecDrafts)
+	}
+	if c.GenerationTokens != 5+c.SpecDrafts+c.SpecAccepted {
+		t.Errorf("generated %d != prefill tokens 5 + drafts %d + accepted %d", c.GenerationTokens, c.SpecDrafts, c.SpecAccepted)
+	}
+	if c.SpecDrafts != int64(totalChunks-5) {
+		t.Errorf("drafts %d, want one per decode chunk (%d)", c.SpecDrafts, totalChunks-5)
+	}
+	rate := float64(c.SpecAccepted) / float64(c.SpecDraftTokens)
+	// Sequential acceptance with p=0.6, k=4: E[accepted]/k = (p+p²+p³+p⁴)/4 ≈ 0.33
+	// (less where the output limit caps the last step).
+	if rate < 0.2 || rate > 0.45 {
+		t.Errorf("acceptance rate %.3f, want about 0.33", rate)
+	}
+	var acc int
+	for _, nc := range nonces {
+		tr, _ := s.TruthByNonce(t.Context(), nc)
+		acc += tr.SpecAccepted
+		if tr.OutputTokens != 1+tr.SpecDrafts+tr.SpecAccepted {
+			t.Errorf("truth: %d tokens != 1 + %d drafts + %d accepted", tr.OutputTokens, tr.SpecDrafts, tr.SpecAccepted)
+		}
+	}
+	if int64(acc) != c.SpecAccepted {
+		t.Errorf("truth accepted %d, counter %d", acc, c.SpecAccepted)
+	}
+}
+
+func TestReasoningTokens(t *testing.T) {
+	for _, field := range []string{"reasoning_content", "reasoning"} {
+		cfg := FastConfig()
+		cfg.ReasoningTokens = 3
+		cfg.ReasoningField = field
+		s := startSim(t, cfg)
+		res := doStream(t, t.Context(), s, "/chat/completions", chatBody("hi", 8, map[string]any{"ignore_eos": true}))
+		var kinds []string
+		for _, line := range res.lines[1 : len(res.lines)-2] {
+			switch {
+			case strings.Contains(line, `"`+field+`":`):
+				kinds = append(kinds, "r")
+			case strings.Contains(line, `"content":`):
+				kinds = append(kinds, "c")
+			}
+		}
+		if got := strings.Join(kinds, ""); got != "rrrccccc" {
+			t.Errorf("%s: chunk kinds %q, want rrrccccc", field, got)
+		}
+		if _, c, _ := usageOf(res.chunks[len(res.chunks)-1]); c != 8 {
+			t.Errorf("%s: completion tokens %d, want 8 (reasoning included)", field, c)
+		}
+	}
+}
+
+func TestStreamVariants(t *testing.T) {
+	cfg := FastConfig()
+	cfg.RoleInEveryChunk = true
+	cfg.UsageInFinishChunk = true
+	cfg.TokensPerChunk = 3
+	s := startSim(t, cfg)
+	res := doStream(t, t.Context(), s, "/chat/completions", chatBody("hi", 10, map[string]any{"ignore_eos": true}))
+	// role chunk + ceil(10/3) token chunks, usage in the last, [DONE]
+	if len(res.lines) != 1+4+1 || !hasDone(res) {
+		t.Fatalf("lines %q", res.lines)
+	}
+	sizes := []int{}
+	for _, c := range res.chunks[1:] {
+		txt, _, _, _ := deltaText(c)
+		sizes = append(sizes, CountTokens(txt))
+		d := c["choices"].([]any)[0].(map[string]any)["delta"].(map[string]any)
+		if d["role"] != "assistant" {
+			t.Errorf("chunk without role: %v", c)
+		}
+	}
+	if len(sizes) != 4 || sizes[0] != 3 || sizes[1] != 3 || sizes[2] != 3 || sizes[3] != 1 {
+		t.Errorf("tokens per chunk %v, want [3 3 3 1]", sizes)
+	}
+	last := res.chunks[len(res.chunks)-1]
+	if _, c, ok := usageOf(last); !ok || c != 10 || !hasFinish(res) {
+		t.Errorf("finish chunk %v", last)
+	}
+}
