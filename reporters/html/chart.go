@@ -150,6 +150,10 @@ func linearScale(min, max float64, n int, intTicks bool, p0, p1 float64) scale {
 	}
 	lo := math.Floor(min/step) * step
 	hi := math.Ceil(max/step) * step
+	if !finite(hi-lo) || (hi-lo)/step > 4*float64(n) {
+		// Absurd data (±1e308) must not loop or flood the axis: two ticks.
+		return fixedScale(min, max, 1, p0, p1)
+	}
 	s := scale{lo: lo, hi: hi, p0: p0, p1: p1}
 	// Decimals enough to tell adjacent ticks apart, no more.
 	dec := 0
@@ -210,6 +214,14 @@ func logScale(min, max float64, intTicks bool, p0, p1 float64) scale {
 		if len(decades) >= 2 {
 			ticks = decades
 		}
+	}
+	for k := (len(ticks) + 9) / 10; k > 1 && len(ticks) > 10; {
+		// Still crowded (tens of decades): keep every k-th.
+		var thin []float64
+		for i := 0; i < len(ticks); i += k {
+			thin = append(thin, ticks[i])
+		}
+		ticks = thin
 	}
 	for _, v := range ticks {
 		s.ticks = append(s.ticks, v)
@@ -382,7 +394,7 @@ func fixedScale(lo, hi float64, n int, p0, p1 float64) scale {
 	for i := 0; i <= n; i++ {
 		v := lo + (hi-lo)*float64(i)/float64(n)
 		s.ticks = append(s.ticks, v)
-		s.tickText = append(s.tickText, strconv.FormatFloat(v, 'f', -1, 64))
+		s.tickText = append(s.tickText, strconv.FormatFloat(v, 'g', 6, 64))
 	}
 	return s
 }

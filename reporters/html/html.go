@@ -397,6 +397,27 @@ func loadSeries(st *result.Stage, m metric, dashed bool) series {
 	return s
 }
 
+// chartStage is st with only the points the load charts should draw: a
+// multi-turn stage may hold per-turn points (Turn > 0) beside each level's
+// aggregate, and mixing them would zigzag the curves. They stay in the table.
+func chartStage(st *result.Stage) *result.Stage {
+	if st == nil {
+		return nil
+	}
+	var agg []result.Point
+	for _, p := range st.Points {
+		if p.Turn == 0 {
+			agg = append(agg, p)
+		}
+	}
+	if len(agg) == 0 || len(agg) == len(st.Points) {
+		return st
+	}
+	c := *st
+	c.Points = agg
+	return &c
+}
+
 func loadChart(id string, st, bst *result.Stage, ylabel string, ms []metric) lineChart {
 	c := lineChart{ID: id, XLabel: loadLabel(st), YLabel: ylabel, XLogAuto: true, XIntTicks: !isRate(st)}
 	for _, m := range ms {
@@ -418,6 +439,7 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 	for i := range st.Points {
 		sv.Levels = append(sv.Levels, levelRowOf(&st.Points[i]))
 	}
+	st, bst = chartStage(st), chartStage(bst)
 	add := func(title string, c interface {
 		svg(string) template.HTML
 		legend() []legendItem
@@ -459,8 +481,12 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 }
 
 func levelRowOf(p *result.Point) levelRow {
+	label := p.Label()
+	if p.Turn > 0 {
+		label += " turn " + strconv.Itoa(p.Turn)
+	}
 	row := levelRow{
-		Label: p.Label(), Requests: p.NRequests, Completed: p.Completed, Failed: p.Failed,
+		Label: label, Requests: p.NRequests, Completed: p.Completed, Failed: p.Failed,
 		DurationS: num(p.DurationS), TPSTotal: num(p.OutputTPSTotal), TPSStream: num(p.OutputTPSPerStream),
 		TTFTP50: fmtPtr(p.TTFTP50Ms), TTFTP95: fmtPtr(p.TTFTP95Ms), TTFTP99: fmtPtr(p.TTFTP99Ms),
 		TPOTP50: fmtPtr(p.TPOTP50Ms), TPOTP99: fmtPtr(p.TPOTP99Ms), ITLP99: fmtPtr(p.ITLP99Ms),

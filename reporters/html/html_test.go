@@ -3,6 +3,7 @@ package html
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -561,4 +562,113 @@ func TestEmptyReport(t *testing.T) {
 	if !strings.Contains(text(doc), "stopped early (error)") {
 		t.Error("an errored run should say it stopped early")
 	}
+}
+
+type failWriter struct{ n int }
+
+func (w *failWriter) Write(p []byte) (int, error) {
+	if w.n += len(p); w.n > 4096 {
+		return 0, errors.New("disk full")
+	}
+	return len(p), nil
+}
+
+func TestWriteErrorIsReturned(t *testing.T) {
+	err := Write(&failWriter{}, loadReport(t, "report.json"), nil)
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("err = %v, want the writer's error wrapped", err)
+	}
+}
+
+// TestPerTurnPointsStayOffTheCurves: per-turn points of a multi-turn stage are
+// listed in the table but not drawn on the load curves.
+func TestPerTurnPointsStayOffTheCurves(t *testing.T) {
+	r := loadReport(t, "report.json")
+	st := &r.Stages[0]
+	turn := st.Points[1]
+	turn.Turn = 2
+	turn.OutputTPSTotal = 9999
+	st.Points = append(st.Points, turn)
+	doc := parse(t, render(t, r, nil))
+	ys, _ := markers(seriesGroup(t, chart(t, doc, "stage-chat-sweep-throughput"), "output tok/s"))
+	if len(ys) != len(st.Points)-1 || strings.Contains(strings.Join(ys, " "), "9999") {
+		t.Fatalf("throughput markers %v include the per-turn point", ys)
+	}
+	if !strings.Contains(text(doc), "c=4 turn 2") {
+		t.Error("the per-turn point is missing from the levels table")
+	}
+}
+
+// FuzzWrite: any report that decodes must render without error or panic, and
+// every chart must stay well-formed SVG.
+func FuzzWrite(f *testing.F) {
+	for _, name := range []string{"report.json", "baseline.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Add([]byte(`{"stages":[{"name":"s","load":"rate","points":[{"rate":1e308,"output_tps_total":-1e308,"ttft_p50_ms":1e-300},{"rate":1e-300,"ttft_p50_ms":1e308,"ttft_hist":[{"le_ms":1e-300,"count":9},{"le_ms":1e308,"count":-3}]}]}]}`))
+	svgRE := regexp.MustCompile(`(?s)<svg class="chart".*?</svg>`)
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r result.Report
+		if json.Unmarshal(b, &r) != nil {
+			return
+		}
+		var buf bytes.Buffer
+		if err := Write(&buf, &r, &r); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range svgRE.FindAll(buf.Bytes(), -1) {
+			if err := xmlWellFormed(m); err != nil {
+				t.Fatalf("svg not well-formed: %v", err)
+			}
+		}
+	})
+}
+
+func BenchmarkWrite(b *testing.B) {
+	r := loadReport(b, "report.json")
+	base := loadReport(b, "baseline.json")
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := Write(&buf, r, base); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
+}
+
+// BenchmarkWriteLarge is a long sweep: 4 stages of 32 levels with 200-bucket
+// histograms, to show the page stays quick to build for big runs.
+func BenchmarkWriteLarge(b *testing.B) {
+	r := loadReport(b, "report.json")
+	proto := r.Stages[0].Points[2]
+	var hist []result.Bucket
+	for i := 1; i <= 200; i++ {
+		hist = append(hist, result.Bucket{UpperMs: float64(i) * 5, Count: int64(i % 17)})
+	}
+	r.Stages = nil
+	for s := 0; s < 4; s++ {
+		st := result.Stage{Name: "stage-" + strconv.Itoa(s), Load: "concurrency"}
+		for l := 1; l <= 32; l++ {
+			p := proto
+			p.Concurrency = l * 8
+			p.TTFTHist, p.ITLHist = hist, hist
+			st.Points = append(st.Points, p)
+		}
+		r.Stages = append(r.Stages, st)
+	}
+	var buf bytes.Buffer
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		if err := Write(&buf, r, r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetBytes(int64(buf.Len()))
 }

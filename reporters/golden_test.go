@@ -1,0 +1,82 @@
+package reporters
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/runnerbench/runner/result"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// fixture is the golden input: testdata/report.json, a realistic report with
+// two stages that ran (closed and open loop), one that could not, nulls,
+// low-confidence flags, a level where every request failed, checks of every
+// status and warnings.
+func fixture(t testing.TB) *result.Report {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := ReadJSON(f)
+	if err != nil {
+		t.Fatalf("read fixture: %v", err)
+	}
+	return r
+}
+
+// golden compares got with testdata/golden/name, or rewrites the file with
+// -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./reporters -run %s -update to create it)", err, t.Name())
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from the golden file (rerun with -update if the change is intended)\n--- got ---\n%s\n--- want ---\n%s", name, got, want)
+	}
+}
+
+func TestGolden(t *testing.T) {
+	r := fixture(t)
+	for _, tc := range []struct {
+		file   string
+		render func(*bytes.Buffer) error
+	}{
+		{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, r, TableOptions{}) }},
+		{"report.json", func(b *bytes.Buffer) error { return WriteJSON(b, r) }},
+		{"junit.xml", func(b *bytes.Buffer) error { return WriteJUnit(b, r) }},
+		{"summary.md", func(b *bytes.Buffer) error { return WriteMarkdown(b, r) }},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			var a, b bytes.Buffer
+			if err := tc.render(&a); err != nil {
+				t.Fatal(err)
+			}
+			// Deterministic: map order and the clock must not leak in.
+			if err := tc.render(&b); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(a.Bytes(), b.Bytes()) {
+				t.Fatal("two renderings of the same report differ")
+			}
+			golden(t, tc.file, a.Bytes())
+		})
+	}
+}

@@ -1,0 +1,200 @@
+package reporters
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// statusEmoji marks a check outcome on a pull-request page.
+func statusEmoji(s string) string {
+	switch s {
+	case result.StatusPass:
+		return "✅"
+	case result.StatusFail:
+		return "❌"
+	case result.StatusWarn:
+		return "⚠️"
+	case result.StatusSkipped:
+		return "⏭️"
+	default:
+		return "❔"
+	}
+}
+
+// WriteMarkdown writes summary.md: the same stage tables, checks and verdict as
+// the terminal table, as GitHub-flavoured Markdown for a pull request or the
+// job summary page.
+func WriteMarkdown(w io.Writer, r *result.Report) error {
+	ew := &errWriter{w: w}
+	t := count(r)
+	v := verdictOf(r, t)
+	title := "Runner"
+	if r.Plan.Name != "" {
+		title += ": " + mdText(r.Plan.Name)
+	}
+	ew.printf("## %s %s %s\n\n", statusEmoji(v), title, statusWord(v))
+	ew.printf("**%s** — %s\n\n", statusWord(v), verdictText(r, t))
+	for _, wmsg := range r.Warnings {
+		ew.printf("> ⚠️ %s\n", mdText(wmsg))
+	}
+	if len(r.Warnings) > 0 {
+		ew.printf("\n")
+	}
+
+	for i := range r.Stages {
+		st := &r.Stages[i]
+		ew.printf("### Stage `%s`\n\n%s\n\n", mdCodeText(st.Name), mdText(stageTitle(st)))
+		if len(st.Points) > 0 {
+			g := buildGrid(st)
+			rows := make([][]string, len(g.rows))
+			for j, row := range g.rows {
+				rows[j] = make([]string, len(row))
+				for k, c := range row {
+					rows[j][k] = mdText(c)
+				}
+			}
+			writeMDTable(ew, g.headers, rows, 2)
+			if g.lowConf {
+				ew.printf("\n%s low confidence: drawn from too few samples to mean much\n", mdText(lowConfMark))
+			}
+			ew.printf("\n")
+		}
+		notes := 0
+		if st.Error != "" {
+			ew.printf("- ❌ stage error: %s\n", mdText(oneLine(st.Error)))
+			notes++
+		}
+		for j := range st.Points {
+			p := &st.Points[j]
+			if p.Error != nil {
+				what := "first failure"
+				if allFailed(p) {
+					what = "every request failed; first"
+				}
+				ew.printf("- ❌ %s: %s: %s\n", mdText(p.Label()), what, mdText(oneLine(*p.Error)))
+				notes++
+			}
+			for _, wmsg := range p.Warnings {
+				ew.printf("- ⚠️ %s: %s\n", mdText(p.Label()), mdText(oneLine(wmsg)))
+				notes++
+			}
+		}
+		for _, wmsg := range st.Warnings {
+			ew.printf("- ⚠️ %s\n", mdText(oneLine(wmsg)))
+			notes++
+		}
+		if notes > 0 {
+			ew.printf("\n")
+		}
+		if len(st.Checks) > 0 {
+			rows := make([][]string, 0, len(st.Checks))
+			for j := range st.Checks {
+				c := &st.Checks[j]
+				rows = append(rows, []string{
+					statusEmoji(c.Status) + " " + statusWord(c.Status),
+					mdText(c.Name), mdText(levelLabel(c)), mdCode(oneLine(c.Expr)), mdMeasured(c),
+				})
+			}
+			writeMDTable(ew, []string{"", "Check", "Level", "Expression", "Measured"}, rows, 5)
+			ew.printf("\n")
+		}
+	}
+	if r.RunnerVersion != "" || !r.StartedAt.IsZero() {
+		ew.printf("<sub>runner %s · started %s · plan hash `%s`</sub>\n",
+			mdText(r.RunnerVersion), r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), mdCodeText(r.Plan.Hash))
+	}
+	return ew.err
+}
+
+// mdMeasured shows the values a check read as code (metric names keep their
+// underscores readable in the raw file) and its message as text.
+func mdMeasured(c *result.CheckOutcome) string {
+	s := mdCode(formatValues(c.Values))
+	if c.Message != "" {
+		if s != "" {
+			s += " "
+		}
+		s += mdText(oneLine(c.Message))
+	}
+	return s
+}
+
+// writeMDTable writes a GFM table; the first textCols columns are left-aligned
+// text, the rest right-aligned numbers. Cells must already be escaped.
+func writeMDTable(ew *errWriter, headers []string, rows [][]string, textCols int) {
+	var b strings.Builder
+	b.WriteString("|")
+	for _, h := range headers {
+		b.WriteString(" " + mdText(h) + " |")
+	}
+	b.WriteString("\n|")
+	for i := range headers {
+		if i < textCols {
+			b.WriteString(" --- |")
+		} else {
+			b.WriteString(" ---: |")
+		}
+	}
+	b.WriteString("\n")
+	for _, row := range rows {
+		b.WriteString("|")
+		for _, c := range row {
+			b.WriteString(" " + c + " |")
+		}
+		b.WriteString("\n")
+	}
+	ew.printf("%s", b.String())
+}
+
+// mdReplacer escapes what would change a table cell's meaning or structure:
+// pipes split cells, and *, _, ~, `, <, [ and \ would format, link or inject
+// HTML (a model name or error sample is not trusted text).
+var mdReplacer = strings.NewReplacer(
+	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;",
+	"[", `\[`, "]", `\]`, "~", `\~`, "\n", " ", "\r", " ",
+)
+
+func mdText(s string) string { return mdReplacer.Replace(s) }
+
+// mdCodeText escapes text that goes inside an inline code span within a table:
+// only the pipe needs escaping there (GFM splits cells before parsing code),
+// and backticks cannot be escaped, so they become a look-alike.
+func mdCodeText(s string) string {
+	return strings.NewReplacer("|", `\|`, "`", "ˋ", "\n", " ", "\r", " ").Replace(s)
+}
+
+func mdCode(s string) string {
+	if s == "" {
+		return ""
+	}
+	return "`" + mdCodeText(s) + "`"
+}
+
+// AppendGitHubStepSummary appends the Markdown summary of r to the file at
+// path (the CLI passes $GITHUB_STEP_SUMMARY when it is set), creating it if
+// needed. The summary is rendered first and written with one call, so a
+// rendering error leaves the file untouched.
+func AppendGitHubStepSummary(path string, r *result.Report) error {
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, r); err != nil {
+		return err
+	}
+	buf.WriteString("\n")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("open step summary: %w", err)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		_ = f.Close()
+		return fmt.Errorf("append step summary: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("close step summary: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,180 @@
+package reporters
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// Report format names, as given to --report.
+const (
+	FormatTable    = "table"
+	FormatJSON     = "json"
+	FormatJUnit    = "junit"
+	FormatMarkdown = "markdown"
+	FormatHTML     = "html"
+)
+
+// Formats lists every format --report accepts, in the order they are written.
+var Formats = []string{FormatTable, FormatJSON, FormatJUnit, FormatMarkdown, FormatHTML}
+
+// File names inside the output directory.
+const (
+	FileJSON     = "report.json"
+	FileJUnit    = "junit.xml"
+	FileMarkdown = "summary.md"
+	FileHTML     = "report.html"
+	FileRequests = "requests.jsonl"
+)
+
+// Options carry what WriteAll cannot know by itself.
+type Options struct {
+	// HTML renders the HTML report. The CLI wires it to reporters/html; it is
+	// a hook rather than an import because reporters/html imports this
+	// package. Asking for html with no hook is an error, not a silent skip.
+	HTML func(io.Writer, *result.Report) error
+}
+
+// ParseFormats parses a --report value such as "table,json,junit". Names are
+// case-insensitive, blanks around commas are ignored, and repeats collapse;
+// an unknown name is an error that names it and lists the valid ones.
+func ParseFormats(s string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.Split(s, ",") {
+		f = strings.ToLower(strings.TrimSpace(f))
+		if f == "" {
+			continue
+		}
+		if f == "md" {
+			f = FormatMarkdown
+		}
+		known := false
+		for _, k := range Formats {
+			if f == k {
+				known = true
+				break
+			}
+		}
+		if !known {
+			return nil, fmt.Errorf("unknown report format %q (want one or more of %s, comma-separated)", f, strings.Join(Formats, ", "))
+		}
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no report format given (want one or more of %s, comma-separated)", strings.Join(Formats, ", "))
+	}
+	return out, nil
+}
+
+// DefaultOutDir is where a run writes when --out is not given:
+// results/<plan>-<UTC start, 20060102T150405Z>. The plan name is reduced to
+// characters safe in a path on every OS, so a plan named "a/b c" cannot
+// escape results/.
+func DefaultOutDir(planName string, t time.Time) string {
+	return filepath.Join("results", safeName(planName)+"-"+t.UTC().Format("20060102T150405Z"))
+}
+
+func safeName(s string) string {
+	s = strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		default:
+			return '-'
+		}
+	}, s)
+	s = strings.Trim(s, ".-")
+	if s == "" {
+		return "run"
+	}
+	return s
+}
+
+// WriteAll writes the selected file reports into dir (created if missing):
+// json → report.json, junit → junit.xml, markdown → summary.md, html →
+// report.html. "table" is a terminal format and is skipped here. Each file is
+// rendered in memory and then written to a temporary file renamed into place,
+// so a reader (or a crash) never sees half a report. One report failing does
+// not stop the others; the errors are joined.
+func WriteAll(dir string, r *result.Report, formats []string, opts Options) error {
+	if r == nil {
+		return errors.New("write reports: nil report")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("create output directory: %w", err)
+	}
+	var errs []error
+	for _, f := range formats {
+		var (
+			name   string
+			render func(io.Writer, *result.Report) error
+		)
+		switch f {
+		case FormatTable:
+			continue
+		case FormatJSON:
+			name, render = FileJSON, WriteJSON
+		case FormatJUnit:
+			name, render = FileJUnit, WriteJUnit
+		case FormatMarkdown:
+			name, render = FileMarkdown, WriteMarkdown
+		case FormatHTML:
+			if opts.HTML == nil {
+				errs = append(errs, errors.New("write html report: no html renderer configured"))
+				continue
+			}
+			name, render = FileHTML, opts.HTML
+		default:
+			errs = append(errs, fmt.Errorf("write reports: unknown format %q", f))
+			continue
+		}
+		var buf bytes.Buffer
+		if err := render(&buf, r); err != nil {
+			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
+			continue
+		}
+		if err := writeFileAtomic(filepath.Join(dir, name), buf.Bytes()); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// writeFileAtomic writes data to a temporary file beside path, syncs it, and
+// renames it over path.
+func writeFileAtomic(path string, data []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	name := tmp.Name()
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(name, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		_ = os.Remove(name)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+)
+
+// ProgressUpdate is one tick of a running level, mirroring what the engine's
+// progress callback reports.
+type ProgressUpdate struct {
+	Stage     string
+	Level     int // index of the level within the stage
+	Label     string
+	Done      int // requests finished (ok or failed)
+	Total     int // requests the level will send; 0 or less when unknown
+	Failed    int
+	Elapsed   time.Duration // since the level's measured window began
+	OutputTPS float64       // current output tokens/s over the level so far
+}
+
+// progressInterval bounds how often the bar is redrawn: often enough to look
+// live, rare enough that a level finishing thousands of requests a second
+// does not spend its time repainting a terminal.
+const progressInterval = 100 * time.Millisecond
+
+// Progress draws one progress bar per level on a terminal. It is safe for
+// concurrent use, and a disabled Progress (stdout not a terminal, --quiet)
+// writes nothing at all, so piped output and CI logs stay clean.
+type Progress struct {
+	mu       sync.Mutex
+	w        io.Writer
+	enabled  bool
+	bar      *progressbar.ProgressBar
+	key      string // stage + level of the bar on screen
+	last     ProgressUpdate
+	lastDraw time.Time
+	dirty    bool // last update not drawn yet (throttled)
+	now      func() time.Time
+}
+
+// NewProgress returns a Progress writing to w. With enabled false every
+// method is a no-op.
+func NewProgress(w io.Writer, enabled bool) *Progress {
+	return &Progress{w: w, enabled: enabled && w != nil, now: time.Now}
+}
+
+// Update moves the bar of u's level, starting a new bar (and finishing the
+// previous one) when the level changes.
+func (p *Progress) Update(u ProgressUpdate) {
+	if p == nil || !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	key := u.Stage + "\x00" + strconv.Itoa(u.Level)
+	if p.bar == nil || key != p.key {
+		p.finishLocked()
+		p.key = key
+		p.bar = p.newBar(u)
+		p.lastDraw = time.Time{}
+	}
+	p.last = u
+	now := p.now()
+	if now.Sub(p.lastDraw) < progressInterval && (u.Total <= 0 || u.Done < u.Total) {
+		p.dirty = true
+		return
+	}
+	p.drawLocked(now)
+}
+
+// LevelDone draws the level's final state and ends its line.
+func (p *Progress) LevelDone() {
+	if p == nil || !p.enabled {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.finishLocked()
+}
+
+// Close ends any bar still on screen. The Progress must not be used after.
+func (p *Progress) Close() {
+	p.LevelDone()
+}
+
+func (p *Progress) newBar(u ProgressUpdate) *progressbar.ProgressBar {
+	total := int64(u.Total)
+	if total <= 0 {
+		total = -1 // unknown: the library draws a spinner
+	}
+	return progressbar.NewOptions64(total,
+		progressbar.OptionSetWriter(p.w),
+		progressbar.OptionSetWidth(24),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetElapsedTime(false), // we print the engine's elapsed
+		progressbar.OptionSetPredictTime(false),
+		progressbar.OptionThrottle(0), // throttled here, so a final frame is never dropped
+		progressbar.OptionSetDescription(describe(u)),
+		progressbar.OptionShowDescriptionAtLineEnd(),
+	)
+}
+
+func (p *Progress) drawLocked(now time.Time) {
+	p.bar.Describe(describe(p.last))
+	_ = p.bar.Set(p.last.Done)
+	p.lastDraw = now
+	p.dirty = false
+}
+
+func (p *Progress) finishLocked() {
+	if p.bar == nil {
+		return
+	}
+	if p.dirty || p.lastDraw.IsZero() {
+		p.drawLocked(p.now())
+	}
+	_ = p.bar.Exit()
+	_, _ = io.WriteString(p.w, "\n")
+	p.bar = nil
+	p.key = ""
+}
+
+// describe is the text beside the bar: which level, how it goes.
+func describe(u ProgressUpdate) string {
+	name := u.Stage + " " + u.Label
+	return fmt.Sprintf("%s  %.1f tok/s  %d failed  %s", name, u.OutputTPS, u.Failed, u.Elapsed.Round(100*time.Millisecond))
+}

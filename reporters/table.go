@@ -1,0 +1,196 @@
+package reporters
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// TableOptions control the terminal table.
+type TableOptions struct {
+	// Color turns on ANSI colours for statuses and the verdict. The CLI sets it
+	// only when stdout is a terminal and NO_COLOR is unset; the table never
+	// sniffs the file it writes to, so tests and pipes get plain text.
+	Color bool
+}
+
+// ANSI SGR sequences; kept to the eight basic colours every terminal has.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiDim    = "\x1b[2m"
+	ansiBold   = "\x1b[1m"
+)
+
+func paint(on bool, code, s string) string {
+	if !on {
+		return s
+	}
+	return code + s + ansiReset
+}
+
+func statusColor(s string) string {
+	switch s {
+	case result.StatusPass:
+		return ansiGreen
+	case result.StatusFail:
+		return ansiRed
+	case result.StatusWarn:
+		return ansiYellow
+	default:
+		return ansiDim
+	}
+}
+
+// WriteTable prints the run for a person at a terminal: per stage a title
+// line, a table with one row per level, the level's warnings under it, then the
+// checks table and a final verdict line.
+func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
+	ew := &errWriter{w: w}
+	if r.Plan.Name != "" {
+		ew.printf("%s\n\n", paint(opts.Color, ansiBold, "Plan "+r.Plan.Name))
+	}
+	for i := range r.Stages {
+		st := &r.Stages[i]
+		ew.printf("%s  %s\n", paint(opts.Color, ansiBold, "Stage "+st.Name), stageTitle(st))
+		if len(st.Points) > 0 {
+			g := buildGrid(st)
+			if err := renderTable(ew, g.headers, g.rows, 2, nil); err != nil {
+				return fmt.Errorf("render stage %q table: %w", st.Name, err)
+			}
+			if g.lowConf {
+				ew.printf("  %s low confidence: drawn from too few samples to mean much\n", lowConfMark)
+			}
+		}
+		writeStageNotes(ew, st, opts.Color)
+		ew.printf("\n")
+	}
+
+	if checks := checkRows(r, opts.Color); len(checks) > 0 {
+		ew.printf("%s\n", paint(opts.Color, ansiBold, "Checks"))
+		// Colour codes in the status cell are not counted in its width by
+		// tablewriter's display-width measure, so columns stay aligned.
+		if err := renderTable(ew, []string{"Status", "Stage", "Check", "Level", "Expression", "Measured"}, checks, 0, []tw.Align{tw.AlignLeft}); err != nil {
+			return fmt.Errorf("render checks table: %w", err)
+		}
+		ew.printf("\n")
+	}
+	for _, wmsg := range r.Warnings {
+		ew.printf("! %s\n", wmsg)
+	}
+	t := count(r)
+	v := verdictOf(r, t)
+	ew.printf("%s: %s\n", paint(opts.Color, ansiBold+statusColor(v), statusWord(v)), verdictText(r, t))
+	return ew.err
+}
+
+// writeStageNotes prints what a reader must know before trusting the numbers:
+// the stage's error, each level's first failure and warnings, stage warnings.
+func writeStageNotes(ew *errWriter, st *result.Stage, color bool) {
+	if st.Error != "" {
+		ew.printf("  %s stage error: %s\n", paint(color, ansiRed, "✗"), oneLine(st.Error))
+	}
+	for i := range st.Points {
+		p := &st.Points[i]
+		if p.Error != nil {
+			what := "first failure"
+			if allFailed(p) {
+				what = "every request failed; first"
+			}
+			ew.printf("  %s %s: %s: %s\n", paint(color, ansiRed, "✗"), p.Label(), what, oneLine(*p.Error))
+		}
+		for _, wmsg := range p.Warnings {
+			ew.printf("  %s %s: %s\n", paint(color, ansiYellow, "!"), p.Label(), oneLine(wmsg))
+		}
+	}
+	for _, wmsg := range st.Warnings {
+		ew.printf("  %s %s\n", paint(color, ansiYellow, "!"), oneLine(wmsg))
+	}
+}
+
+func checkRows(r *result.Report, color bool) [][]string {
+	var rows [][]string
+	for i := range r.Stages {
+		st := &r.Stages[i]
+		for j := range st.Checks {
+			c := &st.Checks[j]
+			rows = append(rows, []string{
+				paint(color, statusColor(c.Status), statusWord(c.Status)),
+				st.Name, c.Name, levelLabel(c), oneLine(c.Expr), oneLine(measured(c)),
+			})
+		}
+	}
+	return rows
+}
+
+// renderTable draws one light-ruled table. The first textCols columns are
+// left-aligned text, the rest right-aligned numbers; aligns overrides that.
+func renderTable(w io.Writer, headers []string, rows [][]string, textCols int, aligns []tw.Align) error {
+	per := make([]tw.Align, len(headers))
+	for i := range per {
+		switch {
+		case i < len(aligns):
+			per[i] = aligns[i]
+		case i < textCols || textCols == 0:
+			per[i] = tw.AlignLeft
+		default:
+			per[i] = tw.AlignRight
+		}
+	}
+	t := tablewriter.NewTable(w,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})),
+		// Keep headers as written: "TTFT p95 (ms)", not "TTFT P95 (MS)".
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: per}),
+		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: per}),
+		// No wrapping: a wrapped number is worse than a wide table.
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+	)
+	t.Header(headers)
+	for _, row := range rows {
+		if err := t.Append(row); err != nil {
+			return err
+		}
+	}
+	return t.Render()
+}
+
+// oneLine keeps a multi-line message from breaking a table or a list.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n\t") {
+		return s
+	}
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// errWriter remembers the first write error so the printing code stays linear.
+type errWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (e *errWriter) Write(p []byte) (int, error) {
+	if e.err != nil {
+		return 0, e.err
+	}
+	n, err := e.w.Write(p)
+	if err != nil {
+		e.err = err
+	}
+	return n, err
+}
+
+func (e *errWriter) printf(format string, args ...any) {
+	if e.err != nil {
+		return
+	}
+	_, _ = fmt.Fprintf(e, format, args...)
+}
