@@ -150,7 +150,7 @@ func linearScale(min, max float64, n int, intTicks bool, p0, p1 float64) scale {
 	}
 	lo := math.Floor(min/step) * step
 	hi := math.Ceil(max/step) * step
-	if !finite(hi-lo) || (hi-lo)/step > 4*float64(n) {
+	if !(step > 0) || !finite(step) || !finite(hi-lo) || !((hi-lo)/step <= 4*float64(n)) {
 		// Absurd data (±1e308) must not loop or flood the axis: two ticks.
 		return fixedScale(min, max, 1, p0, p1)
 	}
@@ -177,6 +177,10 @@ func linearScale(min, max float64, n int, intTicks bool, p0, p1 float64) scale {
 // 4 ... 64); others get the 1-2-5 sequence. Either is thinned when it would
 // crowd the axis.
 func logScale(min, max float64, intTicks bool, p0, p1 float64) scale {
+	if !(min >= 1e-300 && max <= 1e300 && max > min) {
+		// Outside this the decade arithmetic under- or overflows.
+		return linearScale(min, max, 6, intTicks, p0, p1)
+	}
 	if intTicks {
 		return log2Scale(min, max, p0, p1)
 	}

@@ -94,6 +94,27 @@ func TestLogScaleTicks(t *testing.T) {
 	}
 }
 
+// TestScalesSurviveExtremes: absurd values (a corrupt report) must not loop
+// forever or flood the axis with ticks.
+func TestScalesSurviveExtremes(t *testing.T) {
+	for _, tc := range [][2]float64{
+		{5e-324, 1}, {0, 5e-324}, {-1.7e308, 1.7e308}, {1, 1.7e308}, {1e-320, 1e300}, {3, 3},
+	} {
+		for _, intTicks := range []bool{false, true} {
+			ls := linearScale(tc[0], tc[1], 6, intTicks, 0, 100)
+			if n := len(ls.ticks); n < 2 || n > 24 {
+				t.Errorf("linearScale(%v, %v): %d ticks", tc[0], tc[1], n)
+			}
+			if tc[0] > 0 {
+				gs := logScale(tc[0], tc[1], intTicks, 0, 100)
+				if n := len(gs.ticks); n < 2 || n > 24 {
+					t.Errorf("logScale(%v, %v, %v): %d ticks", tc[0], tc[1], intTicks, n)
+				}
+			}
+		}
+	}
+}
+
 func TestLoadAxisLogOnlyFromEightfoldSpan(t *testing.T) {
 	mk := func(xs ...float64) lineChart {
 		s := series{Name: "s"}
