@@ -1,0 +1,215 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// run runs the CLI in-process and returns the exit code and the two streams.
+func run(t *testing.T, environ map[string]string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), &Env{
+		Args:   args,
+		Stdin:  strings.NewReader(""),
+		Stdout: &out,
+		Stderr: &errb,
+		Getenv: func(k string) (string, bool) { v, ok := environ[k]; return v, ok },
+	})
+	return code, out.String(), errb.String()
+}
+
+func writePlan(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "plan.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const okPlan = `version: 1
+name: t
+endpoints:
+  e:
+    base_url: http://127.0.0.1:9/v1
+    api_key: ${KEY}
+    headers: {X-Secret: hdr-value-42}
+prompts:
+  p: {synthetic: {input_tokens: 16}}
+stages:
+  - name: s
+    endpoint: e
+    prompts: p
+    concurrency: [1]
+  - name: t
+    endpoint: e
+    prompts: p
+    concurrency: [2]
+`
+
+func TestValidate(t *testing.T) {
+	good := writePlan(t, okPlan)
+	code, out, errs := run(t, map[string]string{"KEY": "sk-very-secret"}, "validate", good)
+	if code != 0 || !strings.Contains(out, "ok (1 endpoint, 1 prompt set, 2 stages, 2 levels, 0 checks)") || errs != "" {
+		t.Errorf("valid plan: code %d out %q err %q", code, out, errs)
+	}
+	bad := writePlan(t, strings.Replace(okPlan, "concurrency: [1]", "concurency: [1]\n    mode: pined", 1))
+	code, out, errs = run(t, map[string]string{"KEY": "x"}, "validate", good, bad)
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != 2 || len(lines) != 3 || !strings.HasPrefix(lines[0], bad+":14:5: unknown key \"concurency\"") ||
+		!strings.HasPrefix(lines[1], bad+":15:11: stages[0].mode") || lines[2] != "runner: 2 problems" {
+		t.Errorf("invalid plan: code %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+	if strings.Contains(errs, "goroutine") || strings.Contains(errs, "panic") {
+		t.Errorf("stack trace in user error: %s", errs)
+	}
+}
+
+func TestValidatePrintRedactsSecrets(t *testing.T) {
+	good := writePlan(t, okPlan)
+	code, out, errs := run(t, map[string]string{"KEY": "sk-very-secret"}, "validate", "--print", good)
+	if code != 0 || errs != "" {
+		t.Fatalf("code %d err %q", code, errs)
+	}
+	if strings.Contains(out, "sk-very-secret") || strings.Contains(out, "hdr-value-42") {
+		t.Errorf("--print leaks a secret:\n%s", out)
+	}
+	for _, want := range []string{"api_key: '[REDACTED]'", "X-Secret: '[REDACTED]'", "mode: pinned", "output_tokens: 256", "first_token: 2m0s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--print output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestRunPlaceholderAndFlags(t *testing.T) {
+	good := writePlan(t, okPlan)
+	env := map[string]string{"KEY": "k"}
+	// Flags after the plan, and the bare "runner PLAN.yaml" form.
+	code, _, errs := run(t, env, good, "--out", t.TempDir(), "--stage", "s", "--report", "json,junit", "--quiet")
+	if code != 3 || !strings.Contains(errs, "run: not wired yet") {
+		t.Errorf("run: code %d err %q", code, errs)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", good, "--stage", "x"}, `--stage: plan ` + good + ` has no stage "x"`},
+		{[]string{"run", good, "--report", "jsn"}, `unknown format "jsn" (did you mean "json"?)`},
+		{[]string{"run", good, "--log-level", "verbose"}, `--log-level: "verbose" is not one of`},
+		{[]string{"run", good, "--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"run"}, "no plan given"},
+		{[]string{"run", good, good}, "one plan at a time"},
+		{[]string{"valdate", good}, `unknown command or plan file "valdate" (did you mean "validate"?)`},
+		{[]string{"schema", "plna"}, `unknown schema "plna"`},
+		{[]string{}, "no plan given"},
+	} {
+		code, _, errs := run(t, env, tc.args...)
+		if code != 2 || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: code %d, stderr %q, want %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+func TestParseRunOptions(t *testing.T) {
+	o, err := parseRunOptions(&Env{}, []string{"--quiet", "plan.yaml", "--stage", "a", "--stage=b", "--report", "table, html,table", "--log-format", "json", "--baseline", "b.json", "--", "--weird"})
+	if err == nil {
+		t.Fatalf("two positionals should be an error, got %+v", o)
+	}
+	o, err = parseRunOptions(&Env{}, []string{"--quiet", "plan.yaml", "--stage", "a", "--stage=b", "--report", "table, html,table", "--log-format", "json", "--baseline", "b.json", "--out", "o"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := json.Marshal(o)
+	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","Stages":["a","b"],"LogFormat":"json","LogLevel":"info","NoProgress":true}`
+	if string(got) != want {
+		t.Errorf("options:\n got %s\nwant %s", got, want)
+	}
+	o, _ = parseRunOptions(&Env{}, []string{"--", "-plan-with-dash.yaml"})
+	if o == nil || o.PlanPath != "-plan-with-dash.yaml" || strings.Join(o.Reports, ",") != strings.Join(DefaultReports, ",") || o.NoProgress {
+		t.Errorf("after --: %+v", o)
+	}
+}
+
+func TestHelpAndVersion(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"help"}, {"run", "--help"}, {"validate", "-h"}, {"schema", "--help"}, {"compare", "--help"}, {"version", "--help"}, {"help", "validate"}} {
+		code, out, errs := run(t, nil, args...)
+		if code != 0 || !strings.Contains(out, "usage:") || errs != "" {
+			t.Errorf("%v: code %d out %q err %q", args, code, out, errs)
+		}
+	}
+	code, out, _ := run(t, nil, "run", "--help")
+	if code != 0 || !strings.Contains(out, "-baseline") || !strings.Contains(out, "-no-progress") {
+		t.Errorf("run --help lacks flags:\n%s", out)
+	}
+	code, out, _ = run(t, nil, "version")
+	if code != 0 || !strings.HasPrefix(out, "runner ") || !strings.Contains(out, "report schema 1") {
+		t.Errorf("version: %d %q", code, out)
+	}
+}
+
+func TestSchemaCommand(t *testing.T) {
+	for _, which := range []string{"plan", "report"} {
+		code, out, _ := run(t, nil, "schema", which)
+		var doc map[string]any
+		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || !strings.Contains(doc["$id"].(string), which+".schema.json") {
+			t.Errorf("schema %s: code %d, %.100q", which, code, out)
+		}
+	}
+	_, plain, _ := run(t, nil, "schema")
+	_, plan, _ := run(t, nil, "schema", "plan")
+	if plain != plan {
+		t.Error("runner schema should print the plan schema")
+	}
+}
+
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, ttft float64) string {
+		r := result.Report{SchemaVersion: result.SchemaVersion, Stages: []result.Stage{{Name: "s", Points: []result.Point{{Concurrency: 1, TTFTP95Ms: &ttft}}}}}
+		b, _ := json.Marshal(r)
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	a, b := write("a.json", 100), write("b.json", 150)
+	code, out, errs := run(t, nil, "compare", a, b)
+	if code != 0 || !strings.Contains(out, "ttft_p95_ms") {
+		t.Errorf("compare: %d %q %q", code, out, errs)
+	}
+	code, _, errs = run(t, nil, "compare", a, b, "--fail-above", "10")
+	if code != 1 || !strings.Contains(errs, "ttft_p95_ms") {
+		t.Errorf("compare --fail-above: %d %q", code, errs)
+	}
+	code, _, errs = run(t, nil, "compare", a, filepath.Join(dir, "missing.json"))
+	if code != 2 || !strings.Contains(errs, "missing.json") {
+		t.Errorf("compare missing: %d %q", code, errs)
+	}
+}
+
+func TestPanicIsExit4(t *testing.T) {
+	commands["boom"] = func(context.Context, *Env, []string) error { panic("kaboom") }
+	defer delete(commands, "boom")
+	code, _, errs := run(t, nil, "boom")
+	if code != 4 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "internal error: kaboom") {
+		t.Errorf("panic: code %d stderr %q", code, errs)
+	}
+}
+
+func TestInterruptedIs130(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	commands["wait"] = func(ctx context.Context, _ *Env, _ []string) error { <-ctx.Done(); return ctx.Err() }
+	defer delete(commands, "wait")
+	var errb bytes.Buffer
+	if code := Run(ctx, &Env{Args: []string{"wait"}, Stderr: &errb}); code != 130 {
+		t.Errorf("interrupted: code %d (%s)", code, errb.String())
+	}
+}

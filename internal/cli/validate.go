@@ -1,0 +1,70 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/scenario"
+)
+
+const validateSynopsis = "runner validate PLAN.yaml... [flags]\n\nCheck plans: structure, references, values, prompt files and check expressions.\nNo traffic is sent. Every problem is printed as file:line:col: message."
+
+// cmdValidate implements "runner validate".
+func cmdValidate(_ context.Context, env *Env, args []string) error {
+	fs := newFlagSet("validate")
+	print := fs.Bool("print", false, "print each plan as resolved (defaults applied, ${VAR} expanded, secrets redacted)")
+	quiet := fs.Bool("quiet", false, "print only problems")
+	paths, err := parseArgs(env, fs, validateSynopsis, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return exitcode.Errorf(exitcode.Invalid, "validate: no plan given (usage: runner validate PLAN.yaml...)")
+	}
+	var errs []error
+	for _, path := range paths {
+		p, err := scenario.Load(path, env.Getenv)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if *print {
+			out, err := yaml.Marshal(p)
+			if err != nil {
+				return fmt.Errorf("validate: print %s: %w", path, err)
+			}
+			fmt.Fprintf(env.Stdout, "# %s (resolved)\n%s", path, out)
+			continue
+		}
+		if !*quiet {
+			fmt.Fprintf(env.Stdout, "%s: ok (%s)\n", path, summary(p))
+		}
+	}
+	if len(errs) > 0 {
+		return exitcode.With(errors.Join(errs...), exitcode.Invalid)
+	}
+	return nil
+}
+
+// summary says what a plan holds, in a few words.
+func summary(p *scenario.Plan) string {
+	levels, checks := 0, 0
+	for _, s := range p.Stages {
+		levels += len(s.Concurrency) + len(s.Rate)
+		checks += len(s.Checks)
+	}
+	return fmt.Sprintf("%s, %s, %s, %s, %s",
+		plural(len(p.Endpoints), "endpoint"), plural(len(p.Prompts), "prompt set"),
+		plural(len(p.Stages), "stage"), plural(levels, "level"), plural(checks, "check"))
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

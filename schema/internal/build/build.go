@@ -1,0 +1,276 @@
+// Package build generates the plan and report JSON Schemas from the Go types
+// with invopop/jsonschema. Descriptions come from the Go doc comments (or a
+// field's trailing comment), so the schema documents every field in an editor.
+// It runs from the schema directory (go generate and go test both do).
+package build
+
+import (
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"github.com/invopop/jsonschema"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+)
+
+const module = "github.com/runnerbench/runner"
+
+// Schemas returns the plan and report schemas, indented, with a final newline.
+func Schemas() (plan, report []byte, err error) {
+	comments := map[string]string{}
+	for _, dir := range []string{"scenario", "sim", "result"} {
+		if err := readComments(filepath.Join("..", dir), module+"/"+dir, comments); err != nil {
+			return nil, nil, err
+		}
+	}
+	plan, err = generate(scenario.Plan{}, comments,
+		"https://github.com/runnerbench/runner/schema/plan.schema.json", "Runner plan (version 1)")
+	if err != nil {
+		return nil, nil, err
+	}
+	report, err = generate(result.Report{}, comments,
+		"https://github.com/runnerbench/runner/schema/report.schema.json",
+		fmt.Sprintf("Runner report.json (schema_version %d)", result.SchemaVersion))
+	return plan, report, err
+}
+
+var (
+	lengthType   = reflect.TypeFor[scenario.Length]()
+	durationType = reflect.TypeFor[scenario.Duration]()
+	secretType   = reflect.TypeFor[scenario.Secret]()
+)
+
+// mapper gives the plan's custom scalar types the shape they have in YAML.
+func mapper(t reflect.Type) *jsonschema.Schema {
+	switch t {
+	case lengthType:
+		return &jsonschema.Schema{
+			Description: "A token count: a whole number, {min, max} for a uniform range, or {mean, stdev[, min, max]} for a clipped normal.",
+			OneOf: []*jsonschema.Schema{
+				{Type: "integer", Minimum: json.Number("1")},
+				object(
+					"min", &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Description: "Smallest length (uniform lower bound, or clip for a normal)."},
+					"max", &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Description: "Largest length (uniform upper bound, or clip for a normal)."},
+					"mean", &jsonschema.Schema{Type: "number", Minimum: json.Number("1"), Description: "Mean of a normal length."},
+					"stdev", &jsonschema.Schema{Type: "number", Minimum: json.Number("0"), Description: "Standard deviation of a normal length."},
+				),
+			},
+		}
+	case durationType:
+		return &jsonschema.Schema{
+			Type:        "string",
+			Pattern:     `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`,
+			Description: "A duration such as \"500ms\", \"30s\", \"2m\" or \"1h30m\".",
+		}
+	case secretType:
+		return &jsonschema.Schema{Type: "string", Description: "A secret; usually ${ENV_VAR}. Never printed, logged or reported."}
+	}
+	return nil
+}
+
+// object builds a closed object schema from name, schema pairs, in order.
+func object(kv ...any) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "object", AdditionalProperties: jsonschema.FalseSchema, Properties: jsonschema.NewProperties()}
+	for i := 0; i+1 < len(kv); i += 2 {
+		s.Properties.Set(kv[i].(string), kv[i+1].(*jsonschema.Schema))
+	}
+	return s
+}
+
+func generate(v any, comments map[string]string, id, title string) ([]byte, error) {
+	r := &jsonschema.Reflector{
+		Mapper:         mapper,
+		ExpandedStruct: true,
+		LookupComment: func(t reflect.Type, field string) string {
+			key := t.PkgPath() + "." + t.Name()
+			if field != "" {
+				key += "." + field
+			}
+			if c := comments[key]; c != "" {
+				return c
+			}
+			if field != "" {
+				return describe(t, field)
+			}
+			return ""
+		},
+	}
+	s := r.Reflect(v)
+	s.ID = jsonschema.ID(id)
+	s.Title = title
+	if _, isPlan := v.(scenario.Plan); isPlan {
+		addEnums(s)
+	}
+	if _, isReport := v.(result.Report); isReport {
+		nullable(s, reflect.TypeOf(v))
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// addEnums lists the allowed values of the plan's enumerations, so editors
+// complete them and flag typos as the loader does.
+func addEnums(root *jsonschema.Schema) {
+	set := func(def *jsonschema.Schema, prop string, values []string) {
+		if def == nil || def.Properties == nil {
+			return
+		}
+		if p, ok := def.Properties.Get(prop); ok {
+			for _, v := range values {
+				p.Enum = append(p.Enum, v)
+			}
+		}
+	}
+	set(root.Definitions["Stage"], "api", scenario.APIs)
+	set(root.Definitions["Stage"], "mode", scenario.Modes)
+	set(root.Definitions["Stage"], "arrival", scenario.Arrivals)
+	set(root.Definitions["Check"], "scope", scenario.Scopes)
+	set(root.Definitions["Check"], "severity", scenario.Severites)
+	set(root.Definitions["Synthetic"], "sizing", scenario.Sizings)
+	set(root.Definitions["PromptSet"], "format", scenario.Formats)
+	if p, ok := root.Properties.Get("version"); ok {
+		p.Const = 1
+	}
+}
+
+// nullable marks report fields that are null in JSON (pointers, and slices and
+// maps without omitempty) as "T or null", so a real report.json validates.
+func nullable(root *jsonschema.Schema, t reflect.Type) {
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		for t.Kind() == reflect.Pointer || t.Kind() == reflect.Slice || t.Kind() == reflect.Map {
+			t = t.Elem()
+		}
+		if t.Kind() != reflect.Struct || seen[t] || t.PkgPath() != module+"/result" {
+			return
+		}
+		seen[t] = true
+		def := root.Definitions[t.Name()]
+		if t == reflect.TypeFor[result.Report]() {
+			def = root
+		}
+		for i := range t.NumField() {
+			f := t.Field(i)
+			walk(f.Type)
+			if def == nil || def.Properties == nil {
+				continue
+			}
+			name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if name == "" || name == "-" {
+				continue
+			}
+			k := f.Type.Kind()
+			if k != reflect.Pointer && !((k == reflect.Slice || k == reflect.Map) && !strings.Contains(opts, "omitempty")) {
+				continue
+			}
+			p, ok := def.Properties.Get(name)
+			if !ok {
+				continue
+			}
+			desc := p.Description
+			p.Description = ""
+			def.Properties.Set(name, &jsonschema.Schema{AnyOf: []*jsonschema.Schema{p, {Type: "null"}}, Description: desc})
+		}
+	}
+	walk(t)
+}
+
+// describe writes a description for a field without a comment, from its
+// name's units, so every field in the schema says something.
+func describe(t reflect.Type, field string) string {
+	f, ok := t.FieldByName(field)
+	if !ok {
+		return ""
+	}
+	name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+	if name == "" {
+		name = strings.ToLower(field)
+	}
+	words := strings.ReplaceAll(name, "_", " ")
+	for suffix, unit := range map[string]string{" ms": " in milliseconds", " s": " in seconds", " tps": " in tokens per second"} {
+		if strings.HasSuffix(words, suffix) {
+			words = strings.TrimSuffix(words, suffix) + unit
+		}
+	}
+	return strings.ToUpper(words[:1]) + words[1:] + "."
+}
+
+// readComments collects the doc comment (or, failing that, the trailing line
+// comment) of every struct type and field in dir's non-test Go files, keyed
+// "importpath.Type" and "importpath.Type.Field".
+func readComments(dir, importPath string, out map[string]string) error {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return err
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, src, parser.ParseComments)
+		if err != nil {
+			return fmt.Errorf("parse %s: %w", path, err)
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.TYPE {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				ts := spec.(*ast.TypeSpec)
+				doc := ts.Doc
+				if doc == nil && len(gd.Specs) == 1 {
+					doc = gd.Doc
+				}
+				if doc != nil {
+					out[importPath+"."+ts.Name.Name] = clean(doc.Text())
+				}
+				st, ok := ts.Type.(*ast.StructType)
+				if !ok {
+					continue
+				}
+				for _, fld := range st.Fields.List {
+					text := ""
+					if fld.Doc != nil {
+						text = fld.Doc.Text()
+					} else if fld.Comment != nil {
+						text = fld.Comment.Text()
+					}
+					if text == "" {
+						continue
+					}
+					for _, n := range fld.Names {
+						out[importPath+"."+ts.Name.Name+"."+n.Name] = clean(text)
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// clean joins a comment's lines into one paragraph per blank-line break.
+func clean(s string) string {
+	paras := strings.Split(strings.TrimSpace(s), "\n\n")
+	for i, p := range paras {
+		paras[i] = strings.Join(strings.Fields(p), " ")
+	}
+	return strings.Join(paras, "\n\n")
+}
