@@ -39,7 +39,8 @@ type Progress struct {
 	key      string // stage + level of the bar on screen
 	last     ProgressUpdate
 	lastDraw time.Time
-	dirty    bool // last update not drawn yet (throttled)
+	dirty    bool   // last update not drawn yet (throttled)
+	desc     string // description on screen
 	now      func() time.Time
 }
 
@@ -62,6 +63,7 @@ func (p *Progress) Update(u ProgressUpdate) {
 		p.finishLocked()
 		p.key = key
 		p.bar = p.newBar(u)
+		p.desc = describe(u)
 		p.lastDraw = time.Time{}
 	}
 	p.last = u
@@ -106,7 +108,12 @@ func (p *Progress) newBar(u ProgressUpdate) *progressbar.ProgressBar {
 }
 
 func (p *Progress) drawLocked(now time.Time) {
-	p.bar.Describe(describe(p.last))
+	// Describe and Set each repaint the line; skip Describe when the text has
+	// not changed so a draw is usually one repaint.
+	if d := describe(p.last); d != p.desc {
+		p.desc = d
+		p.bar.Describe(d)
+	}
 	_ = p.bar.Set(p.last.Done)
 	p.lastDraw = now
 	p.dirty = false
@@ -128,5 +135,5 @@ func (p *Progress) finishLocked() {
 // describe is the text beside the bar: which level, how it goes.
 func describe(u ProgressUpdate) string {
 	name := u.Stage + " " + u.Label
-	return fmt.Sprintf("%s  %.1f tok/s  %d failed  %s", name, u.OutputTPS, u.Failed, u.Elapsed.Round(100*time.Millisecond))
+	return fmt.Sprintf("%s  %.1f tok/s  %d failed  %.1fs", name, u.OutputTPS, u.Failed, u.Elapsed.Seconds())
 }

@@ -1,0 +1,92 @@
+package reporters
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the concurrent test below.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestProgressDisabledWritesNothing(t *testing.T) {
+	var buf bytes.Buffer
+	p := NewProgress(&buf, false)
+	p.Update(ProgressUpdate{Stage: "s", Label: "c=1", Done: 1, Total: 2})
+	p.LevelDone()
+	p.Close()
+	if buf.Len() != 0 {
+		t.Errorf("disabled progress wrote %q", buf.String())
+	}
+	var nilP *Progress
+	nilP.Update(ProgressUpdate{}) // a nil Progress is a no-op too
+	nilP.Close()
+}
+
+func TestProgressShowsLevels(t *testing.T) {
+	var buf syncBuffer
+	p := NewProgress(&buf, true)
+	clock := time.Unix(0, 0)
+	p.now = func() time.Time { return clock }
+	for i := 1; i <= 64; i++ {
+		clock = clock.Add(10 * time.Millisecond)
+		p.Update(ProgressUpdate{Stage: "throughput", Level: 0, Label: "c=8", Done: i, Total: 64, Failed: 1,
+			Elapsed: time.Duration(i) * 10 * time.Millisecond, OutputTPS: 1634.12})
+	}
+	p.LevelDone()
+	// A new level starts a new bar even without LevelDone in between.
+	p.Update(ProgressUpdate{Stage: "throughput", Level: 1, Label: "c=32", Done: 3, Total: 128})
+	p.Update(ProgressUpdate{Stage: "open-loop", Level: 0, Label: "rate=4", Done: 5, Total: 0})
+	p.Close()
+	out := buf.String()
+	for _, want := range []string{"throughput c=8", "(64/64", "1634.1 tok/s", "1 failed", "0.6s", "throughput c=32", "(3/128", "open-loop rate=4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("progress output lacks %q:\n%q", want, out)
+		}
+	}
+	if got := strings.Count(out, "\n"); got != 3 {
+		t.Errorf("want one finished line per level (3), got %d newlines:\n%q", got, out)
+	}
+	// Throttled: 64 updates 10 ms apart are drawn about every 100 ms (at
+	// most two repaints a draw: description, then count), not 64 times.
+	if frames := strings.Count(out, "throughput c=8"); frames > 2*(640/100+2) {
+		t.Errorf("bar repainted %d times for 64 updates over 640 ms; throttling is not working", frames)
+	}
+}
+
+func TestProgressConcurrent(t *testing.T) {
+	var buf syncBuffer
+	p := NewProgress(&buf, true)
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 50 {
+				p.Update(ProgressUpdate{Stage: "s", Label: "c=4", Done: g*50 + i, Total: 200})
+			}
+		}()
+	}
+	wg.Wait()
+	p.Close()
+	if !strings.Contains(buf.String(), "s c=4") {
+		t.Errorf("no bar drawn: %q", buf.String())
+	}
+}
