@@ -274,19 +274,19 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		code := map[Fault]int{FaultHTTP429: 429, FaultHTTP500: 500, FaultHTTP503: 503}[fault]
 		typ := map[Fault]string{FaultHTTP429: "RateLimitError", FaultHTTP500: "InternalServerError", FaultHTTP503: "ServiceUnavailableError"}[fault]
 		t.Status = code
-		s.beginFinish()
+		s.beginFinish(rec)
 		writeError(w, code, typ, "simulated "+http.StatusText(code))
 		t.End = time.Now()
-		s.finish(rec, true)
+		s.finish(rec)
 		return
 	case FaultHTML:
 		t.Status = http.StatusOK
-		s.beginFinish()
+		s.beginFinish(rec)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1><p>simulated proxy error page</p></body></html>\n"))
 		t.End = time.Now()
-		s.finish(rec, true)
+		s.finish(rec)
 		return
 	}
 
@@ -302,7 +302,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		t.Status = http.StatusServiceUnavailable
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "simulator is shutting down")
 		t.End = time.Now()
-		s.finish(rec, false)
+		s.finish(rec)
 		return
 	}
 	st := &stream{

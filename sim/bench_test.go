@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"slices"
@@ -19,6 +20,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // The speed figures of the simulator are measured here, in benchmarks (run
@@ -36,7 +39,17 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SIM_BENCH_SERVE") != "" {
 		os.Exit(benchServe())
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 {
+		// Every server the tests started is closed by now: no engine loop,
+		// handler or connection goroutine may outlive it.
+		http.DefaultClient.CloseIdleConnections()
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goroutine leak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // benchServe runs a zero-latency simulator until stdin closes, printing its

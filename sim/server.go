@@ -31,8 +31,6 @@ type Server struct {
 	url string
 
 	mu        sync.Mutex
-	cond      *sync.Cond
-	finishing int // handlers between their last write and recording it
 	next      int // arrival index
 	records   []*record
 	byNonce   map[string]*record
@@ -55,7 +53,6 @@ func New(cfg Config) (*Server, error) {
 		byNonce: make(map[string]*record),
 		byID:    make(map[string]*record),
 	}
-	s.cond = sync.NewCond(&s.mu)
 	s.eng = newEngine(cfg, s.epoch, s.m)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, true) })
@@ -225,8 +222,9 @@ func (t RequestTruth) TTFT() time.Duration {
 
 // record is a RequestTruth being filled in by its handler.
 type record struct {
-	t    RequestTruth
-	done chan struct{}
+	t         RequestTruth
+	done      chan struct{}
+	finishing bool // under Server.mu: past the point of no more waiting
 }
 
 func (s *Server) register(nonce string) (*record, int) {
@@ -250,35 +248,38 @@ func (s *Server) setID(rec *record, id string) {
 	s.mu.Unlock()
 }
 
-// beginFinish marks a handler as about to make its last write; Truth waits for
-// it, so a client that has just read [DONE] always finds the record complete.
-func (s *Server) beginFinish() {
+// beginFinish marks rec as about to make its last write. Truth waits for such
+// records, so a client that has just read [DONE] always finds its record.
+func (s *Server) beginFinish(rec *record) {
 	s.mu.Lock()
-	s.finishing++
+	rec.finishing = true
 	s.mu.Unlock()
 }
 
-// finish publishes rec. If beginFinish was called, it also ends that window.
-func (s *Server) finish(rec *record, fromBegin bool) {
+// finish publishes rec.
+func (s *Server) finish(rec *record) {
 	s.mu.Lock()
 	close(rec.done)
-	if fromBegin {
-		s.finishing--
-		if s.finishing == 0 {
-			s.cond.Broadcast()
-		}
-	}
 	s.mu.Unlock()
 }
 
 // Truth returns the records of every finished request, in arrival order.
-// Requests still in flight are left out; the token slices are shared, do not
-// modify them.
+// Requests still in flight are left out, except those already making their
+// last write, which it waits for. The token slices are shared: do not modify
+// them.
 func (s *Server) Truth() []RequestTruth {
 	s.mu.Lock()
-	for s.finishing > 0 {
-		s.cond.Wait()
+	var pending []*record
+	for _, r := range s.records {
+		if r.finishing {
+			pending = append(pending, r)
+		}
 	}
+	s.mu.Unlock()
+	for _, r := range pending {
+		<-r.done // its handler is past its last blocking step
+	}
+	s.mu.Lock()
 	out := make([]RequestTruth, 0, len(s.records))
 	for _, r := range s.records {
 		select {

@@ -218,10 +218,6 @@ func (st *stream) pump() bool {
 	sq.mu.Unlock()
 	total := sq.outputTokens
 	tpc := st.s.cfg.TokensPerChunk
-	if done && !st.finishing {
-		st.s.beginFinish()
-		st.finishing = true
-	}
 	si := 0
 	for {
 		for si < len(ends) && int(ends[si]) <= st.sent {
@@ -256,6 +252,9 @@ func (st *stream) pump() bool {
 			st.buf = st.appendRoleChunk(st.buf)
 		}
 		final := done && end == total
+		if final {
+			st.begin()
+		}
 		st.buf = st.appendChunk(st.buf, st.sent, end, final)
 		st.chunks++
 		st.sent = end
@@ -345,7 +344,7 @@ func (st *stream) applyFault() bool {
 
 func (st *stream) begin() {
 	if !st.finishing {
-		st.s.beginFinish()
+		st.s.beginFinish(st.rec)
 		st.finishing = true
 	}
 }
@@ -388,7 +387,7 @@ func (st *stream) end(how int) {
 		t.FinishReason = "abort"
 	}
 	t.End = time.Now()
-	st.s.finish(st.rec, st.finishing)
+	st.s.finish(st.rec)
 }
 
 // serveWhole answers a non-streaming request once every token is generated.

@@ -1,8 +1,12 @@
 package sim
 
 import (
+	"context"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 )
 
 func TestSpecDecoding(t *testing.T) {
@@ -117,5 +121,100 @@ func TestStreamVariants(t *testing.T) {
 	last := res.chunks[len(res.chunks)-1]
 	if _, c, ok := usageOf(last); !ok || c != 10 || !hasFinish(res) {
 		t.Errorf("finish chunk %v", last)
+	}
+}
+
+// TestDecodeSlowsWithBatch checks the decode step model on the ground truth:
+// with three sequences decoding, a step takes itl_ms + 2 × itl_ms_per_seq.
+func TestDecodeSlowsWithBatch(t *testing.T) {
+	cfg := FastConfig()
+	cfg.ITLMs = 2
+	cfg.ITLMsPerSeq = 3
+	s := startSim(t, cfg)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			doStream(t, t.Context(), s, "/chat/completions", chatBody("go", 12, map[string]any{"ignore_eos": true}))
+		})
+	}
+	wg.Wait()
+	truth := s.Truth()
+	if len(truth) != 3 {
+		t.Fatalf("%d records", len(truth))
+	}
+	// Once all three are admitted, a step with no prefill takes 2 + 2×3 = 8 ms.
+	lastAdmit := truth[0].FirstToken
+	for _, tr := range truth {
+		if tr.FirstToken.After(lastAdmit) {
+			lastAdmit = tr.FirstToken
+		}
+	}
+	want := 8 * time.Millisecond
+	var gaps []time.Duration
+	tr := truth[0]
+	for i := 1; i < len(tr.TokenScheduled); i++ {
+		if !tr.TokenScheduled[i-1].Before(lastAdmit) && tr.TokenScheduled[i].Before(truth[1].TokenScheduled[11]) &&
+			tr.TokenScheduled[i].Before(truth[2].TokenScheduled[11]) && tr.TokenScheduled[i].Before(tr.TokenScheduled[11]) {
+			gaps = append(gaps, tr.TokenScheduled[i].Sub(tr.TokenScheduled[i-1]))
+		}
+	}
+	if len(gaps) < 3 {
+		t.Fatalf("only %d full-batch gaps", len(gaps))
+	}
+	slices.Sort(gaps)
+	// Scheduled times follow the model exactly unless the engine fell behind
+	// wall time (a loaded machine), which only ever lengthens a step.
+	if gaps[0] < want-10*time.Microsecond || gaps[len(gaps)/2] > want+2*time.Millisecond {
+		t.Errorf("full-batch decode gaps %v, want %v", gaps, want)
+	}
+}
+
+func TestSpecDeterministic(t *testing.T) {
+	run := func() []int {
+		cfg := FastConfig()
+		cfg.SpecK = 3
+		cfg.ITLMs = 0.2
+		s := startSim(t, cfg)
+		var acc []int
+		for range 6 {
+			doStream(t, t.Context(), s, "/completions", map[string]any{"prompt": "x", "max_tokens": 30, "ignore_eos": true, "stream": true})
+		}
+		for _, tr := range s.Truth() {
+			acc = append(acc, tr.SpecAccepted)
+		}
+		return acc
+	}
+	a, b := run(), run()
+	if !equalInts(a, b) || len(a) != 6 {
+		t.Errorf("accepted tokens per request differ between runs with one seed: %v vs %v", a, b)
+	}
+}
+
+// TestTruthDuringStall checks that Truth does not wait for a stalled stream.
+func TestTruthDuringStall(t *testing.T) {
+	cfg := FastConfig()
+	cfg.Faults.Stall = 1
+	cfg.Faults.AfterTokens = 1
+	s := startSim(t, cfg)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	resp, err := post(ctx, s.URL()+"/completions", map[string]any{"prompt": "x", "max_tokens": 3, "ignore_eos": true, "stream": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 256)
+	if _, err := resp.Body.Read(buf); err != nil { // at least the first token arrived
+		t.Fatal(err)
+	}
+	done := make(chan []RequestTruth)
+	go func() { done <- s.Truth() }()
+	select {
+	case tr := <-done:
+		if len(tr) != 0 {
+			t.Errorf("in-flight stalled request listed: %+v", tr)
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Truth blocked on a stalled stream")
 	}
 }
