@@ -101,7 +101,24 @@ type Level struct {
 	itlSum float64 // Neumaier-compensated sum of ITL samples
 	itlCmp float64
 	itlMax float64
+	// spilled holds, per latency, the samples past the exact bound; a
+	// histogram is allocated only when a level gets that far.
+	spilled [nLat]*hist
 }
+
+// Per-request latencies a level tracks, as indexes into Shard.lat.
+const (
+	latTTFT = iota
+	latTPOT
+	latE2E
+	latTTFAT
+	latLag
+	nLat
+)
+
+// spillBatch is how many past-the-bound requests a shard buffers before it
+// folds them into the level's histograms under the lock.
+const spillBatch = 32
 
 // NewLevel starts a level.
 func NewLevel(spec Spec) *Level {
@@ -119,8 +136,10 @@ type Shard struct {
 	itlN int
 	itl  [itlBatch]float64
 
-	ttft, tpot, e2e, ttfat, lag series
-	perStream                   series // tokens / E2E s, mean only
+	lat       [nLat]series
+	perStream series // tokens / E2E s, mean only
+	spill     [spillBatch][nLat]float64
+	spillN    int
 
 	completed, failed int
 	good, mismatch    int
@@ -142,7 +161,7 @@ type kindStat struct {
 
 // NewShard returns a new shard of the level for one worker goroutine.
 func (l *Level) NewShard() *Shard {
-	s := &Shard{l: l, perStream: series{meanOnly: true}}
+	s := &Shard{l: l}
 	l.mu.Lock()
 	l.shards = append(l.shards, s)
 	l.mu.Unlock()
@@ -171,13 +190,7 @@ func (s *Shard) flushITL() {
 		}
 		v = max(v, 0)
 		l.itl.record(v)
-		t := l.itlSum + v
-		if math.Abs(l.itlSum) >= v {
-			l.itlCmp += (l.itlSum - t) + v
-		} else {
-			l.itlCmp += (v - t) + l.itlSum
-		}
-		l.itlSum = t
+		l.itlSum, l.itlCmp = neumaier(l.itlSum, l.itlCmp, v)
 		l.itlMax = max(l.itlMax, v)
 	}
 	l.mu.Unlock()
@@ -191,39 +204,58 @@ func (s *Shard) Add(r *result.Request) {
 	}
 	seq := s.l.seq.Add(1)
 	keep := seq <= s.l.limit
-	s.lag.add(r.DispatchLagMs, keep)
-	if !r.OK {
-		s.failed++
-		kind := r.ErrorKind
-		if kind == "" {
-			kind = "unknown"
-		}
-		msg := errMessage(r)
-		if s.firstErr == "" || seq < s.firstErrSeq {
-			s.firstErr, s.firstErrSeq = msg, seq
-		}
-		if s.kinds == nil {
-			s.kinds = make(map[string]*kindStat)
-		}
-		k := s.kinds[kind]
-		if k == nil {
-			k = &kindStat{sample: r.Error, seq: seq}
-			s.kinds[kind] = k
-		}
-		k.count++
-		return
+	var rec [nLat]float64
+	for i := range rec {
+		rec[i] = math.NaN()
 	}
+	if s.lat[latLag].add(r.DispatchLagMs, keep) {
+		rec[latLag] = r.DispatchLagMs
+	}
+	if r.OK {
+		s.addOK(r, keep, &rec)
+	} else {
+		s.addFailed(r, seq)
+	}
+	if !keep {
+		s.spill[s.spillN] = rec
+		s.spillN++
+		if s.spillN == spillBatch {
+			s.flushSpill()
+		}
+	}
+}
+
+func (s *Shard) addFailed(r *result.Request, seq int64) {
+	s.failed++
+	kind := r.ErrorKind
+	if kind == "" {
+		kind = "unknown"
+	}
+	if s.firstErr == "" || seq < s.firstErrSeq {
+		s.firstErr, s.firstErrSeq = errMessage(r), seq
+	}
+	if s.kinds == nil {
+		s.kinds = make(map[string]*kindStat)
+	}
+	k := s.kinds[kind]
+	if k == nil {
+		k = &kindStat{sample: r.Error, seq: seq}
+		s.kinds[kind] = k
+	}
+	k.count++
+}
+
+func (s *Shard) addOK(r *result.Request, keep bool, rec *[nLat]float64) {
 	s.completed++
-	if r.TTFTMs != nil {
-		s.ttft.add(*r.TTFTMs, keep)
+	opt := func(i int, v *float64) {
+		if v != nil && s.lat[i].add(*v, keep) {
+			rec[i] = *v
+		}
 	}
-	if r.TPOTMs != nil {
-		s.tpot.add(*r.TPOTMs, keep)
-	}
-	if r.TTFATMs != nil {
-		s.ttfat.add(*r.TTFATMs, keep)
-	}
-	s.e2e.add(r.E2EMs, keep)
+	opt(latTTFT, r.TTFTMs)
+	opt(latTPOT, r.TPOTMs)
+	opt(latTTFAT, r.TTFATMs)
+	opt(latE2E, &r.E2EMs)
 	tok := int64(r.OutputTokens)
 	s.outTotal += tok
 	if tok > 0 {
@@ -247,6 +279,29 @@ func (s *Shard) Add(r *result.Request) {
 	if s.l.spec.SLO.set() && s.l.spec.SLO.met(r) {
 		s.good++
 	}
+}
+
+// flushSpill folds the buffered past-the-bound samples into the level's
+// histograms.
+func (s *Shard) flushSpill() {
+	if s.spillN == 0 {
+		return
+	}
+	l := s.l
+	l.mu.Lock()
+	for _, rec := range s.spill[:s.spillN] {
+		for i, v := range rec {
+			if math.IsNaN(v) {
+				continue
+			}
+			if l.spilled[i] == nil {
+				l.spilled[i] = newHist()
+			}
+			l.spilled[i].record(v)
+		}
+	}
+	l.mu.Unlock()
+	s.spillN = 0
 }
 
 // errMessage is the reference's error field: "kind: message".
@@ -273,6 +328,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 	l.mu.Unlock()
 	for _, s := range shards {
 		s.flushITL()
+		s.flushSpill()
 	}
 
 	var (
@@ -281,13 +337,10 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 		outSqHi, outSqLo    uint64
 		firstErr, firstSeen = "", int64(math.MaxInt64)
 	)
-	m.perStream.meanOnly = true
 	for _, s := range shards {
-		m.ttft.merge(&s.ttft)
-		m.tpot.merge(&s.tpot)
-		m.e2e.merge(&s.e2e)
-		m.ttfat.merge(&s.ttfat)
-		m.lag.merge(&s.lag)
+		for i := range m.lat {
+			m.lat[i].merge(&s.lat[i])
+		}
 		m.perStream.merge(&s.perStream)
 		m.completed += s.completed
 		m.failed += s.failed
@@ -354,16 +407,19 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 		}
 	}
 
-	ps := m.perStream.finish(false)
+	ps := m.perStream.finish(false, true, nil)
 	if ps.n > 0 {
 		p.OutputTPSPerStream = result.Round(ps.mean, 2)
 	}
 
-	ttft := m.ttft.finish(true)
-	tpot := m.tpot.finish(false)
-	e2e := m.e2e.finish(false)
-	ttfat := m.ttfat.finish(false)
-	lag := m.lag.finish(false)
+	l.mu.Lock()
+	spilled := l.spilled
+	l.mu.Unlock()
+	ttft := m.lat[latTTFT].finish(true, false, spilled[latTTFT])
+	tpot := m.lat[latTPOT].finish(false, false, spilled[latTPOT])
+	e2e := m.lat[latE2E].finish(false, false, spilled[latE2E])
+	ttfat := m.lat[latTTFAT].finish(false, false, spilled[latTTFAT])
+	lag := m.lat[latLag].finish(false, false, spilled[latLag])
 
 	var low []string
 	quant := func(name string, s *summary, q float64) *float64 {

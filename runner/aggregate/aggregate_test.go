@@ -342,22 +342,27 @@ func TestShardsMerge(t *testing.T) {
 	spec := Spec{Concurrency: 7, InputTokens: 120, OutputTokens: 300, SLO: &SLO{TTFTMs: 50}}
 	one := finish(spec, 3*time.Second, nil, reqs...)
 
-	l := NewLevel(spec)
-	shards := make([]*Shard, 7)
-	for i := range shards {
-		shards[i] = l.NewShard()
-	}
-	for i, r := range reqs { // same completion order, spread round-robin
-		shards[i%7].Add(r)
-	}
-	many := l.Finish(3*time.Second, nil)
-	if !reflect.DeepEqual(one, many) {
-		t.Errorf("sharded point differs:\none  %+v\nmany %+v", one, many)
+	for _, limit := range []int{0, 300} { // exact, and spilled past 300
+		spec := spec
+		spec.ExactLimit = limit
+		ref := finish(spec, 3*time.Second, nil, reqs...)
+		l := NewLevel(spec)
+		shards := make([]*Shard, 7)
+		for i := range shards {
+			shards[i] = l.NewShard()
+		}
+		for i, r := range reqs { // same completion order, spread round-robin
+			shards[i%7].Add(r)
+		}
+		many := l.Finish(3*time.Second, nil)
+		if !reflect.DeepEqual(ref, many) {
+			t.Errorf("limit %d: sharded point differs:\none  %+v\nmany %+v", limit, ref, many)
+		}
 	}
 
 	// Concurrently (under -race): everything but the completion-order
 	// dependent first error and samples must match.
-	l = NewLevel(spec)
+	l := NewLevel(spec)
 	var wg sync.WaitGroup
 	for w := range 7 {
 		s := l.NewShard()
@@ -389,8 +394,11 @@ func TestSpill(t *testing.T) {
 		s.Add(r)
 	}
 	est := l.Finish(time.Second, nil)
-	if len(s.ttft.vals) > 500 {
-		t.Errorf("shard kept %d exact TTFTs past the limit of 500", len(s.ttft.vals))
+	if h := l.spilled[latLag]; h == nil || h.total != 2500 {
+		t.Errorf("level spill histogram holds %v lags, want 2500", h)
+	}
+	if len(s.lat[latTTFT].vals) > 500 || len(s.lat[latLag].vals) != 500 {
+		t.Errorf("shard kept %d TTFTs, %d lags; want at most 500 past the limit", len(s.lat[latTTFT].vals), len(s.lat[latLag].vals))
 	}
 	if len(est.Warnings) != 1 || !strings.Contains(est.Warnings[0], "histogram") {
 		t.Errorf("no spill warning: %q", est.Warnings)
@@ -420,9 +428,25 @@ func TestAddITLAllocs(t *testing.T) {
 	if a := testing.AllocsPerRun(1000, func() { s.AddITL(12.5) }); a != 0 {
 		t.Errorf("AddITL allocates %v per call", a)
 	}
-	r := ok(10, 100, 10, 100)
-	s.Add(r) // first Add may grow the slices
-	_ = r
+}
+
+// TestFlatMemory: past the exact limit, Add allocates nothing at all, so a
+// level of a million requests holds what a level of ExactLimit holds (plus
+// one histogram per latency).
+func TestFlatMemory(t *testing.T) {
+	l := NewLevel(Spec{ExactLimit: 10, Pinned: true, OutputTokens: 10, SLO: &SLO{TTFTMs: 5}})
+	s := l.NewShard()
+	reqs := randomRequests(200, 5)
+	for _, r := range reqs { // past the limit, spill histograms allocated
+		s.Add(r)
+	}
+	i := 0
+	if a := testing.AllocsPerRun(5000, func() { s.Add(reqs[i%len(reqs)]); i++ }); a != 0 {
+		t.Errorf("Add past the exact limit allocates %v per call", a)
+	}
+	if n := len(s.lat[latE2E].vals); n > 10 {
+		t.Errorf("%d exact E2E samples kept, limit 10", n)
+	}
 }
 
 func BenchmarkAddITL(b *testing.B) {

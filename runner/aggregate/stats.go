@@ -108,68 +108,55 @@ func sampleStdev(n int64, sum int64, sumSq *big.Int) (float64, bool) {
 	return f, true
 }
 
-// series is one per-request metric of a level: exact samples (up to the
-// level's bound), and running count/sum/max over every sample.
+// series is one per-request metric of a shard or a level: exact samples (up
+// to the level's bound), and a running count, sum and max over every sample.
+// Samples past the bound are not kept here: the shard batches them into the
+// level's histogram (see Shard.spill), so a shard's memory stays flat.
 type series struct {
-	vals  []float64
-	n     int64
-	sum   float64 // Neumaier-compensated, used only past the exact bound
-	comp  float64
-	max   float64
-	hasV  bool
-	spill *hist // samples past the exact bound (nil until needed)
-	// meanOnly series (tokens/s per stream) need no percentiles, so samples
-	// past the bound go nowhere but into the running sum.
-	meanOnly bool
+	vals []float64
+	n    int64
+	sum  float64 // Neumaier-compensated; the mean once samples have spilled
+	comp float64
+	max  float64
 }
 
-func (s *series) add(v float64, keep bool) {
+// add counts v, keeping it when keep is set. Non-finite values (which no
+// clock produces) are dropped so they cannot poison a mean or a sort.
+func (s *series) add(v float64, keep bool) bool {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return false
+	}
 	if keep {
 		s.vals = append(s.vals, v)
-	} else if !s.meanOnly {
-		if s.spill == nil {
-			s.spill = newHist()
-		}
-		s.spill.record(v)
+	}
+	if s.n == 0 || v > s.max {
+		s.max = v
 	}
 	s.n++
-	t := s.sum + v
-	if math.Abs(s.sum) >= math.Abs(v) {
-		s.comp += (s.sum - t) + v
+	s.sum, s.comp = neumaier(s.sum, s.comp, v)
+	return true
+}
+
+// neumaier adds v to the compensated sum (sum, comp).
+func neumaier(sum, comp, v float64) (float64, float64) {
+	t := sum + v
+	if math.Abs(sum) >= math.Abs(v) {
+		comp += (sum - t) + v
 	} else {
-		s.comp += (v - t) + s.sum
+		comp += (v - t) + sum
 	}
-	s.sum = t
-	if !s.hasV || v > s.max {
-		s.max = v
-		s.hasV = true
-	}
+	return t, comp
 }
 
 // merge appends o into s.
 func (s *series) merge(o *series) {
 	s.vals = append(s.vals, o.vals...)
-	if o.spill != nil {
-		if s.spill == nil {
-			s.spill = newHist()
-		}
-		s.spill.merge(o.spill)
+	if o.n > 0 && (s.n == 0 || o.max > s.max) {
+		s.max = o.max
 	}
 	s.n += o.n
-	// Two compensated sums combine by adding both parts; the small loss here
-	// only matters past the exact bound, where the mean is not exact anyway.
-	t := s.sum + o.sum
+	s.sum, s.comp = neumaier(s.sum, s.comp, o.sum)
 	s.comp += o.comp
-	if math.Abs(s.sum) >= math.Abs(o.sum) {
-		s.comp += (s.sum - t) + o.sum
-	} else {
-		s.comp += (o.sum - t) + s.sum
-	}
-	s.sum = t
-	if o.hasV && (!s.hasV || o.max > s.max) {
-		s.max = o.max
-		s.hasV = true
-	}
 }
 
 // summary is what a finished series reports.
@@ -182,28 +169,31 @@ type summary struct {
 	max    float64
 }
 
-// finish sorts the exact samples and folds everything into a summary. With
-// chart set, or when samples spilled, it also builds the full histogram.
-func (s *series) finish(chart bool) summary {
+// finish sorts the exact samples and folds everything into a summary; spill
+// holds the samples past the exact bound (nil if none). With chart set, or
+// when samples spilled, it also builds the full histogram. meanOnly series
+// are neither sorted nor charted.
+func (s *series) finish(chart, meanOnly bool, spill *hist) summary {
 	out := summary{n: s.n, exact: int64(len(s.vals)) == s.n, max: s.max}
 	if s.n == 0 {
 		return out
 	}
-	if !s.meanOnly {
-		slices.Sort(s.vals)
-	}
-	out.sorted = s.vals
 	if out.exact {
 		out.mean = exactMean(s.vals)
 	} else {
 		out.mean = (s.sum + s.comp) / float64(s.n)
 	}
-	if !s.meanOnly && (chart || !out.exact) {
+	if meanOnly {
+		return out
+	}
+	slices.Sort(s.vals)
+	out.sorted = s.vals
+	if chart || !out.exact {
 		h := newHist()
 		for _, v := range s.vals {
 			h.record(v)
 		}
-		h.merge(s.spill)
+		h.merge(spill)
 		out.h = h
 	}
 	return out
