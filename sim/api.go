@@ -297,6 +297,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		arrival:      arrival,
 		rng:          rng,
 		notify:       make(chan struct{}, 1),
+		// Sized up front (bounded) so the hot path does not grow slices per token.
+		sched:    make([]time.Duration, 0, min(target, 4096)),
+		stepEnds: make([]int32, 0, min(target, 4096)),
 	}
 	if !s.eng.submit(sq) {
 		t.Status = http.StatusServiceUnavailable

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -369,4 +370,52 @@ func BenchmarkConcurrentStreams2000(b *testing.B) {
 	for range b.N {
 		runConcurrent(b, 2000, 200, 10)
 	}
+}
+
+// BenchmarkAppendChunk measures encoding one token chunk into the reused buffer.
+func BenchmarkAppendChunk(b *testing.B) {
+	s, err := New(FastConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	st := &stream{s: s, rec: &record{}, sq: &seq{outputTokens: 1 << 30}, chat: true, id: "chatcmpl-0123456789abcdef", created: 1700000000}
+	st.rec.t.MaxTokens = 1 << 30
+	st.setup("chat.completion.chunk")
+	st.roleSent = true
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		st.buf = st.appendChunk(st.buf[:0], i, i+1, false)
+	}
+}
+
+// BenchmarkStreamInProcess streams 1000-token responses from an in-process
+// zero-latency simulator over loopback with the raw client and reports heap
+// allocations per chunk for the whole process (server and client), showing
+// the hot path does not allocate per chunk.
+func BenchmarkStreamInProcess(b *testing.B) {
+	s, err := Start(b.Context(), Config{ZeroLatency: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	addr := strings.TrimSuffix(strings.TrimPrefix(s.URL(), "http://"), "/v1")
+	const tokens = 1000
+	body, _ := json.Marshal(chatBody("[0123456789ab] hi", tokens, map[string]any{"ignore_eos": true, "stream_options": nil}))
+	req := rawRequest("/v1/chat/completions", body)
+	buf := make([]byte, 64<<10)
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, ok, err := rawStream(addr, req, buf); !ok || err != nil {
+			b.Fatalf("ok %v err %v", ok, err)
+		}
+	}
+	b.StopTimer()
+	runtime.ReadMemStats(&ms1)
+	s.ResetTruth()
+	chunks := float64(b.N * tokens)
+	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/chunks, "allocs/chunk")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/chunks, "ns/chunk")
 }

@@ -151,3 +151,24 @@ func TestParseConfigStrict(t *testing.T) {
 		t.Errorf("fault sum > 1: %v", err)
 	}
 }
+
+// TestSampleConfigs keeps the sample configs in plans/sim decodable and valid.
+func TestSampleConfigs(t *testing.T) {
+	paths, _ := filepath.Glob("../plans/sim/*.yaml")
+	if len(paths) < 2 {
+		t.Fatalf("sample configs: %v", paths)
+	}
+	for _, p := range paths {
+		cfg, err := LoadConfig(p)
+		if err != nil {
+			t.Errorf("%s: %v", p, err)
+			continue
+		}
+		if err := cfg.Defaults().Validate(); err != nil {
+			t.Errorf("%s: %v", p, err)
+		}
+		if filepath.Base(p) == "fast.yaml" && cfg.Defaults() != FastConfig() {
+			t.Errorf("fast.yaml %+v differs from FastConfig %+v", cfg.Defaults(), FastConfig())
+		}
+	}
+}
