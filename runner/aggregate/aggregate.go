@@ -18,6 +18,19 @@
 // Point.LowConfidence. A p50 needs 5 samples, a p90 10, a p95 20 and a p99
 // 100: below those counts the chosen sample is one of the few largest, so the
 // number says little about the tail it names.
+//
+// Populations: TTFT, TPOT, TTFAT and E2E are over successful requests (as the
+// reference's are); dispatch lag is over every measured request; ITL is over
+// every inter-token gap the shards were given. "error" is the first failure
+// by dispatch order (the reference's failed[0]), then completion order.
+// Goodput is the share of all measured requests, failures included, that
+// succeeded within every set SLO bound (inclusive; a request without a TPOT,
+// i.e. one output token, is not judged on TPOT).
+//
+// Rounding of the added metrics: latencies 2 dp (ms), request_tps and
+// achieved_rate 3 dp, mean token counts 2 dp, goodput and the server's
+// prefix-cache hit rate and acceptance length 4 dp. spec_acceptance_rate is
+// passed through unrounded, as the reference does.
 package aggregate
 
 import (
@@ -149,14 +162,23 @@ type Shard struct {
 	inN, inSum        int64 // successes with reported input tokens
 
 	firstErr    string
-	firstErrSeq int64
+	firstErrKey order
 	kinds       map[string]*kindStat
 }
 
 type kindStat struct {
 	count  int
 	sample string
-	seq    int64
+	key    order
+}
+
+// order ranks failures for "the first failure": by dispatch order (the
+// request's Seq, as the reference's failed[0] is), then by completion order,
+// so the answer does not depend on which worker finished first.
+type order struct{ dispatch, done int64 }
+
+func (a order) less(b order) bool {
+	return a.dispatch < b.dispatch || a.dispatch == b.dispatch && a.done < b.done
 }
 
 // NewShard returns a new shard of the level for one worker goroutine.
@@ -231,16 +253,19 @@ func (s *Shard) addFailed(r *result.Request, seq int64) {
 	if kind == "" {
 		kind = "unknown"
 	}
-	if s.firstErr == "" || seq < s.firstErrSeq {
-		s.firstErr, s.firstErrSeq = errMessage(r), seq
+	key := order{int64(r.Seq), seq}
+	if s.firstErr == "" || key.less(s.firstErrKey) {
+		s.firstErr, s.firstErrKey = errMessage(r), key
 	}
 	if s.kinds == nil {
 		s.kinds = make(map[string]*kindStat)
 	}
 	k := s.kinds[kind]
 	if k == nil {
-		k = &kindStat{sample: r.Error, seq: seq}
+		k = &kindStat{sample: r.Error, key: key}
 		s.kinds[kind] = k
+	} else if key.less(k.key) {
+		k.sample, k.key = r.Error, key
 	}
 	k.count++
 }
@@ -332,10 +357,10 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 	}
 
 	var (
-		m                   Shard
-		kinds               = map[string]*kindStat{}
-		outSqHi, outSqLo    uint64
-		firstErr, firstSeen = "", int64(math.MaxInt64)
+		m                  Shard
+		kinds              = map[string]*kindStat{}
+		outSqHi, outSqLo   uint64
+		firstErr, firstKey = "", order{math.MaxInt64, math.MaxInt64}
 	)
 	for _, s := range shards {
 		for i := range m.lat {
@@ -354,16 +379,16 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 		outSqHi += s.outSqHi + c
 		m.inN += s.inN
 		m.inSum += s.inSum
-		if s.firstErr != "" && s.firstErrSeq < firstSeen {
-			firstErr, firstSeen = s.firstErr, s.firstErrSeq
+		if s.firstErr != "" && s.firstErrKey.less(firstKey) {
+			firstErr, firstKey = s.firstErr, s.firstErrKey
 		}
 		for kind, k := range s.kinds {
 			if t := kinds[kind]; t == nil {
-				kinds[kind] = &kindStat{count: k.count, sample: k.sample, seq: k.seq}
+				kinds[kind] = &kindStat{count: k.count, sample: k.sample, key: k.key}
 			} else {
 				t.count += k.count
-				if k.seq < t.seq {
-					t.sample, t.seq = k.sample, k.seq
+				if k.key.less(t.key) {
+					t.sample, t.key = k.sample, k.key
 				}
 			}
 		}
