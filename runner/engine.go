@@ -1,0 +1,330 @@
+// Package runner is the streaming measurement engine: it sends a stage's
+// requests to an OpenAI-compatible endpoint at each load level, reads every
+// stream as it arrives, times the tokens, and hands the numbers to
+// runner/aggregate. It owns the HTTP client, the prompts (nonce, calibrated
+// length), the closed-loop load shape and the per-request failure taxonomy.
+//
+// Accuracy comes first: one shared keep-alive transport per endpoint sized to
+// the level so no connection set-up lands inside a TTFT, one monotonic clock
+// read per token chunk, every duration taken from the request's own start,
+// and a stream that does not complete is a failure with its reason, never a
+// success.
+package runner
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// Target is an endpoint resolved for a run (BaseURL is the simulator's URL for
+// simulator endpoints).
+type Target struct {
+	Name     string
+	Endpoint *scenario.Endpoint
+	BaseURL  string
+	PlanDir  string // directory of the plan file, for relative paths (tls.ca_file)
+}
+
+// Progress is a live snapshot of the level being run.
+type Progress struct {
+	Stage     string
+	Level     int
+	Label     string
+	Done      int // measured requests finished (ok or failed)
+	Total     int // measured requests planned; 0 when bounded by duration only
+	Failed    int
+	Elapsed   time.Duration
+	OutputTPS float64 // output tokens of successes per second so far
+}
+
+// Options are the engine's hooks.
+type Options struct {
+	Logger zerolog.Logger
+	// OnRequest receives every finished request, warm-ups included (Warmup
+	// true). It is called concurrently from the workers and must be quick.
+	OnRequest func(*result.Request)
+	// OnProgress receives a snapshot at most ~10 times a second per level; may be nil.
+	OnProgress func(Progress)
+}
+
+// Engine runs stages against one endpoint. It is safe to run one stage at a
+// time; stages against different endpoints use different engines.
+type Engine struct {
+	t       Target
+	opts    Options
+	log     zerolog.Logger
+	model   string
+	baseURL string // without trailing slash
+	origin  string // scheme://host[:port]
+	headers http.Header
+	tlsConf *tls.Config
+	timeout scenario.Timeouts
+	nonces  *nonceGen
+
+	mu        sync.Mutex
+	transport *http.Transport
+	client    *http.Client
+	idleSize  int
+
+	calMu sync.Mutex
+	calib map[calibKey]*sizer
+
+	warnings []string
+}
+
+// Default timeouts for a Target whose plan did not get ApplyDefaults.
+var defaultTimeouts = scenario.Timeouts{
+	Connect:    scenario.Duration(scenario.DefaultConnectTimeout),
+	FirstToken: scenario.Duration(scenario.DefaultFirstTokenTimeout),
+	Idle:       scenario.Duration(scenario.DefaultIdleTimeout),
+	Request:    scenario.Duration(scenario.DefaultRequestTimeout),
+}
+
+// NewEngine validates the target and builds its HTTP transport and client.
+func NewEngine(t Target, opts Options) (*Engine, error) {
+	if t.Endpoint == nil {
+		return nil, errors.New("runner: target has no endpoint")
+	}
+	base := strings.TrimRight(t.BaseURL, "/")
+	if base == "" {
+		base = strings.TrimRight(t.Endpoint.BaseURL, "/")
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("endpoint %s: base_url %q is not an http(s) URL", t.Name, redactURL(base))
+	}
+	e := &Engine{
+		t:       t,
+		opts:    opts,
+		log:     opts.Logger.With().Str("endpoint", t.Name).Logger(),
+		model:   t.Endpoint.Model,
+		baseURL: base,
+		origin:  u.Scheme + "://" + u.Host,
+		headers: http.Header{},
+		timeout: t.Endpoint.Timeouts,
+		nonces:  newNonceGen(),
+		calib:   map[calibKey]*sizer{},
+	}
+	if e.model == "" && t.Endpoint.Simulator != nil {
+		e.model = scenario.DefaultSimModel
+	}
+	for _, p := range []struct{ v, d *scenario.Duration }{
+		{&e.timeout.Connect, &defaultTimeouts.Connect},
+		{&e.timeout.FirstToken, &defaultTimeouts.FirstToken},
+		{&e.timeout.Idle, &defaultTimeouts.Idle},
+		{&e.timeout.Request, &defaultTimeouts.Request},
+	} {
+		if *p.v <= 0 {
+			*p.v = *p.d
+		}
+	}
+	for k, v := range t.Endpoint.Headers {
+		e.headers.Set(k, v.Reveal())
+	}
+	if key := t.Endpoint.APIKey.Reveal(); key != "" {
+		e.headers.Set("Authorization", "Bearer "+key)
+	}
+	e.headers.Set("Content-Type", "application/json")
+	e.headers.Set("Accept", "text/event-stream")
+	if u.Scheme == "https" {
+		if e.tlsConf, err = tlsConfig(t.Endpoint.TLS, t.PlanDir); err != nil {
+			return nil, fmt.Errorf("endpoint %s: %w", t.Name, err)
+		}
+		if e.tlsConf.InsecureSkipVerify {
+			e.warn("tls.insecure_skip_verify is set: the server's certificate is not checked")
+		}
+	}
+	e.resize(64)
+	return e, nil
+}
+
+func tlsConfig(o *scenario.TLS, planDir string) (*tls.Config, error) {
+	c := &tls.Config{MinVersion: tls.VersionTLS12}
+	if o == nil {
+		return c, nil
+	}
+	c.InsecureSkipVerify = o.InsecureSkipVerify
+	c.ServerName = o.ServerName
+	if o.CAFile != "" {
+		path := o.CAFile
+		if !filepath.IsAbs(path) && planDir != "" {
+			path = filepath.Join(planDir, path)
+		}
+		pem, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("tls.ca_file: %w", err)
+		}
+		pool, err := x509.SystemCertPool()
+		if err != nil || pool == nil {
+			pool = x509.NewCertPool()
+		}
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls.ca_file %s: no PEM certificates found", path)
+		}
+		c.RootCAs = pool
+	}
+	return c, nil
+}
+
+// resize makes sure the transport keeps at least n idle connections per host,
+// so a level of concurrency n reuses its connections instead of dialling
+// inside a TTFT. A transport in use is not reconfigured: a bigger one
+// replaces it between stages.
+func (e *Engine) resize(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.transport != nil && e.idleSize >= n {
+		return
+	}
+	size := max(n, 64)
+	connect := e.timeout.Connect.D()
+	tr := &http.Transport{
+		// No proxy from the environment: a benchmark measures the endpoint,
+		// not a proxy in front of it.
+		Proxy: nil,
+		DialContext: (&net.Dialer{
+			Timeout:   connect,
+			KeepAlive: 30 * time.Second,
+		}).DialContext,
+		TLSClientConfig:     e.tlsConf,
+		TLSHandshakeTimeout: connect,
+		ForceAttemptHTTP2:   true,
+		// A gzip layer would delay and batch tokens; servers rarely compress
+		// SSE, but asking for it is never wanted here.
+		DisableCompression:  true,
+		MaxIdleConns:        0,
+		MaxIdleConnsPerHost: size + 8,
+		IdleConnTimeout:     90 * time.Second,
+	}
+	if e.transport != nil {
+		e.transport.CloseIdleConnections()
+	}
+	e.transport = tr
+	e.client = &http.Client{Transport: tr}
+	e.idleSize = size
+}
+
+func (e *Engine) warn(msg string) {
+	e.mu.Lock()
+	e.warnings = append(e.warnings, msg)
+	e.mu.Unlock()
+	e.log.Warn().Msg(msg)
+}
+
+// setAuth adds the API key and plan headers; never logged.
+func (e *Engine) setAuth(req *http.Request) {
+	for k, v := range e.headers {
+		if k == "Content-Type" || k == "Accept" {
+			continue
+		}
+		req.Header[k] = v
+	}
+}
+
+// WaitReady polls GET <base>/models, falling back to <origin>/health, until
+// either answers 200 or timeout passes. The error names the URLs tried.
+func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = scenario.DefaultReadyTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	urls := []string{e.baseURL + "/models", e.origin + "/health"}
+	var last error
+	delay := 100 * time.Millisecond
+	for {
+		for _, u := range urls {
+			err := e.get(ctx, u)
+			if err == nil {
+				return nil
+			}
+			last = err
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("endpoint %s not ready after %s (tried %s): %w",
+				e.t.Name, timeout, strings.Join(redactAll(urls), ", "), last)
+		case <-t.C:
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+func (e *Engine) get(ctx context.Context, u string) error {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
+	if err != nil {
+		return err
+	}
+	e.setAuth(req)
+	e.mu.Lock()
+	c := e.client
+	e.mu.Unlock()
+	resp, err := c.Do(req)
+	if err != nil {
+		return scrubURLError(err)
+	}
+	defer resp.Body.Close()
+	_, _ = discard(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: http %d", redactURL(u), resp.StatusCode)
+	}
+	return nil
+}
+
+// Close releases the engine's idle connections.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.transport != nil {
+		e.transport.CloseIdleConnections()
+	}
+}
+
+// redactURL drops user info and the query from a URL for messages.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "<invalid url>"
+	}
+	u.User = nil
+	u.RawQuery = ""
+	u.Fragment = ""
+	return u.String()
+}
+
+func redactAll(us []string) []string {
+	out := make([]string, len(us))
+	for i, u := range us {
+		out[i] = redactURL(u)
+	}
+	return out
+}
+
+// scrubURLError replaces a *url.Error's URL with its redacted form.
+func scrubURLError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
+	}
+	return err
+}

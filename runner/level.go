@@ -1,0 +1,419 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/aggregate"
+	"github.com/runnerbench/runner/runner/servermetrics"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// durationGrace is how long in-flight requests may run on after a level's
+// duration ends before they are cut (and recorded as interrupted).
+const durationGrace = 30 * time.Second
+
+// Client-bottleneck thresholds: when the runner itself is the limit, the
+// latencies it reports are its own, not the server's.
+const (
+	cpuBusyShare     = 0.85 // of the cores the process may use
+	lagP99LimitMs    = 10.0
+	lagP99TTFTShare  = 0.10 // of TTFT p50
+	progressInterval = 100 * time.Millisecond
+)
+
+// dispatcher decides when a level's measured requests go out. The closed
+// loop (N workers, each sending its next request as soon as its last one
+// finished) is one; open-loop rate shapes plug in as another, using the
+// levelRun's claim/exec/newWorker.
+type dispatcher interface {
+	dispatch(ctx context.Context, lr *levelRun)
+}
+
+// levelRun is one level in progress.
+type levelRun struct {
+	e      *Engine
+	sp     *stagePlan
+	idx    int
+	conc   int
+	rate   *float64
+	total  int       // measured requests to send; 0 = until the deadline
+	stopAt time.Time // zero = no duration bound
+	agg    *aggregate.Level
+	start  time.Time
+
+	claimed        atomic.Int64
+	done, failed   atomic.Int64
+	outTok         atomic.Int64
+	interruptedReq atomic.Int64
+}
+
+// claim hands out the next request's sequence number, or false when the
+// level has sent all it should.
+func (lr *levelRun) claim() (int, bool) {
+	if !lr.stopAt.IsZero() && !time.Now().Before(lr.stopAt) {
+		return 0, false
+	}
+	n := lr.claimed.Add(1) - 1
+	if lr.total > 0 && n >= int64(lr.total) {
+		return 0, false
+	}
+	return int(n), true
+}
+
+// newWorker returns a worker recording into its own aggregate shard.
+func (lr *levelRun) newWorker() *worker {
+	return lr.e.newWorker(lr.sp.path, lr.agg.NewShard())
+}
+
+// exec sends measured request seq on w; due is when it should have gone out.
+func (lr *levelRun) exec(ctx context.Context, w *worker, seq int, due time.Time) {
+	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Concurrency: lr.conc, Seq: seq}
+	if lr.rate != nil {
+		rec.Concurrency, rec.Rate = 0, *lr.rate
+	}
+	j, err := lr.sp.build(lr.idx, seq, false)
+	if err != nil {
+		rec.Start = time.Now()
+		fail(rec, result.ErrMalformed, err.Error())
+	} else {
+		rec.Nonce = j.nonce
+		w.do(ctx, j, rec)
+	}
+	rec.DispatchLagMs = max(0, ms(rec.Start.Sub(due)))
+	w.shard.Add(rec)
+	lr.done.Add(1)
+	if rec.OK {
+		lr.outTok.Add(int64(rec.OutputTokens))
+	} else {
+		lr.failed.Add(1)
+		if rec.ErrorKind == result.ErrInterrupted {
+			lr.interruptedReq.Add(1)
+		}
+	}
+	if f := lr.e.opts.OnRequest; f != nil {
+		f(rec)
+	}
+}
+
+// closedLoop keeps conc requests in flight: each worker sends its next
+// request as soon as its previous one finished.
+type closedLoop struct {
+	conc int
+	ramp time.Duration
+}
+
+func (c closedLoop) dispatch(ctx context.Context, lr *levelRun) {
+	var wg sync.WaitGroup
+	for i := range c.conc {
+		wg.Go(func() {
+			w := lr.newWorker()
+			due := lr.start
+			if c.ramp > 0 {
+				due = lr.start.Add(c.ramp * time.Duration(i) / time.Duration(c.conc))
+				if !sleepUntil(ctx, due) {
+					return
+				}
+			}
+			for ctx.Err() == nil {
+				seq, ok := lr.claim()
+				if !ok {
+					return
+				}
+				lr.exec(ctx, w, seq, due)
+				due = time.Now() // the worker is free: its next request is due now
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
+	}
+}
+
+// RunStage runs every level of st and returns the stage's result. It returns
+// the points measured so far when ctx is cancelled (the cut level marked
+// Interrupted, its in-flight requests recorded as interrupted), and an error
+// only when the stage could not run at all. Checks are not evaluated here.
+func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*result.Stage, error) {
+	if st == nil {
+		return nil, fmt.Errorf("runner: nil stage")
+	}
+	out := &result.Stage{
+		Name: st.Name,
+		Endpoint: result.Endpoint{
+			Name: e.t.Name, BaseURL: redactURL(e.baseURL), Model: e.model,
+			Simulator: e.t.Endpoint.Simulator != nil,
+		},
+		API:    st.API,
+		Mode:   st.Mode,
+		Load:   "concurrency",
+		Points: []result.Point{},
+		Checks: []result.CheckOutcome{},
+	}
+	if len(st.Rate) > 0 {
+		out.Load = "rate"
+		return out, fmt.Errorf("stage %s: open-loop rate levels are not supported by this engine yet", st.Name)
+	}
+	if len(st.Concurrency) == 0 {
+		return out, fmt.Errorf("stage %s: %w", st.Name, errNoLevels)
+	}
+	sp, warns, err := e.compileStage(ctx, plan, st)
+	if err != nil {
+		return out, err
+	}
+	out.API = sp.api
+	out.Mode = modeNatural
+	if sp.pinned {
+		out.Mode = modePinned
+	}
+	e.mu.Lock()
+	out.Warnings = append(append(out.Warnings, e.warnings...), warns...)
+	e.mu.Unlock()
+	maxConc := 0
+	for _, c := range st.Concurrency {
+		maxConc = max(maxConc, c)
+	}
+	e.resize(maxConc)
+	scraper := e.scraper()
+
+	for i, conc := range st.Concurrency {
+		if ctx.Err() != nil {
+			break
+		}
+		if conc < 1 {
+			return out, fmt.Errorf("stage %s: concurrency %d is not positive", st.Name, conc)
+		}
+		p := e.runLevel(ctx, sp, i, conc, closedLoop{conc: conc, ramp: st.Ramp.D()}, scraper)
+		out.Points = append(out.Points, p)
+	}
+	return out, nil
+}
+
+// scraper reads the endpoint's Prometheus counters.
+func (e *Engine) scraper() *servermetrics.Scraper {
+	url := e.t.Endpoint.MetricsURL
+	if url == "" {
+		url = e.origin + "/metrics"
+	}
+	var names servermetrics.Names
+	if c := e.t.Endpoint.Counters; c != nil {
+		names = servermetrics.Names{
+			SpecDrafts: c.SpecDrafts, SpecDraftTokens: c.SpecDraftTokens, SpecAcceptedTokens: c.SpecAcceptedTokens,
+			PrefixCacheQueries: c.PrefixCacheQueries, PrefixCacheHits: c.PrefixCacheHits,
+		}
+	}
+	e.mu.Lock()
+	client := e.client
+	e.mu.Unlock()
+	return servermetrics.New(client, url, names)
+}
+
+// runLevel runs one level: warm-ups, counter read, the measured window, counter read.
+func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx, conc int, d dispatcher, scraper *servermetrics.Scraper) result.Point {
+	st := sp.st
+	spec := aggregate.Spec{
+		Concurrency:  conc,
+		OutputTokens: sp.output.Nominal(),
+		Pinned:       sp.pinned,
+	}
+	if sp.synthetic {
+		spec.InputTokens = sp.input.Nominal()
+	}
+	if st.SLO != nil {
+		spec.SLO = &aggregate.SLO{TTFTMs: st.SLO.TTFTMs, TPOTMs: st.SLO.TPOTMs, E2EMs: st.SLO.E2EMs}
+	}
+	lr := &levelRun{e: e, sp: sp, idx: idx, conc: conc, agg: aggregate.NewLevel(spec)}
+	lr.total = st.Requests
+	if lr.total <= 0 && st.Duration <= 0 {
+		lr.total = conc // the reference's single wave
+	}
+	label := "c=" + fmt.Sprint(conc)
+	log := e.log.With().Str("stage", st.Name).Str("level", label).Logger()
+
+	warm := 1
+	if st.Warmup != nil {
+		warm = max(0, *st.Warmup)
+	}
+	e.primeConnections(ctx, conc)
+	e.warmup(ctx, sp, idx, conc, warm)
+
+	before := e.readCounters(ctx, scraper)
+	var ru0 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+
+	// The level's context: cancelled when the run is, or at the grace
+	// deadline after a duration-bounded level's end.
+	lctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	lr.start = time.Now()
+	if st.Duration > 0 {
+		lr.stopAt = lr.start.Add(st.Duration.D())
+		grace := time.AfterFunc(st.Duration.D()+durationGrace, func() {
+			cancel(&interruptError{"cut at the level's grace deadline (duration + " + durationGrace.String() + ")"})
+		})
+		defer grace.Stop()
+	}
+	stopProgress := e.progress(lr, label)
+	d.dispatch(lctx, lr)
+	wall := time.Since(lr.start)
+	stopProgress()
+
+	var ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	after := e.readCounters(context.WithoutCancel(ctx), scraper)
+
+	p := lr.agg.Finish(wall, servermetrics.Diff(before, after))
+	p.Concurrency = conc
+	if ctx.Err() != nil {
+		p.Interrupted = true
+	}
+	cpu := cpuTime(&ru1) - cpuTime(&ru0)
+	if wall > 0 {
+		pct := 100 * float64(cpu) / float64(wall)
+		p.ClientCPUPercent = result.Ptr(result.Round(pct, 1))
+		if pct >= cpuBusyShare*100*float64(runtime.GOMAXPROCS(0)) {
+			p.ClientBottleneck = true
+			p.Warnings = append(p.Warnings, fmt.Sprintf(
+				"client CPU at %.0f%% of %d usable cores: the runner may be the bottleneck, latencies include its own delays", pct, runtime.GOMAXPROCS(0)))
+		}
+	}
+	if lag := p.DispatchLagP99Ms; lag != nil {
+		limit := lagP99LimitMs
+		if p.TTFTP50Ms != nil {
+			limit = min(limit, lagP99TTFTShare**p.TTFTP50Ms)
+		}
+		if *lag > limit {
+			p.ClientBottleneck = true
+			p.Warnings = append(p.Warnings, fmt.Sprintf(
+				"dispatch lag p99 %.2f ms exceeds %.2f ms: requests left the client late, the runner may be the bottleneck", *lag, limit))
+		}
+	}
+	log.Debug().Int("completed", p.Completed).Int("failed", p.Failed).Dur("wall", wall).Msg("level done")
+	return p
+}
+
+func cpuTime(r *syscall.Rusage) time.Duration {
+	return time.Duration(r.Utime.Nano() + r.Stime.Nano())
+}
+
+// readCounters reads the server's counters; a server without them gives nil.
+func (e *Engine) readCounters(ctx context.Context, s *servermetrics.Scraper) *servermetrics.Snapshot {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	snap, err := s.Read(ctx)
+	if err != nil {
+		e.log.Debug().Err(err).Msg("reading server metrics")
+		return nil
+	}
+	return snap
+}
+
+// primeConnections opens conc keep-alive connections before the measured
+// window by sending conc concurrent GETs of the model list: otherwise every
+// worker's first TTFT would include a TCP (and TLS) handshake, and at high
+// concurrency the burst of dials would delay the streams already running.
+func (e *Engine) primeConnections(ctx context.Context, conc int) {
+	if conc <= 1 {
+		return
+	}
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Go(func() { _ = e.get(ctx, e.baseURL+"/models") })
+	}
+	wg.Wait()
+}
+
+// warmup sends n unmeasured requests, up to conc at a time, so the level's
+// first measured requests find open connections and a warm engine.
+func (e *Engine) warmup(ctx context.Context, sp *stagePlan, idx, conc, n int) {
+	if n <= 0 {
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(n, conc) {
+		wg.Go(func() {
+			w := e.newWorker(sp.path, nil)
+			for ctx.Err() == nil {
+				seq := int(next.Add(1) - 1)
+				if seq >= n {
+					return
+				}
+				rec := &result.Request{Stage: sp.st.Name, Level: idx, Concurrency: conc, Seq: seq, Warmup: true}
+				j, err := sp.build(idx, seq, true)
+				if err != nil {
+					rec.Start = time.Now()
+					fail(rec, result.ErrMalformed, err.Error())
+				} else {
+					rec.Nonce = j.nonce
+					w.do(ctx, j, rec)
+				}
+				if !rec.OK {
+					e.log.Debug().Str("kind", rec.ErrorKind).Str("error", rec.Error).Msg("warm-up request failed")
+				}
+				if f := e.opts.OnRequest; f != nil {
+					f(rec)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// progress reports the level's progress every progressInterval until stopped.
+func (e *Engine) progress(lr *levelRun, label string) (stop func()) {
+	f := e.opts.OnProgress
+	if f == nil {
+		return func() {}
+	}
+	snap := func() {
+		el := time.Since(lr.start)
+		p := Progress{
+			Stage: lr.sp.st.Name, Level: lr.idx, Label: label,
+			Done: int(lr.done.Load()), Total: lr.total, Failed: int(lr.failed.Load()), Elapsed: el,
+		}
+		if s := el.Seconds(); s > 0 {
+			p.OutputTPS = float64(lr.outTok.Load()) / s
+		}
+		f(p)
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(progressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				snap()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		snap() // the final count
+	}
+}

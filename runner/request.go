@@ -1,0 +1,323 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/aggregate"
+	"github.com/runnerbench/runner/runner/sse"
+)
+
+// job is one request ready to send: the body is built before the clock starts.
+type job struct {
+	nonce     string
+	body      []byte
+	maxTokens int
+}
+
+// worker is one in-flight slot. Its SSE reader and chunk are reused from
+// request to request, so reading a stream allocates nothing per chunk.
+type worker struct {
+	e     *Engine
+	path  string
+	rd    *sse.Reader
+	chunk sse.Chunk
+	shard *aggregate.Shard // nil for warm-ups: their ITLs are not measured
+}
+
+func (e *Engine) newWorker(path string, shard *aggregate.Shard) *worker {
+	return &worker{e: e, path: path, rd: sse.NewReader(nil), shard: shard}
+}
+
+// timeoutError is a request timeout; its message says which one struck.
+type timeoutError struct{ msg string }
+
+func (t *timeoutError) Error() string { return t.msg }
+
+// interruptError ends a request that the run (not the server) stopped.
+type interruptError struct{ msg string }
+
+func (t *interruptError) Error() string { return t.msg }
+
+var errInterrupted = &interruptError{"run interrupted"}
+
+// phases of a request, for its one watchdog timer.
+const (
+	phaseFirstToken = iota
+	phaseStreaming
+)
+
+// do sends one request and measures its stream into rec (whose identity
+// fields the caller has filled). ITL samples go straight into the worker's
+// shard; nothing is stored per chunk.
+func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
+	to := w.e.timeout
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.e.baseURL+w.path, bytes.NewReader(j.body))
+	if err != nil {
+		fail(rec, result.ErrConnect, "building request: "+err.Error())
+		return
+	}
+	req.Header = w.e.headers.Clone()
+	req.ContentLength = int64(len(j.body))
+
+	// One watchdog per request: first-token bound until the first token,
+	// then the idle bound, re-armed at every chunk. The whole-request bound
+	// is a second timer that never moves.
+	var phase atomic.Int32
+	idle := to.Idle.D()
+	watchdog := time.AfterFunc(to.FirstToken.D(), func() {
+		if phase.Load() == phaseFirstToken {
+			cancel(&timeoutError{"first token timeout: no token within " + to.FirstToken.String()})
+		} else {
+			cancel(&timeoutError{"idle timeout: no chunk for " + idle.String()})
+		}
+	})
+	defer watchdog.Stop()
+	whole := time.AfterFunc(to.Request.D(), func() {
+		cancel(&timeoutError{"request timeout: not finished within " + to.Request.String()})
+	})
+	defer whole.Stop()
+
+	w.e.mu.Lock()
+	client := w.e.client
+	w.e.mu.Unlock()
+
+	start := time.Now()
+	rec.Start = start
+	resp, err := client.Do(req)
+	if err != nil {
+		kind, msg := classifyTransport(rctx, ctx, err, to.Connect.String())
+		rec.E2EMs = ms(time.Since(start))
+		fail(rec, kind, msg)
+		return
+	}
+	defer resp.Body.Close()
+	rec.Status = resp.StatusCode
+	if resp.StatusCode != http.StatusOK {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		rec.E2EMs = ms(time.Since(start))
+		fail(rec, "http_"+strconv.Itoa(resp.StatusCode), sample(data))
+		return
+	}
+	if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+		data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+		rec.E2EMs = ms(time.Since(start))
+		ct := resp.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		fail(rec, result.ErrMalformed, "200 response is not an event stream (content-type "+ct+"): "+sample(data))
+		return
+	}
+
+	var (
+		rd                 = w.rd
+		c                  = &w.chunk
+		first, last        time.Time
+		firstAnswer        time.Time
+		maxITL             time.Duration
+		chunks, reasoning  int
+		finished, sawDone  bool
+		finishReason       []byte
+		usage              bool
+		promptTok, compTok int
+		end                time.Time
+	)
+	rd.Reset(resp.Body)
+	for {
+		data, err := rd.Next()
+		if err != nil {
+			end = time.Now()
+			if err == io.EOF && (finished || sawDone) {
+				break
+			}
+			rec.E2EMs = ms(end.Sub(start))
+			switch {
+			case err == io.EOF:
+				fail(rec, result.ErrTruncated, fmt.Sprintf("stream ended without finish_reason or [DONE] after %d chunks", chunks))
+			case errors.Is(err, sse.ErrLineTooLong):
+				fail(rec, result.ErrMalformed, "stream line longer than the reader's limit")
+			default:
+				kind, msg := classifyRead(rctx, ctx, err, chunks)
+				fail(rec, kind, msg)
+			}
+			recordTokens(rec, start, first, firstAnswer, maxITL, chunks, reasoning)
+			return
+		}
+		if sawDone {
+			continue // drain to EOF so the connection goes back to the pool
+		}
+		if string(data) == "[DONE]" {
+			sawDone = true
+			end = time.Now()
+			continue
+		}
+		if err := sse.Parse(data, c); err != nil {
+			end = time.Now()
+			rec.E2EMs = ms(end.Sub(start))
+			fail(rec, result.ErrMalformed, "unparseable chunk: "+sample(data))
+			recordTokens(rec, start, first, firstAnswer, maxITL, chunks, reasoning)
+			return
+		}
+		if c.Error {
+			end = time.Now()
+			rec.E2EMs = ms(end.Sub(start))
+			msg := "error in stream"
+			if c.ErrorMessage != nil {
+				m, _ := sse.Unescape(c.ErrorMessage)
+				msg = sample([]byte(m))
+			}
+			fail(rec, result.ErrServer, msg)
+			recordTokens(rec, start, first, firstAnswer, maxITL, chunks, reasoning)
+			return
+		}
+		if c.Content || c.Reasoning {
+			now := time.Now() // the one clock read per token chunk
+			if chunks == 0 {
+				first = now
+				phase.Store(phaseStreaming)
+			} else {
+				gap := now.Sub(last)
+				maxITL = max(maxITL, gap)
+				if w.shard != nil {
+					w.shard.AddITL(ms(gap))
+				}
+			}
+			if c.Content && firstAnswer.IsZero() {
+				firstAnswer = now
+			}
+			if c.Reasoning && !c.Content {
+				reasoning++
+			}
+			last = now
+			chunks++
+		}
+		if chunks > 0 {
+			watchdog.Reset(idle)
+		}
+		if c.Finish {
+			finished = true
+			if c.FinishReason != nil {
+				finishReason = c.FinishReason
+			}
+		}
+		if c.Usage {
+			usage, promptTok, compTok = true, c.PromptTokens, c.CompletionTokens
+		}
+	}
+
+	rec.OK = true
+	rec.E2EMs = ms(end.Sub(start))
+	if finishReason != nil {
+		s, _ := sse.Unescape(finishReason)
+		rec.FinishReason = s
+	}
+	rec.UsageReported = usage
+	rec.InputTokens = promptTok
+	recordTokens(rec, start, first, firstAnswer, maxITL, chunks, reasoning)
+	// Usage is preferred: engines may put several tokens in one chunk.
+	rec.OutputTokens = chunks
+	if usage && compTok > 0 {
+		rec.OutputTokens = compTok
+	}
+	if rec.TTFTMs != nil && rec.OutputTokens >= 2 {
+		// The reference's formula: decode time over the tokens after the first.
+		rec.TPOTMs = result.Ptr((rec.E2EMs - *rec.TTFTMs) / float64(rec.OutputTokens-1))
+	}
+}
+
+// recordTokens fills the timing fields that do not depend on success.
+func recordTokens(rec *result.Request, start, first, firstAnswer time.Time, maxITL time.Duration, chunks, reasoning int) {
+	rec.Chunks = chunks
+	rec.ReasoningChunks = reasoning
+	if chunks == 0 {
+		return
+	}
+	rec.TTFTMs = result.Ptr(ms(first.Sub(start)))
+	if !firstAnswer.IsZero() && !firstAnswer.Equal(first) {
+		rec.TTFATMs = result.Ptr(ms(firstAnswer.Sub(start)))
+	}
+	if chunks > 1 {
+		rec.MaxITLMs = result.Ptr(ms(maxITL))
+	}
+}
+
+func fail(rec *result.Request, kind, msg string) {
+	rec.OK = false
+	rec.ErrorKind = kind
+	rec.Error = msg
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// classifyTransport names a failure before any response arrived.
+func classifyTransport(rctx, parent context.Context, err error, connect string) (kind, msg string) {
+	if k, m, ok := byCause(rctx, parent); ok {
+		return k, m
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return result.ErrTimeout, "connect timeout: no connection within " + connect
+	}
+	return result.ErrConnect, sample([]byte(scrubURLError(err).Error()))
+}
+
+// classifyRead names a failure while reading the stream.
+func classifyRead(rctx, parent context.Context, err error, chunks int) (kind, msg string) {
+	if k, m, ok := byCause(rctx, parent); ok {
+		return k, m
+	}
+	return result.ErrTruncated, fmt.Sprintf("stream cut after %d chunks: %s", chunks, sample([]byte(err.Error())))
+}
+
+// byCause reports a cancellation we caused (a timeout) or the run's interruption.
+func byCause(rctx, parent context.Context) (kind, msg string, ok bool) {
+	if rctx.Err() == nil {
+		return "", "", false
+	}
+	cause := context.Cause(rctx)
+	var te *timeoutError
+	if errors.As(cause, &te) {
+		return result.ErrTimeout, te.msg, true
+	}
+	var ie *interruptError
+	if errors.As(cause, &ie) {
+		return result.ErrInterrupted, ie.msg, true
+	}
+	if parent.Err() != nil {
+		return result.ErrInterrupted, errInterrupted.msg, true
+	}
+	return result.ErrInterrupted, sample([]byte(cause.Error())), true
+}
+
+// sample is a short, printable excerpt of an error body or message.
+func sample(b []byte) string {
+	const n = 200
+	s := strings.TrimSpace(string(b))
+	if len(s) > n {
+		cut := n
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.Join(strings.Fields(s), " ")
+}
+
+func discard(r io.Reader) (int64, error) { return io.Copy(io.Discard, io.LimitReader(r, 1<<20)) }

@@ -1,0 +1,216 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/runnerbench/runner/scenario"
+)
+
+const (
+	apiChat        = "chat"
+	apiCompletions = "completions"
+	modePinned     = "pinned"
+	modeNatural    = "natural"
+)
+
+// Warm-up requests are small, like the reference's (32 input, 8 output
+// tokens): they exist to open a connection and wake the engine, not to load it.
+const (
+	warmupInputTokens  = 32
+	warmupOutputTokens = 8
+)
+
+// reservedKeys are body fields extra_body may not replace: the engine's
+// measurement depends on them (a non-streaming answer has no TTFT).
+var reservedKeys = map[string]bool{"stream": true, "messages": true, "prompt": true}
+
+// stagePlan is a stage compiled for sending: how to build request i's body.
+type stagePlan struct {
+	st        *scenario.Stage
+	api       string
+	path      string
+	pinned    bool
+	temp      float64
+	seed      int64
+	extra     map[string]any
+	output    scenario.Length
+	input     scenario.Length // synthetic prompts only
+	synthetic bool
+	loaded    []scenario.Prompt
+	sizer     *sizer
+	nonces    *nonceGen
+	model     string
+}
+
+func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*stagePlan, []string, error) {
+	var warns []string
+	sp := &stagePlan{st: st, api: st.API, model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens, seed: 1}
+	if sp.api == "" {
+		sp.api = apiChat
+	}
+	switch sp.api {
+	case apiChat:
+		sp.path = "/chat/completions"
+	case apiCompletions:
+		sp.path = "/completions"
+	default:
+		return nil, nil, fmt.Errorf("stage %s: unknown api %q (chat or completions)", st.Name, sp.api)
+	}
+	switch st.Mode {
+	case "", modePinned:
+		sp.pinned = true
+	case modeNatural:
+	default:
+		return nil, nil, fmt.Errorf("stage %s: unknown mode %q (pinned or natural)", st.Name, st.Mode)
+	}
+	if st.Temperature != nil {
+		sp.temp = *st.Temperature
+	}
+	if st.Seed != nil {
+		sp.seed = *st.Seed
+	}
+	if sp.output.IsZero() {
+		sp.output = scenario.Length{Fixed: scenario.DefaultOutputTokens}
+	}
+	var ps *scenario.PromptSet
+	if plan != nil {
+		ps = plan.PromptSet(st.Prompts)
+	}
+	switch {
+	case ps == nil && st.Prompts != "":
+		return nil, nil, fmt.Errorf("stage %s: unknown prompt set %q", st.Name, st.Prompts)
+	case ps != nil && ps.Synthetic == nil:
+		if len(ps.Loaded) == 0 {
+			return nil, nil, fmt.Errorf("stage %s: prompt set %q has no prompts loaded", st.Name, st.Prompts)
+		}
+		sp.loaded = ps.Loaded
+		if ps.Turns > 1 {
+			warns = append(warns, fmt.Sprintf("stage %s: multi-turn prompts (turns: %d) are sent as single turns by this engine version", st.Name, ps.Turns))
+		}
+	default:
+		sp.synthetic = true
+		if ps != nil {
+			sp.input = ps.Synthetic.InputTokens
+		}
+		if st.InputTokens != nil {
+			sp.input = *st.InputTokens
+		}
+		if sp.input.IsZero() {
+			return nil, nil, fmt.Errorf("stage %s: synthetic prompts need input_tokens", st.Name)
+		}
+		reference := ps != nil && ps.Synthetic.Sizing == "reference"
+		s, w := e.sizerFor(ctx, sp.api, reference)
+		if w != "" {
+			warns = append(warns, w)
+		}
+		sp.sizer = s
+	}
+	return sp, warns, nil
+}
+
+// levelRNG gives each (level, request) its own stream, so prompts and lengths
+// do not depend on which worker happened to take which request.
+func (sp *stagePlan) rng(level, seq int) *rand.Rand {
+	return rand.New(rand.NewPCG(uint64(sp.seed), uint64(level)<<32|uint64(uint32(seq))))
+}
+
+// build makes request seq of a level. Warm-ups get a small synthetic prompt.
+func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
+	j := &job{nonce: sp.nonces.next()}
+	var text string
+	var messages []scenario.Message
+	switch {
+	case warmup:
+		j.maxTokens = warmupOutputTokens
+		words := referenceWords(warmupInputTokens)
+		if sp.sizer != nil {
+			words = sp.sizer.words(warmupInputTokens)
+		}
+		text = leadNonce(j.nonce, fillerBody(words))
+	case sp.synthetic:
+		r := sp.rng(level, seq)
+		n := sp.input.Sample(r)
+		j.maxTokens = sp.output.Sample(r)
+		text = leadNonce(j.nonce, fillerBody(sp.sizer.words(n)))
+	default:
+		// Cycle rather than repeat (the reference's prompts[i % len]): every
+		// concurrent request gets a different prompt. The nonce still leads,
+		// because reusing a real prompt would let the engine serve it from cache.
+		p := sp.loaded[seq%len(sp.loaded)]
+		j.maxTokens = p.MaxTokens
+		if j.maxTokens <= 0 {
+			j.maxTokens = sp.output.Sample(sp.rng(level, seq))
+		}
+		if len(p.Messages) > 0 {
+			messages = append([]scenario.Message(nil), p.Messages...)
+			messages[0].Content = leadNonce(j.nonce, messages[0].Content)
+		} else {
+			text = leadNonce(j.nonce, p.Text)
+		}
+	}
+	body := make(map[string]any, 10+len(sp.extra))
+	for k, v := range sp.extra {
+		if !reservedKeys[k] {
+			body[k] = v
+		}
+	}
+	body["model"] = sp.model
+	body["max_tokens"] = j.maxTokens
+	if _, ok := sp.extra["temperature"]; !ok {
+		body["temperature"] = sp.temp
+	}
+	body["stream"] = true
+	// include_usage makes the server report usage (the preferred token count);
+	// other stream_options from extra_body are kept.
+	so := map[string]any{}
+	if m, ok := sp.extra["stream_options"].(map[string]any); ok {
+		for k, v := range m {
+			so[k] = v
+		}
+	}
+	so["include_usage"] = true
+	body["stream_options"] = so
+	if sp.pinned {
+		// vLLM/SGLang extension: emit exactly max_tokens so levels and runs
+		// are comparable; harmless on engines that ignore it. Never sent in
+		// natural mode, where the point is where the model stops.
+		body["ignore_eos"] = true
+	} else if _, ok := sp.extra["ignore_eos"]; !ok {
+		delete(body, "ignore_eos")
+	}
+	if sp.api == apiChat {
+		if messages == nil {
+			messages = []scenario.Message{{Role: "user", Content: text}}
+		}
+		body["messages"] = messages
+	} else {
+		if messages != nil {
+			text = flatten(messages)
+		}
+		body["prompt"] = text
+	}
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
+	}
+	j.body = b
+	return j, nil
+}
+
+// flatten turns chat messages into one completions prompt.
+func flatten(ms []scenario.Message) string {
+	var b []byte
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, m.Content...)
+	}
+	return string(b)
+}
+
+var errNoLevels = errors.New("stage has no concurrency levels")
