@@ -164,9 +164,9 @@ func mdText(s string) string { return mdReplacer.Replace(s) }
 // mdCodeText escapes text that goes inside an inline code span within a table:
 // only the pipe needs escaping there (GFM splits cells before parsing code),
 // and backticks cannot be escaped, so they become a look-alike.
-func mdCodeText(s string) string {
-	return strings.NewReplacer("|", `\|`, "`", "ˋ", "\n", " ", "\r", " ").Replace(s)
-}
+func mdCodeText(s string) string { return mdCodeReplacer.Replace(s) }
+
+var mdCodeReplacer = strings.NewReplacer("|", `\|`, "`", "ˋ", "\n", " ", "\r", " ")
 
 func mdCode(s string) string {
 	if s == "" {
