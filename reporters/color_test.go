@@ -53,3 +53,24 @@ func TestTableLinesAligned(t *testing.T) {
 		width = w
 	}
 }
+
+func TestUseColor(t *testing.T) {
+	env := func(m map[string]string) func(string) (string, bool) {
+		return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	}
+	for _, tc := range []struct {
+		tty  bool
+		env  map[string]string
+		want bool
+	}{
+		{true, nil, true},
+		{false, nil, false},
+		{true, map[string]string{"NO_COLOR": "1"}, false},
+		{true, map[string]string{"NO_COLOR": ""}, false}, // set, even empty
+		{false, map[string]string{"TERM": "xterm"}, false},
+	} {
+		if got := UseColor(tc.tty, env(tc.env)); got != tc.want {
+			t.Errorf("UseColor(%v, %v) = %v, want %v", tc.tty, tc.env, got, tc.want)
+		}
+	}
+}

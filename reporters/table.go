@@ -194,3 +194,18 @@ func (e *errWriter) printf(format string, args ...any) {
 	}
 	_, _ = fmt.Fprintf(e, format, args...)
 }
+
+// UseColor decides TableOptions.Color the conventional way: only on a
+// terminal, and never when NO_COLOR is set to anything (https://no-color.org).
+// lookupEnv is os.LookupEnv in the CLI, a map in tests.
+func UseColor(isTerminal bool, lookupEnv func(string) (string, bool)) bool {
+	if !isTerminal {
+		return false
+	}
+	if lookupEnv != nil {
+		if _, set := lookupEnv("NO_COLOR"); set {
+			return false
+		}
+	}
+	return true
+}
