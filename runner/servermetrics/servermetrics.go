@@ -11,6 +11,7 @@
 package servermetrics
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +19,7 @@ import (
 	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -74,6 +76,7 @@ var (
 		"vllm:spec_decode_num_drafts",
 		"vllm:spec_decode_num_draft_tokens",
 		"vllm:spec_decode_num_accepted_tokens",
+		"vllm:spec_decode_num_emitted_tokens",
 		"vllm:prefix_cache_queries",
 		"vllm:prefix_cache_hits",
 		"vllm:gpu_prefix_cache_queries",
@@ -165,11 +168,25 @@ func redactURL(u string) string {
 
 // Parse reads Prometheus text exposition and sums each sample name over its
 // label sets. Names with `:` (vLLM's, SGLang's, llama.cpp's) are legal.
+//
+// expfmt's parser is strict: one family declared twice (two processes' pages
+// concatenated), a TYPE line after its samples or an OpenMetrics-only type
+// fails the whole page, and with it every server metric of the level. When it
+// fails, the sample lines are read one by one instead and malformed ones are
+// skipped; only a page with no valid sample line at all (an HTML error page)
+// is an error.
 func Parse(r io.Reader) (*Snapshot, error) {
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := p.TextToMetricFamilies(r)
+	data, err := io.ReadAll(r)
 	if err != nil {
-		return nil, fmt.Errorf("server metrics: parse: %w", err)
+		return nil, fmt.Errorf("server metrics: read: %w", err)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, perr := p.TextToMetricFamilies(bytes.NewReader(data))
+	if perr != nil {
+		if values, ok := parseLenient(data); ok {
+			return &Snapshot{values: values}, nil
+		}
+		return nil, fmt.Errorf("server metrics: parse: %w", perr)
 	}
 	values := make(map[string]float64, len(families))
 	for name, mf := range families {
@@ -188,6 +205,77 @@ func Parse(r io.Reader) (*Snapshot, error) {
 		}
 	}
 	return &Snapshot{values: values}, nil
+}
+
+// parseLenient reads `name{labels} value [timestamp]` lines, skipping
+// comments and lines that do not have that shape. ok is false when no line
+// does.
+func parseLenient(data []byte) (map[string]float64, bool) {
+	values := make(map[string]float64)
+	valid, invalid := 0, 0
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimSpace(line)
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		name, v, ok := parseSampleLine(line)
+		if !ok {
+			invalid++
+			continue
+		}
+		valid++
+		if !math.IsNaN(v) {
+			values[name] += v
+		}
+	}
+	// A page most of whose lines are not samples is not Prometheus text.
+	return values, valid > 0 && valid >= invalid
+}
+
+// parseSampleLine splits one sample line; labels are skipped (quoted values
+// may hold braces, spaces and escaped quotes).
+func parseSampleLine(line string) (name string, v float64, ok bool) {
+	i := 0
+	for i < len(line) && isNameChar(line[i], i == 0) {
+		i++
+	}
+	if i == 0 {
+		return "", 0, false
+	}
+	name, rest := line[:i], line[i:]
+	if strings.HasPrefix(rest, "{") {
+		end, inQuote := -1, false
+		for j := 1; j < len(rest) && end < 0; j++ {
+			switch c := rest[j]; {
+			case inQuote && c == '\\':
+				j++
+			case c == '"':
+				inQuote = !inQuote
+			case !inQuote && c == '}':
+				end = j
+			}
+		}
+		if end < 0 {
+			return "", 0, false
+		}
+		rest = rest[end+1:]
+	}
+	if rest == "" || (rest[0] != ' ' && rest[0] != '\t') {
+		return "", 0, false
+	}
+	fields := strings.Fields(rest)
+	if len(fields) < 1 || len(fields) > 2 {
+		return "", 0, false
+	}
+	v, err := strconv.ParseFloat(fields[0], 64)
+	if err != nil {
+		return "", 0, false
+	}
+	return name, v, true
+}
+
+func isNameChar(c byte, first bool) bool {
+	return c == '_' || c == ':' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || !first && '0' <= c && c <= '9'
 }
 
 // sampleValue is the number a counter, gauge or untyped sample carries.
@@ -229,8 +317,8 @@ func (s *Snapshot) Value(name string) (float64, bool) {
 	return v, ok
 }
 
-// Names returns the sample names the snapshot holds, sorted.
-func (s *Snapshot) Names() []string {
+// SampleNames returns the sample names the snapshot holds, sorted.
+func (s *Snapshot) SampleNames() []string {
 	if s == nil {
 		return nil
 	}

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 )
 
 // The fixtures below are written by hand after the engines' exposition as
@@ -305,14 +308,47 @@ func TestMissingCounters(t *testing.T) {
 // TestParseErrors: text that is not Prometheus exposition is an error, and
 // no input panics.
 func TestParseErrors(t *testing.T) {
-	for _, in := range []string{"<html>oops</html>\n", "vllm:x{a=\"1\" 3\n", "x 1 2 3 4\n"} {
+	for _, in := range []string{
+		"<html>oops</html>\n",
+		"<html>\n<body>\nBad gateway\n</body>\n</html>\n",
+		"vllm:x{a=\"1\" 3\n",
+		"x 1 2 3 4\n",
+	} {
 		if _, err := Parse(strings.NewReader(in)); err == nil {
 			t.Errorf("Parse(%q) gave no error", in)
 		}
 	}
 	snap, err := Parse(strings.NewReader(""))
-	if err != nil || len(snap.Names()) != 0 {
-		t.Errorf("empty page: %v, %v", snap.Names(), err)
+	if err != nil || len(snap.SampleNames()) != 0 {
+		t.Errorf("empty page: %v, %v", snap.SampleNames(), err)
+	}
+}
+
+// TestParseLenient: a page the strict parser rejects (one family declared
+// twice, as when two processes' pages are concatenated; an OpenMetrics type)
+// still yields its samples, labels with braces and escaped quotes included.
+func TestParseLenient(t *testing.T) {
+	page := `# TYPE vllm:prompt_tokens counter
+vllm:prompt_tokens_total{engine="0"} 100
+# TYPE vllm:prompt_tokens counter
+vllm:prompt_tokens_total{engine="1"} 50
+# TYPE vllm:cache_config info
+vllm:cache_config_info{block_size="16",odd="a} \"b\" {c"} 1
+vllm:prefix_cache_hits_total{engine="0"} 7 1700000000000
+not a sample line
+`
+	strict := expfmt.NewTextParser(model.UTF8Validation)
+	if _, err := strict.TextToMetricFamilies(strings.NewReader(page)); err == nil {
+		t.Fatal("fixture does not exercise the fallback: the strict parser accepts it")
+	}
+	snap, err := Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]float64{"vllm:prompt_tokens": 150, "vllm:cache_config_info": 1, "vllm:prefix_cache_hits": 7} {
+		if got, ok := snap.Value(name); !ok || got != want {
+			t.Errorf("%s = %v, %v; want %v", name, got, ok, want)
+		}
 	}
 }
 
