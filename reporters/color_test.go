@@ -66,7 +66,7 @@ func TestUseColor(t *testing.T) {
 		{true, nil, true},
 		{false, nil, false},
 		{true, map[string]string{"NO_COLOR": "1"}, false},
-		{true, map[string]string{"NO_COLOR": ""}, false}, // set, even empty
+		{true, map[string]string{"NO_COLOR": ""}, true}, // empty means unset, per no-color.org
 		{false, map[string]string{"TERM": "xterm"}, false},
 	} {
 		if got := UseColor(tc.tty, env(tc.env)); got != tc.want {

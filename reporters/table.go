@@ -196,14 +196,15 @@ func (e *errWriter) printf(format string, args ...any) {
 }
 
 // UseColor decides TableOptions.Color the conventional way: only on a
-// terminal, and never when NO_COLOR is set to anything (https://no-color.org).
+// terminal, and never when NO_COLOR is set to a non-empty value
+// (https://no-color.org).
 // lookupEnv is os.LookupEnv in the CLI, a map in tests.
 func UseColor(isTerminal bool, lookupEnv func(string) (string, bool)) bool {
 	if !isTerminal {
 		return false
 	}
 	if lookupEnv != nil {
-		if _, set := lookupEnv("NO_COLOR"); set {
+		if v, _ := lookupEnv("NO_COLOR"); v != "" {
 			return false
 		}
 	}

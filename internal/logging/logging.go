@@ -41,7 +41,7 @@ func New(w io.Writer, format, level string, terminal bool) (zerolog.Logger, erro
 	case "json":
 		out = w
 	case "", "auto", "console", "text":
-		_, noColor := os.LookupEnv("NO_COLOR")
+		noColor := os.Getenv("NO_COLOR") != "" // no-color.org: set and non-empty
 		out = zerolog.ConsoleWriter{
 			Out:        w,
 			NoColor:    !terminal || noColor,
