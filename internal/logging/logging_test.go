@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/rs/zerolog"
 )
 
 const secret = "sk-live-THIS-IS-A-SECRET-0123456789"
@@ -193,4 +195,8 @@ func TestIsSecretKey(t *testing.T) {
 			t.Errorf("IsSecretKey(%q) = %v, want %v", key, got, want)
 		}
 	}
+}
+
+func zerologDict(secret string) *zerolog.Event {
+	return zerolog.Dict().Str("name", "local").Str("api_key", secret)
 }
