@@ -142,7 +142,7 @@ func linearScale(min, max float64, n int, intTicks bool, p0, p1 float64) scale {
 		min = 0
 	}
 	if max <= min {
-		max = min + 1
+		max = min + math.Max(1, math.Abs(min)) // one value: give it room
 	}
 	step := niceNum((max-min)/float64(n-1), true)
 	if intTicks && step < 1 {
@@ -160,14 +160,16 @@ func linearScale(min, max float64, n int, intTicks bool, p0, p1 float64) scale {
 	if step < 1 {
 		dec = int(math.Ceil(-math.Log10(step) - 1e-9))
 	}
-	for i := 0; ; i++ {
-		v := lo + float64(i)*step
-		if v > hi+step*1e-9 {
-			break
-		}
-		v = math.Round(v/step) * step // keep 0.30000000000000004 off the axis
+	// Count the ticks rather than step until past hi: at 1e308 adding a
+	// step may not change the value at all.
+	for i, n := 0, int(math.Round((hi-lo)/step)); i <= n; i++ {
+		v := math.Round((lo+float64(i)*step)/step) * step // keep 0.30000000000000004 off the axis
 		s.ticks = append(s.ticks, v)
-		s.tickText = append(s.tickText, strconv.FormatFloat(v, 'f', dec, 64))
+		if math.Abs(v) >= 1e15 {
+			s.tickText = append(s.tickText, strconv.FormatFloat(v, 'g', 4, 64))
+		} else {
+			s.tickText = append(s.tickText, strconv.FormatFloat(v, 'f', dec, 64))
+		}
 	}
 	return s
 }

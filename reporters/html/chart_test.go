@@ -99,6 +99,7 @@ func TestLogScaleTicks(t *testing.T) {
 func TestScalesSurviveExtremes(t *testing.T) {
 	for _, tc := range [][2]float64{
 		{5e-324, 1}, {0, 5e-324}, {-1.7e308, 1.7e308}, {1, 1.7e308}, {1e-320, 1e300}, {3, 3},
+		{-1e308, -1e308}, {1e308, 1e308}, // found by FuzzWrite: min+1 == min at this size
 	} {
 		for _, intTicks := range []bool{false, true} {
 			ls := linearScale(tc[0], tc[1], 6, intTicks, 0, 100)
