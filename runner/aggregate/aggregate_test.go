@@ -467,9 +467,26 @@ func BenchmarkAddITL(b *testing.B) {
 	}
 }
 
+// BenchmarkAdd: requests within the exact limit (a fresh level every 50k
+// requests keeps the kept samples at a realistic size).
 func BenchmarkAdd(b *testing.B) {
 	reqs := randomRequests(1024, 3)
-	s := NewLevel(Spec{SLO: &SLO{TTFTMs: 50}}).NewShard()
+	spec := Spec{SLO: &SLO{TTFTMs: 50}}
+	s := NewLevel(spec).NewShard()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%50_000 == 0 {
+			s = NewLevel(spec).NewShard()
+		}
+		s.Add(reqs[i&1023])
+	}
+}
+
+// BenchmarkAddSpilled: requests past the exact limit (batched into the
+// level's histograms).
+func BenchmarkAddSpilled(b *testing.B) {
+	reqs := randomRequests(1024, 3)
+	s := NewLevel(Spec{SLO: &SLO{TTFTMs: 50}, ExactLimit: 1}).NewShard()
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		s.Add(reqs[i&1023])
