@@ -237,6 +237,10 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		return
 	}
 
+	// Arrival index, random draws and the engine's FIFO queue are taken in
+	// one critical section, so arrival order is queue order and a rerun with
+	// the same arrival order draws the same lengths, faults and acceptances.
+	s.arrMu.Lock()
 	rec, idx := s.register(pi.nonce)
 	arrival := time.Since(s.epoch)
 	// One generator per request, seeded by (seed, arrival index): the same
@@ -271,6 +275,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 
 	switch fault {
 	case FaultHTTP429, FaultHTTP500, FaultHTTP503:
+		s.arrMu.Unlock()
 		code := map[Fault]int{FaultHTTP429: 429, FaultHTTP500: 500, FaultHTTP503: 503}[fault]
 		typ := map[Fault]string{FaultHTTP429: "RateLimitError", FaultHTTP500: "InternalServerError", FaultHTTP503: "ServiceUnavailableError"}[fault]
 		t.Status = code
@@ -280,6 +285,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		s.finish(rec)
 		return
 	case FaultHTML:
+		s.arrMu.Unlock()
 		t.Status = http.StatusOK
 		s.beginFinish(rec)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
@@ -301,7 +307,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		sched:    make([]time.Duration, 0, min(target, 4096)),
 		stepEnds: make([]int32, 0, min(target, 4096)),
 	}
-	if !s.eng.submit(sq) {
+	ok := s.eng.submit(sq)
+	s.arrMu.Unlock()
+	if !ok {
 		t.Status = http.StatusServiceUnavailable
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "simulator is shutting down")
 		t.End = time.Now()

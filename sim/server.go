@@ -30,6 +30,7 @@ type Server struct {
 	ln  net.Listener
 	url string
 
+	arrMu     sync.Mutex // orders arrivals: index assignment through engine submit
 	mu        sync.Mutex
 	next      int // arrival index
 	records   []*record

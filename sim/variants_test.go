@@ -163,8 +163,9 @@ func TestDecodeSlowsWithBatch(t *testing.T) {
 	}
 	slices.Sort(gaps)
 	// Scheduled times follow the model exactly unless the engine fell behind
-	// wall time (a loaded machine), which only ever lengthens a step.
-	if gaps[0] < want-10*time.Microsecond || gaps[len(gaps)/2] > want+2*time.Millisecond {
+	// wall time (a loaded machine), which only ever lengthens a step; so no
+	// gap is shorter than the model's, and on time the gap is exactly it.
+	if gaps[0] < want-10*time.Microsecond || gaps[0] > want+time.Millisecond {
 		t.Errorf("full-batch decode gaps %v, want %v", gaps, want)
 	}
 }
