@@ -98,7 +98,7 @@ type Spec struct {
 
 // itlBatch is how many ITL samples a shard buffers before it folds them into
 // the level's histogram under the level's lock: one lock per 256 tokens, and
-// a shard stays 2 KiB however many there are.
+// a shard's buffers stay a few KiB however many tokens there are.
 const itlBatch = 256
 
 // Level collects one load level. Create it with NewLevel, give each worker a
@@ -207,7 +207,7 @@ func (s *Shard) flushITL() {
 	l := s.l
 	l.mu.Lock()
 	for _, v := range s.itl[:s.itlN] {
-		if math.IsNaN(v) {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
 			continue
 		}
 		v = max(v, 0)
@@ -544,7 +544,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 			"%d of %d successful requests returned a number of output tokens other than the %d requested: the engine did not honour ignore_eos, so tokens/s is not comparable across levels or runs",
 			m.mismatch, m.completed, spec.OutputTokens))
 	}
-	if !ttft.exact || !e2e.exact || !lag.exact {
+	if !ttft.exact || !tpot.exact || !e2e.exact || !ttfat.exact || !lag.exact {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
 			"latency percentiles of this level's %d requests are estimated from a histogram (within 0.05%%): exact values are kept for the first %d requests only",
 			n, l.limit))

@@ -298,6 +298,8 @@ func TestITL(t *testing.T) {
 		shards[i%3].AddITL(v)
 		all = append(all, v)
 	}
+	shards[0].AddITL(math.NaN()) // bad input is dropped, not counted
+	shards[1].AddITL(math.Inf(1))
 	p := l.Finish(time.Second, nil)
 	for _, c := range []struct {
 		name string
@@ -310,6 +312,9 @@ func TestITL(t *testing.T) {
 		}
 	}
 	eqPtr(t, "itl_max_ms", p.ITLMaxMs, 1000.0)
+	if n := l.itl.total; n != 1000 {
+		t.Errorf("%d ITL samples counted, want 1000", n)
+	}
 	eqPtr(t, "itl_mean_ms", p.ITLMeanMs, 500.5)
 	var n int64
 	for _, b := range p.ITLHist {
