@@ -281,7 +281,7 @@ func TestStreamVariants(t *testing.T) {
 			}
 			for _, r := range col.measured() {
 				tr := truth(t, s, r.Nonce)
-				if !r.OK || r.OutputTokens != tr.OutputTokens || r.OutputTokens != 10 || r.Chunks != tr.Chunks || !r.UsageReported {
+				if !r.OK || r.OutputTokens != tr.OutputTokens || r.OutputTokens != 10 || r.Chunks != tr.Chunks || !r.UsageReported || r.FinishReason != tr.FinishReason || r.FinishReason == "" {
 					t.Errorf("record %+v vs sim tokens %d chunks %d", r, tr.OutputTokens, tr.Chunks)
 				}
 				if want := ms(tr.TokenWritten[0].Sub(r.Start)); r.TTFTMs == nil || !within(*r.TTFTMs, want) {

@@ -57,7 +57,11 @@ var errInterrupted = &interruptError{"run interrupted"}
 const (
 	phaseFirstToken = iota
 	phaseStreaming
+	phaseDraining
 )
+
+// drainTimeout bounds reading past [DONE] to the end of the body.
+const drainTimeout = 2 * time.Second
 
 // do sends one request and measures its stream into rec (whose identity
 // fields the caller has filled). ITL samples go straight into the worker's
@@ -81,9 +85,12 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	var phase atomic.Int32
 	idle := to.Idle.D()
 	watchdog := time.AfterFunc(to.FirstToken.D(), func() {
-		if phase.Load() == phaseFirstToken {
+		switch phase.Load() {
+		case phaseFirstToken:
 			cancel(&timeoutError{"first token timeout: no token within " + to.FirstToken.String()})
-		} else {
+		case phaseDraining:
+			cancel(&timeoutError{"no end of body after [DONE]"})
+		default:
 			cancel(&timeoutError{"idle timeout: no chunk for " + idle.String()})
 		}
 	})
@@ -133,7 +140,8 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 		maxITL             time.Duration
 		chunks, reasoning  int
 		finished, sawDone  bool
-		finishReason       []byte
+		finishReason       string
+		finishAt           time.Time // when the finish (or a later usage) chunk arrived
 		usage              bool
 		promptTok, compTok int
 		end                time.Time
@@ -142,8 +150,17 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	for {
 		data, err := rd.Next()
 		if err != nil {
+			if sawDone {
+				break // end was taken at [DONE]; how the drain ended does not matter
+			}
 			end = time.Now()
-			if err == io.EOF && (finished || sawDone) {
+			if finished {
+				// A finish_reason completes the stream even without [DONE]. A
+				// clean EOF ends it now; a cut or stall after the finish
+				// does not make it a failure, but must not stretch its E2E.
+				if err != io.EOF {
+					end = finishAt
+				}
 				break
 			}
 			rec.E2EMs = ms(end.Sub(start))
@@ -165,6 +182,10 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 		if string(data) == "[DONE]" {
 			sawDone = true
 			end = time.Now()
+			// Read on to EOF so the connection goes back to the pool, but
+			// do not wait long for a server that keeps the stream open.
+			phase.Store(phaseDraining)
+			watchdog.Reset(drainTimeout)
 			continue
 		}
 		if err := sse.Parse(data, c); err != nil {
@@ -212,21 +233,23 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 		}
 		if c.Finish {
 			finished = true
+			finishAt = time.Now()
 			if c.FinishReason != nil {
-				finishReason = c.FinishReason
+				// Copy: the chunk's bytes are reused by the next read.
+				finishReason, _ = sse.Unescape(c.FinishReason)
 			}
 		}
 		if c.Usage {
 			usage, promptTok, compTok = true, c.PromptTokens, c.CompletionTokens
+			if finished {
+				finishAt = time.Now()
+			}
 		}
 	}
 
 	rec.OK = true
 	rec.E2EMs = ms(end.Sub(start))
-	if finishReason != nil {
-		s, _ := sse.Unescape(finishReason)
-		rec.FinishReason = s
-	}
+	rec.FinishReason = finishReason
 	rec.UsageReported = usage
 	rec.InputTokens = promptTok
 	recordTokens(rec, start, first, firstAnswer, maxITL, chunks, reasoning)

@@ -331,3 +331,34 @@ func BenchmarkReaderLongLine(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkParseStdlib decodes the same chunk with encoding/json into the
+// smallest struct that answers the same questions, for scale: Parse's figure
+// is meaningful against this one on the same (shared, noisy) machine.
+func BenchmarkParseStdlib(b *testing.B) {
+	data := []byte(vllmChunk)
+	type chunk struct {
+		Choices []struct {
+			Delta struct {
+				Content          *string `json:"content"`
+				Reasoning        *string `json:"reasoning"`
+				ReasoningContent *string `json:"reasoning_content"`
+			} `json:"delta"`
+			Text         *string `json:"text"`
+			FinishReason *string `json:"finish_reason"`
+		} `json:"choices"`
+		Usage *struct {
+			PromptTokens     int `json:"prompt_tokens"`
+			CompletionTokens int `json:"completion_tokens"`
+		} `json:"usage"`
+		Error json.RawMessage `json:"error"`
+	}
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var c chunk
+		if err := json.Unmarshal(data, &c); err != nil || len(c.Choices) != 1 {
+			b.Fatal("bad decode")
+		}
+	}
+}

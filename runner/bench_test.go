@@ -1,0 +1,58 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim"
+)
+
+// BenchmarkLevel runs whole closed-loop levels against a zero-latency
+// simulator in a child process, so the CPU figures are the engine's alone:
+// chunks/s is the token-chunk rate one runner process sustains, and
+// cpu-ns/chunk is its CPU cost per streamed chunk (HTTP, SSE framing, JSON
+// scan, timing, aggregation).
+func BenchmarkLevel(b *testing.B) {
+	for _, conc := range []int{1, 64, 256} {
+		b.Run(fmt.Sprint("c=", conc), func(b *testing.B) {
+			cfg := sim.FastConfig()
+			cfg.ZeroLatency = true
+			cfg.MaxNumSeqs = 1024
+			s := startRemoteSim(b, cfg)
+			e, err := NewEngine(Target{Name: "bench", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.url},
+				Options{Logger: zerolog.Nop()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			const out = 256
+			st := stage(out, conc)
+			st.Requests = max(conc, 64)
+			plan := synthPlan(64, "reference")
+			var chunks, cpu int64
+			var wall time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				var ru0, ru1 syscall.Rusage
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+				t0 := time.Now()
+				res, err := e.RunStage(context.Background(), plan, st)
+				if err != nil || res.Points[0].Failed != 0 {
+					b.Fatalf("err %v failed %d", err, res.Points[0].Failed)
+				}
+				wall += time.Since(t0)
+				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+				cpu += int64(cpuTime(&ru1) - cpuTime(&ru0))
+				chunks += int64(st.Requests*out + warmupOutputTokens)
+			}
+			b.ReportMetric(float64(chunks)/wall.Seconds(), "chunks/s")
+			b.ReportMetric(float64(cpu)/float64(chunks), "cpu-ns/chunk")
+		})
+	}
+}
