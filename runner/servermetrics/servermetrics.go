@@ -60,11 +60,12 @@ var (
 		"vllm:gpu_prefix_cache_hits",
 		"sglang:cached_tokens",
 	}
-	// Gauges some engines export instead of counters; the value after the
-	// window is used when no counter gives the number. SGLang's are averages
-	// over its recent log interval, which is the closest it offers.
+	// Gauges some engines export instead of counters (SGLang; vLLM's V0
+	// engine for its prefix cache); the value after the window is used when
+	// no counter gives the number. They average over the engine's recent log
+	// interval or its lifetime, not exactly the window: the closest on offer.
 	knownAcceptLengthGauges = []string{"sglang:spec_accept_length"}
-	knownCacheHitRateGauges = []string{"sglang:cache_hit_rate"}
+	knownCacheHitRateGauges = []string{"sglang:cache_hit_rate", "vllm:gpu_prefix_cache_hit_rate"}
 
 	// genericCounters are kept in Delta.Counters (by the name given here,
 	// without `_total`) when the server exposes them.

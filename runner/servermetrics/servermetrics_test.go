@@ -303,6 +303,11 @@ func TestMissingCounters(t *testing.T) {
 	if d.Counters != nil {
 		t.Errorf("counters = %v", d.Counters)
 	}
+
+	// vLLM's V0 engine has only a hit-rate gauge for its prefix cache.
+	v0 := "# TYPE vllm:gpu_prefix_cache_hit_rate gauge\nvllm:gpu_prefix_cache_hit_rate{model_name=\"m\"} 0.42\n"
+	d = window(t, Names{}, v0, v0)
+	want(t, "prefix hit rate (gauge)", d.PrefixCacheHitRate(), 0.42)
 }
 
 // TestParseErrors: text that is not Prometheus exposition is an error, and
