@@ -30,7 +30,6 @@ var (
 	unmarshalerType     = reflect.TypeFor[yaml.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	lengthType          = reflect.TypeFor[Length]()
-	stringType          = reflect.TypeFor[string]()
 )
 
 // decoder walks a yaml.Node tree into a Go value, recording problems and the

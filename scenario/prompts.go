@@ -64,6 +64,11 @@ func (v *validator) loadFile(path string, ps *PromptSet) {
 	if !slices.Contains(Formats, format) {
 		return // already reported by validate
 	}
+	// A FIFO or device would block or never end; only regular files are read.
+	if st, err := os.Stat(fp); err == nil && !st.Mode().IsRegular() {
+		v.errf(path+".file", "%s.file: %q is not a regular file", path, ps.File)
+		return
+	}
 	f, err := os.Open(fp)
 	if err != nil {
 		v.errf(path+".file", "%s.file: cannot read prompt file %q: %s", path, ps.File, unwrapPathError(err))

@@ -63,14 +63,6 @@ func (v *validator) pos(path string) pos {
 	}
 }
 
-// key returns where path's key is (falling back to its value, then parents).
-func (v *validator) key(path string) pos {
-	if p, ok := v.keyAt[path]; ok {
-		return p
-	}
-	return v.pos(path)
-}
-
 func (v *validator) has(path string) bool { _, ok := v.at[path]; return ok }
 
 func (v *validator) errf(path, format string, args ...any) {

@@ -1,0 +1,56 @@
+package scenario
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"gopkg.in/yaml.v3"
+)
+
+// FuzzLoad feeds arbitrary bytes to the plan loader: it must never panic, and
+// a plan it accepts must be internally consistent.
+func FuzzLoad(f *testing.F) {
+	for _, glob := range []string{"../plans/*.yaml", "testdata/invalid/*.yaml"} {
+		files, _ := filepath.Glob(glob)
+		for _, name := range files {
+			if b, err := os.ReadFile(name); err == nil {
+				f.Add(b)
+			}
+		}
+	}
+	f.Add([]byte(minimal))
+	dir := f.TempDir()
+	getenv := env("KEY", "v", "EMPTY", "")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := LoadBytes("fuzz.yaml", data, dir, getenv)
+		if err != nil {
+			if p != nil {
+				t.Fatal("a plan and an error")
+			}
+			if len(Errors(err)) == 0 {
+				t.Fatalf("error without positions: %v", err)
+			}
+			return
+		}
+		if len(p.Stages) == 0 || len(p.Endpoints) == 0 || len(p.Prompts) == 0 {
+			t.Fatalf("accepted an incomplete plan: %+v", p)
+		}
+		for _, s := range p.Stages {
+			if p.Endpoint(s.Endpoint) == nil || p.PromptSet(s.Prompts) == nil {
+				t.Fatalf("stage %q has a dangling reference", s.Name)
+			}
+			if (len(s.Concurrency) == 0) == (len(s.Rate) == 0) {
+				t.Fatalf("stage %q: concurrency %v rate %v", s.Name, s.Concurrency, s.Rate)
+			}
+			for _, c := range s.Checks {
+				if c.Program == nil || (c.When != "" && c.WhenProgram == nil) {
+					t.Fatalf("check %q not compiled", c.Name)
+				}
+			}
+		}
+		if _, err := yaml.Marshal(p); err != nil {
+			t.Fatalf("accepted plan does not print: %v", err)
+		}
+	})
+}
