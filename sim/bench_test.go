@@ -56,9 +56,10 @@ func TestMain(m *testing.M) {
 // benchServe runs a zero-latency simulator until stdin closes, printing its
 // URL on stdout.
 func benchServe() int {
-	cfg := Config{ZeroLatency: true, MaxNumSeqs: 4096}
-	if v := os.Getenv("SIM_BENCH_TPC"); v != "" {
-		cfg.TokensPerChunk, _ = strconv.Atoi(v)
+	var cfg Config
+	if err := json.Unmarshal([]byte(os.Getenv("SIM_BENCH_SERVE")), &cfg); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
 	}
 	s, err := Start(context.Background(), cfg)
 	if err != nil {
@@ -157,19 +158,28 @@ func childCPU(ps *os.ProcessState) time.Duration {
 // BenchmarkChunksPerCPUSecond streams b.N × 1000-token responses (64 at a
 // time) from a zero-latency simulator in a child process and reports the
 // server's CPU time per chunk.
+//
+// The second case is the opposite extreme: 2,000 streams at 10 ms per token
+// (200,000 chunks/s wanted in wall time), where every chunk is its own write
+// and flush because the handler is never behind.
 func BenchmarkChunksPerCPUSecond(b *testing.B) {
-	for _, tpc := range []int{1} {
-		b.Run(fmt.Sprintf("tokens_per_chunk=%d", tpc), func(b *testing.B) { benchChunks(b, tpc, 64, 1000) })
-	}
+	b.Run("zero_latency/streams=64", func(b *testing.B) {
+		benchChunks(b, Config{ZeroLatency: true, MaxNumSeqs: 4096}, 64, 1000)
+	})
+	b.Run("itl_10ms/streams=2000", func(b *testing.B) {
+		benchChunks(b, Config{TTFTMs: 1, ITLMs: 10, MaxNumSeqs: 4096}, 2000, 100)
+	})
 }
 
-func benchChunks(b *testing.B, tpc, conc, tokens int) {
+func benchChunks(b *testing.B, cfg Config, conc, tokens int) {
+	tpc := max(cfg.TokensPerChunk, 1)
 	exe, err := os.Executable()
 	if err != nil {
 		b.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(os.Environ(), "SIM_BENCH_SERVE=1", "SIM_BENCH_TPC="+strconv.Itoa(tpc))
+	cfgJSON, _ := json.Marshal(cfg)
+	cmd.Env = append(os.Environ(), "SIM_BENCH_SERVE="+string(cfgJSON))
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -203,9 +213,9 @@ func benchChunks(b *testing.B, tpc, conc, tokens int) {
 	var failed atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range conc {
+	for range min(conc, b.N) {
 		wg.Go(func() {
-			buf := make([]byte, 64<<10)
+			buf := make([]byte, 16<<10)
 			for next.Add(1) <= int64(b.N) {
 				n, ok, err := rawStream(addr, req, buf)
 				if !ok || err != nil {
@@ -357,7 +367,20 @@ func runConcurrent(t testing.TB, n, tokens int, itlMs float64) {
 		cur += e.d
 		peak = max(peak, cur)
 	}
-	t.Logf("%d streams: peak %d sequences in the batch at once", n, peak)
+	var gapSum, delaySum time.Duration
+	var gaps, delays int
+	for _, tr := range truth {
+		for i := range tr.TokenScheduled {
+			delaySum += tr.TokenWritten[i].Sub(tr.TokenScheduled[i])
+			delays++
+			if i > 0 {
+				gapSum += tr.TokenScheduled[i].Sub(tr.TokenScheduled[i-1])
+				gaps++
+			}
+		}
+	}
+	t.Logf("%d streams: peak %d sequences in the batch at once; mean decode step %v (model %v); mean write delay after schedule %v",
+		n, peak, gapSum/time.Duration(max(gaps, 1)), time.Duration(itlMs*float64(time.Millisecond)), delaySum/time.Duration(max(delays, 1)))
 	// All n connections are open throughout; how many sequences share one
 	// batch also depends on how fast a loaded machine accepts the requests.
 	if peak < n/2 {
