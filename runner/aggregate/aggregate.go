@@ -207,7 +207,7 @@ func (s *Shard) flushITL() {
 	l := s.l
 	l.mu.Lock()
 	for _, v := range s.itl[:s.itlN] {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
+		if !valid(v) {
 			continue
 		}
 		v = max(v, 0)
@@ -518,7 +518,9 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 			meanIn = float64(m.inSum) / float64(m.inN) // both exact: one correctly rounded division
 		}
 		if meanTTFTs := ttft.mean / 1000; meanTTFTs > 0 {
-			p.PrefillTPS = result.Ptr(result.Round(meanIn/meanTTFTs, 1))
+			if v := meanIn / meanTTFTs; !math.IsInf(v, 0) {
+				p.PrefillTPS = result.Ptr(result.Round(v, 1))
+			}
 		}
 	}
 	if m.inN > 0 {

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -519,4 +520,29 @@ func BenchmarkFinish100k(b *testing.B) {
 		b.StartTimer()
 		l.Finish(time.Minute, nil)
 	}
+}
+
+// FuzzLevel: whatever a request record holds (negative, NaN, infinite or
+// huge values, odd token counts), Finish neither panics nor produces a Point
+// that JSON cannot encode (a NaN or Inf anywhere would).
+func FuzzLevel(f *testing.F) {
+	f.Add(10.0, 100.0, 30.0, 1.0, 12.5, 4, 100, true, uint8(3))
+	f.Add(math.NaN(), math.Inf(1), -1.0, math.Inf(-1), -5.0, -3, -7, true, uint8(1))
+	f.Add(1e300, 1e-300, 0.0, 0.0, 1e300, 1<<40, 0, false, uint8(200))
+	f.Add(1.7e308, 1.7e308, 1.7e308, 1.7e308, 1.7e308, 1<<62, 1<<62, true, uint8(19))
+	f.Add(1e-300, 1e-300, 1e-300, 0.0, 0.0, 1<<40, 1<<40, true, uint8(7))
+	f.Fuzz(func(t *testing.T, ttft, e2e, tpot, lag, itl float64, out, in int, okReq bool, n uint8) {
+		l := NewLevel(Spec{Pinned: n%2 == 0, OutputTokens: 4, InputTokens: 8, SLO: &SLO{TTFTMs: 10}, ExactLimit: 5})
+		s := l.NewShard()
+		for i := range int(n)%20 + 1 {
+			r := &result.Request{OK: okReq || i%3 == 0, TTFTMs: &ttft, TPOTMs: &tpot, TTFATMs: &ttft,
+				E2EMs: e2e, DispatchLagMs: lag, OutputTokens: out + i, InputTokens: in, Seq: i, ErrorKind: "x"}
+			s.Add(r)
+			s.AddITL(itl)
+		}
+		p := l.Finish(time.Duration(int64(n)*1e6), nil)
+		if _, err := json.Marshal(p); err != nil {
+			t.Fatalf("point does not encode: %v", err)
+		}
+	})
 }

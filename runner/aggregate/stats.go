@@ -120,10 +120,18 @@ type series struct {
 	max  float64
 }
 
-// add counts v, keeping it when keep is set. Non-finite values (which no
-// clock produces) are dropped so they cannot poison a mean or a sort.
+// maxSample bounds a believable sample (1e12 ms is 31 years; 1e12 tokens/s
+// is no stream). Beyond it a value is a bug upstream, and a few of them
+// would overflow a sum into +Inf, which JSON cannot encode.
+const maxSample = 1e12
+
+// valid reports whether v is a sample worth counting.
+func valid(v float64) bool { return v >= -maxSample && v <= maxSample } // false for NaN
+
+// add counts v, keeping it when keep is set. Invalid values (which no clock
+// produces) are dropped so they cannot poison a mean or a sort.
 func (s *series) add(v float64, keep bool) bool {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
+	if !valid(v) {
 		return false
 	}
 	if keep {
