@@ -51,8 +51,10 @@ func (p *Plan) ApplyDefaults() {
 		if ps == nil {
 			continue
 		}
-		setStr(&ps.Format, DefaultFormat)
-		setStr(&ps.Column, DefaultColumn)
+		if ps.File != "" {
+			setStr(&ps.Format, DefaultFormat)
+			setStr(&ps.Column, DefaultColumn)
+		}
 		if ps.Turns == 0 {
 			ps.Turns = DefaultTurns
 		}
@@ -71,7 +73,7 @@ func (p *Plan) ApplyDefaults() {
 		}
 		if len(s.Rate) > 0 {
 			setStr(&s.Arrival, DefaultArrival)
-			if s.Burstiness == 0 {
+			if s.Arrival == "gamma" && s.Burstiness == 0 {
 				s.Burstiness = 1
 			}
 		}

@@ -80,12 +80,15 @@ func TestExamplePlansLoad(t *testing.T) {
 
 func TestDefaults(t *testing.T) {
 	p := mustLoad(t, minimal+"    checks:\n      - expr: failed == 0\n", nil)
+	if p.PromptSet("p").Format != "" {
+		t.Error("file defaults applied to a synthetic prompt set")
+	}
 	s, e, ps := p.Stages[0], p.Endpoint("sim"), p.PromptSet("p")
 	got := fmt.Sprintln(s.API, s.Mode, s.OutputTokens.Fixed, *s.Warmup, *s.Temperature, *s.Seed,
 		s.Checks[0].Name, s.Checks[0].Scope, s.Checks[0].Severity,
 		e.Model, e.ReadyTimeout, e.Timeouts.Connect, e.Timeouts.FirstToken, e.Timeouts.Idle, e.Timeouts.Request,
 		ps.Synthetic.Sizing, ps.Format, ps.Column, ps.Turns)
-	want := "chat pinned 256 1 0 1 failed == 0 level fail sim 1m0s 10s 2m0s 30s 10m0s calibrated auto prompt 1\n"
+	want := "chat pinned 256 1 0 1 failed == 0 level fail sim 1m0s 10s 2m0s 30s 10m0s calibrated   1\n"
 	if got != want {
 		t.Errorf("defaults:\n got %s\nwant %s", got, want)
 	}
@@ -103,8 +106,12 @@ func TestDefaults(t *testing.T) {
 	}
 	// Rate stages get poisson arrivals.
 	p = mustLoad(t, strings.Replace(minimal, "concurrency: [1]", "rate: [0.5, 2]\n    duration: 10s", 1), nil)
-	if p.Stages[0].Arrival != "poisson" || p.Stages[0].Burstiness != 1 {
+	if p.Stages[0].Arrival != "poisson" || p.Stages[0].Burstiness != 0 {
 		t.Errorf("rate defaults: arrival %q burstiness %g", p.Stages[0].Arrival, p.Stages[0].Burstiness)
+	}
+	p = mustLoad(t, strings.Replace(minimal, "concurrency: [1]", "rate: [2]\n    requests: 5\n    arrival: gamma", 1), nil)
+	if p.Stages[0].Burstiness != 1 {
+		t.Errorf("gamma burstiness default: %g", p.Stages[0].Burstiness)
 	}
 }
 
@@ -126,7 +133,10 @@ endpoints:
     timeouts: {connect: 1s, first_token: 2s, idle: 3s, request: 4s}
     tls: {ca_file: "", insecure_skip_verify: false, server_name: x}
   s:
-    simulator: {ttft_ms: 5, itl_ms: 1}
+    simulator:
+      ttft_ms: 5
+      faults:
+        http_500: 0.1
 prompts:
   syn:
     synthetic:

@@ -87,6 +87,21 @@ func TestValidatePrintRedactsSecrets(t *testing.T) {
 			t.Errorf("--print output lacks %q:\n%s", want, out)
 		}
 	}
+	// The resolved form is itself a valid plan.
+	again := writePlan(t, out)
+	if code, _, errs := run(t, nil, "validate", again); code != 0 {
+		t.Errorf("printed plan does not validate: %s", errs)
+	}
+	for _, p := range []string{"../../plans/quickstart.yaml", "../../plans/natural.yaml", "../../plans/slo-gate.yaml"} {
+		code, out, errs := run(t, nil, "validate", "--print", p)
+		if code != 0 {
+			t.Fatalf("%s: %s", p, errs)
+		}
+		again := writePlan(t, strings.ReplaceAll(out, "file: prompts/", "file: "+filepath.Join(mustAbs(t, "../../plans"), "prompts")+"/"))
+		if code, _, errs := run(t, nil, "validate", again); code != 0 {
+			t.Errorf("printed %s does not validate: %s", p, errs)
+		}
+	}
 }
 
 func TestRunPlaceholderAndFlags(t *testing.T) {
@@ -212,4 +227,13 @@ func TestInterruptedIs130(t *testing.T) {
 	if code := Run(ctx, &Env{Args: []string{"wait"}, Stderr: &errb}); code != 130 {
 		t.Errorf("interrupted: code %d (%s)", code, errb.String())
 	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
 }

@@ -33,11 +33,15 @@ func cmdValidate(_ context.Context, env *Env, args []string) error {
 			continue
 		}
 		if *print {
-			out, err := yaml.Marshal(p)
-			if err != nil {
+			fmt.Fprintf(env.Stdout, "# %s (resolved)\n", path)
+			enc := yaml.NewEncoder(env.Stdout)
+			enc.SetIndent(2)
+			if err := enc.Encode(p); err != nil {
 				return fmt.Errorf("validate: print %s: %w", path, err)
 			}
-			fmt.Fprintf(env.Stdout, "# %s (resolved)\n%s", path, out)
+			if err := enc.Close(); err != nil {
+				return fmt.Errorf("validate: print %s: %w", path, err)
+			}
 			continue
 		}
 		if !*quiet {
