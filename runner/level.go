@@ -238,6 +238,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx, conc int, d d
 	if sp.synthetic {
 		spec.InputTokens = sp.input.Nominal()
 	}
+	spec.ExpectPrefixHits = sp.shared != nil
 	if st.SLO != nil {
 		spec.SLO = &aggregate.SLO{TTFTMs: st.SLO.TTFTMs, TPOTMs: st.SLO.TPOTMs, E2EMs: st.SLO.E2EMs}
 	}
@@ -288,13 +289,22 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx, conc int, d d
 	}
 	cpu := cpuTime(&ru1) - cpuTime(&ru0)
 	if wall > 0 {
-		pct := 100 * float64(cpu) / float64(wall)
-		p.ClientCPUPercent = result.Ptr(result.Round(pct, 1))
-		if pct >= cpuBusyShare*100*float64(runtime.GOMAXPROCS(0)) {
-			p.ClientBottleneck = true
-			p.Warnings = append(p.Warnings, fmt.Sprintf(
-				"client CPU at %.0f%% of %d usable cores: the runner may be the bottleneck, latencies include its own delays", pct, runtime.GOMAXPROCS(0)))
-		}
+		markBottleneck(&p, 100*float64(cpu)/float64(wall), runtime.GOMAXPROCS(0))
+	}
+	log.Debug().Int("completed", p.Completed).Int("failed", p.Failed).Dur("wall", wall).Msg("level done")
+	return p
+}
+
+// markBottleneck sets the client CPU share (percent of one core) and flags
+// the level when the runner itself may have been the limit: its CPU near the
+// cores it may use, or requests leaving late (dispatch lag p99 above 10 ms or
+// above 10% of the TTFT p50, whichever is smaller).
+func markBottleneck(p *result.Point, cpuPct float64, procs int) {
+	p.ClientCPUPercent = result.Ptr(result.Round(cpuPct, 1))
+	if cpuPct >= cpuBusyShare*100*float64(procs) {
+		p.ClientBottleneck = true
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"client CPU at %.0f%% of %d usable cores: the runner may be the bottleneck, latencies include its own delays", cpuPct, procs))
 	}
 	if lag := p.DispatchLagP99Ms; lag != nil {
 		limit := lagP99LimitMs
@@ -307,8 +317,6 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx, conc int, d d
 				"dispatch lag p99 %.2f ms exceeds %.2f ms: requests left the client late, the runner may be the bottleneck", *lag, limit))
 		}
 	}
-	log.Debug().Int("completed", p.Completed).Int("failed", p.Failed).Dur("wall", wall).Msg("level done")
-	return p
 }
 
 func cpuTime(r *syscall.Rusage) time.Duration {

@@ -110,6 +110,14 @@ type sizer struct {
 	source            string // "tokenize", "probe", "reference" or "estimate"
 }
 
+// tokensPerWord is the filler's cost per word.
+func (s *sizer) tokensPerWord() float64 {
+	if s.reference {
+		return 0.75
+	}
+	return s.perWord
+}
+
 func (s *sizer) words(tokens int) int {
 	if s.reference {
 		return referenceWords(tokens)

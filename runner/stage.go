@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 
 	"github.com/runnerbench/runner/scenario"
@@ -19,6 +20,10 @@ const (
 
 // Warm-up requests are small, like the reference's (32 input, 8 output
 // tokens): they exist to open a connection and wake the engine, not to load it.
+// prefixTagTokens is what a "[prefix-N] " group tag costs in a typical
+// tokenizer (brackets, word, dash, digits, space).
+const prefixTagTokens = 6
+
 const (
 	warmupInputTokens  = 32
 	warmupOutputTokens = 8
@@ -42,6 +47,7 @@ type stagePlan struct {
 	synthetic bool
 	loaded    []scenario.Prompt
 	sizer     *sizer
+	shared    *scenario.SharedPrefix // synthetic prompts sharing prefixes on purpose
 	nonces    *nonceGen
 	model     string
 }
@@ -102,6 +108,9 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 		if sp.input.IsZero() {
 			return nil, nil, fmt.Errorf("stage %s: synthetic prompts need input_tokens", st.Name)
 		}
+		if ps != nil && ps.Synthetic.SharedPrefix != nil && ps.Synthetic.SharedPrefix.Groups > 0 && ps.Synthetic.SharedPrefix.PrefixTokens > 0 {
+			sp.shared = ps.Synthetic.SharedPrefix
+		}
 		reference := ps != nil && ps.Synthetic.Sizing == "reference"
 		s, w := e.sizerFor(ctx, sp.api, reference)
 		if w != "" {
@@ -135,7 +144,20 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 		r := sp.rng(level, seq)
 		n := sp.input.Sample(r)
 		j.maxTokens = sp.output.Sample(r)
-		text = leadNonce(j.nonce, fillerBody(sp.sizer.words(n)))
+		if sh := sp.shared; sh != nil {
+			// Measuring prefix caching on purpose: the group's prefix comes
+			// first and the nonce after it, so requests of a group share
+			// exactly the prefix and nothing more.
+			g := seq % sh.Groups
+			// The "[prefix-g] " tag costs about as much as a nonce tag
+			// (prefixTagTokens); the rest of the prompt carries the nonce and
+			// any chat-template overhead that sizer.words accounts for.
+			pw := max(1, int(math.Round(float64(sh.PrefixTokens-prefixTagTokens)/sp.sizer.tokensPerWord())))
+			prefix := fmt.Sprintf("[prefix-%d] %s", g, fillerBody(pw))
+			text = prefix + " " + leadNonce(j.nonce, fillerBody(sp.sizer.words(max(1, n-sh.PrefixTokens))))
+		} else {
+			text = leadNonce(j.nonce, fillerBody(sp.sizer.words(n)))
+		}
 	default:
 		// Cycle rather than repeat (the reference's prompts[i % len]): every
 		// concurrent request gets a different prompt. The nonce still leads,

@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"encoding/pem"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// TestTLS: certificates are verified by default, ca_file (relative to the
+// plan) adds trust, insecure_skip_verify turns checking off with a warning,
+// and HTTP/2 is used when the server offers it.
+func TestTLS(t *testing.T) {
+	s := startSim(t, fastSim())
+	var mu sync.Mutex
+	protos := map[string]int{}
+	h := s.Handler()
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		protos[r.Proto]++
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	defer ts.Close()
+	dir := t.TempDir()
+	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: ts.Certificate().Raw})
+	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), ca, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run := func(tls *scenario.TLS) (*result.Stage, *collector, *Engine) {
+		ep := &scenario.Endpoint{Model: "sim", BaseURL: ts.URL + "/v1", TLS: tls}
+		col := &collector{}
+		e, err := NewEngine(Target{Name: "tls", Endpoint: ep, BaseURL: ts.URL + "/v1", PlanDir: dir}, Options{OnRequest: col.add})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(e.Close)
+		st := stage(4, 2)
+		w := 0
+		st.Warmup = &w
+		return runStage(t, e, synthPlan(20, "reference"), st), col, e
+	}
+
+	res, col, _ := run(nil)
+	if p := res.Points[0]; p.ErrorsByKind[result.ErrConnect] != 2 {
+		t.Fatalf("untrusted certificate: kinds %v", p.ErrorsByKind)
+	}
+	if r := col.measured()[0]; !strings.Contains(r.Error, "certificate") {
+		t.Errorf("error %q does not name the certificate problem", r.Error)
+	}
+
+	res, _, _ = run(&scenario.TLS{CAFile: "ca.pem", ServerName: "example.com"})
+	if p := res.Points[0]; p.Failed != 0 || p.Completed != 2 {
+		t.Fatalf("ca_file + server_name: failed %d (%v)", p.Failed, p.Error)
+	}
+	res, _, _ = run(&scenario.TLS{CAFile: "ca.pem", ServerName: "wrong.invalid"})
+	if p := res.Points[0]; p.ErrorsByKind[result.ErrConnect] != 2 {
+		t.Fatalf("wrong server_name accepted: kinds %v", p.ErrorsByKind)
+	}
+	res, _, _ = run(&scenario.TLS{InsecureSkipVerify: true})
+	if p := res.Points[0]; p.Failed != 0 {
+		t.Fatalf("insecure_skip_verify: failed %d (%v)", p.Failed, p.Error)
+	}
+	if !strings.Contains(strings.Join(res.Warnings, "\n"), "insecure_skip_verify") {
+		t.Errorf("no warning about insecure_skip_verify in %q", res.Warnings)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if protos["HTTP/2.0"] == 0 || protos["HTTP/1.1"] != 0 {
+		t.Errorf("protocols seen %v, want HTTP/2.0 only", protos)
+	}
+	if _, err := NewEngine(Target{Name: "x", Endpoint: &scenario.Endpoint{TLS: &scenario.TLS{CAFile: "missing.pem"}}, BaseURL: ts.URL}, Options{}); err == nil {
+		t.Errorf("missing ca_file accepted")
+	}
+}
+
+func TestSharedPrefix(t *testing.T) {
+	s := startSim(t, fastSim())
+	e, col := newEngine(t, s.URL(), nil)
+	plan := synthPlan(200, "")
+	plan.Prompts["p"].Synthetic.SharedPrefix = &scenario.SharedPrefix{Groups: 2, PrefixTokens: 128}
+	st := stage(4, 1)
+	st.Requests = 6
+	res := runStage(t, e, plan, st)
+	if p := res.Points[0]; p.Failed != 0 {
+		t.Fatalf("failed %d", p.Failed)
+	}
+	// The group prefix leads, so the simulator cannot key these by nonce;
+	// at concurrency 1 its arrival order is the dispatch order (after the warm-up).
+	truths := s.Truth()
+	reqs := col.measured()
+	if len(truths) != len(reqs)+1 {
+		t.Fatalf("%d truths for %d requests", len(truths), len(reqs))
+	}
+	cached := 0
+	for i, r := range reqs {
+		tr := truths[i+1]
+		if tr.Nonce != fmt.Sprintf("prefix-%d", r.Seq%2) {
+			t.Errorf("seq %d leads with %q", r.Seq, tr.Nonce)
+		}
+		if r.Seq >= 2 && tr.CachedTokens < 100 {
+			t.Errorf("seq %d: %d cached tokens, want the shared prefix (~128)", r.Seq, tr.CachedTokens)
+		}
+		cached += tr.CachedTokens
+		if tr.PromptTokens < 196 || tr.PromptTokens > 204 {
+			t.Errorf("seq %d: %d prompt tokens, want 200 ±2%%", r.Seq, tr.PromptTokens)
+		}
+	}
+	if cached == 0 {
+		t.Fatal("no prefix-cache hits")
+	}
+}
+
+func TestMarkBottleneck(t *testing.T) {
+	tests := []struct {
+		name      string
+		cpu       float64
+		lag, ttft *float64
+		want      bool
+	}{
+		{"idle", 20, result.Ptr(0.5), result.Ptr(100.0), false},
+		{"cpu busy", 175, result.Ptr(0.5), result.Ptr(100.0), true},
+		{"lag over 10 ms", 20, result.Ptr(12.0), result.Ptr(1000.0), true},
+		{"lag over 10% of ttft", 20, result.Ptr(3.0), result.Ptr(20.0), true},
+		{"lag under both", 20, result.Ptr(1.5), result.Ptr(20.0), false},
+		{"no lag data", 20, nil, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := result.Point{DispatchLagP99Ms: tt.lag, TTFTP50Ms: tt.ttft}
+			markBottleneck(&p, tt.cpu, 2)
+			if p.ClientBottleneck != tt.want || (len(p.Warnings) > 0) != tt.want {
+				t.Fatalf("bottleneck %v warnings %q", p.ClientBottleneck, p.Warnings)
+			}
+			if p.ClientCPUPercent == nil || *p.ClientCPUPercent != tt.cpu {
+				t.Fatalf("cpu %v", p.ClientCPUPercent)
+			}
+		})
+	}
+}
