@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"reflect"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -545,4 +546,36 @@ func FuzzLevel(f *testing.F) {
 			t.Fatalf("point does not encode: %v", err)
 		}
 	})
+}
+
+// BenchmarkLevelMemory reports the heap a level retains after n requests (64
+// shards, 50 ITL samples a request, default exact limit): it grows up to the
+// 100k-request limit and is flat past it.
+func BenchmarkLevelMemory(b *testing.B) {
+	reqs := randomRequests(1024, 6)
+	for _, n := range []int{100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			for b.Loop() {
+				var before, after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				l := NewLevel(Spec{SLO: &SLO{TTFTMs: 50}})
+				shards := make([]*Shard, 64)
+				for i := range shards {
+					shards[i] = l.NewShard()
+				}
+				for i := range n {
+					s := shards[i&63]
+					s.Add(reqs[i&1023])
+					for j := range 50 {
+						s.AddITL(float64(j))
+					}
+				}
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "MB-retained")
+				runtime.KeepAlive(l)
+			}
+		})
+	}
 }
