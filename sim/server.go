@@ -8,6 +8,7 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -62,6 +63,7 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
 	mux.HandleFunc("GET /metrics", s.serveMetrics)
+	mux.HandleFunc("GET /sim/truth", s.serveTruth)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "NotFoundError", "no route "+r.Method+" "+r.URL.Path)
 	})
@@ -170,39 +172,42 @@ const (
 
 // RequestTruth is what the simulator scheduled and did for one request.
 type RequestTruth struct {
-	Index    int    // arrival order, from 0
-	ID       string // the response id (chatcmpl-… / cmpl-…)
-	Endpoint string // "chat" or "completions"
-	Nonce    string // the leading [nonce] of the prompt, without brackets ("" if none)
-	Stream   bool
-	Status   int // HTTP status sent
+	Index    int    `json:"index"`    // arrival order, from 0
+	ID       string `json:"id"`       // the response id (chatcmpl-… / cmpl-…)
+	Endpoint string `json:"endpoint"` // "chat" or "completions"
+	Nonce    string `json:"nonce"`    // the leading [nonce] of the prompt, without brackets ("" if none)
+	Stream   bool   `json:"stream"`
+	Status   int    `json:"status"` // HTTP status sent
 
-	PromptTokens        int // as in usage.prompt_tokens
-	PromptTokensNoNonce int // PromptTokens minus the tokens of "[nonce]"
-	CachedTokens        int // served from the prefix cache
-	MaxTokens           int
-	IgnoreEOS           bool
-	TargetTokens        int // tokens the engine was to generate (max_tokens or a natural stop)
-	OutputTokens        int // tokens actually sent to the client
-	ReasoningTokens     int // of OutputTokens, sent as reasoning
-	FinishReason        string
-	Fault               Fault
-	FaultAfterTokens    int  // tokens sent before a mid-stream fault struck
-	Queued              bool // waited in the FIFO queue behind a full batch
-	Chunks              int  // SSE data lines carrying tokens
+	PromptTokens        int    `json:"prompt_tokens"`          // as in usage.prompt_tokens
+	PromptTokensNoNonce int    `json:"prompt_tokens_no_nonce"` // PromptTokens minus the tokens of "[nonce]"
+	CachedTokens        int    `json:"cached_tokens"`          // served from the prefix cache
+	MaxTokens           int    `json:"max_tokens"`
+	IgnoreEOS           bool   `json:"ignore_eos"`
+	TargetTokens        int    `json:"target_tokens"`    // tokens the engine was to generate (max_tokens or a natural stop)
+	OutputTokens        int    `json:"output_tokens"`    // tokens actually sent to the client
+	ReasoningTokens     int    `json:"reasoning_tokens"` // of OutputTokens, sent as reasoning
+	FinishReason        string `json:"finish_reason"`
+	Fault               Fault  `json:"fault"`
+	FaultAfterTokens    int    `json:"fault_after_tokens"` // tokens sent before a mid-stream fault struck
+	Queued              bool   `json:"queued"`             // waited in the FIFO queue behind a full batch
+	Chunks              int    `json:"chunks"`             // SSE data lines carrying tokens
 
-	SpecDrafts, SpecDraftTokens, SpecAccepted int
+	// Speculative decoding: decode steps (drafts), drafted and accepted tokens.
+	SpecDrafts      int `json:"spec_drafts"`
+	SpecDraftTokens int `json:"spec_draft_tokens"`
+	SpecAccepted    int `json:"spec_accepted"`
 
-	Arrival      time.Time // request decoded and submitted to the engine
-	PrefillStart time.Time // start of the step that admitted it (zero if never admitted)
-	FirstToken   time.Time // scheduled emission of the first token
-	End          time.Time // after the last write (or when the handler gave up)
+	Arrival      time.Time `json:"arrival"`       // request decoded and submitted to the engine
+	PrefillStart time.Time `json:"prefill_start"` // start of the step that admitted it (zero if never admitted)
+	FirstToken   time.Time `json:"first_token"`   // scheduled emission of the first token
+	End          time.Time `json:"end"`           // after the last write (or when the handler gave up)
 	// TokenScheduled[i] is when the engine produced token i; TokenWritten[i]
 	// is when the chunk carrying it had been written and flushed to the
 	// connection (after the write returned), so the difference is the
 	// server's own delivery delay.
-	TokenScheduled []time.Time
-	TokenWritten   []time.Time
+	TokenScheduled []time.Time `json:"token_scheduled"`
+	TokenWritten   []time.Time `json:"token_written"`
 }
 
 // QueueWait is how long the request waited before its prefill started.
@@ -375,3 +380,21 @@ func (s *Server) Counters() Counters {
 }
 
 func (s *Server) at(d time.Duration) time.Time { return s.epoch.Add(d) }
+
+// serveTruth serves the finished requests' truth as a JSON array (GET
+// /sim/truth, optionally ?nonce=X for one), for a simulator running out of
+// process under `runner sim`.
+func (s *Server) serveTruth(w http.ResponseWriter, r *http.Request) {
+	all := s.Truth()
+	if n := r.URL.Query().Get("nonce"); n != "" {
+		kept := all[:0]
+		for _, t := range all {
+			if t.Nonce == n {
+				kept = append(kept, t)
+			}
+		}
+		all = kept
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(all)
+}

@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzTokenize checks the tokenizer's invariants on any input: tokens are
+// non-empty, contiguous, cover the whole string, never split a rune, and the
+// count is stable under concatenation at a token boundary made by punctuation.
+func FuzzTokenize(f *testing.F) {
+	for _, s := range []string{"", "the quick", "[a1b2c3d4e5f6] hello, world!", "  \n\t x", "日本語のテキスト", "\xff\xfeabc", "1234567890"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		next := 0
+		n := 0
+		tokenize(s, func(a, b int) {
+			if a != next || b <= a || b > len(s) {
+				t.Fatalf("token [%d,%d) after %d in %q", a, b, next, s)
+			}
+			if utf8.ValidString(s) && (!utf8.RuneStart(s[a]) || (b < len(s) && !utf8.RuneStart(s[b]))) {
+				t.Fatalf("token [%d,%d) splits a rune in %q", a, b, s)
+			}
+			next = b
+			n++
+		})
+		if next != len(s) {
+			t.Fatalf("tokens cover %d of %d bytes of %q", next, len(s), s)
+		}
+		if got := CountTokens(s + "," + s); got != 2*n+1 {
+			t.Fatalf("CountTokens(s+\",\"+s) = %d, want %d for %q", got, 2*n+1, s)
+		}
+	})
+}
+
+func TestBadRequests(t *testing.T) {
+	s := startSim(t, FastConfig())
+	base := strings.TrimSuffix(s.URL(), "/v1")
+	for _, c := range []struct {
+		path, body string
+		code       int
+	}{
+		{"/v1/chat/completions", `{`, 400},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":42}]}`, 400},
+		{"/v1/chat/completions", `{"messages":"hi"}`, 400},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"n":2}`, 400},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"max_tokens":-5}`, 400},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":"x"}],"stream":"yes"}`, 400},
+		{"/v1/completions", `{}`, 400},
+		{"/v1/completions", `{"prompt":7}`, 400},
+		{"/v1/completions", `{"prompt":["a","b"]}`, 400},
+		{"/v1/completions", `{"prompt":[1,2,3],"max_tokens":1}`, 200},
+		{"/v1/chat/completions", `{"messages":[{"role":"user","content":[{"type":"text","text":"hi"}]}],"max_tokens":1}`, 200},
+		{"/tokenize", `{"prompt":5}`, 400},
+		{"/v1/nope", `{}`, 404},
+	} {
+		resp, err := http.Post(base+c.path, "application/json", strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct {
+			Error *struct{ Message string } `json:"error"`
+		}
+		var buf bytes.Buffer
+		_, _ = buf.ReadFrom(resp.Body)
+		resp.Body.Close()
+		_ = json.Unmarshal(buf.Bytes(), &e)
+		if resp.StatusCode != c.code || (c.code != 200 && (e.Error == nil || e.Error.Message == "")) {
+			t.Errorf("%s %s: status %d body %s, want %d", c.path, c.body, resp.StatusCode, buf.String(), c.code)
+		}
+	}
+}
+
+func TestTruthEndpoint(t *testing.T) {
+	s := startSim(t, FastConfig())
+	n := nonce()
+	doStream(t, t.Context(), s, "/chat/completions", chatBody("["+n+"] hi", 3, map[string]any{"ignore_eos": true}))
+	doStream(t, t.Context(), s, "/chat/completions", chatBody("["+nonce()+"] hi", 2, nil))
+	resp, err := http.Get(strings.TrimSuffix(s.URL(), "/v1") + "/sim/truth?nonce=" + n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var ts []RequestTruth
+	if err := json.NewDecoder(resp.Body).Decode(&ts); err != nil {
+		t.Fatal(err)
+	}
+	if len(ts) != 1 || ts[0].Nonce != n || ts[0].OutputTokens != 3 || len(ts[0].TokenWritten) != 3 {
+		t.Errorf("truth over HTTP: %+v", ts)
+	}
+}
