@@ -95,7 +95,8 @@ var (
 	}
 )
 
-// Scraper reads one metrics URL.
+// Scraper reads one metrics URL. It holds no mutable state, so one Scraper
+// may be read from several goroutines.
 type Scraper struct {
 	client *http.Client
 	url    string
