@@ -29,7 +29,8 @@ func expandEnv(s string, getenv func(string) (string, bool)) (string, error) {
 		b.WriteString(s[:i])
 		end := strings.IndexByte(s[i:], '}')
 		if end < 0 {
-			return "", fmt.Errorf("unterminated ${ in %q", s[i:])
+			// The value is not quoted: it may be (part of) a secret.
+			return "", fmt.Errorf("unterminated ${ (write $${ for a literal ${)")
 		}
 		expr := s[i+2 : i+end]
 		name, def, hasDef := strings.Cut(expr, ":-")

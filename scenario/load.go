@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -50,10 +51,16 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 		return nil, probs.err()
 	}
 	var doc yaml.Node
-	if err := yaml.Unmarshal(data, &doc); err != nil {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
 		line, msg := yamlSyntaxError(err)
 		probs.add(pos{line, 0}, "%s", msg)
 		return nil, probs.err()
+	}
+	// A second document would be silently ignored; say so instead.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		probs.add(posOf(&extra), "the plan file holds more than one YAML document (---); put one plan per file")
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		probs.add(pos{1, 1}, "plan is empty: expected a mapping with version, name, endpoints, prompts and stages")

@@ -120,7 +120,20 @@ func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOu
 		}
 	}
 	o.Status, o.Message = verdict(c, env, nulls)
+	if base == nil && o.Status != result.StatusPass && readsBaseline(c) && strings.HasPrefix(o.Message, "could not be evaluated") {
+		o.Message = "needs a baseline: run with --baseline, or guard the expression with \"baseline == nil || ...\" (" + o.Message + ")"
+	}
 	return o
+}
+
+// readsBaseline reports whether a check reads a baseline metric.
+func readsBaseline(c *scenario.Check) bool {
+	for _, m := range c.Metrics {
+		if strings.HasPrefix(m, "baseline.") {
+			return true
+		}
+	}
+	return false
 }
 
 func evalStage(c *scenario.Check, points, base []result.Point) result.CheckOutcome {

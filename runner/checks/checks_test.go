@@ -123,3 +123,12 @@ func TestRateLabelAndUncompiled(t *testing.T) {
 		t.Fatalf("uncompiled check: %+v", out)
 	}
 }
+
+func TestUnguardedBaseline(t *testing.T) {
+	res := &result.Stage{Points: []result.Point{point(1, 0, result.Ptr(100.0), 50)}}
+	stage := &scenario.Stage{Checks: []*scenario.Check{check(t, "r", "ttft_p95_ms <= baseline.ttft_p95_ms", "level", "fail", "")}}
+	out := EvaluateStage(stage, res, nil)
+	if len(out) != 1 || out[0].Status != result.StatusFail || !strings.Contains(out[0].Message, "needs a baseline") {
+		t.Errorf("unguarded baseline without one: %+v", out)
+	}
+}
