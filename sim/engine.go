@@ -58,6 +58,7 @@ type engine struct {
 	waiting []*seq // FIFO
 	closed  bool
 	wake    chan struct{}
+	quit    chan struct{} // closed by close
 
 	running []*seq // engine goroutine only
 	cache   prefixCache
@@ -70,6 +71,7 @@ func newEngine(cfg Config, epoch time.Time, m *metrics) *engine {
 		epoch: epoch,
 		m:     m,
 		wake:  make(chan struct{}, 1),
+		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
 		cache: prefixCache{blocks: make(map[uint64]struct{}), max: cfg.PrefixCacheBlocks},
 	}
@@ -104,6 +106,7 @@ func (e *engine) close() {
 	}
 	e.closed = true
 	e.mu.Unlock()
+	close(e.quit)
 	select {
 	case e.wake <- struct{}{}:
 	default:
@@ -206,7 +209,12 @@ func (e *engine) loop() {
 		stepEnd := stepStart + dur
 		if wait := stepEnd - e.now(); wait > 0 {
 			timer.Reset(wait)
-			<-timer.C
+			select {
+			case <-timer.C:
+			case <-e.quit: // do not make Close wait out a long prefill
+				timer.Stop()
+				return
+			}
 		}
 
 		// Emit: one token to each new sequence (its prefill's output), 1 +
