@@ -79,19 +79,32 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	req.Header = w.e.headers.Clone()
 	req.ContentLength = int64(len(j.body))
 
-	// One watchdog per request: first-token bound until the first token,
-	// then the idle bound, re-armed at every chunk. The whole-request bound
-	// is a second timer that never moves.
-	var phase atomic.Int32
+	// One watchdog per request: the first-token bound until the first token,
+	// then the idle bound. Rather than re-arming a timer at every chunk (a
+	// lock on the timer heap per token), each token chunk stores its time and
+	// the watchdog, when it fires, re-arms itself for the idle time left.
+	// The whole-request bound is a second timer that never moves.
+	var (
+		phase   atomic.Int32
+		lastTok atomic.Int64 // offset of the latest token chunk from start, ns
+		start   time.Time
+	)
 	idle := to.Idle.D()
-	watchdog := time.AfterFunc(to.FirstToken.D(), func() {
+	var watchdog *time.Timer
+	watchdog = time.AfterFunc(to.FirstToken.D(), func() {
 		switch phase.Load() {
 		case phaseFirstToken:
 			cancel(&timeoutError{"first token timeout: no token within " + to.FirstToken.String()})
 		case phaseDraining:
 			cancel(&timeoutError{"no end of body after [DONE]"})
 		default:
-			cancel(&timeoutError{"idle timeout: no chunk for " + idle.String()})
+			// start was written before phase moved on (atomics order it).
+			quiet := time.Since(start) - time.Duration(lastTok.Load())
+			if quiet < idle {
+				watchdog.Reset(idle - quiet)
+				return
+			}
+			cancel(&timeoutError{"idle timeout: no token for " + idle.String()})
 		}
 	})
 	defer watchdog.Stop()
@@ -104,7 +117,7 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	client := w.e.client
 	w.e.mu.Unlock()
 
-	start := time.Now()
+	start = time.Now()
 	rec.Start = start
 	resp, err := client.Do(req)
 	if err != nil {
@@ -209,9 +222,11 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 		}
 		if c.Content || c.Reasoning {
 			now := time.Now() // the one clock read per token chunk
+			lastTok.Store(int64(now.Sub(start)))
 			if chunks == 0 {
 				first = now
 				phase.Store(phaseStreaming)
+				watchdog.Reset(idle)
 			} else {
 				gap := now.Sub(last)
 				maxITL = max(maxITL, gap)
@@ -227,9 +242,6 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 			}
 			last = now
 			chunks++
-		}
-		if chunks > 0 {
-			watchdog.Reset(idle)
 		}
 		if c.Finish {
 			finished = true
