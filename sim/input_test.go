@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -92,5 +93,38 @@ func TestTruthEndpoint(t *testing.T) {
 	}
 	if len(ts) != 1 || ts[0].Nonce != n || ts[0].OutputTokens != 3 || len(ts[0].TokenWritten) != 3 {
 		t.Errorf("truth over HTTP: %+v", ts)
+	}
+}
+
+// TestHandlerWithHTTPTest serves New's handler with httptest instead of Start.
+func TestHandlerWithHTTPTest(t *testing.T) {
+	s, err := New(FastConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	defer s.Close()
+	if s.URL() != "" {
+		t.Errorf("URL of an unstarted server: %q", s.URL())
+	}
+	resp, err := http.Post(ts.URL+"/v1/completions", "application/json",
+		strings.NewReader(`{"prompt":"[feedfacecafe] hi","max_tokens":4,"ignore_eos":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out struct {
+		Usage struct {
+			CompletionTokens int `json:"completion_tokens"`
+		}
+	}
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	resp.Body.Close()
+	tr, err := s.TruthByNonce(t.Context(), "feedfacecafe")
+	if err != nil || out.Usage.CompletionTokens != 4 || tr.OutputTokens != 4 || tr.Stream {
+		t.Errorf("usage %+v truth %+v err %v", out, tr, err)
+	}
+	if _, err := New(Config{MaxNumSeqs: -3}); err == nil {
+		t.Error("New accepted max_num_seqs -3")
 	}
 }

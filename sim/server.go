@@ -1,9 +1,23 @@
 // Package sim is the built-in engine simulator: an OpenAI-compatible HTTP
-// server (chat and text completions, streaming and not, /v1/models, /health,
-// a vLLM-style /metrics and /tokenize) backed by a model of a
-// continuous-batching engine whose every scheduled time is known. Tests run
-// the runner against it over real loopback HTTP and compare what the runner
-// measured with the ground truth the simulator recorded (Server.Truth).
+// server backed by a model of a continuous-batching engine whose every
+// scheduled time is known. Tests run the runner against it over real loopback
+// HTTP and compare what the runner measured with the ground truth the
+// simulator recorded (Server.Truth, TruthByNonce).
+//
+// Endpoints: POST /v1/chat/completions and /v1/completions (streaming SSE in
+// vLLM's chunk format, or whole), GET /v1/models, GET /health, GET /metrics
+// (vLLM's Prometheus names), POST /tokenize (vLLM's), GET /sim/truth.
+//
+// One goroutine steps the batch (engine.go): a FIFO queue, admission up to
+// max_num_seqs, a prefix cache over 16-token blocks, prefill and decode step
+// costs (see Config). Per-request handlers wait on the engine's notifications
+// and write chunks as tokens become ready (stream.go). Randomness (natural
+// lengths, faults, draft acceptance) comes from a generator per request seeded
+// by (Config.Seed, arrival index), so a run is reproducible for a given
+// arrival order however the requests end up batched.
+//
+// Tests use FastConfig (5 ms prefill step, 1 ms decode step); plans/sim/
+// holds sample config files.
 package sim
 
 import (

@@ -258,6 +258,14 @@ func (st *stream) pump() bool {
 		st.buf = st.appendChunk(st.buf, st.sent, end, final)
 		st.chunks++
 		st.sent = end
+		if !final && len(st.buf) >= 32<<10 {
+			// A handler far behind the engine (zero latency) writes in
+			// bounded batches rather than buffering a whole response.
+			if err := st.flush(); err != nil {
+				st.end(finishAbort)
+				return false
+			}
+		}
 		if final {
 			if st.includeUsage && !st.s.cfg.UsageInFinishChunk {
 				st.buf = st.appendUsageChunk(st.buf)
