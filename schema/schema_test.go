@@ -173,3 +173,28 @@ func TestEveryFieldDescribed(t *testing.T) {
 		}
 	}
 }
+
+// TestReporterGoldensMatchSchema validates the report.json files the reporters
+// package keeps as fixtures and goldens, so the schema and the real writer agree.
+func TestReporterGoldensMatchSchema(t *testing.T) {
+	s := compile(t, "report.schema.json", schema.Report())
+	files, _ := filepath.Glob("../reporters/testdata/*report.json")
+	more, _ := filepath.Glob("../reporters/testdata/golden/report.json")
+	files = append(files, more...)
+	if len(files) == 0 {
+		t.Skip("no reporter fixtures yet")
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if err := s.Validate(v); err != nil {
+			t.Errorf("%s does not match the report schema: %v", f, err)
+		}
+	}
+}

@@ -2,13 +2,12 @@ package cli
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/runnerbench/runner/internal/compare"
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/reporters"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -63,22 +62,15 @@ func cmdCompare(_ context.Context, env *Env, args []string) error {
 	return nil
 }
 
-// maxReportBytes bounds a report file read by compare.
-const maxReportBytes = 256 << 20
-
 func readReport(path string) (*result.Report, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Invalid, "compare: %w", err)
 	}
 	defer f.Close()
-	var r result.Report
-	dec := json.NewDecoder(io.LimitReader(f, maxReportBytes))
-	if err := dec.Decode(&r); err != nil {
-		return nil, exitcode.Errorf(exitcode.Invalid, "compare: %s is not a runner report: %w", path, err)
+	r, err := reporters.ReadJSON(f)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Invalid, "compare: %s: %w", path, err)
 	}
-	if r.SchemaVersion != result.SchemaVersion {
-		return nil, exitcode.Errorf(exitcode.Invalid, "compare: %s has report schema version %d; this runner reads %d", path, r.SchemaVersion, result.SchemaVersion)
-	}
-	return &r, nil
+	return r, nil
 }
