@@ -237,3 +237,14 @@ func mustAbs(t *testing.T, p string) string {
 	}
 	return a
 }
+
+func TestSimDispatch(t *testing.T) {
+	code, _, errs := run(t, nil, "sim", "--help")
+	if code != 0 || !strings.Contains(errs, "runner sim") {
+		t.Errorf("sim --help: %d %q", code, errs)
+	}
+	code, _, errs = run(t, nil, "sim", "extra-arg")
+	if code != 2 || !strings.Contains(errs, "extra-arg") {
+		t.Errorf("sim with a stray argument: %d %q", code, errs)
+	}
+}
