@@ -82,6 +82,13 @@ type Config struct {
 
 	// NoMetrics makes /metrics a 404, like engines without Prometheus metrics (Ollama).
 	NoMetrics bool `yaml:"no_metrics,omitempty" json:"no_metrics,omitempty"`
+	// PromptTokensDetails adds usage.prompt_tokens_details.cached_tokens, as
+	// vLLM does with --enable-prompt-tokens-details.
+	PromptTokensDetails bool `yaml:"prompt_tokens_details,omitempty" json:"prompt_tokens_details,omitempty"`
+	// TruthLimit is how many finished requests' ground truth records are kept
+	// (the oldest are dropped beyond it), which bounds a long-running
+	// simulator's memory. Default 10000.
+	TruthLimit int `yaml:"truth_limit,omitempty" json:"truth_limit,omitempty"`
 
 	// Faults injects failures into a share of requests.
 	Faults Faults `yaml:"faults,omitempty" json:"faults,omitempty"`
@@ -173,6 +180,9 @@ func (c Config) Defaults() Config {
 	if c.TokensPerChunk == 0 {
 		c.TokensPerChunk = 1
 	}
+	if c.TruthLimit == 0 {
+		c.TruthLimit = 10000
+	}
 	if c.SpecK > 0 && c.SpecAcceptance == 0 {
 		c.SpecAcceptance = 0.7
 	}
@@ -209,6 +219,9 @@ func (c Config) Validate() error {
 	}
 	if c.PrefixCacheBlocks < 1 {
 		bad("prefix_cache_blocks must be >= 1, got %d", c.PrefixCacheBlocks)
+	}
+	if c.TruthLimit < 1 {
+		bad("truth_limit must be >= 1, got %d", c.TruthLimit)
 	}
 	if c.ReasoningTokens < 0 {
 		bad("reasoning_tokens must be >= 0, got %d", c.ReasoningTokens)

@@ -128,3 +128,47 @@ func TestHandlerWithHTTPTest(t *testing.T) {
 		t.Error("New accepted max_num_seqs -3")
 	}
 }
+
+func TestTruthLimit(t *testing.T) {
+	cfg := FastConfig()
+	cfg.TruthLimit = 5
+	cfg.ITLMs = 0.1
+	s := startSim(t, cfg)
+	var nonces []string
+	for range 30 {
+		n := nonce()
+		nonces = append(nonces, n)
+		doStream(t, t.Context(), s, "/completions", map[string]any{"prompt": "[" + n + "] x", "max_tokens": 1, "stream": true})
+	}
+	got := s.Truth()
+	if len(got) < 5 || len(got) > 5+1+16 {
+		t.Errorf("%d records kept with truth_limit 5", len(got))
+	}
+	if got[len(got)-1].Nonce != nonces[29] {
+		t.Errorf("newest record %q, want %q", got[len(got)-1].Nonce, nonces[29])
+	}
+	if _, err := s.TruthByNonce(t.Context(), nonces[0]); err == nil {
+		t.Error("oldest record still found")
+	}
+}
+
+func TestPromptTokensDetails(t *testing.T) {
+	cfg := FastConfig()
+	cfg.PromptTokensDetails = true
+	s := startSim(t, cfg)
+	prompt := strings.Repeat("the quick brown fox jumps ", 10)
+	var cached []float64
+	for range 2 {
+		res := doStream(t, t.Context(), s, "/chat/completions", chatBody(prompt, 1, nil))
+		u, _ := res.chunks[len(res.chunks)-1]["usage"].(map[string]any)
+		d, _ := u["prompt_tokens_details"].(map[string]any)
+		c, ok := d["cached_tokens"].(float64)
+		if !ok {
+			t.Fatalf("no cached_tokens in usage %v", u)
+		}
+		cached = append(cached, c)
+	}
+	if cached[0] != 0 || cached[1] < 16 {
+		t.Errorf("cached_tokens %v, want 0 then at least one block", cached)
+	}
+}

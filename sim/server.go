@@ -257,6 +257,9 @@ func (s *Server) register(nonce string) (*record, int) {
 	if nonce != "" {
 		s.byNonce[nonce] = rec
 	}
+	if lim := s.cfg.TruthLimit; len(s.records) > lim+lim/4+16 {
+		s.dropOldestLocked(len(s.records) - lim)
+	}
 	s.mu.Unlock()
 	return rec, idx
 }
@@ -349,6 +352,34 @@ func (s *Server) wait(ctx context.Context, rec *record) (RequestTruth, error) {
 	}
 }
 
+// dropOldestLocked forgets up to n of the oldest finished records.
+func (s *Server) dropOldestLocked(n int) {
+	kept := s.records[:0]
+	for _, r := range s.records {
+		if n > 0 {
+			select {
+			case <-r.done:
+				s.forgetLocked(r)
+				n--
+				continue
+			default:
+			}
+		}
+		kept = append(kept, r)
+	}
+	clear(s.records[len(kept):])
+	s.records = kept
+}
+
+func (s *Server) forgetLocked(r *record) {
+	if r.t.Nonce != "" && s.byNonce[r.t.Nonce] == r {
+		delete(s.byNonce, r.t.Nonce)
+	}
+	if s.byID[r.t.ID] == r {
+		delete(s.byID, r.t.ID)
+	}
+}
+
 // ResetTruth forgets every finished record (long benchmarks call it to bound
 // memory); in-flight requests keep theirs.
 func (s *Server) ResetTruth() {
@@ -357,10 +388,7 @@ func (s *Server) ResetTruth() {
 	for _, r := range s.records {
 		select {
 		case <-r.done:
-			if r.t.Nonce != "" && s.byNonce[r.t.Nonce] == r {
-				delete(s.byNonce, r.t.Nonce)
-			}
-			delete(s.byID, r.t.ID)
+			s.forgetLocked(r)
 		default:
 			kept = append(kept, r)
 		}

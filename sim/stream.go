@@ -101,6 +101,14 @@ func (st *stream) appendUsage(b []byte) []byte {
 	b = strconv.AppendInt(b, int64(t.PromptTokens+st.sent), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(st.sent), 10)
+	if st.s.cfg.PromptTokensDetails {
+		st.sq.mu.Lock()
+		cached := st.sq.cached
+		st.sq.mu.Unlock()
+		b = append(b, `,"prompt_tokens_details":{"cached_tokens":`...)
+		b = strconv.AppendInt(b, int64(cached), 10)
+		b = append(b, '}')
+	}
 	return append(b, '}')
 }
 
@@ -425,7 +433,12 @@ func (st *stream) serveWhole() {
 	st.sent = total
 	text := string(st.tokenText(nil, st.reasoning, total))
 	reasoning := string(st.tokenText(nil, 0, st.reasoning))
-	usage := map[string]int{"prompt_tokens": st.rec.t.PromptTokens, "completion_tokens": total, "total_tokens": st.rec.t.PromptTokens + total}
+	usage := map[string]any{"prompt_tokens": st.rec.t.PromptTokens, "completion_tokens": total, "total_tokens": st.rec.t.PromptTokens + total}
+	if st.s.cfg.PromptTokensDetails {
+		st.sq.mu.Lock()
+		usage["prompt_tokens_details"] = map[string]int{"cached_tokens": st.sq.cached}
+		st.sq.mu.Unlock()
+	}
 	var resp any
 	if st.chat {
 		msg := map[string]any{"role": "assistant", "content": text}
