@@ -117,6 +117,19 @@ func TestMainUsageErrors(t *testing.T) {
 	}
 }
 
+func TestMainPortInUse(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var out, errb bytes.Buffer
+	err = Main(t.Context(), []string{"--listen", ln.Addr().String()}, &out, &errb)
+	if err == nil || exitcode.Of(err) != exitcode.RunFailed {
+		t.Errorf("err %v (code %d), want a run failure", err, exitcode.Of(err))
+	}
+}
+
 func TestStartRefusesNonLoopback(t *testing.T) {
 	if _, err := StartOn(t.Context(), "0.0.0.0:0", FastConfig()); err == nil {
 		t.Fatal("StartOn 0.0.0.0 succeeded")
