@@ -444,3 +444,46 @@ func BenchmarkStreamInProcess(b *testing.B) {
 	b.ReportMetric(float64(ms1.Mallocs-ms0.Mallocs)/chunks, "allocs/chunk")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/chunks, "ns/chunk")
 }
+
+// BenchmarkDeliveryDelay streams 8 × 200 tokens at 2 ms per step in process
+// and reports how far behind the schedule chunks were written (p50, p99) and
+// the mean decode step against the model's: the simulator's own timing error,
+// which bounds how exactly a client can be checked against the ground truth.
+func BenchmarkDeliveryDelay(b *testing.B) {
+	cfg := FastConfig()
+	cfg.ITLMs = 2
+	for b.Loop() {
+		s, err := Start(b.Context(), cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		addr := strings.TrimSuffix(strings.TrimPrefix(s.URL(), "http://"), "/v1")
+		body, _ := json.Marshal(chatBody("hi", 200, map[string]any{"ignore_eos": true}))
+		req := rawRequest("/v1/chat/completions", body)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() { _, _, _ = rawStream(addr, req, make([]byte, 4096)) })
+		}
+		wg.Wait()
+		var delays []time.Duration
+		var gapSum time.Duration
+		gaps := 0
+		for _, tr := range s.Truth() {
+			for i := range tr.TokenWritten {
+				delays = append(delays, tr.TokenWritten[i].Sub(tr.TokenScheduled[i]))
+				if i > 0 {
+					gapSum += tr.TokenScheduled[i].Sub(tr.TokenScheduled[i-1])
+					gaps++
+				}
+			}
+		}
+		_ = s.Close()
+		if len(delays) != 8*200 {
+			b.Fatalf("%d token times", len(delays))
+		}
+		slices.Sort(delays)
+		b.ReportMetric(float64(delays[len(delays)/2].Microseconds()), "p50-delay-µs")
+		b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds()), "p99-delay-µs")
+		b.ReportMetric(float64((gapSum / time.Duration(gaps)).Microseconds()), "mean-step-µs")
+	}
+}
