@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -505,5 +507,46 @@ func TestEndpoints(t *testing.T) {
 		if resp.StatusCode != c.code || e.Error.Message == "" || e.Error.Code != c.code {
 			t.Errorf("%v: status %d error %+v", c.body, resp.StatusCode, e)
 		}
+	}
+}
+
+// TestExactStreamBytes pins the whole byte stream of a small chat request and
+// a completion, against vLLM's format (created varies and is masked).
+func TestExactStreamBytes(t *testing.T) {
+	s := startSim(t, FastConfig())
+	get := func(path string, body any) string {
+		resp, err := post(t.Context(), s.URL()+path, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return regexp.MustCompile(`"created":\d+`).ReplaceAllString(string(b), `"created":0`)
+	}
+	chat := get("/chat/completions", chatBody("hi", 2, map[string]any{"ignore_eos": true}))
+	id0 := fmt.Sprintf("chatcmpl-%016x", splitmix(1<<32))
+	want := `data: {"id":"` + id0 + `","object":"chat.completion.chunk","created":0,"model":"sim","choices":[{"index":0,"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"` + id0 + `","object":"chat.completion.chunk","created":0,"model":"sim","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}]}
+
+data: {"id":"` + id0 + `","object":"chat.completion.chunk","created":0,"model":"sim","choices":[{"index":0,"delta":{"content":" quick"},"logprobs":null,"finish_reason":"length","stop_reason":null}]}
+
+data: {"id":"` + id0 + `","object":"chat.completion.chunk","created":0,"model":"sim","choices":[],"usage":{"prompt_tokens":1,"total_tokens":3,"completion_tokens":2}}
+
+data: [DONE]
+
+`
+	if chat != want {
+		t.Errorf("chat stream:\n%s\nwant:\n%s", chat, want)
+	}
+	cmpl := get("/completions", map[string]any{"prompt": "hi", "max_tokens": 1, "stream": true})
+	id1 := fmt.Sprintf("cmpl-%016x", splitmix(1<<32^1))
+	want = `data: {"id":"` + id1 + `","object":"text_completion","created":0,"model":"sim","choices":[{"index":0,"text":" quick","logprobs":null,"finish_reason":"length","stop_reason":null}]}
+
+data: [DONE]
+
+`
+	if cmpl != want {
+		t.Errorf("completion stream:\n%s\nwant:\n%s", cmpl, want)
 	}
 }

@@ -146,8 +146,10 @@ func (st *stream) appendChunk(b []byte, from, to int, final bool) []byte {
 			st.sent = to // usage counts this chunk's tokens
 			b = st.appendUsage(b)
 		}
-	} else {
+	} else if st.chat {
 		b = append(b, "null}]"...)
+	} else {
+		b = append(b, `null,"stop_reason":null}]`...) // vLLM's completion chunks carry it throughout
 	}
 	return append(b, "}\n\n"...)
 }
