@@ -141,7 +141,15 @@ func (v *validator) exprError(path, scope string, err error) {
 		msg = fe.Message
 		switch {
 		case v.dec != nil && v.dec.block[path]:
+			// A | or > block starts on the line after its indicator; the
+			// column is the content's indentation plus the offset in it.
+			first := at.line // the first content line (0-based index into lines)
 			at.line += fe.Line
+			at.col = fe.Column + 1
+			if first < len(v.lines) {
+				line := v.lines[first]
+				at.col += len(line) - len(strings.TrimLeft(line, " "))
+			}
 		case fe.Line <= 1:
 			at.col += fe.Column
 			if v.dec != nil && v.dec.quoted[path] {

@@ -76,7 +76,7 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 		return nil, probs.err()
 	}
 
-	v := &validator{plan: p, probs: probs, at: d.at, keyAt: d.keyAt, dec: d, dir: dir}
+	v := &validator{plan: p, probs: probs, at: d.at, keyAt: d.keyAt, dec: d, dir: dir, lines: strings.Split(string(data), "\n")}
 	v.validate()
 	p.ApplyDefaults()
 	v.loadPrompts()

@@ -420,6 +420,16 @@ func TestCheckCompile(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}
+	block := minimal + `    checks:
+      - name: multi-line
+        expr: |
+          failed == 0 &&
+            ttft_p95 < 1
+`
+	_, err = load(t, block, nil)
+	if want := "plan.yaml:17:13: stages[0].checks[0].expr: invalid check expression: unknown name ttft_p95"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("block scalar position:\n got %v\nwant %s", err, want)
+	}
 	p := mustLoad(t, strings.Split(src, "      - name: bad")[0], nil)
 	c := p.Stages[0].Checks
 	if got := fmt.Sprint(c[0].Metrics, c[1].Metrics); got != "[ttft_p95_ms baseline.e2e_p99_ms] [failed]" {

@@ -41,6 +41,7 @@ type validator struct {
 	at    map[string]pos
 	keyAt map[string]pos
 	dec   *decoder
+	lines []string // the plan's source lines, to place errors inside block scalars
 	dir   string
 }
 
