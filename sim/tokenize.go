@@ -79,7 +79,6 @@ func tokenize(s string, emit func(start, end int)) {
 				r2, _ := utf8.DecodeRuneInString(s[j:])
 				if c2 := classOf(r2); c2 == classLetter || c2 == classDigit {
 					i = j
-					r, n = utf8.DecodeRuneInString(s[i:])
 					c = c2
 					goto word
 				}
