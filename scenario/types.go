@@ -78,11 +78,16 @@ type TLS struct {
 
 // Counters names the Prometheus counters Runner reads for an engine it does not know.
 type Counters struct {
-	SpecDrafts         string `yaml:"spec_drafts,omitempty" json:"spec_drafts,omitempty"`
-	SpecDraftTokens    string `yaml:"spec_draft_tokens,omitempty" json:"spec_draft_tokens,omitempty"`
+	// SpecDrafts counts speculative-decoding draft rounds.
+	SpecDrafts string `yaml:"spec_drafts,omitempty" json:"spec_drafts,omitempty"`
+	// SpecDraftTokens counts tokens proposed by the draft model.
+	SpecDraftTokens string `yaml:"spec_draft_tokens,omitempty" json:"spec_draft_tokens,omitempty"`
+	// SpecAcceptedTokens counts draft tokens the target model accepted.
 	SpecAcceptedTokens string `yaml:"spec_accepted_tokens,omitempty" json:"spec_accepted_tokens,omitempty"`
+	// PrefixCacheQueries counts prompt tokens (or blocks) looked up in the prefix cache.
 	PrefixCacheQueries string `yaml:"prefix_cache_queries,omitempty" json:"prefix_cache_queries,omitempty"`
-	PrefixCacheHits    string `yaml:"prefix_cache_hits,omitempty" json:"prefix_cache_hits,omitempty"`
+	// PrefixCacheHits counts prompt tokens (or blocks) found in the prefix cache.
+	PrefixCacheHits string `yaml:"prefix_cache_hits,omitempty" json:"prefix_cache_hits,omitempty"`
 }
 
 // PromptSet is where prompts come from: exactly one of synthetic, file or inline.
@@ -130,10 +135,12 @@ type Synthetic struct {
 	SharedPrefix *SharedPrefix `yaml:"shared_prefix,omitempty" json:"shared_prefix,omitempty"`
 }
 
-// SharedPrefix: Groups groups of prompts each sharing a prefix of PrefixTokens tokens;
-// the nonce goes after the shared prefix.
+// SharedPrefix makes Groups groups of prompts, each sharing a prefix of
+// PrefixTokens tokens; the nonce goes after the shared prefix.
 type SharedPrefix struct {
-	Groups       int `yaml:"groups" json:"groups"`
+	// Groups is the number of distinct shared prefixes; prompts are spread over them.
+	Groups int `yaml:"groups" json:"groups"`
+	// PrefixTokens is the length of each shared prefix in tokens.
 	PrefixTokens int `yaml:"prefix_tokens" json:"prefix_tokens"`
 }
 
@@ -196,9 +203,12 @@ type Stage struct {
 
 // SLO is a per-request service-level objective; a request meets it when every set bound holds.
 type SLO struct {
+	// TTFTMs bounds the time to first token, in milliseconds.
 	TTFTMs float64 `yaml:"ttft_ms,omitempty" json:"ttft_ms,omitempty"`
+	// TPOTMs bounds the mean time per output token after the first, in milliseconds.
 	TPOTMs float64 `yaml:"tpot_ms,omitempty" json:"tpot_ms,omitempty"`
-	E2EMs  float64 `yaml:"e2e_ms,omitempty" json:"e2e_ms,omitempty"`
+	// E2EMs bounds the whole request, in milliseconds.
+	E2EMs float64 `yaml:"e2e_ms,omitempty" json:"e2e_ms,omitempty"`
 }
 
 // Check is a pass/fail expression over the measured metrics.

@@ -47,6 +47,20 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 	return out
 }
 
+// BaselineStage returns the stage of the baseline report with that name, or
+// nil (no baseline, or the baseline has no such stage).
+func BaselineStage(baseline *result.Report, name string) *result.Stage {
+	if baseline == nil {
+		return nil
+	}
+	for i := range baseline.Stages {
+		if baseline.Stages[i].Name == name {
+			return &baseline.Stages[i]
+		}
+	}
+	return nil
+}
+
 // Failed reports whether any outcome fails the run (status fail).
 func Failed(outcomes []result.CheckOutcome) bool {
 	return slices.ContainsFunc(outcomes, func(o result.CheckOutcome) bool { return o.Status == result.StatusFail })

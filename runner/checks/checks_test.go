@@ -132,3 +132,13 @@ func TestUnguardedBaseline(t *testing.T) {
 		t.Errorf("unguarded baseline without one: %+v", out)
 	}
 }
+
+func TestBaselineStage(t *testing.T) {
+	rep := &result.Report{Stages: []result.Stage{{Name: "a"}, {Name: "b"}}}
+	if got := BaselineStage(rep, "b"); got == nil || got != &rep.Stages[1] {
+		t.Errorf("BaselineStage(b) = %v", got)
+	}
+	if BaselineStage(rep, "c") != nil || BaselineStage(nil, "a") != nil {
+		t.Error("missing stage or report should give nil")
+	}
+}
