@@ -32,7 +32,8 @@ func TestAccuracy(t *testing.T) {
 				// the simulator get the cores they need; on a machine already
 				// running more than two runnable threads per core the
 				// scheduler, not the engine, sets the error.
-				if load, ok := loadAvg(); ok && load > 2*float64(runtime.NumCPU()) {
+				// RUNNER_ACCURACY_FORCE=1 asserts regardless.
+				if load, ok := loadAvg(); ok && load > 2*float64(runtime.NumCPU()) && os.Getenv("RUNNER_ACCURACY_FORCE") == "" {
 					t.Skipf("machine overloaded (load average %.1f on %d cores): timing accuracy not measurable", load, runtime.NumCPU())
 				}
 			}
@@ -59,13 +60,14 @@ func TestAccuracy(t *testing.T) {
 			}
 			var gapSum float64
 			var gapN int
-			// Per-request misses of the 2 ms / 5% bound. At concurrency 1
-			// every request must be within it. Under load the simulator and
+			// Per-request misses of the 2 ms / 5% bound. The simulator and
 			// the engine share two cores (with whatever else the machine
 			// runs), and a decode step is a burst of conc writes and reads,
-			// so a scheduling hiccup can delay single reads: there at least
-			// 90% of requests must be within the bound, and the median
-			// error must be small (a systematic error fails both).
+			// so a scheduling hiccup can delay single reads: at least 90% of
+			// requests (all but one of a few) must be within the bound for
+			// TTFT and E2E, and the median TTFT error must be within it too
+			// (a systematic error fails both). Per-request max ITL, the
+			// noisiest figure, is logged; the level's ITL mean is asserted.
 			var misses, ttftMiss, e2eMiss int
 			var ttftErr []float64
 			truths := s.truths(t)
@@ -109,15 +111,12 @@ func TestAccuracy(t *testing.T) {
 				t.Logf("race detector on: timing bounds not asserted (%d misses)", misses)
 				return
 			}
-			if conc == 1 && misses > 0 {
-				t.Errorf("%d of %d requests outside 2 ms / 5%% of the simulator's truth", misses, len(reqs))
-			}
-			if allowed := len(reqs) / 10; ttftMiss > allowed || e2eMiss > allowed {
+			if allowed := max(1, len(reqs)/10); ttftMiss > allowed || e2eMiss > allowed {
 				t.Errorf("TTFT of %d and E2E of %d of %d requests outside 2 ms / 5%% of the simulator's truth (allowed %d)", ttftMiss, e2eMiss, len(reqs), allowed)
 			}
 			sort.Float64s(ttftErr)
-			if med := ttftErr[len(ttftErr)/2]; med < -0.5 || med > 2 {
-				t.Errorf("median TTFT error %.3f ms", med)
+			if med, bound := ttftErr[len(ttftErr)/2], max(2, 0.05*deref0(p.TTFTP50Ms)); med < -0.5 || med > bound {
+				t.Errorf("median TTFT error %.3f ms (bound %.3f)", med, bound)
 			}
 			// The level's ITL mean is the mean of the gaps the sim wrote.
 			wantMean := gapSum / float64(gapN)
@@ -145,6 +144,13 @@ func loadAvg() (float64, bool) {
 	}
 	v, err := strconv.ParseFloat(f[0], 64)
 	return v, err == nil
+}
+
+func deref0(p *float64) float64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
 
 func deref(p *float64) any {

@@ -31,7 +31,8 @@ const (
 // dispatcher decides when a level's measured requests go out. The closed
 // loop (N workers, each sending its next request as soon as its last one
 // finished) is one; open-loop rate shapes plug in as another, using the
-// levelRun's claim/exec/newWorker.
+// levelRun's begin (once, when the measured window opens), claim,
+// prepare/send or exec, and newWorker (one per goroutine).
 type dispatcher interface {
 	dispatch(ctx context.Context, lr *levelRun)
 }
@@ -46,7 +47,13 @@ type levelRun struct {
 	total  int       // measured requests to send; 0 = until the deadline
 	stopAt time.Time // zero = no duration bound
 	agg    *aggregate.Level
-	start  time.Time
+	start  time.Time // set by begin
+
+	duration time.Duration           // level duration bound (0 = none)
+	cancel   context.CancelCauseFunc // cancels the level's context
+	label    string
+	grace    *time.Timer
+	stopProg func()
 
 	claimed        atomic.Int64
 	done, failed   atomic.Int64
@@ -72,19 +79,53 @@ func (lr *levelRun) newWorker() *worker {
 	return lr.e.newWorker(lr.sp.path, lr.agg.NewShard())
 }
 
-// exec sends measured request seq on w; due is when it should have gone out.
-func (lr *levelRun) exec(ctx context.Context, w *worker, seq int, due time.Time) {
+// begin opens the measured window: the dispatcher calls it once, right
+// before the first measured request goes out (after preparing the first
+// wave, so building bodies is not inside anyone's TTFT).
+func (lr *levelRun) begin() {
+	lr.start = time.Now()
+	if lr.duration > 0 {
+		lr.stopAt = lr.start.Add(lr.duration)
+		lr.grace = time.AfterFunc(lr.duration+durationGrace, func() {
+			lr.cancel(&interruptError{"cut at the level's grace deadline (duration + " + durationGrace.String() + ")"})
+		})
+	}
+	lr.stopProg = lr.e.progress(lr, lr.label)
+}
+
+// prepared is a measured request built and waiting to be sent.
+type prepared struct {
+	rec *result.Request
+	job *job
+	err error
+}
+
+// prepare builds measured request seq.
+func (lr *levelRun) prepare(seq int) prepared {
 	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Concurrency: lr.conc, Seq: seq}
 	if lr.rate != nil {
 		rec.Concurrency, rec.Rate = 0, *lr.rate
 	}
 	j, err := lr.sp.build(lr.idx, seq, false)
-	if err != nil {
-		rec.Start = time.Now()
-		fail(rec, result.ErrMalformed, err.Error())
-	} else {
+	if j != nil {
 		rec.Nonce = j.nonce
-		w.do(ctx, j, rec)
+	}
+	return prepared{rec: rec, job: j, err: err}
+}
+
+// exec builds and sends measured request seq on w; due is when it should have gone out.
+func (lr *levelRun) exec(ctx context.Context, w *worker, seq int, due time.Time) {
+	lr.send(ctx, w, lr.prepare(seq), due)
+}
+
+// send sends a prepared request on w and records it.
+func (lr *levelRun) send(ctx context.Context, w *worker, p prepared, due time.Time) {
+	rec := p.rec
+	if p.err != nil {
+		rec.Start = time.Now()
+		fail(rec, result.ErrMalformed, p.err.Error())
+	} else {
+		w.do(ctx, p.job, rec)
 	}
 	rec.DispatchLagMs = max(0, ms(rec.Start.Sub(due)))
 	w.shard.Add(rec)
@@ -110,27 +151,47 @@ type closedLoop struct {
 }
 
 func (c closedLoop) dispatch(ctx context.Context, lr *levelRun) {
-	var wg sync.WaitGroup
+	// Every worker builds its first request before the window opens, so
+	// the first wave leaves together instead of behind conc body builds.
+	var wg, ready sync.WaitGroup
+	open := make(chan struct{})
+	ready.Add(c.conc)
 	for i := range c.conc {
 		wg.Go(func() {
 			w := lr.newWorker()
+			seq, ok := lr.claim()
+			var first prepared
+			if ok {
+				first = lr.prepare(seq)
+			}
+			ready.Done()
+			<-open
+			if !ok {
+				return
+			}
 			due := lr.start
 			if c.ramp > 0 {
 				due = lr.start.Add(c.ramp * time.Duration(i) / time.Duration(c.conc))
 				if !sleepUntil(ctx, due) {
+					lr.send(ctx, w, first, due) // recorded as interrupted
 					return
 				}
 			}
+			lr.send(ctx, w, first, due)
+			due = time.Now() // the worker is free: its next request is due now
 			for ctx.Err() == nil {
 				seq, ok := lr.claim()
 				if !ok {
 					return
 				}
 				lr.exec(ctx, w, seq, due)
-				due = time.Now() // the worker is free: its next request is due now
+				due = time.Now()
 			}
 		})
 	}
+	ready.Wait()
+	lr.begin()
+	close(open)
 	wg.Wait()
 }
 
@@ -265,18 +326,16 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx, conc int, d d
 	// deadline after a duration-bounded level's end.
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	lr.start = time.Now()
-	if st.Duration > 0 {
-		lr.stopAt = lr.start.Add(st.Duration.D())
-		grace := time.AfterFunc(st.Duration.D()+durationGrace, func() {
-			cancel(&interruptError{"cut at the level's grace deadline (duration + " + durationGrace.String() + ")"})
-		})
-		defer grace.Stop()
-	}
-	stopProgress := e.progress(lr, label)
+	lr.cancel, lr.duration, lr.label = cancel, st.Duration.D(), label
 	d.dispatch(lctx, lr)
+	if lr.start.IsZero() {
+		lr.begin() // a dispatcher that sent nothing
+	}
 	wall := time.Since(lr.start)
-	stopProgress()
+	if lr.grace != nil {
+		lr.grace.Stop()
+	}
+	lr.stopProg()
 
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
