@@ -178,7 +178,7 @@ func TestSpecDeterministic(t *testing.T) {
 		s := startSim(t, cfg)
 		var acc []int
 		for range 6 {
-			doStream(t, t.Context(), s, "/completions", map[string]any{"prompt": "x", "max_tokens": 30, "ignore_eos": true, "stream": true})
+			doStream(t, t.Context(), s, "/completions", map[string]any{"prompt": "x", "max_tokens": 5, "ignore_eos": true, "stream": true})
 		}
 		for _, tr := range s.Truth() {
 			acc = append(acc, tr.SpecAccepted)
@@ -217,5 +217,50 @@ func TestTruthDuringStall(t *testing.T) {
 		}
 	case <-time.After(2 * time.Second):
 		t.Fatal("Truth blocked on a stalled stream")
+	}
+}
+
+// TestPrefillSharedByStep checks that requests arriving during a step are
+// admitted together by the next one, which pays their prefill once (fixed
+// cost + all their prompt tokens) plus the decode of the running sequence.
+func TestPrefillSharedByStep(t *testing.T) {
+	cfg := FastConfig()
+	cfg.TTFTMs = 150 // a wide window for the two arrivals to land in one step
+	cfg.PrefillMsPerToken = 0.5
+	cfg.ITLMs = 3
+	s := startSim(t, cfg)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		doStream(t, t.Context(), s, "/completions", map[string]any{"prompt": "a", "max_tokens": 5, "ignore_eos": true, "stream": true})
+	})
+	for s.Counters().Running == 0 {
+		time.Sleep(100 * time.Microsecond)
+	}
+	for _, p := range []string{"one two three", "four five six seven"} {
+		wg.Go(func() {
+			doStream(t, t.Context(), s, "/completions", map[string]any{"prompt": p, "max_tokens": 2, "ignore_eos": true, "stream": true})
+		})
+	}
+	wg.Wait()
+	tr := s.Truth()
+	if len(tr) != 3 {
+		t.Fatalf("%d records", len(tr))
+	}
+	if !tr[1].PrefillStart.Equal(tr[2].PrefillStart) || !tr[1].FirstToken.Equal(tr[2].FirstToken) {
+		t.Fatalf("not admitted together: prefill %v / %v", tr[1].PrefillStart.Sub(tr[2].PrefillStart), tr[1].FirstToken.Sub(tr[2].FirstToken))
+	}
+	want := time.Duration((150 + 0.5*float64(tr[1].PromptTokens+tr[2].PromptTokens) + 3) * float64(time.Millisecond))
+	if got := tr[1].FirstToken.Sub(tr[1].PrefillStart); got != want {
+		t.Errorf("shared step took %v, want %v", got, want)
+	}
+	// The running sequence's token in that step came at the same instant.
+	found := false
+	for _, at := range tr[0].TokenScheduled {
+		if at.Equal(tr[1].FirstToken) {
+			found = true
+		}
+	}
+	if !found {
+		t.Error("the decoding sequence got no token at the end of the shared step")
 	}
 }
