@@ -339,7 +339,7 @@ func TestPromptFiles(t *testing.T) {
  {"conversations": [{"from": "gpt", "value": "no human"}]},
  {"conversations": [{"from": "human", "value": "second"}, {"from": "human", "value": "not this"}]}
 ]`)
-	write("c.csv", "id,text\n1,\"hello, world\"\n2,bye\n")
+	write("c.csv", "\ufefftext,id\r\n\"hello, world\",1\r\nbye,2\r\n")
 	write("d.txt", "x")
 	src := strings.Replace(minimal, "  p: {synthetic: {input_tokens: 32}}\n", `  p: {synthetic: {input_tokens: 32}}
   a: {file: a.jsonl}

@@ -84,6 +84,8 @@ func (v *validator) loadFile(path string, ps *PromptSet) {
 		v.errf(path+".file", "%s.file: prompt file %q is larger than the %d MiB limit", path, ps.File, MaxPromptFileBytes>>20)
 		return
 	}
+	// Spreadsheet exports often start with a UTF-8 byte-order mark.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	fe := &fileErrs{v: v, file: fp}
 	switch format {
 	case "jsonl":
