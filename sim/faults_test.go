@@ -193,3 +193,30 @@ func hasFinish(res sseResult) bool {
 	}
 	return false
 }
+
+func TestFaultNonStreaming(t *testing.T) {
+	for _, c := range []struct {
+		f     Faults
+		check func(status int, body []byte, err error) bool
+	}{
+		{Faults{Disconnect: 1}, func(_ int, _ []byte, err error) bool { return err != nil }},
+		{Faults{Truncate: 1}, func(s int, b []byte, err error) bool { return s == 200 && !json.Valid(b) }},
+		{Faults{ErrorInStream: 1}, func(s int, b []byte, err error) bool {
+			return s == 200 && strings.Contains(string(b), `"error"`)
+		}},
+		{Faults{Stall: 1, StallMs: 30}, func(s int, b []byte, err error) bool { return s == 200 && json.Valid(b) }},
+	} {
+		s := faultSim(t, c.f)
+		var status int
+		var body []byte
+		resp, err := post(t.Context(), s.URL()+"/completions", map[string]any{"prompt": "x", "max_tokens": 3})
+		if err == nil {
+			status = resp.StatusCode
+			body, err = io.ReadAll(resp.Body)
+			resp.Body.Close()
+		}
+		if !c.check(status, body, err) {
+			t.Errorf("%+v: status %d body %q err %v", c.f, status, body, err)
+		}
+	}
+}
