@@ -166,8 +166,8 @@ func (c closedLoop) dispatch(ctx context.Context, lr *levelRun) {
 			}
 			ready.Done()
 			<-open
-			if !ok {
-				return
+			if !ok || ctx.Err() != nil {
+				return // never sent: not a request of the level
 			}
 			due := lr.start
 			if c.ramp > 0 {
