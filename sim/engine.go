@@ -191,6 +191,7 @@ func (e *engine) loop() {
 				e.m.cacheHits.Add(int64(s.cachedTokens))
 				s.mu.Lock()
 				s.prefillStart = stepStart
+				e.m.queue.observe((stepStart - s.arrival).Seconds())
 				s.queued = s.skipped
 				s.admitted = true
 				s.cached = s.cachedTokens
@@ -245,7 +246,7 @@ func (e *engine) loop() {
 				continue
 			}
 			s.started = true
-			e.m.observeTTFT((stepEnd - s.arrival).Seconds())
+			e.m.ttft.observe((stepEnd - s.arrival).Seconds())
 			if e.emit(s, 1, stepEnd, false, 0) {
 				e.running = append(e.running, s)
 			}

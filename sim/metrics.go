@@ -11,6 +11,64 @@ import (
 var ttftBuckets = []float64{0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5,
 	0.75, 1.0, 2.5, 5.0, 7.5, 10.0, 20.0, 40.0, 80.0, 160.0, 640.0, 2560.0}
 
+// requestBuckets are vLLM's bounds for its request-latency histograms
+// (e2e_request_latency_seconds, request_queue_time_seconds).
+var requestBuckets = []float64{0.3, 0.5, 0.8, 1.0, 1.5, 2.0, 2.5, 5.0, 10.0, 15.0, 20.0,
+	30.0, 40.0, 50.0, 60.0, 120.0, 240.0, 480.0, 960.0, 1920.0, 7680.0}
+
+// histogram is a Prometheus histogram; observations are per request, so a
+// mutex is cheap enough.
+type histogram struct {
+	bounds []float64
+	mu     sync.Mutex
+	counts []uint64 // per bucket, not cumulative; the last is +Inf
+	sum    float64
+	count  uint64
+}
+
+func newHistogram(bounds []float64) *histogram {
+	return &histogram{bounds: bounds, counts: make([]uint64, len(bounds)+1)}
+}
+
+func (h *histogram) observe(v float64) {
+	if math.IsNaN(v) {
+		return
+	}
+	i := 0
+	for i < len(h.bounds) && v > h.bounds[i] {
+		i++
+	}
+	h.mu.Lock()
+	h.counts[i]++
+	h.sum += v
+	h.count++
+	h.mu.Unlock()
+}
+
+func (h *histogram) appendText(b []byte, name, help, model string) []byte {
+	ml := `model_name=` + quoteLabel(model)
+	b = append(b, "# HELP "+name+" "+help+"\n# TYPE "+name+" histogram\n"...)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var cum uint64
+	for i, le := range h.bounds {
+		cum += h.counts[i]
+		b = append(b, name+`_bucket{le="`...)
+		b = strconv.AppendFloat(b, le, 'g', -1, 64)
+		b = append(b, `",`+ml+`} `...)
+		b = strconv.AppendUint(b, cum, 10)
+		b = append(b, '\n')
+	}
+	cum += h.counts[len(h.bounds)]
+	b = append(b, name+`_bucket{le="+Inf",`+ml+`} `...)
+	b = strconv.AppendUint(b, cum, 10)
+	b = append(b, "\n"+name+"_sum{"+ml+"} "...)
+	b = strconv.AppendFloat(b, h.sum, 'g', -1, 64)
+	b = append(b, "\n"+name+"_count{"+ml+"} "...)
+	b = strconv.AppendUint(b, h.count, 10)
+	return append(b, '\n')
+}
+
 // metrics are the engine's counters, exposed in vLLM's names so that a client
 // scraping a real vLLM and the simulator reads the same series.
 type metrics struct {
@@ -20,10 +78,7 @@ type metrics struct {
 	specDrafts, specDraftTokens atomic.Int64
 	specAccepted                atomic.Int64
 	success                     [4]atomic.Int64 // by finishReason index
-	ttftMu                      sync.Mutex
-	ttftCounts                  []uint64 // per bucket, not cumulative; last is +Inf
-	ttftSum                     float64
-	ttftCount                   uint64
+	ttft, e2e, queue            *histogram
 }
 
 const (
@@ -36,19 +91,11 @@ const (
 var finishNames = [...]string{"stop", "length", "abort", "error"}
 
 func newMetrics() *metrics {
-	return &metrics{ttftCounts: make([]uint64, len(ttftBuckets)+1)}
-}
-
-func (m *metrics) observeTTFT(v float64) {
-	i := 0
-	for i < len(ttftBuckets) && v > ttftBuckets[i] {
-		i++
+	return &metrics{
+		ttft:  newHistogram(ttftBuckets),
+		e2e:   newHistogram(requestBuckets),
+		queue: newHistogram(requestBuckets),
 	}
-	m.ttftMu.Lock()
-	m.ttftCounts[i]++
-	m.ttftSum += v
-	m.ttftCount++
-	m.ttftMu.Unlock()
 }
 
 // appendText appends the Prometheus text exposition (format 0.0.4).
@@ -82,31 +129,9 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 		b = append(b, '\n')
 	}
 
-	const h = "vllm:time_to_first_token_seconds"
-	b = append(b, "# HELP "+h+" Histogram of time to first token in seconds.\n# TYPE "+h+" histogram\n"...)
-	m.ttftMu.Lock()
-	var cum uint64
-	for i, le := range ttftBuckets {
-		cum += m.ttftCounts[i]
-		b = append(b, h+`_bucket{le="`...)
-		b = strconv.AppendFloat(b, le, 'g', -1, 64)
-		b = append(b, `",model_name=`+quoteLabel(model)+`} `...)
-		b = strconv.AppendUint(b, cum, 10)
-		b = append(b, '\n')
-	}
-	cum += m.ttftCounts[len(ttftBuckets)]
-	b = append(b, h+`_bucket{le="+Inf",model_name=`+quoteLabel(model)+`} `...)
-	b = strconv.AppendUint(b, cum, 10)
-	b = append(b, "\n"+h+"_sum"+lbl+" "...)
-	sum := m.ttftSum
-	if math.IsNaN(sum) {
-		sum = 0
-	}
-	b = strconv.AppendFloat(b, sum, 'g', -1, 64)
-	b = append(b, "\n"+h+"_count"+lbl+" "...)
-	b = strconv.AppendUint(b, m.ttftCount, 10)
-	b = append(b, '\n')
-	m.ttftMu.Unlock()
+	b = m.ttft.appendText(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", model)
+	b = m.e2e.appendText(b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", model)
+	b = m.queue.appendText(b, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", model)
 	return b
 }
 

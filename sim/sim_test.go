@@ -408,6 +408,7 @@ func TestMetricsParse(t *testing.T) {
 		"vllm:generation_tokens_total", "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total",
 		"vllm:time_to_first_token_seconds", "vllm:spec_decode_num_drafts_total",
 		"vllm:spec_decode_num_draft_tokens_total", "vllm:spec_decode_num_accepted_tokens_total",
+		"vllm:e2e_request_latency_seconds", "vllm:request_queue_time_seconds", "vllm:request_success_total",
 	} {
 		f, ok := fams[name]
 		if !ok {
@@ -431,6 +432,14 @@ func TestMetricsParse(t *testing.T) {
 	h := fams["vllm:time_to_first_token_seconds"].GetMetric()[0].GetHistogram()
 	if h.GetSampleCount() != 1 || h.GetSampleSum() <= 0.004 {
 		t.Errorf("ttft histogram count %d sum %v", h.GetSampleCount(), h.GetSampleSum())
+	}
+	e2e := fams["vllm:e2e_request_latency_seconds"].GetMetric()[0].GetHistogram()
+	if e2e.GetSampleCount() != 1 || e2e.GetSampleSum() < h.GetSampleSum() {
+		t.Errorf("e2e histogram count %d sum %v (ttft %v)", e2e.GetSampleCount(), e2e.GetSampleSum(), h.GetSampleSum())
+	}
+	buckets := e2e.GetBucket()
+	if len(buckets) == 0 || buckets[0].GetCumulativeCount() != 1 { // 8 tokens at 1 ms: under 0.3 s
+		t.Errorf("e2e first bucket %v", buckets)
 	}
 
 	cfg.NoMetrics = true

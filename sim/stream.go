@@ -399,6 +399,7 @@ func (st *stream) end(how int) {
 	case finishStop, finishLength:
 		t.FinishReason = finishNames[how]
 		st.s.m.success[how].Add(1)
+		st.s.m.e2e.observe(time.Since(t.Arrival).Seconds())
 	case finishError:
 		t.FinishReason = "error"
 	default:
