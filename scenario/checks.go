@@ -18,8 +18,11 @@ import (
 )
 
 // MetricNames lists the metric names a check expression can read (the expr
-// tags of result.Point), sorted.
-func MetricNames() []string {
+// tags of result.Point), sorted. The slice is the caller's to keep.
+func MetricNames() []string { return slices.Clone(metrics()) }
+
+// metrics is MetricNames without the copy, for read-only use here.
+func metrics() []string {
 	metricOnce.Do(func() {
 		t := reflect.TypeFor[result.Point]()
 		for i := range t.NumField() {
@@ -57,7 +60,7 @@ func CompileCheck(src, scope string) (*vm.Program, []string, error) {
 // identifiers (level scope), members of points' items (stage scope, ".ttft_p95_ms")
 // and members of the baseline ("baseline.ttft_p95_ms").
 func readMetrics(root ast.Node) []string {
-	known := MetricNames()
+	known := metrics()
 	var out []string
 	add := func(s string) {
 		if !slices.Contains(out, s) {
@@ -162,7 +165,7 @@ func (v *validator) exprError(path, scope string, err error) {
 	if m := notBoolRE.FindStringSubmatch(msg); m != nil {
 		msg = fmt.Sprintf("the expression must be true or false, but it gives %s", m[1])
 	}
-	names := MetricNames()
+	names := metrics()
 	if scope == "stage" {
 		names = append([]string{"points", "baseline"}, names...)
 	} else {
@@ -170,7 +173,7 @@ func (v *validator) exprError(path, scope string, err error) {
 	}
 	for _, re := range []*regexp.Regexp{unknownNameRE, noFieldRE} {
 		if m := re.FindStringSubmatch(msg); m != nil {
-			if scope == "stage" && re == unknownNameRE && slices.Contains(MetricNames(), m[1]) {
+			if scope == "stage" && re == unknownNameRE && slices.Contains(metrics(), m[1]) {
 				msg += fmt.Sprintf(" (a stage-scope check sees points: write e.g. all(points, .%s ...))", m[1])
 			} else if hint := metricHint(m[1], names); hint != "" {
 				msg += hint
