@@ -248,3 +248,11 @@ func TestSimDispatch(t *testing.T) {
 		t.Errorf("sim with a stray argument: %d %q", code, errs)
 	}
 }
+
+func TestValidateStdin(t *testing.T) {
+	var out, errb bytes.Buffer
+	code := Run(context.Background(), &Env{Args: []string{"validate", "-"}, Stdin: strings.NewReader("version: 1\nname: x\nbogus: 1\n"), Stdout: &out, Stderr: &errb})
+	if code != 2 || !strings.Contains(errb.String(), "<stdin>:3:1: unknown key \"bogus\"") {
+		t.Errorf("stdin: %d %q", code, errb.String())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"gopkg.in/yaml.v3"
 
@@ -11,7 +12,7 @@ import (
 	"github.com/runnerbench/runner/scenario"
 )
 
-const validateSynopsis = "runner validate PLAN.yaml... [flags]\n\nCheck plans: structure, references, values, prompt files and check expressions.\nNo traffic is sent. Every problem is printed as file:line:col: message."
+const validateSynopsis = "runner validate PLAN.yaml... [flags]\n\nCheck plans: structure, references, values, prompt files and check expressions.\nNo traffic is sent. Every problem is printed as file:line:col: message.\n\"-\" reads a plan from stdin (prompt files relative to the current directory)."
 
 // cmdValidate implements "runner validate".
 func cmdValidate(_ context.Context, env *Env, args []string) error {
@@ -27,7 +28,7 @@ func cmdValidate(_ context.Context, env *Env, args []string) error {
 	}
 	var errs []error
 	for _, path := range paths {
-		p, err := scenario.Load(path, env.Getenv)
+		p, err := loadForValidate(env, path)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -71,4 +72,19 @@ func plural(n int, what string) string {
 		return "1 " + what
 	}
 	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// loadForValidate loads a plan file, or stdin for "-".
+func loadForValidate(env *Env, path string) (*scenario.Plan, error) {
+	if path != "-" {
+		return scenario.Load(path, env.Getenv)
+	}
+	if env.Stdin == nil {
+		return nil, exitcode.Errorf(exitcode.Invalid, "validate: no stdin")
+	}
+	data, err := io.ReadAll(io.LimitReader(env.Stdin, scenario.MaxPlanBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("validate: read stdin: %w", err)
+	}
+	return scenario.LoadBytes("<stdin>", data, ".", env.Getenv)
 }
