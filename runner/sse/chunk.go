@@ -63,21 +63,21 @@ func Parse(data []byte, c *Chunk) error {
 		if !more {
 			break
 		}
-		switch {
-		case keyIs(key, "choices"):
+		switch string(key) {
+		case "choices":
 			c.Content, c.Reasoning, c.Finish, c.FinishReason = false, false, false, nil
 			err = p.choices(c)
-		case keyIs(key, "usage"):
+		case "usage":
 			err = p.usage(c)
-		case keyIs(key, "error"):
+		case "error":
 			c.Error, c.ErrorMessage = false, nil
 			err = p.errorValue(c)
-		case keyIs(key, "object"):
+		case "object":
 			var s []byte
 			var isStr bool
 			s, isStr, err = p.stringOrSkip()
 			objIsError = isStr && string(s) == "error"
-		case keyIs(key, "message"):
+		case "message":
 			var s []byte
 			var isStr bool
 			s, isStr, err = p.stringOrSkip()
@@ -410,12 +410,12 @@ func (p *parser) choice(c *Chunk) error {
 		if !more {
 			break
 		}
-		switch {
-		case keyIs(key, "delta"):
+		switch string(key) {
+		case "delta":
 			deltaContent, reasoning, err = p.delta()
-		case keyIs(key, "text"):
+		case "text":
 			textContent, err = p.nonEmptyString()
-		case keyIs(key, "finish_reason"):
+		case "finish_reason":
 			finish, reason = false, nil
 			if p.isNull() {
 				p.i += 4
@@ -461,12 +461,12 @@ func (p *parser) delta() (content, reasoning bool, err error) {
 		if !more {
 			break
 		}
-		switch {
-		case keyIs(key, "content"):
+		switch string(key) {
+		case "content":
 			content, err = p.nonEmptyString()
-		case keyIs(key, "reasoning"):
+		case "reasoning":
 			reas, err = p.nonEmptyString()
-		case keyIs(key, "reasoning_content"):
+		case "reasoning_content":
 			reasC, err = p.nonEmptyString()
 		default:
 			err = p.skip()
@@ -493,10 +493,10 @@ func (p *parser) usage(c *Chunk) error {
 		if !more {
 			return nil
 		}
-		switch {
-		case keyIs(key, "prompt_tokens"):
+		switch string(key) {
+		case "prompt_tokens":
 			c.PromptTokens, err = p.intOrSkip()
-		case keyIs(key, "completion_tokens"):
+		case "completion_tokens":
 			c.CompletionTokens, err = p.intOrSkip()
 		default:
 			err = p.skip()
