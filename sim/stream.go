@@ -369,6 +369,7 @@ func (st *stream) begin() {
 
 // end records the request's truth and releases the engine's sequence.
 func (st *stream) end(how int) {
+	endAt := time.Now() // first, so the bookkeeping below is not counted
 	sq := st.sq
 	sq.cancelled.Store(true) // no-op for the engine if it already finished
 	sq.mu.Lock()
@@ -405,7 +406,7 @@ func (st *stream) end(how int) {
 	default:
 		t.FinishReason = "abort"
 	}
-	t.End = time.Now()
+	t.End = endAt
 	st.s.finish(st.rec)
 }
 
