@@ -44,6 +44,7 @@ type decoder struct {
 	// them, so one typo gives one message, not a cascade.
 	badTree  map[string]bool
 	badBlock map[string]bool
+	tooBig   bool           // a size limit was hit: stop decoding, report it once
 	keyAt    map[string]pos // key positions by path (for "missing"/"unexpected" messages)
 	getenv   func(string) (string, bool)
 	nodes    int
@@ -85,10 +86,16 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		n = n.Alias
 	}
 	d.nodes++
-	if d.nodes > maxNodes || depth > maxDepth {
-		if d.nodes == maxNodes+1 || depth == maxDepth+1 {
-			d.probs.add(posOf(n), "plan is too large or too deeply nested (aliases expand to more than %d values)", maxNodes)
-		}
+	switch {
+	case d.tooBig:
+		return
+	case d.nodes > maxNodes:
+		d.tooBig = true
+		d.probs.add(posOf(n), "plan is too large: its aliases expand to more than %d values", maxNodes)
+		return
+	case depth > maxDepth:
+		d.tooBig = true
+		d.probs.add(posOf(n), "plan is nested more than %d levels deep", maxDepth)
 		return
 	}
 	d.at[path] = posOf(n)
