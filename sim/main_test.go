@@ -185,3 +185,33 @@ func TestSampleConfigs(t *testing.T) {
 		}
 	}
 }
+
+func TestStartStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	s, err := Start(ctx, FastConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if !regexp.MustCompile(`^http://127\.0\.0\.1:\d+/v1$`).MatchString(s.URL()) {
+		t.Errorf("URL %q", s.URL())
+	}
+	resp, err := http.Get(s.URL() + "/models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	cancel()
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		resp, err := http.Get(s.URL() + "/models")
+		if err != nil {
+			break
+		}
+		resp.Body.Close()
+		if time.Now().After(deadline) {
+			t.Fatal("still serving after its context was cancelled")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
