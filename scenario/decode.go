@@ -19,9 +19,10 @@ import (
 // any depth (including inside sim.Config, whatever fields it grows) with its
 // line:col, and reports every problem in one pass.
 
-// maxNodes bounds the work a plan can ask for, so a YAML alias bomb is an
-// error and not an out-of-memory crash.
-const maxNodes = 1_000_000
+// MaxValues bounds the values (YAML nodes, after alias expansion) a plan may
+// hold, so a YAML alias bomb is a quick error and not an out-of-memory crash.
+// Large prompt sets belong in a prompt file, which has no such limit.
+const MaxValues = 250_000
 
 // maxDepth bounds nesting, for the same reason.
 const maxDepth = 64
@@ -89,9 +90,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 	switch {
 	case d.tooBig:
 		return
-	case d.nodes > maxNodes:
+	case d.nodes > MaxValues:
 		d.tooBig = true
-		d.probs.add(posOf(n), "plan is too large: its aliases expand to more than %d values", maxNodes)
+		d.probs.add(posOf(n), "plan is too large: its aliases expand to more than %d values", MaxValues)
 		return
 	case depth > maxDepth:
 		d.tooBig = true

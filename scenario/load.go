@@ -72,7 +72,9 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 	d := &decoder{probs: probs, at: map[string]pos{}, keyAt: map[string]pos{}, quoted: map[string]bool{}, block: map[string]bool{},
 		badTree: map[string]bool{}, badBlock: map[string]bool{}, getenv: getenv}
 	d.decode(root, reflect.ValueOf(p).Elem(), "", 0)
-	if root.Kind != yaml.MappingNode {
+	if root.Kind != yaml.MappingNode || d.tooBig {
+		// A half-decoded oversized plan is not worth validating: its checks
+		// alone could take seconds to compile.
 		return nil, probs.err()
 	}
 
