@@ -67,12 +67,19 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 		return nil, probs.err()
 	}
 	root := doc.Content[0]
+	for root.Kind == yaml.AliasNode && root.Alias != nil {
+		root = root.Alias
+	}
+	if root.Kind != yaml.MappingNode {
+		probs.add(posOf(root), "a plan is a mapping with version, name, endpoints, prompts and stages; got %s", kindName(root))
+		return nil, probs.err()
+	}
 	sum := sha256.Sum256(data)
 	p := &Plan{Path: name, Hash: hex.EncodeToString(sum[:])}
 	d := &decoder{probs: probs, at: map[string]pos{}, keyAt: map[string]pos{}, quoted: map[string]bool{}, block: map[string]bool{},
 		badTree: map[string]bool{}, badBlock: map[string]bool{}, getenv: getenv}
 	d.decode(root, reflect.ValueOf(p).Elem(), "", 0)
-	if root.Kind != yaml.MappingNode || d.tooBig {
+	if d.tooBig {
 		// A half-decoded oversized plan is not worth validating: its checks
 		// alone could take seconds to compile.
 		return nil, probs.err()
