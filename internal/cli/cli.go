@@ -78,6 +78,9 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 // Run runs the command line in env and returns the process exit code. It never
 // panics: a panic is recovered, reported in one line and gets exit code 4.
 func Run(ctx context.Context, env *Env) (code int) {
+	if env == nil {
+		env = &Env{}
+	}
 	if env.Stdout == nil {
 		env.Stdout = io.Discard
 	}

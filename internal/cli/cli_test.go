@@ -13,7 +13,7 @@ import (
 )
 
 // run runs the CLI in-process and returns the exit code and the two streams.
-func run(t *testing.T, environ map[string]string, args ...string) (int, string, string) {
+func runCLI(t *testing.T, environ map[string]string, args ...string) (int, string, string) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := Run(context.Background(), &Env{
@@ -57,12 +57,12 @@ stages:
 
 func TestValidate(t *testing.T) {
 	good := writePlan(t, okPlan)
-	code, out, errs := run(t, map[string]string{"KEY": "sk-very-secret"}, "validate", good)
+	code, out, errs := runCLI(t, map[string]string{"KEY": "sk-very-secret"}, "validate", good)
 	if code != 0 || !strings.Contains(out, "ok (1 endpoint, 1 prompt set, 2 stages, 2 levels, 0 checks)") || errs != "" {
 		t.Errorf("valid plan: code %d out %q err %q", code, out, errs)
 	}
 	bad := writePlan(t, strings.Replace(okPlan, "concurrency: [1]", "concurency: [1]\n    mode: pined", 1))
-	code, out, errs = run(t, map[string]string{"KEY": "x"}, "validate", good, bad)
+	code, out, errs = runCLI(t, map[string]string{"KEY": "x"}, "validate", good, bad)
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
 	if code != 2 || len(lines) != 3 || !strings.HasPrefix(lines[0], bad+":14:5: unknown key \"concurency\"") ||
 		!strings.HasPrefix(lines[1], bad+":15:11: stages[0].mode") || lines[2] != "runner: 2 problems" {
@@ -75,7 +75,7 @@ func TestValidate(t *testing.T) {
 
 func TestValidatePrintRedactsSecrets(t *testing.T) {
 	good := writePlan(t, okPlan)
-	code, out, errs := run(t, map[string]string{"KEY": "sk-very-secret"}, "validate", "--print", good)
+	code, out, errs := runCLI(t, map[string]string{"KEY": "sk-very-secret"}, "validate", "--print", good)
 	if code != 0 || errs != "" {
 		t.Fatalf("code %d err %q", code, errs)
 	}
@@ -89,34 +89,32 @@ func TestValidatePrintRedactsSecrets(t *testing.T) {
 	}
 	// The resolved form is itself a valid plan.
 	again := writePlan(t, out)
-	if code, _, errs := run(t, nil, "validate", again); code != 0 {
+	if code, _, errs := runCLI(t, nil, "validate", again); code != 0 {
 		t.Errorf("printed plan does not validate: %s", errs)
 	}
 	for _, p := range []string{"../../plans/quickstart.yaml", "../../plans/natural.yaml", "../../plans/slo-gate.yaml"} {
-		code, out, errs := run(t, nil, "validate", "--print", p)
+		code, out, errs := runCLI(t, nil, "validate", "--print", p)
 		if code != 0 {
 			t.Fatalf("%s: %s", p, errs)
 		}
 		again := writePlan(t, strings.ReplaceAll(out, "file: prompts/", "file: "+filepath.Join(mustAbs(t, "../../plans"), "prompts")+"/"))
-		if code, _, errs := run(t, nil, "validate", again); code != 0 {
+		if code, _, errs := runCLI(t, nil, "validate", again); code != 0 {
 			t.Errorf("printed %s does not validate: %s", p, errs)
 		}
 	}
 }
 
-func TestRunPlaceholderAndFlags(t *testing.T) {
+// TestRunFlagErrors checks the run command's argument handling, which fails
+// before any traffic: these never reach the engine.
+func TestRunFlagErrors(t *testing.T) {
 	good := writePlan(t, okPlan)
 	env := map[string]string{"KEY": "k"}
-	// Flags after the plan, and the bare "runner PLAN.yaml" form.
-	code, _, errs := run(t, env, good, "--out", t.TempDir(), "--stage", "s", "--report", "json,junit", "--quiet")
-	if code != 3 || !strings.Contains(errs, "run: not wired yet") {
-		t.Errorf("run: code %d err %q", code, errs)
-	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"run", good, "--stage", "x"}, `--stage: plan ` + good + ` has no stage "x"`},
+		{[]string{good, "--stage", "x"}, `--stage: plan ` + good + ` has no stage "x"`},
+		{[]string{"--stage", "s", "--stage", "y", good}, `has no stage "y"`},
 		{[]string{"run", good, "--report", "jsn"}, `unknown format "jsn" (did you mean "json"?)`},
 		{[]string{"run", good, "--log-level", "verbose"}, `--log-level: "verbose" is not one of`},
 		{[]string{"run", good, "--bogus"}, "flag provided but not defined: -bogus"},
@@ -126,7 +124,7 @@ func TestRunPlaceholderAndFlags(t *testing.T) {
 		{[]string{"schema", "plna"}, `unknown schema "plna"`},
 		{[]string{}, "no plan given"},
 	} {
-		code, _, errs := run(t, env, tc.args...)
+		code, _, errs := runCLI(t, env, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: code %d, stderr %q, want %q", tc.args, code, errs, tc.want)
 		}
@@ -155,16 +153,16 @@ func TestParseRunOptions(t *testing.T) {
 
 func TestHelpAndVersion(t *testing.T) {
 	for _, args := range [][]string{{"--help"}, {"help"}, {"run", "--help"}, {"validate", "-h"}, {"schema", "--help"}, {"compare", "--help"}, {"version", "--help"}, {"help", "validate"}} {
-		code, out, errs := run(t, nil, args...)
+		code, out, errs := runCLI(t, nil, args...)
 		if code != 0 || !strings.Contains(out, "usage:") || errs != "" {
 			t.Errorf("%v: code %d out %q err %q", args, code, out, errs)
 		}
 	}
-	code, out, _ := run(t, nil, "run", "--help")
+	code, out, _ := runCLI(t, nil, "run", "--help")
 	if code != 0 || !strings.Contains(out, "-baseline") || !strings.Contains(out, "-no-progress") {
 		t.Errorf("run --help lacks flags:\n%s", out)
 	}
-	code, out, _ = run(t, nil, "version")
+	code, out, _ = runCLI(t, nil, "version")
 	if code != 0 || !strings.HasPrefix(out, "runner ") || !strings.Contains(out, "report schema 1") {
 		t.Errorf("version: %d %q", code, out)
 	}
@@ -172,14 +170,14 @@ func TestHelpAndVersion(t *testing.T) {
 
 func TestSchemaCommand(t *testing.T) {
 	for _, which := range []string{"plan", "report"} {
-		code, out, _ := run(t, nil, "schema", which)
+		code, out, _ := runCLI(t, nil, "schema", which)
 		var doc map[string]any
 		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil || !strings.Contains(doc["$id"].(string), which+".schema.json") {
 			t.Errorf("schema %s: code %d, %.100q", which, code, out)
 		}
 	}
-	_, plain, _ := run(t, nil, "schema")
-	_, plan, _ := run(t, nil, "schema", "plan")
+	_, plain, _ := runCLI(t, nil, "schema")
+	_, plan, _ := runCLI(t, nil, "schema", "plan")
 	if plain != plan {
 		t.Error("runner schema should print the plan schema")
 	}
@@ -195,15 +193,15 @@ func TestCompare(t *testing.T) {
 		return p
 	}
 	a, b := write("a.json", 100), write("b.json", 150)
-	code, out, errs := run(t, nil, "compare", a, b)
+	code, out, errs := runCLI(t, nil, "compare", a, b)
 	if code != 0 || !strings.Contains(out, "ttft_p95_ms") {
 		t.Errorf("compare: %d %q %q", code, out, errs)
 	}
-	code, _, errs = run(t, nil, "compare", a, b, "--fail-above", "10")
+	code, _, errs = runCLI(t, nil, "compare", a, b, "--fail-above", "10")
 	if code != 1 || !strings.Contains(errs, "ttft_p95_ms") {
 		t.Errorf("compare --fail-above: %d %q", code, errs)
 	}
-	code, _, errs = run(t, nil, "compare", a, filepath.Join(dir, "missing.json"))
+	code, _, errs = runCLI(t, nil, "compare", a, filepath.Join(dir, "missing.json"))
 	if code != 2 || !strings.Contains(errs, "missing.json") {
 		t.Errorf("compare missing: %d %q", code, errs)
 	}
@@ -212,7 +210,7 @@ func TestCompare(t *testing.T) {
 func TestPanicIsExit4(t *testing.T) {
 	commands["boom"] = func(context.Context, *Env, []string) error { panic("kaboom") }
 	defer delete(commands, "boom")
-	code, _, errs := run(t, nil, "boom")
+	code, _, errs := runCLI(t, nil, "boom")
 	if code != 4 || strings.Count(errs, "\n") != 1 || !strings.Contains(errs, "internal error: kaboom") {
 		t.Errorf("panic: code %d stderr %q", code, errs)
 	}
@@ -239,11 +237,11 @@ func mustAbs(t *testing.T, p string) string {
 }
 
 func TestSimDispatch(t *testing.T) {
-	code, _, errs := run(t, nil, "sim", "--help")
+	code, _, errs := runCLI(t, nil, "sim", "--help")
 	if code != 0 || !strings.Contains(errs, "runner sim") {
 		t.Errorf("sim --help: %d %q", code, errs)
 	}
-	code, _, errs = run(t, nil, "sim", "extra-arg")
+	code, _, errs = runCLI(t, nil, "sim", "extra-arg")
 	if code != 2 || !strings.Contains(errs, "extra-arg") {
 		t.Errorf("sim with a stray argument: %d %q", code, errs)
 	}
