@@ -61,15 +61,18 @@ type Request struct {
 	E2EMs   float64  `json:"e2e_ms"`
 	// E2EFromScheduleMs is E2E measured from the scheduled send time (open loop).
 	E2EFromScheduleMs *float64 `json:"e2e_from_schedule_ms,omitempty"`
-	TPOTMs            *float64 `json:"tpot_ms"`
-	MaxITLMs          *float64 `json:"max_itl_ms,omitempty"`
-	InputTokens       int      `json:"input_tokens"` // server usage.prompt_tokens (0 when not reported)
-	OutputTokens      int      `json:"output_tokens"`
-	ReasoningChunks   int      `json:"reasoning_chunks,omitempty"`
-	Chunks            int      `json:"chunks"` // content-bearing chunks received
-	UsageReported     bool     `json:"usage_reported"`
-	FinishReason      string   `json:"finish_reason,omitempty"`
-	Turn              int      `json:"turn,omitempty"` // multi-turn conversations: 1-based turn
+	// TTFTFromScheduleMs is TTFT measured from the scheduled send time (open
+	// loop): what a user arriving on schedule waited for the first token.
+	TTFTFromScheduleMs *float64 `json:"ttft_from_schedule_ms,omitempty"`
+	TPOTMs             *float64 `json:"tpot_ms"`
+	MaxITLMs           *float64 `json:"max_itl_ms,omitempty"`
+	InputTokens        int      `json:"input_tokens"` // server usage.prompt_tokens (0 when not reported)
+	OutputTokens       int      `json:"output_tokens"`
+	ReasoningChunks    int      `json:"reasoning_chunks,omitempty"`
+	Chunks             int      `json:"chunks"` // content-bearing chunks received
+	UsageReported      bool     `json:"usage_reported"`
+	FinishReason       string   `json:"finish_reason,omitempty"`
+	Turn               int      `json:"turn,omitempty"` // multi-turn conversations: 1-based turn
 }
 
 // Bucket is one bar of a latency distribution: Count samples at or below UpperMs

@@ -3,7 +3,9 @@ package runner
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -128,6 +130,14 @@ func (lr *levelRun) send(ctx context.Context, w *worker, p prepared, due time.Ti
 		w.do(ctx, p.job, rec)
 	}
 	rec.DispatchLagMs = max(0, ms(rec.Start.Sub(due)))
+	if lr.rate != nil && !rec.Start.IsZero() {
+		// Open loop: the latency a user arriving on schedule saw, lag included.
+		late := ms(rec.Start.Sub(due))
+		rec.E2EFromScheduleMs = result.Ptr(rec.E2EMs + late)
+		if rec.TTFTMs != nil {
+			rec.TTFTFromScheduleMs = result.Ptr(*rec.TTFTMs + late)
+		}
+	}
 	w.shard.Add(rec)
 	lr.done.Add(1)
 	if rec.OK {
@@ -232,9 +242,7 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 	}
 	if len(st.Rate) > 0 {
 		out.Load = "rate"
-		return out, fmt.Errorf("stage %s: open-loop rate levels are not supported by this engine yet", st.Name)
-	}
-	if len(st.Concurrency) == 0 {
+	} else if len(st.Concurrency) == 0 {
 		return out, fmt.Errorf("stage %s: %w", st.Name, errNoLevels)
 	}
 	sp, warns, err := e.compileStage(ctx, plan, st)
@@ -249,13 +257,32 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 	e.mu.Lock()
 	out.Warnings = append(append(out.Warnings, e.warnings...), warns...)
 	e.mu.Unlock()
-	maxConc := 0
+	maxConc := st.MaxConcurrency
 	for _, c := range st.Concurrency {
 		maxConc = max(maxConc, c)
 	}
+	for _, r := range st.Rate {
+		maxConc = max(maxConc, rateConns(r, st.MaxConcurrency))
+	}
 	e.resize(maxConc)
 	scraper := e.scraper()
+	seed := sp.seed
 
+	if out.Load == "rate" {
+		for i, rate := range st.Rate {
+			if ctx.Err() != nil {
+				break
+			}
+			if !(rate > 0) || math.IsInf(rate, 0) {
+				return out, fmt.Errorf("stage %s: rate %g is not a positive number of requests per second", st.Name, rate)
+			}
+			ol := &openLoop{rate: rate, arrival: st.Arrival, burstiness: st.Burstiness, seed: seed, maxConc: st.MaxConcurrency}
+			p := e.runLevel(ctx, sp, i, levelShape{conc: st.MaxConcurrency, rate: &rate}, ol, scraper)
+			p.AchievedRate = ol.achievedRate()
+			out.Points = append(out.Points, p)
+		}
+		return out, nil
+	}
 	for i, conc := range st.Concurrency {
 		if ctx.Err() != nil {
 			break
@@ -263,7 +290,7 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 		if conc < 1 {
 			return out, fmt.Errorf("stage %s: concurrency %d is not positive", st.Name, conc)
 		}
-		p := e.runLevel(ctx, sp, i, conc, closedLoop{conc: conc, ramp: st.Ramp.D()}, scraper)
+		p := e.runLevel(ctx, sp, i, levelShape{conc: conc}, closedLoop{conc: conc, ramp: st.Ramp.D()}, scraper)
 		out.Points = append(out.Points, p)
 	}
 	return out, nil
@@ -289,10 +316,19 @@ func (e *Engine) scraper() *servermetrics.Scraper {
 }
 
 // runLevel runs one level: warm-ups, counter read, the measured window, counter read.
-func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx, conc int, d dispatcher, scraper *servermetrics.Scraper) result.Point {
+// levelShape is what a level is named by: its concurrency (closed loop), or
+// its rate and in-flight cap (open loop; conc 0 when uncapped).
+type levelShape struct {
+	conc int
+	rate *float64
+}
+
+func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape levelShape, d dispatcher, scraper *servermetrics.Scraper) result.Point {
 	st := sp.st
+	conc := shape.conc
 	spec := aggregate.Spec{
 		Concurrency:  conc,
+		Rate:         shape.rate,
 		OutputTokens: sp.output.Nominal(),
 		Pinned:       sp.pinned,
 	}
@@ -303,20 +339,27 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx, conc int, d d
 	if st.SLO != nil {
 		spec.SLO = &aggregate.SLO{TTFTMs: st.SLO.TTFTMs, TPOTMs: st.SLO.TPOTMs, E2EMs: st.SLO.E2EMs}
 	}
-	lr := &levelRun{e: e, sp: sp, idx: idx, conc: conc, agg: aggregate.NewLevel(spec)}
+	lr := &levelRun{e: e, sp: sp, idx: idx, conc: conc, rate: shape.rate, agg: aggregate.NewLevel(spec)}
 	lr.total = st.Requests
-	if lr.total <= 0 && st.Duration <= 0 {
+	label := "c=" + fmt.Sprint(conc)
+	// conns is how many requests may be in flight at once: the connections
+	// to open and the warm-ups' parallelism.
+	conns := conc
+	if shape.rate != nil {
+		lr.total = rateLevelTotal(st.Requests, st.Duration.D(), *shape.rate)
+		label = "rate=" + strconv.FormatFloat(*shape.rate, 'g', -1, 64)
+		conns = rateConns(*shape.rate, conc)
+	} else if lr.total <= 0 && st.Duration <= 0 {
 		lr.total = conc // the reference's single wave
 	}
-	label := "c=" + fmt.Sprint(conc)
 	log := e.log.With().Str("stage", st.Name).Str("level", label).Logger()
 
 	warm := 1
 	if st.Warmup != nil {
 		warm = max(0, *st.Warmup)
 	}
-	e.primeConnections(ctx, conc)
-	e.warmup(ctx, sp, idx, conc, warm)
+	e.primeConnections(ctx, conns)
+	e.warmup(ctx, sp, idx, conns, warm)
 
 	before := e.readCounters(ctx, scraper)
 	var ru0 syscall.Rusage
