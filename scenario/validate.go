@@ -30,7 +30,7 @@ var (
 	Modes     = []string{"pinned", "natural"}
 	Arrivals  = []string{"poisson", "constant", "gamma"}
 	Scopes    = []string{"level", "stage"}
-	Severites = []string{"fail", "warn"}
+	Severities = []string{"fail", "warn"}
 	Sizings   = []string{"calibrated", "reference"}
 	Formats   = []string{"auto", "jsonl", "sharegpt", "csv"}
 )
@@ -423,7 +423,7 @@ func (v *validator) stage(path string, s *Stage) {
 			v.errf(cp+".expr", "%s: missing expr", cp)
 		}
 		v.enum(cp+".scope", c.Scope, Scopes)
-		v.enum(cp+".severity", c.Severity, Severites)
+		v.enum(cp+".severity", c.Severity, Severities)
 		if c.When != "" && c.Scope == "stage" {
 			v.errf(cp+".when", "%s: when applies to level-scope checks only", cp)
 		}

@@ -136,7 +136,7 @@ func addEnums(root *jsonschema.Schema) {
 	set(root.Definitions["Stage"], "mode", scenario.Modes)
 	set(root.Definitions["Stage"], "arrival", scenario.Arrivals)
 	set(root.Definitions["Check"], "scope", scenario.Scopes)
-	set(root.Definitions["Check"], "severity", scenario.Severites)
+	set(root.Definitions["Check"], "severity", scenario.Severities)
 	set(root.Definitions["Synthetic"], "sizing", scenario.Sizings)
 	set(root.Definitions["PromptSet"], "format", scenario.Formats)
 	if p, ok := root.Properties.Get("version"); ok {
