@@ -61,6 +61,12 @@ type levelRun struct {
 	done, failed   atomic.Int64
 	outTok         atomic.Int64
 	interruptedReq atomic.Int64
+
+	// Multi-turn levels: one aggregate per turn, and each worker's shards
+	// of them (see multiturn.go).
+	turnAggs    []*aggregate.Level
+	convMu      sync.Mutex
+	convWorkers map[*worker]*convWorker
 }
 
 // claim hands out the next request's sequence number, or false when the
@@ -97,17 +103,28 @@ func (lr *levelRun) begin() {
 
 // prepared is a measured request built and waiting to be sent.
 type prepared struct {
-	rec *result.Request
-	job *job
-	err error
+	rec  *result.Request
+	job  *job
+	err  error
+	conv *conversation // multi-turn: the conversation this is the first turn of
 }
 
-// prepare builds measured request seq.
-func (lr *levelRun) prepare(seq int) prepared {
+// newRecord starts the record of measured request seq.
+func (lr *levelRun) newRecord(seq int) *result.Request {
 	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Concurrency: lr.conc, Seq: seq}
 	if lr.rate != nil {
 		rec.Concurrency, rec.Rate = 0, *lr.rate
 	}
+	return rec
+}
+
+// prepare builds measured request seq (in multi-turn stages, the first turn
+// of conversation seq).
+func (lr *levelRun) prepare(seq int) prepared {
+	if lr.sp.turns > 1 {
+		return lr.prepareConversation(seq)
+	}
+	rec := lr.newRecord(seq)
 	j, err := lr.sp.build(lr.idx, seq, false)
 	if j != nil {
 		rec.Nonce = j.nonce
@@ -120,8 +137,18 @@ func (lr *levelRun) exec(ctx context.Context, w *worker, seq int, due time.Time)
 	lr.send(ctx, w, lr.prepare(seq), due)
 }
 
-// send sends a prepared request on w and records it.
+// send sends a prepared request on w and records it; a conversation's first
+// turn goes on with the conversation's later turns.
 func (lr *levelRun) send(ctx context.Context, w *worker, p prepared, due time.Time) {
+	if p.conv != nil {
+		lr.converse(ctx, w, p, due)
+		return
+	}
+	lr.sendOne(ctx, w, p, due)
+}
+
+// sendOne sends one prepared request on w and records it.
+func (lr *levelRun) sendOne(ctx context.Context, w *worker, p prepared, due time.Time) {
 	rec := p.rec
 	if p.err != nil {
 		rec.Start = time.Now()
@@ -267,6 +294,9 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 	e.resize(maxConc)
 	scraper := e.scraper()
 	seed := sp.seed
+	if sp.turns > 1 {
+		defer e.tapReplies()()
+	}
 
 	if out.Load == "rate" {
 		for i, rate := range st.Rate {
@@ -277,9 +307,9 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 				return out, fmt.Errorf("stage %s: rate %g is not a positive number of requests per second", st.Name, rate)
 			}
 			ol := &openLoop{rate: rate, arrival: st.Arrival, burstiness: st.Burstiness, seed: seed, maxConc: st.MaxConcurrency}
-			p := e.runLevel(ctx, sp, i, levelShape{conc: st.MaxConcurrency, rate: &rate}, ol, scraper)
+			p, turns := e.runLevel(ctx, sp, i, levelShape{conc: st.MaxConcurrency, rate: &rate}, ol, scraper)
 			p.AchievedRate = ol.achievedRate()
-			out.Points = append(out.Points, p)
+			out.Points = append(append(out.Points, p), turns...)
 		}
 		return out, nil
 	}
@@ -290,8 +320,8 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 		if conc < 1 {
 			return out, fmt.Errorf("stage %s: concurrency %d is not positive", st.Name, conc)
 		}
-		p := e.runLevel(ctx, sp, i, levelShape{conc: conc}, closedLoop{conc: conc, ramp: st.Ramp.D()}, scraper)
-		out.Points = append(out.Points, p)
+		p, turns := e.runLevel(ctx, sp, i, levelShape{conc: conc}, closedLoop{conc: conc, ramp: st.Ramp.D()}, scraper)
+		out.Points = append(append(out.Points, p), turns...)
 	}
 	return out, nil
 }
@@ -315,7 +345,6 @@ func (e *Engine) scraper() *servermetrics.Scraper {
 	return servermetrics.New(client, url, names)
 }
 
-// runLevel runs one level: warm-ups, counter read, the measured window, counter read.
 // levelShape is what a level is named by: its concurrency (closed loop), or
 // its rate and in-flight cap (open loop; conc 0 when uncapped).
 type levelShape struct {
@@ -323,7 +352,9 @@ type levelShape struct {
 	rate *float64
 }
 
-func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape levelShape, d dispatcher, scraper *servermetrics.Scraper) result.Point {
+// runLevel runs one level: warm-ups, counter read, the measured window, counter read.
+// A multi-turn level also returns one point per turn.
+func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape levelShape, d dispatcher, scraper *servermetrics.Scraper) (result.Point, []result.Point) {
 	st := sp.st
 	conc := shape.conc
 	spec := aggregate.Spec{
@@ -335,11 +366,20 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 	if sp.synthetic {
 		spec.InputTokens = sp.input.Nominal()
 	}
-	spec.ExpectPrefixHits = sp.shared != nil
+	// Shared prefixes and multi-turn histories are cached on purpose.
+	spec.ExpectPrefixHits = sp.shared != nil || sp.turns > 1
 	if st.SLO != nil {
 		spec.SLO = &aggregate.SLO{TTFTMs: st.SLO.TTFTMs, TPOTMs: st.SLO.TPOTMs, E2EMs: st.SLO.E2EMs}
 	}
 	lr := &levelRun{e: e, sp: sp, idx: idx, conc: conc, rate: shape.rate, agg: aggregate.NewLevel(spec)}
+	if sp.turns > 1 {
+		lr.convWorkers = map[*worker]*convWorker{}
+		for t := 1; t <= sp.turns; t++ {
+			ts := spec
+			ts.Turn = t
+			lr.turnAggs = append(lr.turnAggs, aggregate.NewLevel(ts))
+		}
+	}
 	lr.total = st.Requests
 	label := "c=" + fmt.Sprint(conc)
 	// conns is how many requests may be in flight at once: the connections
@@ -394,7 +434,11 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 		markBottleneck(&p, 100*float64(cpu)/float64(wall), runtime.GOMAXPROCS(0))
 	}
 	log.Debug().Int("completed", p.Completed).Int("failed", p.Failed).Dur("wall", wall).Msg("level done")
-	return p
+	turns := lr.finishTurns(wall, conc)
+	for i := range turns {
+		turns[i].Interrupted = p.Interrupted
+	}
+	return p, turns
 }
 
 // markBottleneck sets the client CPU share (percent of one core) and flags
@@ -499,7 +543,7 @@ func (e *Engine) progress(lr *levelRun, label string) (stop func()) {
 		el := time.Since(lr.start)
 		p := Progress{
 			Stage: lr.sp.st.Name, Level: lr.idx, Label: label,
-			Done: int(lr.done.Load()), Total: lr.total, Failed: int(lr.failed.Load()), Elapsed: el,
+			Done: int(lr.done.Load()), Total: lr.total * max(1, lr.sp.turns), Failed: int(lr.failed.Load()), Elapsed: el,
 		}
 		if s := el.Seconds(); s > 0 {
 			p.OutputTPS = float64(lr.outTok.Load()) / s

@@ -50,6 +50,7 @@ type stagePlan struct {
 	shared    *scenario.SharedPrefix // synthetic prompts sharing prefixes on purpose
 	nonces    *nonceGen
 	model     string
+	turns     int // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
 }
 
 func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*stagePlan, []string, error) {
@@ -94,9 +95,6 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 			return nil, nil, fmt.Errorf("stage %s: prompt set %q has no prompts loaded", st.Name, st.Prompts)
 		}
 		sp.loaded = ps.Loaded
-		if ps.Turns > 1 {
-			warns = append(warns, fmt.Sprintf("stage %s: multi-turn prompts (turns: %d) are sent as single turns by this engine version", st.Name, ps.Turns))
-		}
 	default:
 		sp.synthetic = true
 		if ps != nil {
@@ -117,6 +115,12 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 			warns = append(warns, w)
 		}
 		sp.sizer = s
+	}
+	if ps != nil && ps.Turns > 1 {
+		if sp.api != apiChat {
+			return nil, nil, fmt.Errorf("stage %s: prompt set %q has turns: %d, which needs the chat API (completions has no conversation to resend)", st.Name, st.Prompts, ps.Turns)
+		}
+		sp.turns = ps.Turns
 	}
 	return sp, warns, nil
 }
@@ -174,6 +178,15 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 			text = leadNonce(j.nonce, p.Text)
 		}
 	}
+	if err := sp.encode(j, text, messages); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// encode sets j's body: the stage's request fields around either chat
+// messages (nil: text as one user message) or, on completions, a prompt.
+func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message) error {
 	body := make(map[string]any, 10+len(sp.extra))
 	for k, v := range sp.extra {
 		if !reservedKeys[k] {
@@ -217,10 +230,10 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 	}
 	b, err := json.Marshal(body)
 	if err != nil {
-		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
+		return fmt.Errorf("encoding request body (extra_body?): %w", err)
 	}
 	j.body = b
-	return j, nil
+	return nil
 }
 
 // flatten turns chat messages into one completions prompt.

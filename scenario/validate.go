@@ -319,6 +319,9 @@ func (v *validator) stage(path string, s *Stage) {
 		ps = p.Prompts[s.Prompts]
 	}
 	v.enum(path+".api", s.API, APIs)
+	if ps != nil && ps.Turns > 1 && s.API == "completions" {
+		v.errf(path+".api", "%s: prompt set %q has turns: %d, which needs api: chat (completions has no conversation history)", path, s.Prompts, ps.Turns)
+	}
 	v.enum(path+".mode", s.Mode, Modes)
 	v.enum(path+".arrival", s.Arrival, Arrivals)
 	if s.InputTokens != nil {

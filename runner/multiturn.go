@@ -1,0 +1,279 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/aggregate"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// Multi-turn conversations (a prompt set's turns: K > 1).
+//
+// A claimed request of the level is a whole conversation: its first turn is
+// sent when the load shape says (the closed loop's free worker, the open
+// loop's schedule), and each later turn as soon as the previous reply has
+// arrived, resending the history: every earlier user turn and the
+// assistant's actual reply to it. The conversation keeps its first turn's
+// nonce at the head of the history, so its own turns may share a cached
+// prefix (as real chat traffic does) but never another conversation's; the
+// level therefore expects prefix-cache hits and does not warn about them.
+//
+// A failed turn ends its conversation: the later turns would resend a
+// history the server never produced. Records are numbered Seq = conversation
+// × K + turn − 1 and carry Turn (1-based).
+//
+// Results: the level's Point covers every turn (what checks usually read),
+// and one Point per turn (Point.Turn set) follows it in the stage's points,
+// so the table and JSON show how latency grows with the history. Per-turn
+// points have no ITL distribution (token gaps are recorded once, into the
+// level), no server counters (those are read around the whole level), and
+// their throughputs are over the level's wall time.
+
+// Reply capture bounds: the raw stream kept per turn while it is read, and
+// the reply text kept for the history.
+const (
+	maxReplyStream = 4 << 20
+	maxReplyText   = 64 << 10
+)
+
+// conversation is one multi-turn conversation in progress.
+type conversation struct {
+	idx     int // the claimed sequence number
+	nonce   string
+	history []scenario.Message
+}
+
+// replyKey marks a request context whose response stream should be copied.
+type replyKey struct{}
+
+// replyBuf receives a copy of a response stream, up to maxReplyStream bytes.
+type replyBuf struct{ bytes.Buffer }
+
+func (b *replyBuf) keep(p []byte) {
+	if room := maxReplyStream - b.Len(); room > 0 {
+		b.Write(p[:min(len(p), room)])
+	}
+}
+
+// replyTap is the HTTP transport of a multi-turn stage: a request whose
+// context carries a *replyBuf gets its response body copied into it as the
+// engine reads it (one memory copy per read, nothing parsed while the clock
+// runs). Other requests pass through untouched.
+type replyTap struct{ base http.RoundTripper }
+
+func (t replyTap) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err != nil || resp == nil {
+		return resp, err
+	}
+	if buf, ok := req.Context().Value(replyKey{}).(*replyBuf); ok && buf != nil {
+		resp.Body = &teeBody{ReadCloser: resp.Body, buf: buf}
+	}
+	return resp, nil
+}
+
+type teeBody struct {
+	io.ReadCloser
+	buf *replyBuf
+}
+
+func (b *teeBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if n > 0 {
+		b.buf.keep(p[:n])
+	}
+	return n, err
+}
+
+// tapReplies makes the engine's client copy reply streams for requests that
+// ask for it, and returns the function that puts the plain client back.
+func (e *Engine) tapReplies() (restore func()) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	orig := e.client
+	tapped := *orig
+	base := orig.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	tapped.Transport = replyTap{base: base}
+	e.client = &tapped
+	return func() {
+		e.mu.Lock()
+		if e.client == &tapped {
+			e.client = orig
+		}
+		e.mu.Unlock()
+	}
+}
+
+// replyText extracts the assistant's text from a captured chat stream: the
+// delta.content of every data line, in order, up to maxReplyText bytes.
+// Parsing happens after the request's clock has stopped.
+func replyText(stream []byte) string {
+	var (
+		out   strings.Builder
+		chunk struct {
+			Choices []struct {
+				Delta struct {
+					Content string `json:"content"`
+				} `json:"delta"`
+				Text string `json:"text"`
+			} `json:"choices"`
+		}
+	)
+	sc := bufio.NewScanner(bytes.NewReader(stream))
+	sc.Buffer(make([]byte, 0, 64<<10), maxReplyStream)
+	for sc.Scan() && out.Len() < maxReplyText {
+		line := sc.Bytes()
+		data, ok := bytes.CutPrefix(line, []byte("data:"))
+		if !ok {
+			continue
+		}
+		data = bytes.TrimSpace(data)
+		if len(data) == 0 || data[0] != '{' {
+			continue // [DONE] or junk
+		}
+		chunk.Choices = nil // a reused element would keep fields this chunk lacks
+		if json.Unmarshal(data, &chunk) != nil {
+			continue
+		}
+		for _, c := range chunk.Choices {
+			s := c.Delta.Content
+			if s == "" {
+				s = c.Text
+			}
+			out.WriteString(s[:min(len(s), maxReplyText-out.Len())])
+		}
+	}
+	return out.String()
+}
+
+// turnSeq numbers turn t (1-based) of conversation conv.
+func (sp *stagePlan) turnSeq(conv, turn int) int { return conv*sp.turns + turn - 1 }
+
+// userTurn returns the new user message of a conversation's turn and its
+// max_tokens. Synthetic prompts draw a fresh prompt of the stage's length;
+// supplied prompts take the set's prompts in order, conversation c turn t
+// using prompt (c·K + t − 1) mod n, so a file of n prompts is read through
+// as n/K conversations. Only a chat-format prompt's last user message is
+// used after the first turn (its earlier messages were for opening a chat).
+func (sp *stagePlan) userTurn(level, conv, turn int) (text string, opening []scenario.Message, maxTokens int) {
+	seq := sp.turnSeq(conv, turn)
+	r := sp.rng(level, seq)
+	if sp.synthetic {
+		n := sp.input.Sample(r)
+		return fillerBody(sp.sizer.words(n)), nil, sp.output.Sample(r)
+	}
+	p := sp.loaded[seq%len(sp.loaded)]
+	maxTokens = p.MaxTokens
+	if maxTokens <= 0 {
+		maxTokens = sp.output.Sample(r)
+	}
+	if len(p.Messages) == 0 {
+		return p.Text, nil, maxTokens
+	}
+	if turn == 1 {
+		return "", p.Messages, maxTokens
+	}
+	for i := len(p.Messages) - 1; i >= 0; i-- {
+		if p.Messages[i].Role == "user" {
+			return p.Messages[i].Content, nil, maxTokens
+		}
+	}
+	return p.Messages[len(p.Messages)-1].Content, nil, maxTokens
+}
+
+// buildTurn builds turn t of conversation c: the history so far plus the
+// turn's new user message. The first turn's first message leads with the
+// conversation's nonce.
+func (sp *stagePlan) buildTurn(level int, c *conversation, turn int) (*job, error) {
+	text, opening, maxTokens := sp.userTurn(level, c.idx, turn)
+	j := &job{nonce: c.nonce, maxTokens: maxTokens}
+	switch {
+	case turn == 1 && opening != nil:
+		c.history = append([]scenario.Message(nil), opening...)
+		c.history[0].Content = leadNonce(c.nonce, c.history[0].Content)
+	case turn == 1:
+		c.history = []scenario.Message{{Role: "user", Content: leadNonce(c.nonce, text)}}
+	default:
+		c.history = append(c.history, scenario.Message{Role: "user", Content: text})
+	}
+	if err := sp.encode(j, "", c.history); err != nil {
+		return nil, err
+	}
+	return j, nil
+}
+
+// prepareConversation builds the first turn of conversation seq.
+func (lr *levelRun) prepareConversation(seq int) prepared {
+	c := &conversation{idx: seq, nonce: lr.sp.nonces.next()}
+	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
+	rec.Turn = 1
+	rec.Nonce = c.nonce
+	j, err := lr.sp.buildTurn(lr.idx, c, 1)
+	return prepared{rec: rec, job: j, err: err, conv: c}
+}
+
+// convWorker is a worker's multi-turn state: a shard per turn and the
+// buffer its replies are captured into.
+type convWorker struct {
+	turns []*aggregate.Shard
+	buf   replyBuf
+}
+
+// convState returns w's multi-turn state, creating it on first use.
+func (lr *levelRun) convState(w *worker) *convWorker {
+	lr.convMu.Lock()
+	defer lr.convMu.Unlock()
+	cw := lr.convWorkers[w]
+	if cw == nil {
+		cw = &convWorker{}
+		for _, l := range lr.turnAggs {
+			cw.turns = append(cw.turns, l.NewShard())
+		}
+		lr.convWorkers[w] = cw
+	}
+	return cw
+}
+
+// converse sends a conversation's turns on w, starting with the prepared
+// first turn (due at due), each later turn as soon as the previous reply is in.
+func (lr *levelRun) converse(ctx context.Context, w *worker, p prepared, due time.Time) {
+	cw := lr.convState(w)
+	c := p.conv
+	for turn := 1; ; turn++ {
+		cw.buf.Reset()
+		tctx := context.WithValue(ctx, replyKey{}, &cw.buf)
+		lr.sendOne(tctx, w, p, due)
+		cw.turns[turn-1].Add(p.rec)
+		if !p.rec.OK || turn == lr.sp.turns || ctx.Err() != nil {
+			return
+		}
+		c.history = append(c.history, scenario.Message{Role: "assistant", Content: replyText(cw.buf.Bytes())})
+		rec := lr.newRecord(lr.sp.turnSeq(c.idx, turn+1))
+		rec.Turn, rec.Nonce = turn+1, c.nonce
+		j, err := lr.sp.buildTurn(lr.idx, c, turn+1)
+		p = prepared{rec: rec, job: j, err: err, conv: c}
+		due = time.Now() // no think time: the next turn is due when the reply is in
+	}
+}
+
+// finishTurns returns the per-turn points of a multi-turn level.
+func (lr *levelRun) finishTurns(wall time.Duration, conc int) []result.Point {
+	pts := make([]result.Point, 0, len(lr.turnAggs))
+	for _, l := range lr.turnAggs {
+		p := l.Finish(wall, nil)
+		p.Concurrency = conc
+		pts = append(pts, p)
+	}
+	return pts
+}

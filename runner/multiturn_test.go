@@ -1,0 +1,225 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim"
+)
+
+// exchange is one chat request the recorder saw and the stream it answered.
+type exchange struct {
+	messages []scenario.Message
+	reply    string // the assistant text the server streamed
+}
+
+// recorder serves the simulator's handler over loopback and keeps every
+// chat request's messages and the text of its streamed answer.
+type recorder struct {
+	*httptest.Server
+	mu  sync.Mutex
+	got []exchange
+}
+
+type teeWriter struct {
+	http.ResponseWriter
+	buf bytes.Buffer
+}
+
+func (w *teeWriter) Write(p []byte) (int, error) {
+	w.buf.Write(p)
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *teeWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func startRecorder(t *testing.T, s *sim.Server) *recorder {
+	t.Helper()
+	rc := &recorder{}
+	h := s.Handler()
+	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/v1/chat/completions" {
+			h.ServeHTTP(w, r)
+			return
+		}
+		b, _ := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		var req struct {
+			Messages []scenario.Message `json:"messages"`
+		}
+		_ = json.Unmarshal(b, &req)
+		tw := &teeWriter{ResponseWriter: w}
+		h.ServeHTTP(tw, r)
+		// Decode the stream independently of the engine's replyText.
+		var reply strings.Builder
+		for _, line := range strings.Split(tw.buf.String(), "\n") {
+			data, ok := strings.CutPrefix(line, "data: ")
+			if !ok || data == "[DONE]" {
+				continue
+			}
+			var c map[string]any
+			if json.Unmarshal([]byte(data), &c) != nil {
+				continue
+			}
+			choices, _ := c["choices"].([]any)
+			for _, ch := range choices {
+				delta, _ := ch.(map[string]any)["delta"].(map[string]any)
+				s, _ := delta["content"].(string)
+				reply.WriteString(s)
+			}
+		}
+		rc.mu.Lock()
+		rc.got = append(rc.got, exchange{messages: req.Messages, reply: reply.String()})
+		rc.mu.Unlock()
+	}))
+	t.Cleanup(rc.Close)
+	return rc
+}
+
+// TestMultiTurn: each turn resends the history (earlier user turns and the
+// replies the server actually streamed), per-turn points follow the level's
+// overall point, and the history's growth shows in the server's counts.
+func TestMultiTurn(t *testing.T) {
+	s := startSim(t, fastSim())
+	rc := startRecorder(t, s)
+	prompts := []string{"first question", "second question", "third question", "fourth question", "fifth question", "sixth question"}
+	plan := &scenario.Plan{Prompts: map[string]*scenario.PromptSet{"p": {Turns: 3}}}
+	for i, p := range prompts {
+		plan.Prompts["p"].Loaded = append(plan.Prompts["p"].Loaded, scenario.Prompt{Text: p, Line: i + 1})
+	}
+	e, col := newEngine(t, rc.URL+"/v1", nil)
+	st := stage(6, 2)
+	st.Requests = 2 // conversations
+	res := runStage(t, e, plan, st)
+	if len(res.Points) != 4 {
+		t.Fatalf("%d points, want the level and 3 turns", len(res.Points))
+	}
+	if p := res.Points[0]; p.Turn != 0 || p.NRequests != 6 || p.Completed != 6 || p.ITLP50Ms == nil {
+		t.Fatalf("level point: turn %d, %d requests, %d completed (%v)", p.Turn, p.NRequests, p.Completed, p.Error)
+	}
+	for i, p := range res.Points[1:] {
+		if p.Turn != i+1 || p.NRequests != 2 || p.Completed != 2 || p.Concurrency != 2 {
+			t.Fatalf("turn point %d: turn %d, %d requests, %d completed", i, p.Turn, p.NRequests, p.Completed)
+		}
+		if i > 0 && *p.MeanInputTokens <= *res.Points[i].MeanInputTokens {
+			t.Errorf("turn %d mean input %.1f not above turn %d's %.1f", p.Turn, *p.MeanInputTokens, i, *res.Points[i].MeanInputTokens)
+		}
+	}
+	if len(res.Warnings) != 0 || len(res.Points[0].Warnings) != 0 {
+		t.Errorf("warnings %v %v", res.Warnings, res.Points[0].Warnings)
+	}
+
+	recs := col.measured()
+	if len(recs) != 6 {
+		t.Fatalf("%d records", len(recs))
+	}
+	byNonce := map[string][]exchange{}
+	rc.mu.Lock()
+	for _, x := range rc.got {
+		if len(x.messages) > 0 && strings.Contains(x.messages[0].Content, "question") {
+			nonce := x.messages[0].Content[1:13]
+			byNonce[nonce] = append(byNonce[nonce], x)
+		}
+	}
+	rc.mu.Unlock()
+	for conv := range 2 {
+		turns := recs[conv*3 : conv*3+3]
+		nonce := turns[0].Nonce
+		xs := byNonce[nonce]
+		if len(xs) != 3 {
+			t.Fatalf("conversation %d: the server saw %d requests", conv, len(xs))
+		}
+		for ti, r := range turns {
+			if r.Turn != ti+1 || r.Nonce != nonce || r.Seq != conv*3+ti {
+				t.Fatalf("record turn %d nonce %s seq %d", r.Turn, r.Nonce, r.Seq)
+			}
+			x := xs[ti]
+			if len(x.messages) != 2*ti+1 {
+				t.Fatalf("conversation %d turn %d: %d messages", conv, ti+1, len(x.messages))
+			}
+			for k := 0; k <= ti; k++ {
+				want := prompts[(conv*3+k)%len(prompts)]
+				if k == 0 {
+					want = "[" + nonce + "] " + want
+				}
+				if m := x.messages[2*k]; m.Role != "user" || m.Content != want {
+					t.Fatalf("conversation %d turn %d message %d: %+v, want user %q", conv, ti+1, 2*k, m, want)
+				}
+				if k < ti {
+					m := x.messages[2*k+1]
+					if m.Role != "assistant" || m.Content == "" || m.Content != xs[k].reply {
+						t.Fatalf("conversation %d turn %d: assistant %q, the server streamed %q", conv, ti+1, m.Content, xs[k].reply)
+					}
+				}
+			}
+			if tr := truth(t, s, nonce); ti == 2 && tr.PromptTokens <= 3*6 {
+				t.Errorf("last turn's prompt has %d tokens: history missing", tr.PromptTokens)
+			}
+		}
+	}
+}
+
+// TestMultiTurnOpenLoopSynthetic: conversations also start on an open-loop
+// schedule, with synthetic prompts.
+func TestMultiTurnOpenLoopSynthetic(t *testing.T) {
+	s := startSim(t, fastSim())
+	e, col := newEngine(t, s.URL(), nil)
+	plan := synthPlan(30, "reference")
+	plan.Prompts["p"].Turns = 2
+	st := rateStage(5, "constant", 100)
+	st.Requests = 4
+	res := runStage(t, e, plan, st)
+	if len(res.Points) != 3 || res.Points[0].NRequests != 8 || res.Points[2].Turn != 2 || res.Points[2].Completed != 4 {
+		t.Fatalf("points %d, level %d requests", len(res.Points), res.Points[0].NRequests)
+	}
+	if *res.Points[2].MeanInputTokens <= *res.Points[1].MeanInputTokens+5 {
+		t.Errorf("turn 2 input %.1f, turn 1 %.1f", *res.Points[2].MeanInputTokens, *res.Points[1].MeanInputTokens)
+	}
+	for _, r := range col.measured() {
+		if r.Turn == 1 && r.E2EFromScheduleMs == nil {
+			t.Fatalf("first turn without latency from the schedule")
+		}
+	}
+}
+
+func TestMultiTurnNeedsChat(t *testing.T) {
+	s := startSim(t, fastSim())
+	e, _ := newEngine(t, s.URL(), nil)
+	plan := synthPlan(30, "reference")
+	plan.Prompts["p"].Turns = 2
+	st := stage(5, 1)
+	st.API = "completions"
+	_, err := e.RunStage(t.Context(), plan, st)
+	if err == nil || !strings.Contains(err.Error(), "chat API") {
+		t.Fatalf("error %v", err)
+	}
+}
+
+func TestReplyText(t *testing.T) {
+	stream := "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n" +
+		"data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n" +
+		": keep-alive\n" +
+		"data:{\"choices\":[{\"delta\":{\"content\":\"lo \\\"x\\\"\"}}]}\n\n" +
+		"data: {\"choices\":[{\"text\":\"!\"}]}\n\n" +
+		"data: {\"choices\":[],\"usage\":{\"completion_tokens\":3}}\n\n" +
+		"data: [DONE]\n\n"
+	if got := replyText([]byte(stream)); got != `Hello "x"!` {
+		t.Fatalf("replyText = %q", got)
+	}
+	big := "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("a", maxReplyText) + "\"}}]}\n" +
+		"data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n"
+	if got := replyText([]byte(big)); len(got) != maxReplyText || strings.Contains(got, "b") {
+		t.Fatalf("reply of %d bytes not cut at %d", len(got), maxReplyText)
+	}
+}
