@@ -126,6 +126,30 @@ func buildJUnit(r *result.Report) *junitSuites {
 		doc.Skipped += s.suite.Skipped
 		total += s.seconds
 	}
+	if r.StopReason != "" && r.StopReason != result.StopCompleted {
+		// A run that stopped early (Ctrl-C, an endpoint never ready) says so
+		// as an error case of its own: without it an interrupted run shows
+		// only its finished checks, and a run stopped before its first stage
+		// would be an empty, green document.
+		body := "stop reason: " + r.StopReason
+		for _, w := range r.Warnings {
+			body += "\nwarning: " + w
+		}
+		name := r.Plan.Name + "/run"
+		if r.Plan.Name == "" {
+			name = "run"
+		}
+		doc.Suites = append(doc.Suites, junitSuite{
+			Name: name, Tests: 1, Errors: 1, Time: seconds(0),
+			Properties: &junitProps{Props: []junitProp{{Name: "stop_reason", Value: r.StopReason}}},
+			Cases: []junitCase{{
+				Name: "run completed", Classname: name, Time: seconds(0),
+				Error: &junitResult{Message: "run stopped: " + r.StopReason, Type: "run_" + r.StopReason, Body: textBody(body)},
+			}},
+		})
+		doc.Tests++
+		doc.Errors++
+	}
 	doc.Time = seconds(total)
 	return doc
 }
