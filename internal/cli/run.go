@@ -135,7 +135,11 @@ func (r *execution) execute(ctx context.Context, stages []*scenario.Stage, basel
 			res.Error = err.Error()
 			r.log.Error().Str("stage", st.Name).Err(err).Msg("stage could not run")
 		}
-		res.Checks = checks.EvaluateStage(st, res, checks.BaselineStage(baseline, st.Name))
+		baseStage := checks.BaselineStage(baseline, st.Name)
+		res.Checks = checks.EvaluateStage(st, res, baseStage)
+		if baseline != nil {
+			r.report.Warnings = append(r.report.Warnings, baselineGaps(r.opts.Baseline, baseStage, res)...)
+		}
 		r.report.Stages = append(r.report.Stages, *res)
 		if err := r.records.Flush(); err != nil {
 			r.log.Error().Err(err).Msg("flushing requests.jsonl")
@@ -191,7 +195,7 @@ func (r *execution) startEndpoints(ctx context.Context, stages []*scenario.Stage
 			if ctx.Err() != nil {
 				return engines, closeAll, nil
 			}
-			return engines, closeAll, fmt.Errorf("endpoint %s not ready after %s: %w", name, wait, err)
+			return engines, closeAll, err // names the endpoint, the timeout and the URLs tried
 		}
 	}
 	return engines, closeAll, nil
@@ -307,4 +311,21 @@ func loadBaseline(path string) (*result.Report, error) {
 		return nil, exitcode.Errorf(exitcode.Invalid, "--baseline %s: %w", path, err)
 	}
 	return rep, nil
+}
+
+// baselineGaps names what of res the --baseline report (at path) cannot be
+// compared with: the whole stage, or single levels. Checks there see
+// baseline == nil, so a guarded check passes without comparing anything.
+func baselineGaps(path string, base, res *result.Stage) []string {
+	if len(res.Points) == 0 {
+		return nil
+	}
+	if base == nil {
+		return []string{fmt.Sprintf("baseline %s has no stage %s: its checks ran with baseline == nil", path, res.Name)}
+	}
+	missing := checks.MissingBaselineLevels(base, res)
+	if len(missing) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("baseline %s has no level %s of stage %s: checks there ran with baseline == nil", path, strings.Join(missing, ", "), res.Name)}
 }

@@ -32,7 +32,19 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 			continue
 		}
 		for i := range res.Points {
-			out = append(out, evalLevel(c, i, &res.Points[i], matchLevel(baseline, &res.Points[i])))
+			base := matchLevel(baseline, &res.Points[i])
+			o := evalLevel(c, i, &res.Points[i], base)
+			if baseline != nil && base == nil && readsBaseline(c) {
+				// Name the gap: a guarded check passes here without having
+				// compared anything, and an unguarded one must not claim
+				// --baseline was missing when it was given.
+				note := "the baseline has no level " + res.Points[i].Label() + " of this stage"
+				if o.Message != "" {
+					note += "; " + o.Message
+				}
+				o.Message = note
+			}
+			out = append(out, o)
 		}
 	}
 	for _, c := range stage.Checks {
@@ -59,6 +71,22 @@ func BaselineStage(baseline *result.Report, name string) *result.Stage {
 		}
 	}
 	return nil
+}
+
+// MissingBaselineLevels returns the labels of res's levels that the baseline
+// stage has no match for (all of them when baseline is nil), so a run can
+// say which levels were compared against nothing.
+func MissingBaselineLevels(baseline, res *result.Stage) []string {
+	if res == nil {
+		return nil
+	}
+	var out []string
+	for i := range res.Points {
+		if matchLevel(baseline, &res.Points[i]) == nil {
+			out = append(out, res.Points[i].Label())
+		}
+	}
+	return out
 }
 
 // Failed reports whether any outcome fails the run (status fail).

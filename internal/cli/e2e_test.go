@@ -1,0 +1,693 @@
+package cli
+
+// End-to-end tests: they build the real runner binary once and run it as a
+// child process against plans that start the built-in simulator in-process on
+// loopback, then read what a CI job would read: the exit code, stdout, stderr
+// and the files in --out. Plans live in testdata/e2e.
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+)
+
+var (
+	binDir   string // temporary directory holding the built binary
+	binOnce  sync.Once
+	binPath  string
+	binBuild error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "runner-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runnerBinary builds ./cmd/runner once per test process (only when an
+// end-to-end test runs, so `go test -run TestValidate` does not pay for it).
+func runnerBinary(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		binPath = filepath.Join(binDir, "runner")
+		cmd := exec.Command("go", "build", "-o", binPath, "./cmd/runner")
+		cmd.Dir = filepath.Join("..", "..")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			binBuild = fmt.Errorf("go build ./cmd/runner: %v\n%s", err, out)
+		}
+	})
+	if binBuild != nil {
+		t.Fatal(binBuild)
+	}
+	return binPath
+}
+
+// syncBuffer is a bytes.Buffer safe to read while the child writes to it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// proc is a running runner binary.
+type proc struct {
+	cmd    *exec.Cmd
+	stdout syncBuffer
+	stderr syncBuffer
+	done   chan struct{}
+	err    error // from Wait, valid after done
+}
+
+// childEnv is the environment the binary runs in: the test's own, minus
+// variables that would change its behaviour (a CI runner's step summary,
+// NO_COLOR), plus extra ("K=V").
+func childEnv(extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "GITHUB_") || k == "NO_COLOR" || k == "RUNNER_TRACEBACK" || strings.HasPrefix(k, "TEST_") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, extra...)
+}
+
+// startRunner starts the binary; it is killed at the end of the test if it is
+// still running.
+func startRunner(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
+	p := &proc{cmd: exec.Command(runnerBinary(t), args...), done: make(chan struct{})}
+	p.cmd.Env = env
+	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		p.err = p.cmd.Wait()
+		close(p.done)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-p.done:
+		default:
+			_ = p.cmd.Process.Kill()
+			<-p.done
+		}
+	})
+	return p
+}
+
+// wait waits up to limit for the process and returns its exit code (-1 when
+// a signal killed it).
+func (p *proc) wait(t *testing.T, limit time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(limit):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+		t.Fatalf("runner did not exit within %s\nstdout:\n%s\nstderr:\n%s", limit, p.stdout.String(), p.stderr.String())
+	}
+	var ee *exec.ExitError
+	if p.err != nil && !errors.As(p.err, &ee) {
+		t.Fatal(p.err)
+	}
+	return p.cmd.ProcessState.ExitCode()
+}
+
+// signaled reports the signal that killed the process, if one did.
+func (p *proc) signaled() (syscall.Signal, bool) {
+	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0, false
+	}
+	return ws.Signal(), true
+}
+
+// waitStderr waits until stderr contains s.
+func (p *proc) waitStderr(t *testing.T, s string, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !strings.Contains(p.stderr.String(), s) {
+		select {
+		case <-p.done:
+			t.Fatalf("runner exited before printing %q\nstderr:\n%s", s, p.stderr.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q on stderr within %s:\n%s", s, limit, p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// runRunner runs the binary to completion (at most 60 s) and returns the exit
+// code and both streams.
+func runRunner(t *testing.T, env []string, args ...string) (int, string, string) {
+	t.Helper()
+	p := startRunner(t, env, args...)
+	code := p.wait(t, 60*time.Second)
+	return code, p.stdout.String(), p.stderr.String()
+}
+
+func e2ePlan(name string) string { return filepath.Join("testdata", "e2e", name) }
+
+func loadReport(t *testing.T, dir string) *result.Report {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r result.Report
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("report.json: %v", err)
+	}
+	return &r
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// readRequests parses requests.jsonl, failing the test on any line that is
+// not a complete JSON record.
+func readRequests(t *testing.T, dir string) []result.Request {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "requests.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []result.Request
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for n := 1; sc.Scan(); n++ {
+		var r result.Request
+		dec := json.NewDecoder(bytes.NewReader(sc.Bytes()))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&r); err != nil {
+			t.Fatalf("requests.jsonl line %d is not a valid record: %v: %q", n, err, sc.Text())
+		}
+		out = append(out, r)
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// statuses counts the report's check outcomes by status.
+func statuses(r *result.Report) map[string]int {
+	m := map[string]int{}
+	for _, st := range r.Stages {
+		for _, c := range st.Checks {
+			m[c.Status]++
+		}
+	}
+	return m
+}
+
+func outcome(t *testing.T, r *result.Report, stage, name, level string) result.CheckOutcome {
+	t.Helper()
+	for _, st := range r.Stages {
+		for _, c := range st.Checks {
+			if st.Name == stage && c.Name == name && c.LevelLabel == level {
+				return c
+			}
+		}
+	}
+	t.Fatalf("no outcome %s / %s / %q in the report", stage, name, level)
+	return result.CheckOutcome{}
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// TestE2EGatePasses: every fail-severity check passes, so the exit code is 0
+// even though a warn check fails and a when-filtered check is skipped; every
+// report shows each of those outcomes.
+func TestE2EGatePasses(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	code, stdout, stderr := runRunner(t, childEnv(), e2ePlan("gate.yaml"), "--out", out, "--report", "table,json,junit,markdown")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	rep := loadReport(t, out)
+	if rep.Verdict != result.StatusPass || rep.StopReason != result.StopCompleted {
+		t.Errorf("verdict %q stop %q", rep.Verdict, rep.StopReason)
+	}
+	// 2 levels × (no failures, advisory) + 1 when-check on 2 levels + 1 stage check.
+	got := statuses(rep)
+	want := map[string]int{result.StatusPass: 4, result.StatusWarn: 2, result.StatusSkipped: 1}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("outcomes %v, want %v", got, want)
+	}
+	// Level checks ran on every level; the when filter skipped c=2 only.
+	if c := outcome(t, rep, "sweep", "first token on light load", "c=2"); c.Status != result.StatusSkipped || !strings.Contains(c.Message, "concurrency == 1") {
+		t.Errorf("when-filtered outcome %+v", c)
+	}
+	if c := outcome(t, rep, "sweep", "first token on light load", "c=1"); c.Status != result.StatusPass {
+		t.Errorf("c=1 outcome %+v", c)
+	}
+	if c := outcome(t, rep, "sweep", "every level completed", ""); c.Scope != "stage" || c.Status != result.StatusPass {
+		t.Errorf("stage outcome %+v", c)
+	}
+	junit := readFile(t, filepath.Join(out, "junit.xml"))
+	for _, s := range []string{`failures="0"`, `skipped="1"`, "<skipped", "WARNING (severity warn", "sweep / c=2 / advisory impossible latency", "sweep / every level completed"} {
+		if !strings.Contains(junit, s) {
+			t.Errorf("junit.xml lacks %q", s)
+		}
+	}
+	md := readFile(t, filepath.Join(out, "summary.md"))
+	table := stdout
+	for name, doc := range map[string]string{"summary.md": md, "table": table} {
+		for _, s := range []string{"PASS", "WARN", "SKIP", "advisory impossible latency", "every level completed"} {
+			if !strings.Contains(strings.ToUpper(doc), strings.ToUpper(s)) {
+				t.Errorf("%s lacks %q", name, s)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.html")); err == nil {
+		t.Error("--report without html wrote report.html")
+	}
+}
+
+// TestE2EViolatedCheck: a failed check exits 1 and junit.xml carries the
+// failure with the measured value; a check on a metric the run could not
+// produce fails and names it.
+func TestE2EViolatedCheck(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	code, stdout, stderr := runRunner(t, childEnv(), e2ePlan("violated.yaml"), "--out", out)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "2 check(s) failed") || !strings.Contains(stderr, "impossible first token") || !strings.Contains(stderr, "speculation pays") {
+		t.Errorf("stderr does not name the failed checks:\n%s", stderr)
+	}
+	rep := loadReport(t, out)
+	if rep.Verdict != result.StatusFail {
+		t.Errorf("verdict %q", rep.Verdict)
+	}
+	if got := fmt.Sprint(statuses(rep)); got != fmt.Sprint(map[string]int{"fail": 2, "pass": 1, "warn": 1}) {
+		t.Errorf("outcomes %s", got)
+	}
+	ttft := outcome(t, rep, "sweep", "impossible first token", "c=1")
+	v, ok := ttft.Values["ttft_p95_ms"].(float64)
+	if ttft.Status != result.StatusFail || !ok || v <= 0 {
+		t.Fatalf("ttft outcome %+v", ttft)
+	}
+	if p := rep.Stages[0].Points[0]; p.TTFTP95Ms == nil || *p.TTFTP95Ms != v {
+		t.Errorf("check read ttft_p95_ms=%v, the level reports %v", v, p.TTFTP95Ms)
+	}
+	spec := outcome(t, rep, "sweep", "speculation pays", "c=1")
+	if spec.Status != result.StatusFail || !strings.Contains(spec.Message, "spec_acceptance_rate") || !strings.Contains(spec.Message, "null") {
+		t.Errorf("null-metric outcome %+v", spec)
+	}
+	junit := readFile(t, filepath.Join(out, "junit.xml"))
+	measured := "measured: ttft_p95_ms=" + strconv.FormatFloat(v, 'f', -1, 64)
+	if !strings.Contains(junit, `failures="2"`) || !strings.Contains(junit, "<failure") || !strings.Contains(junit, measured) {
+		t.Errorf("junit.xml lacks the failure with %q:\n%s", measured, junit)
+	}
+	if !strings.Contains(junit, "spec_acceptance_rate is null") {
+		t.Errorf("junit.xml does not name the null metric")
+	}
+	md := readFile(t, filepath.Join(out, "summary.md"))
+	if !strings.Contains(md, "FAIL") || !strings.Contains(md, strconv.FormatFloat(v, 'f', -1, 64)) {
+		t.Errorf("summary.md lacks the failure and its value")
+	}
+}
+
+// TestE2EInvalidPlan: a plan error exits 2 with file:line:col on stderr, one
+// line per problem, and no stack trace; no traffic, no output directory.
+func TestE2EInvalidPlan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "bad.yaml")
+	body := strings.Replace(readFile(t, e2ePlan("gate.yaml")), "concurrency: [1, 2]", "concurency: [1, 2]", 1)
+	body = strings.Replace(body, "expr: failed == 0", "expr: faild == 0", 1)
+	if err := os.WriteFile(plan, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", out)
+	if code != 2 {
+		t.Fatalf("exit %d, want 2\n%s\n%s", code, stdout, stderr)
+	}
+	lines := strings.Split(strings.TrimRight(stderr, "\n"), "\n")
+	pos := regexp.MustCompile(`^` + regexp.QuoteMeta(plan) + `:\d+:\d+: `)
+	var located int
+	for _, l := range lines {
+		if pos.MatchString(l) {
+			located++
+		}
+	}
+	if located < 2 || !strings.Contains(stderr, `"concurency"`) || !strings.Contains(stderr, "faild") {
+		t.Errorf("want both problems as %s:line:col, got:\n%s", plan, stderr)
+	}
+	if strings.Contains(stderr, "goroutine") || strings.Contains(stderr, "panic") {
+		t.Errorf("stack trace on stderr:\n%s", stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("an invalid plan created the output directory")
+	}
+}
+
+// TestE2EUnreachable: an endpoint nobody answers on exits 3 within its
+// ready_timeout (2 s), naming the URL.
+func TestE2EUnreachable(t *testing.T) {
+	t.Parallel()
+	addr := closedPort(t)
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "gone.yaml")
+	body := fmt.Sprintf(`version: 1
+name: e2e-gone
+endpoints:
+  gone:
+    base_url: http://%s/v1
+    ready_timeout: 2s
+prompts:
+  p: {synthetic: {input_tokens: 16, sizing: reference}}
+stages:
+  - {name: s, endpoint: gone, prompts: p, concurrency: [1], requests: 1}
+`, addr)
+	if err := os.WriteFile(plan, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	start := time.Now()
+	code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", out, "--quiet")
+	took := time.Since(start)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	if took < 1900*time.Millisecond || took > 8*time.Second {
+		t.Errorf("gave up after %s, want about the 2s ready_timeout", took)
+	}
+	url := "http://" + addr + "/v1/models"
+	if !strings.Contains(stderr, url) || !strings.Contains(stderr, "not ready after 2s") {
+		t.Errorf("stderr does not name %s:\n%s", url, stderr)
+	}
+	if strings.Count(stderr, "not ready after") != 1 {
+		t.Errorf("the readiness message repeats itself:\n%s", stderr)
+	}
+	rep := loadReport(t, out)
+	if rep.StopReason != result.StopError || len(rep.Warnings) == 0 || !strings.Contains(rep.Warnings[0], addr) {
+		t.Errorf("report stop %q warnings %q", rep.StopReason, rep.Warnings)
+	}
+	if junit := readFile(t, filepath.Join(out, "junit.xml")); !strings.Contains(junit, `type="run_error"`) || !strings.Contains(junit, url) {
+		t.Errorf("junit.xml does not show the run error:\n%s", junit)
+	}
+}
+
+// TestE2EInterrupt: SIGINT in the middle of the second level exits 130; every
+// report is written and marked interrupted, holds the finished first level,
+// and the second level's in-flight requests are in requests.jsonl as
+// interrupted.
+func TestE2EInterrupt(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	p := startRunner(t, childEnv(), e2ePlan("interrupt.yaml"), "--out", out, "--log-level", "debug", "--no-progress")
+	p.waitStderr(t, "level done", 30*time.Second) // c=1 finished; c=4 crawls
+	time.Sleep(300 * time.Millisecond)
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	code := p.wait(t, 10*time.Second)
+	if code != 130 {
+		t.Fatalf("exit %d, want 130\n%s", code, p.stderr.String())
+	}
+	if took := time.Since(sent); took > 3*time.Second {
+		t.Errorf("took %s to stop after SIGINT", took)
+	}
+	rep := loadReport(t, out)
+	if rep.StopReason != result.StopInterrupted || rep.Verdict != result.StatusFail {
+		t.Errorf("stop %q verdict %q", rep.StopReason, rep.Verdict)
+	}
+	if len(rep.Stages) != 1 || len(rep.Stages[0].Points) != 2 {
+		t.Fatalf("report holds %d stages; want the stage with its 2 levels", len(rep.Stages))
+	}
+	done, cut := rep.Stages[0].Points[0], rep.Stages[0].Points[1]
+	if done.Interrupted || done.Completed != 4 || done.Failed != 0 {
+		t.Errorf("finished level: interrupted %v completed %d failed %d", done.Interrupted, done.Completed, done.Failed)
+	}
+	if !cut.Interrupted || cut.ErrorsByKind[result.ErrInterrupted] == 0 {
+		t.Errorf("interrupted level: interrupted %v kinds %v", cut.Interrupted, cut.ErrorsByKind)
+	}
+	var level0, inflight int
+	for _, r := range readRequests(t, out) {
+		switch {
+		case r.Level == 0 && r.OK:
+			level0++
+		case r.Level == 1 && r.ErrorKind == result.ErrInterrupted && !r.OK:
+			inflight++
+		default:
+			t.Errorf("unexpected record: level %d ok %v kind %q", r.Level, r.OK, r.ErrorKind)
+		}
+	}
+	if level0 != 4 || inflight != 4 {
+		t.Errorf("requests.jsonl: %d finished level-0 records (want 4), %d interrupted in-flight (want 4)", level0, inflight)
+	}
+	if s := readFile(t, filepath.Join(out, "junit.xml")); !strings.Contains(s, `type="run_interrupted"`) || !strings.Contains(s, `<property name="stop_reason" value="interrupted">`) {
+		t.Errorf("junit.xml is not marked interrupted:\n%s", s)
+	}
+	if s := readFile(t, filepath.Join(out, "summary.md")); !strings.Contains(s, "stopped: interrupted") {
+		t.Errorf("summary.md is not marked interrupted:\n%s", s)
+	}
+	if !strings.Contains(p.stdout.String(), "interrupted") {
+		t.Errorf("the table does not say the run was interrupted:\n%s", p.stdout.String())
+	}
+}
+
+// TestE2ESecondSignal: a second SIGINT ends the process at once, even while
+// the first one's shutdown is blocked (here on writing the GitHub step
+// summary into a FIFO nobody reads).
+func TestE2ESecondSignal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "summary.fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	out := filepath.Join(dir, "out")
+	p := startRunner(t, childEnv("GITHUB_STEP_SUMMARY="+fifo), e2ePlan("interrupt.yaml"), "--out", out, "--log-level", "debug", "--no-progress")
+	p.waitStderr(t, "level done", 30*time.Second)
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	// The first signal's shutdown writes report.json, then blocks opening the
+	// FIFO for the step summary.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(out, "report.json")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no report.json after the first SIGINT:\n%s", p.stderr.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	select {
+	case <-p.done:
+		t.Fatalf("runner exited (%v) before the second SIGINT; the FIFO did not block it", p.err)
+	default:
+	}
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 5*time.Second)
+	if took := time.Since(sent); took > 2*time.Second {
+		t.Errorf("second SIGINT took %s to end the process", took)
+	}
+	if sig, ok := p.signaled(); !ok || sig != syscall.SIGINT {
+		t.Errorf("process ended with %v (signaled %v %v), want killed by SIGINT", p.err, ok, sig)
+	}
+	if rep := loadReport(t, out); rep.StopReason != result.StopInterrupted {
+		t.Errorf("report.json stop %q", rep.StopReason)
+	}
+}
+
+// TestE2EKill9: after kill -9 in the middle of a level, requests.jsonl holds a
+// valid JSON line for every request that finished before the kill.
+func TestE2EKill9(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	p := startRunner(t, childEnv(), e2ePlan("interrupt.yaml"), "--out", out, "--log-level", "debug", "--no-progress")
+	p.waitStderr(t, "level done", 30*time.Second) // the 4 requests of c=1 finished
+	time.Sleep(200 * time.Millisecond)
+	if err := p.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	p.wait(t, 5*time.Second)
+	if sig, ok := p.signaled(); !ok || sig != syscall.SIGKILL {
+		t.Fatalf("not killed: %v", p.err)
+	}
+	recs := readRequests(t, out)
+	var level0 []int
+	for _, r := range recs {
+		if r.Level == 0 {
+			if !r.OK || r.Stage != "crawl" || r.TTFTMs == nil {
+				t.Errorf("level-0 record ok %v stage %q ttft %v", r.OK, r.Stage, r.TTFTMs)
+			}
+			level0 = append(level0, r.Seq)
+		}
+	}
+	slices.Sort(level0)
+	if fmt.Sprint(level0) != "[0 1 2 3]" {
+		t.Errorf("level-0 records by seq %v, want [0 1 2 3]", level0)
+	}
+	if _, err := os.Stat(filepath.Join(out, "report.json")); err == nil {
+		t.Error("a killed run wrote report.json")
+	}
+}
+
+// TestE2EBaselineCompareAndStages records a baseline on a fast simulator, runs
+// the same stage on a slower one with --baseline (the regression check fails
+// and a level missing from the baseline is named), filters stages with
+// --stage together with --out, --baseline and --report, and compares the two
+// reports with runner compare.
+func TestE2EBaselineCompareAndStages(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	fast, slow, only := filepath.Join(dir, "fast"), filepath.Join(dir, "slow"), filepath.Join(dir, "only")
+	code, stdout, stderr := runRunner(t, childEnv(), e2ePlan("regress-fast.yaml"), "--out", fast, "--quiet")
+	if code != 0 {
+		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	base := filepath.Join(fast, "report.json")
+	if c := outcome(t, loadReport(t, fast), "sweep", "has a baseline", "c=1"); c.Status != result.StatusWarn {
+		t.Errorf("without --baseline, baseline is not nil: %+v", c)
+	}
+
+	code, stdout, stderr = runRunner(t, childEnv(), e2ePlan("regress-slow.yaml"), "--out", slow, "--baseline", base, "--quiet")
+	if code != 1 {
+		t.Fatalf("regressed run: exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	rep := loadReport(t, slow)
+	if rep.Baseline != base {
+		t.Errorf("report baseline %q, want %q", rep.Baseline, base)
+	}
+	baseRep := loadReport(t, fast)
+	for i, label := range []string{"c=1", "c=2"} {
+		c := outcome(t, rep, "sweep", "ttft within 10% of the baseline", label)
+		want := baseRep.Stages[0].Points[i].TTFTP95Ms
+		if c.Status != result.StatusFail || want == nil || c.Values["baseline.ttft_p95_ms"] != *want {
+			t.Errorf("%s: outcome %+v, baseline ttft_p95_ms %v", label, c, want)
+		}
+		if h := outcome(t, rep, "sweep", "has a baseline", label); h.Status != result.StatusPass {
+			t.Errorf("%s: baseline is nil with --baseline: %+v", label, h)
+		}
+	}
+	// c=3 is not in the baseline: the guarded check passes, and the gap is
+	// named both on the outcome and in the report's warnings.
+	missing := outcome(t, rep, "sweep", "ttft within 10% of the baseline", "c=3")
+	if missing.Status != result.StatusPass || !strings.Contains(missing.Message, "c=3") {
+		t.Errorf("outcome for the level missing from the baseline: %+v", missing)
+	}
+	if !slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "c=3") && strings.Contains(w, "sweep") }) {
+		t.Errorf("report warnings do not name the missing level: %q", rep.Warnings)
+	}
+	if c := outcome(t, rep, "sweep", "throughput kept", ""); c.Status != result.StatusFail {
+		t.Errorf("stage check against the baseline: %+v", c)
+	}
+	if c := outcome(t, rep, "other", "no failures", "c=1"); c.Status != result.StatusPass {
+		t.Errorf("other stage: %+v", c)
+	}
+
+	// --stage composes with --out, --baseline and --report.
+	code, stdout, stderr = runRunner(t, childEnv(), "run", e2ePlan("regress-slow.yaml"), "--stage", "other", "--baseline", base, "--report", "json", "--out", only)
+	if code != 0 {
+		t.Fatalf("--stage other: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	o := loadReport(t, only)
+	if len(o.Stages) != 1 || o.Stages[0].Name != "other" || o.Baseline != base {
+		t.Errorf("--stage other ran %d stages (%v), baseline %q", len(o.Stages), o.Stages, o.Baseline)
+	}
+	entries, _ := os.ReadDir(only)
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if fmt.Sprint(names) != "[report.json requests.jsonl]" {
+		t.Errorf("--report json wrote %v", names)
+	}
+	if stdout != "" {
+		t.Errorf("--report json printed a table:\n%s", stdout)
+	}
+	for _, r := range readRequests(t, only) {
+		if r.Stage != "other" {
+			t.Errorf("--stage other sent a request for stage %q", r.Stage)
+		}
+	}
+
+	// runner compare on the two real reports.
+	slowJSON := filepath.Join(slow, "report.json")
+	code, stdout, stderr = runRunner(t, childEnv(), "compare", base, slowJSON)
+	if code != 0 || !strings.Contains(stdout, "ttft_p95_ms") || !strings.Contains(stdout, "worse") || !strings.Contains(stdout+stderr, "c=3 is not in the baseline") {
+		t.Errorf("compare: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, _, stderr = runRunner(t, childEnv(), "compare", base, slowJSON, "--fail-above", "50")
+	if code != 1 || !strings.Contains(stderr, "regressed by more than 50%") {
+		t.Errorf("compare --fail-above 50: exit %d\n%s", code, stderr)
+	}
+	// The same report against itself regressed nowhere.
+	if code, _, stderr = runRunner(t, childEnv(), "compare", slowJSON, slowJSON, "--fail-above", "0"); code != 0 {
+		t.Errorf("compare a report with itself --fail-above 0: exit %d\n%s", code, stderr)
+	}
+	code, stdout, _ = runRunner(t, childEnv(), "compare", base, slowJSON, "--markdown")
+	if code != 0 || !strings.HasPrefix(stdout, "## ") || !strings.Contains(stdout, "| sweep | c=1 | `ttft_p95_ms` |") || strings.Contains(stdout, "┌") {
+		t.Errorf("compare --markdown: exit %d\n%s", code, stdout)
+	}
+}
