@@ -38,14 +38,17 @@ const (
 // Request is one request's record: a line of requests.jsonl. It holds numbers
 // only, never prompt or output text, so memory per request stays bounded.
 type Request struct {
-	Stage       string    `json:"stage"`
-	Level       int       `json:"level"` // index of the level within the stage
-	Concurrency int       `json:"concurrency,omitempty"`
-	Rate        float64   `json:"rate,omitempty"`
-	Seq         int       `json:"seq"` // order of dispatch within the level
-	Warmup      bool      `json:"warmup,omitempty"`
-	Nonce       string    `json:"nonce"`
-	Start       time.Time `json:"start"`
+	Stage       string  `json:"stage"`
+	Level       int     `json:"level"` // index of the level within the stage
+	Concurrency int     `json:"concurrency,omitempty"`
+	Rate        float64 `json:"rate,omitempty"`
+	Seq         int     `json:"seq"` // order of dispatch within the level
+	Warmup      bool    `json:"warmup,omitempty"`
+	Nonce       string  `json:"nonce"`
+	// MaxTokens is the max_tokens the request asked for (lengths may vary
+	// per request: sampled output lengths, per-line max_tokens in a file).
+	MaxTokens int       `json:"max_tokens,omitempty"`
+	Start     time.Time `json:"start"`
 	// DispatchLagMs is how late the request was sent against when it was due
 	// (open loop: its scheduled time; closed loop: when its worker was free).
 	DispatchLagMs float64 `json:"dispatch_lag_ms"`

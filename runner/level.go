@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"math"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -61,6 +63,7 @@ type levelRun struct {
 	done, failed   atomic.Int64
 	outTok         atomic.Int64
 	interruptedReq atomic.Int64
+	lenMismatch    atomic.Int64 // pinned successes whose output differs from their own max_tokens
 
 	// Multi-turn levels: one aggregate per turn, and each worker's shards
 	// of them (see multiturn.go).
@@ -154,7 +157,11 @@ func (lr *levelRun) sendOne(ctx context.Context, w *worker, p prepared, due time
 		rec.Start = time.Now()
 		fail(rec, result.ErrMalformed, p.err.Error())
 	} else {
+		rec.MaxTokens = p.job.maxTokens
 		w.do(ctx, p.job, rec)
+		if rec.OK && lr.sp.pinned && rec.OutputTokens != rec.MaxTokens {
+			lr.lenMismatch.Add(1)
+		}
 	}
 	rec.DispatchLagMs = max(0, ms(rec.Start.Sub(due)))
 	if lr.rate != nil && !rec.Start.IsZero() {
@@ -345,6 +352,10 @@ func (e *Engine) scraper() *servermetrics.Scraper {
 	return servermetrics.New(client, url, names)
 }
 
+// lenMismatchWarning identifies the aggregate's ignore_eos warning, which
+// assumes one output length for the whole level.
+const lenMismatchWarning = "returned a number of output tokens other than the"
+
 // levelShape is what a level is named by: its concurrency (closed loop), or
 // its rate and in-flight cap (open loop; conc 0 when uncapped).
 type levelShape struct {
@@ -430,13 +441,44 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 		p.Interrupted = true
 	}
 	cpu := cpuTime(&ru1) - cpuTime(&ru0)
+	var capWaits int64
+	if ol, ok := d.(*openLoop); ok {
+		capWaits = ol.capWaits.Load()
+	}
 	if wall > 0 {
+		// Requests that waited for a max_concurrency slot were late by the
+		// plan's design, not the client's: their lag does not flag it.
+		lag := p.DispatchLagP99Ms
+		if capWaits > 0 {
+			p.DispatchLagP99Ms = nil
+		}
 		markBottleneck(&p, 100*float64(cpu)/float64(wall), runtime.GOMAXPROCS(0))
+		p.DispatchLagP99Ms = lag
+	}
+	if capWaits > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"%d of %d requests waited for a free max_concurrency slot (%d): the schedule offered more than the cap lets through, and the waits show as dispatch lag and in the latency from the schedule",
+			capWaits, p.NRequests, conc))
 	}
 	log.Debug().Int("completed", p.Completed).Int("failed", p.Failed).Dur("wall", wall).Msg("level done")
 	turns := lr.finishTurns(wall, conc)
 	for i := range turns {
 		turns[i].Interrupted = p.Interrupted
+	}
+	if sp.varyOut && sp.pinned {
+		// The aggregate judges ignore_eos against the level's nominal length;
+		// with lengths varying per request, judge each against its own.
+		p.OutputLenMismatch = int(lr.lenMismatch.Load())
+		p.Warnings = slices.DeleteFunc(p.Warnings, func(w string) bool { return strings.Contains(w, lenMismatchWarning) })
+		if p.OutputLenMismatch > 0 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf(
+				"%d of %d successful requests returned a number of output tokens other than their max_tokens: the engine did not honour ignore_eos, so tokens/s is not comparable across levels or runs",
+				p.OutputLenMismatch, p.Completed))
+		}
+		for i := range turns {
+			turns[i].OutputLenMismatch = 0 // counted for the level only
+			turns[i].Warnings = slices.DeleteFunc(turns[i].Warnings, func(w string) bool { return strings.Contains(w, lenMismatchWarning) })
+		}
 	}
 	return p, turns
 }

@@ -273,6 +273,9 @@ func (lr *levelRun) finishTurns(wall time.Duration, conc int) []result.Point {
 	for _, l := range lr.turnAggs {
 		p := l.Finish(wall, nil)
 		p.Concurrency = conc
+		// The level's point has the rate requests left at; a turn's count
+		// over the whole level's wall says nothing about it.
+		p.AchievedRate = nil
 		pts = append(pts, p)
 	}
 	return pts

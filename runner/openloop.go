@@ -151,6 +151,8 @@ type openLoop struct {
 	// achieved rate.
 	firstSend, lastSend atomic.Int64
 	sent                atomic.Int64
+	// capWaits counts arrivals that found every max_concurrency slot taken.
+	capWaits atomic.Int64
 }
 
 func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
@@ -200,13 +202,20 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 	for {
 		due := lr.start.Add(off)
 		if !sleepUntil(ctx, due) {
+			wg.Wait()
 			return // never sent: not a request of the level
 		}
 		if sem != nil {
 			select {
 			case sem <- struct{}{}:
-			case <-ctx.Done():
-				return
+			default:
+				o.capWaits.Add(1)
+				select {
+				case sem <- struct{}{}:
+				case <-ctx.Done():
+					wg.Wait()
+					return
+				}
 			}
 		}
 		w, cur := getWorker(), p

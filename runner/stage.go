@@ -50,7 +50,8 @@ type stagePlan struct {
 	shared    *scenario.SharedPrefix // synthetic prompts sharing prefixes on purpose
 	nonces    *nonceGen
 	model     string
-	turns     int // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
+	varyOut   bool // max_tokens differs from request to request
+	turns     int  // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
 }
 
 func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*stagePlan, []string, error) {
@@ -115,6 +116,10 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 			warns = append(warns, w)
 		}
 		sp.sizer = s
+	}
+	sp.varyOut = !sp.output.IsFixed()
+	for _, p := range sp.loaded {
+		sp.varyOut = sp.varyOut || p.MaxTokens > 0
 	}
 	if ps != nil && ps.Turns > 1 {
 		if sp.api != apiChat {
