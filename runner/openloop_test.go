@@ -1,14 +1,19 @@
 package runner
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim"
 )
 
 // gapStats returns the mean gap (s) and squared coefficient of variation of
@@ -279,5 +284,90 @@ func TestOpenLoopDuration(t *testing.T) {
 		if *p.Rate != rate || p.DurationS < 0.25 {
 			t.Errorf("rate %v, duration %.3f", deref(p.Rate), p.DurationS)
 		}
+	}
+}
+
+// BenchmarkSchedule is the cost of drawing one arrival.
+func BenchmarkSchedule(b *testing.B) {
+	for _, arrival := range []string{"constant", "poisson", "gamma"} {
+		b.Run(arrival, func(b *testing.B) {
+			a := newArrivals(1, 1000, arrival, 4)
+			var last time.Duration
+			for b.Loop() {
+				last = a.next()
+			}
+			if last < 0 {
+				b.Fatal("negative offset")
+			}
+		})
+	}
+}
+
+// BenchmarkOpenLoopLag runs open-loop levels against a zero-latency
+// simulator in a child process and reports how late requests left against
+// their schedule (dispatch lag p99 and max, ms) and the achieved rate as a
+// share of the schedule's: the rates one runner process holds to schedule.
+func BenchmarkOpenLoopLag(b *testing.B) {
+	for _, rate := range []float64{500, 2000} {
+		b.Run(fmt.Sprint("rate=", rate), func(b *testing.B) {
+			cfg := sim.FastConfig()
+			cfg.ZeroLatency = true
+			cfg.MaxNumSeqs = 1024
+			s := startRemoteSim(b, cfg)
+			e, err := NewEngine(Target{Name: "bench", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.url},
+				Options{Logger: zerolog.Nop()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer e.Close()
+			st := rateStage(16, "poisson", rate)
+			st.Requests = int(rate / 2) // half a second per level
+			plan := synthPlan(64, "reference")
+			// The seeded schedule's own rate: a Poisson sample of a few
+			// hundred arrivals is a few percent off the nominal one.
+			sched := Schedule(1, rate, "poisson", 0, st.Requests, 0)
+			schedRate := float64(len(sched)-1) / sched[len(sched)-1].Seconds()
+			var p99, mx, share float64
+			n := 0
+			for b.Loop() {
+				res, err := e.RunStage(context.Background(), plan, st)
+				if err != nil || res.Points[0].Failed != 0 {
+					b.Fatalf("err %v failed %d", err, res.Points[0].Failed)
+				}
+				p := res.Points[0]
+				p99 += deref0(p.DispatchLagP99Ms)
+				mx = max(mx, deref0(p.DispatchLagMaxMs))
+				share += deref0(p.AchievedRate) / schedRate
+				n++
+			}
+			b.ReportMetric(p99/float64(n), "lag-p99-ms")
+			b.ReportMetric(mx, "lag-max-ms")
+			b.ReportMetric(share/float64(n), "achieved/target")
+		})
+	}
+}
+
+// TestOpenLoopInterrupted: cancelling the run stops the schedule at once;
+// arrivals not yet due are not requests of the level.
+func TestOpenLoopInterrupted(t *testing.T) {
+	cfg := fastSim()
+	cfg.ITLMs = 5
+	s := startSim(t, cfg)
+	e, col := newEngine(t, s.URL(), nil)
+	st := rateStage(10, "constant", 50)
+	st.Duration = scenario.Duration(10 * time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(300*time.Millisecond, cancel)
+	t0 := time.Now()
+	res, err := e.RunStage(ctx, synthPlan(20, "reference"), st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(t0); el > 3*time.Second {
+		t.Fatalf("RunStage took %v after the cancel", el)
+	}
+	p := res.Points[0]
+	if !p.Interrupted || p.NRequests < 5 || p.NRequests > 25 || len(col.measured()) != p.NRequests {
+		t.Fatalf("interrupted %v, %d requests, %d records", p.Interrupted, p.NRequests, len(col.measured()))
 	}
 }
