@@ -223,3 +223,54 @@ func TestReplyText(t *testing.T) {
 		t.Fatalf("reply of %d bytes not cut at %d", len(got), maxReplyText)
 	}
 }
+
+// TestMultiTurnFailureEndsConversation: a failed turn is the conversation's
+// last; the turns after it are never sent.
+func TestMultiTurnFailureEndsConversation(t *testing.T) {
+	cfg := fastSim()
+	cfg.Faults.HTTP500 = 0.3
+	s := startSim(t, cfg)
+	e, col := newEngine(t, s.URL(), nil)
+	plan := synthPlan(30, "reference")
+	plan.Prompts["p"].Turns = 4
+	warm := 0
+	st := stage(4, 3)
+	st.Requests, st.Warmup = 12, &warm
+	res := runStage(t, e, plan, st)
+	byConv := map[string][]int{}
+	failed := 0
+	for _, r := range col.measured() {
+		byConv[r.Nonce] = append(byConv[r.Nonce], r.Turn)
+		if !r.OK {
+			failed++
+			if r.Turn < 4 {
+				byConv[r.Nonce] = append(byConv[r.Nonce], -1) // must be the last
+			}
+		}
+	}
+	if len(byConv) != 12 || failed == 0 || res.Points[0].Failed != failed {
+		t.Fatalf("%d conversations, %d failed requests (point says %d)", len(byConv), failed, res.Points[0].Failed)
+	}
+	sent := 0
+	for nonce, turns := range byConv {
+		for i, tn := range turns {
+			if tn == -1 {
+				if i != len(turns)-1 {
+					t.Fatalf("conversation %s went on after a failed turn: %v", nonce, turns)
+				}
+				continue
+			}
+			sent++
+			if tn != i+1 {
+				t.Fatalf("conversation %s turns %v", nonce, turns)
+			}
+		}
+	}
+	total := 0
+	for _, p := range res.Points[1:] {
+		total += p.NRequests
+	}
+	if sent != res.Points[0].NRequests || total != sent || sent == 48 {
+		t.Fatalf("%d sent, level %d, turns %d", sent, res.Points[0].NRequests, total)
+	}
+}
