@@ -691,3 +691,66 @@ func TestE2EBaselineCompareAndStages(t *testing.T) {
 		t.Errorf("compare --markdown: exit %d\n%s", code, stdout)
 	}
 }
+
+// TestE2EExamplePlans runs the shipped examples on the simulator:
+// plans/slo-gate.yaml passes, and plans/baseline-regression.yaml's two steps
+// (record, then --baseline) compare every level with the recorded one. The
+// second step's verdict is checked against the values its checks read, so
+// run-to-run noise on a busy machine cannot make the test flaky, only a wrong
+// verdict can fail it.
+func TestE2EExamplePlans(t *testing.T) {
+	t.Parallel()
+	t.Run("slo-gate", func(t *testing.T) {
+		t.Parallel()
+		out := t.TempDir()
+		code, stdout, stderr := runRunner(t, childEnv(), filepath.Join("..", "..", "plans", "slo-gate.yaml"), "--out", out, "--quiet")
+		if code != 0 {
+			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		if rep := loadReport(t, out); statuses(rep)[result.StatusPass] == 0 || rep.Verdict != result.StatusPass {
+			t.Errorf("verdict %q outcomes %v", rep.Verdict, statuses(rep))
+		}
+	})
+	t.Run("baseline-regression", func(t *testing.T) {
+		t.Parallel()
+		plan := filepath.Join("..", "..", "plans", "baseline-regression.yaml")
+		dir := t.TempDir()
+		base, next := filepath.Join(dir, "baseline"), filepath.Join(dir, "next")
+		if code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", base, "--quiet"); code != 0 {
+			t.Fatalf("record: exit %d\n%s\n%s", code, stdout, stderr)
+		}
+		code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", next, "--quiet", "--baseline", filepath.Join(base, "report.json"))
+		rep := loadReport(t, next)
+		var compared int
+		failed := false
+		for _, c := range rep.Stages[0].Checks {
+			b, ok := c.Values["baseline.ttft_p95_ms"].(float64)
+			if !ok {
+				continue
+			}
+			compared++
+			v := c.Values["ttft_p95_ms"].(float64)
+			want := result.StatusPass
+			if v > b*1.10 {
+				want, failed = result.StatusFail, true
+			}
+			if c.Status != want {
+				t.Errorf("%s %s: ttft %v vs baseline %v: status %s, want %s", c.Name, c.LevelLabel, v, b, c.Status, want)
+			}
+		}
+		if compared != 2 {
+			t.Errorf("%d levels compared with the baseline, want 2", compared)
+		}
+		for _, c := range rep.Stages[0].Checks {
+			if c.Name == "no failures" && c.Status != result.StatusPass {
+				failed = true
+			}
+		}
+		if wantCode := map[bool]int{false: 0, true: 1}[failed]; code != wantCode {
+			t.Errorf("exit %d, want %d\n%s\n%s", code, wantCode, stdout, stderr)
+		}
+		if len(rep.Warnings) != 0 {
+			t.Errorf("same plan, same levels: want no baseline warnings, got %q", rep.Warnings)
+		}
+	})
+}
