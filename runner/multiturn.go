@@ -160,29 +160,39 @@ func replyText(stream []byte) string {
 // turnSeq numbers turn t (1-based) of conversation conv.
 func (sp *stagePlan) turnSeq(conv, turn int) int { return conv*sp.turns + turn - 1 }
 
-// userTurn returns the new user message of a conversation's turn and its
-// max_tokens. Synthetic prompts draw a fresh prompt of the stage's length;
-// supplied prompts take the set's prompts in order, conversation c turn t
-// using prompt (c·K + t − 1) mod n, so a file of n prompts is read through
-// as n/K conversations. Only a chat-format prompt's last user message is
-// used after the first turn (its earlier messages were for opening a chat).
-func (sp *stagePlan) userTurn(level, conv, turn int) (text string, opening []scenario.Message, maxTokens int) {
-	seq := sp.turnSeq(conv, turn)
+// userTurn returns the new user message of a conversation's turn (the
+// first turn's carrying the conversation's nonce) and its max_tokens.
+// Synthetic prompts draw a fresh prompt of the stage's length (the first
+// turn's after the group's prefix, with shared prefixes); supplied prompts
+// take the set's prompts in order, conversation c turn t using prompt
+// (c·K + t − 1) mod n, so a file of n prompts is read through as n/K
+// conversations. A chat-format prompt opens a conversation with all its
+// messages; after the first turn only its last user message is used.
+func (sp *stagePlan) userTurn(level int, c *conversation, turn int) (text string, opening []scenario.Message, maxTokens int) {
+	seq := sp.turnSeq(c.idx, turn)
 	r := sp.rng(level, seq)
 	if sp.synthetic {
-		n := sp.input.Sample(r)
-		return fillerBody(sp.sizer.words(n)), nil, sp.output.Sample(r)
+		if turn == 1 {
+			text = sp.synthText(r, c.idx, c.nonce)
+		} else {
+			text = fillerBody(sp.sizer.words(sp.input.Sample(r)))
+		}
+		return text, nil, sp.output.Sample(r)
 	}
 	p := sp.loaded[seq%len(sp.loaded)]
 	maxTokens = p.MaxTokens
 	if maxTokens <= 0 {
 		maxTokens = sp.output.Sample(r)
 	}
-	if len(p.Messages) == 0 {
+	switch {
+	case len(p.Messages) == 0 && turn == 1:
+		return leadNonce(c.nonce, p.Text), nil, maxTokens
+	case len(p.Messages) == 0:
 		return p.Text, nil, maxTokens
-	}
-	if turn == 1 {
-		return "", p.Messages, maxTokens
+	case turn == 1:
+		opening = append([]scenario.Message(nil), p.Messages...)
+		opening[0].Content = leadNonce(c.nonce, opening[0].Content)
+		return "", opening, maxTokens
 	}
 	for i := len(p.Messages) - 1; i >= 0; i-- {
 		if p.Messages[i].Role == "user" {
@@ -193,17 +203,15 @@ func (sp *stagePlan) userTurn(level, conv, turn int) (text string, opening []sce
 }
 
 // buildTurn builds turn t of conversation c: the history so far plus the
-// turn's new user message. The first turn's first message leads with the
-// conversation's nonce.
+// turn's new user message.
 func (sp *stagePlan) buildTurn(level int, c *conversation, turn int) (*job, error) {
-	text, opening, maxTokens := sp.userTurn(level, c.idx, turn)
+	text, opening, maxTokens := sp.userTurn(level, c, turn)
 	j := &job{nonce: c.nonce, maxTokens: maxTokens}
 	switch {
 	case turn == 1 && opening != nil:
-		c.history = append([]scenario.Message(nil), opening...)
-		c.history[0].Content = leadNonce(c.nonce, c.history[0].Content)
+		c.history = opening
 	case turn == 1:
-		c.history = []scenario.Message{{Role: "user", Content: leadNonce(c.nonce, text)}}
+		c.history = []scenario.Message{{Role: "user", Content: text}}
 	default:
 		c.history = append(c.history, scenario.Message{Role: "user", Content: text})
 	}

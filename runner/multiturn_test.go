@@ -274,3 +274,36 @@ func TestMultiTurnFailureEndsConversation(t *testing.T) {
 		t.Fatalf("%d sent, level %d, turns %d", sent, res.Points[0].NRequests, total)
 	}
 }
+
+// TestMultiTurnSharedPrefix: conversations open with their group's shared
+// prefix, the nonce after it, and keep it at the head of the history.
+func TestMultiTurnSharedPrefix(t *testing.T) {
+	s := startSim(t, fastSim())
+	rc := startRecorder(t, s)
+	e, _ := newEngine(t, rc.URL+"/v1", nil)
+	plan := synthPlan(200, "")
+	plan.Prompts["p"].Turns = 2
+	plan.Prompts["p"].Synthetic.SharedPrefix = &scenario.SharedPrefix{Groups: 2, PrefixTokens: 128}
+	st := stage(4, 2)
+	st.Requests = 4
+	res := runStage(t, e, plan, st)
+	if p := res.Points[0]; p.Completed != 8 {
+		t.Fatalf("completed %d (%v)", p.Completed, p.Error)
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	turns := map[int]int{}
+	for _, x := range rc.got {
+		first := x.messages[0].Content
+		if !strings.HasPrefix(first, "[prefix-") {
+			continue
+		}
+		if _, rest, ok := strings.Cut(first, " ["); !ok || len(rest) < 13 || rest[12] != ']' {
+			t.Fatalf("no nonce after the prefix: %.60q", first)
+		}
+		turns[len(x.messages)]++
+	}
+	if turns[1] != 4 || turns[3] != 4 {
+		t.Fatalf("requests by history length: %v", turns)
+	}
+}

@@ -151,22 +151,8 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 		text = leadNonce(j.nonce, fillerBody(words))
 	case sp.synthetic:
 		r := sp.rng(level, seq)
-		n := sp.input.Sample(r)
+		text = sp.synthText(r, seq, j.nonce) // input length first, then output: the draw order is part of the seed's meaning
 		j.maxTokens = sp.output.Sample(r)
-		if sh := sp.shared; sh != nil {
-			// Measuring prefix caching on purpose: the group's prefix comes
-			// first and the nonce after it, so requests of a group share
-			// exactly the prefix and nothing more.
-			g := seq % sh.Groups
-			// The "[prefix-g] " tag costs about as much as a nonce tag
-			// (prefixTagTokens); the rest of the prompt carries the nonce and
-			// any chat-template overhead that sizer.words accounts for.
-			pw := max(1, int(math.Round(float64(sh.PrefixTokens-prefixTagTokens)/sp.sizer.tokensPerWord())))
-			prefix := fmt.Sprintf("[prefix-%d] %s", g, fillerBody(pw))
-			text = prefix + " " + leadNonce(j.nonce, fillerBody(sp.sizer.words(max(1, n-sh.PrefixTokens))))
-		} else {
-			text = leadNonce(j.nonce, fillerBody(sp.sizer.words(n)))
-		}
 	default:
 		// Cycle rather than repeat (the reference's prompts[i % len]): every
 		// concurrent request gets a different prompt. The nonce still leads,
@@ -239,6 +225,26 @@ func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message) er
 	}
 	j.body = b
 	return nil
+}
+
+// synthText draws a synthetic prompt's length from r and builds it around
+// nonce: the nonce leads, or, with shared prefixes, follows the group's prefix.
+func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
+	n := sp.input.Sample(r)
+	sh := sp.shared
+	if sh == nil {
+		return leadNonce(nonce, fillerBody(sp.sizer.words(n)))
+	}
+	// Measuring prefix caching on purpose: the group's prefix comes first and
+	// the nonce after it, so requests of a group share exactly the prefix and
+	// nothing more.
+	g := seq % sh.Groups
+	// The "[prefix-g] " tag costs about as much as a nonce tag
+	// (prefixTagTokens); the rest of the prompt carries the nonce and any
+	// chat-template overhead that sizer.words accounts for.
+	pw := max(1, int(math.Round(float64(sh.PrefixTokens-prefixTagTokens)/sp.sizer.tokensPerWord())))
+	prefix := fmt.Sprintf("[prefix-%d] %s", g, fillerBody(pw))
+	return prefix + " " + leadNonce(nonce, fillerBody(sp.sizer.words(max(1, n-sh.PrefixTokens))))
 }
 
 // flatten turns chat messages into one completions prompt.
