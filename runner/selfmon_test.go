@@ -1,0 +1,94 @@
+package runner
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/runnerbench/runner/sim"
+)
+
+// TestClientBottleneckFlagged saturates the runner on purpose: one usable
+// core (GOMAXPROCS=1) and two goroutines burning it while a level runs. The
+// level's client CPU must then be near 100% of that core and the point
+// flagged as client-bound, with the warning saying why.
+func TestClientBottleneckFlagged(t *testing.T) {
+	cfg := fastSim()
+	s := startSim(t, cfg)
+	e, _ := newEngine(t, s.URL(), nil)
+	st := stage(16, 8)
+	st.Requests = 48
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := 0
+			for !stop.Load() {
+				x++ // async preemption lets the engine run in between
+			}
+			_ = x
+		}()
+	}
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	t0 := time.Now()
+	res := runStage(t, e, synthPlan(32, "reference"), st)
+	wall := time.Since(t0)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	stop.Store(true)
+	wg.Wait()
+
+	p := res.Points[0]
+	if p.ClientCPUPercent == nil {
+		t.Fatal("no client CPU recorded")
+	}
+	if !p.ClientBottleneck {
+		got := 100 * float64(cpuTime(&ru1)-cpuTime(&ru0)) / float64(wall)
+		if got < 100*cpuBusyShare {
+			// The kernel did not give this process a whole core (other
+			// processes on a shared machine): the saturation did not happen,
+			// so there is nothing to detect.
+			t.Skipf("process got only %.0f%% of a core; cannot saturate it here", got)
+		}
+		t.Fatalf("client CPU %.1f%% of GOMAXPROCS=1, lag p99 %v: not flagged as bottleneck (warnings %q)",
+			*p.ClientCPUPercent, p.DispatchLagP99Ms, p.Warnings)
+	}
+	if len(p.Warnings) == 0 {
+		t.Fatal("bottleneck flagged without a warning saying why")
+	}
+	if p.Completed != st.Requests {
+		t.Fatalf("completed %d of %d", p.Completed, st.Requests)
+	}
+}
+
+// TestClientBottleneckNotFlagged is the normal case: a few streams with a
+// server that takes its time use a few percent of a core, and the point must
+// not be flagged.
+func TestClientBottleneckNotFlagged(t *testing.T) {
+	cfg := sim.FastConfig()
+	cfg.TTFTMs = 50 // the lag limit is min(10 ms, 10% of TTFT p50)
+	cfg.ITLMs = 5
+	s := startSim(t, cfg)
+	e, _ := newEngine(t, s.URL(), nil)
+	st := stage(16, 4)
+	st.Requests = 16
+	res := runStage(t, e, synthPlan(32, "reference"), st)
+	p := res.Points[0]
+	if p.ClientCPUPercent == nil {
+		t.Fatal("no client CPU recorded")
+	}
+	if p.ClientBottleneck {
+		t.Fatalf("normal run flagged as client-bound: CPU %.1f%%, lag p99 %v, warnings %q",
+			*p.ClientCPUPercent, p.DispatchLagP99Ms, p.Warnings)
+	}
+	if *p.ClientCPUPercent >= 100*cpuBusyShare {
+		t.Fatalf("client CPU %.1f%% for 4 slow streams", *p.ClientCPUPercent)
+	}
+}
