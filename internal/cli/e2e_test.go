@@ -365,6 +365,9 @@ func TestE2EViolatedCheck(t *testing.T) {
 	if !strings.Contains(md, "FAIL") || !strings.Contains(md, strconv.FormatFloat(v, 'f', -1, 64)) {
 		t.Errorf("summary.md lacks the failure and its value")
 	}
+	if !strings.Contains(stdout, "FAIL") || !strings.Contains(stdout, "ttft_p95_ms="+strconv.FormatFloat(v, 'f', -1, 64)) || !strings.Contains(stdout, "spec_acceptance_rate=null") {
+		t.Errorf("the table lacks the failures and their values:\n%s", stdout)
+	}
 }
 
 // TestE2EInvalidPlan: a plan error exits 2 with file:line:col on stderr, one
@@ -449,18 +452,28 @@ stages:
 	}
 }
 
-// TestE2EInterrupt: SIGINT in the middle of the second level exits 130; every
+// TestE2EInterrupt: SIGINT or SIGTERM in the middle of the second level exits
+// 130; every
 // report is written and marked interrupted, holds the finished first level,
 // and the second level's in-flight requests are in requests.jsonl as
 // interrupted.
 func TestE2EInterrupt(t *testing.T) {
 	t.Parallel()
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			t.Parallel()
+			testInterrupt(t, sig)
+		})
+	}
+}
+
+func testInterrupt(t *testing.T, sig syscall.Signal) {
 	out := t.TempDir()
 	p := startRunner(t, childEnv(), e2ePlan("interrupt.yaml"), "--out", out, "--log-level", "debug", "--no-progress")
 	p.waitStderr(t, "level done", 30*time.Second) // c=1 finished; c=4 crawls
 	time.Sleep(300 * time.Millisecond)
 	sent := time.Now()
-	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	code := p.wait(t, 10*time.Second)
@@ -468,7 +481,7 @@ func TestE2EInterrupt(t *testing.T) {
 		t.Fatalf("exit %d, want 130\n%s", code, p.stderr.String())
 	}
 	if took := time.Since(sent); took > 3*time.Second {
-		t.Errorf("took %s to stop after SIGINT", took)
+		t.Errorf("took %s to stop after %s", took, sig)
 	}
 	rep := loadReport(t, out)
 	if rep.StopReason != result.StopInterrupted || rep.Verdict != result.StatusFail {
