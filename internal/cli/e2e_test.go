@@ -453,10 +453,9 @@ stages:
 }
 
 // TestE2EInterrupt: SIGINT or SIGTERM in the middle of the second level exits
-// 130; every
-// report is written and marked interrupted, holds the finished first level,
-// and the second level's in-flight requests are in requests.jsonl as
-// interrupted.
+// 130; every report is written and marked interrupted, holds the finished
+// first level, and the second level's in-flight requests are in
+// requests.jsonl as interrupted.
 func TestE2EInterrupt(t *testing.T) {
 	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
