@@ -34,7 +34,17 @@ var (
 	binBuild error
 )
 
+// Environment of the test binary re-executed as a wrapper that lowers
+// RLIMIT_NOFILE to "soft:hard" and then execs the runner binary.
+const (
+	nofileEnv = "RUNNER_E2E_NOFILE"
+	execEnv   = "RUNNER_E2E_EXEC"
+)
+
 func TestMain(m *testing.M) {
+	if lim := os.Getenv(nofileEnv); lim != "" {
+		os.Exit(execWithFileLimit(lim))
+	}
 	dir, err := os.MkdirTemp("", "runner-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -44,6 +54,33 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
+}
+
+// execWithFileLimit sets RLIMIT_NOFILE to lim ("soft:hard") and replaces
+// this process with the binary in $RUNNER_E2E_EXEC, passing on the
+// arguments; it returns only when that fails.
+func execWithFileLimit(lim string) int {
+	soft, hard, _ := strings.Cut(lim, ":")
+	s, err1 := strconv.ParseUint(soft, 10, 64)
+	h, err2 := strconv.ParseUint(hard, 10, 64)
+	if err := errors.Join(err1, err2); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 125
+	}
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: s, Max: h}); err != nil {
+		fmt.Fprintln(os.Stderr, "setrlimit:", err)
+		return 125
+	}
+	bin := os.Getenv(execEnv)
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, nofileEnv+"=") && !strings.HasPrefix(kv, execEnv+"=") {
+			env = append(env, kv)
+		}
+	}
+	err := syscall.Exec(bin, append([]string{bin}, os.Args[1:]...), env)
+	fmt.Fprintln(os.Stderr, "exec:", err)
+	return 125
 }
 
 // runnerBinary builds ./cmd/runner once per test process (only when an
@@ -110,7 +147,21 @@ func childEnv(extra ...string) []string {
 // still running.
 func startRunner(t *testing.T, env []string, args ...string) *proc {
 	t.Helper()
-	p := &proc{cmd: exec.Command(runnerBinary(t), args...), done: make(chan struct{})}
+	return startProc(t, exec.Command(runnerBinary(t), args...), env)
+}
+
+// startRunnerNofile starts the binary with RLIMIT_NOFILE set to soft and
+// hard, through this test binary as a wrapper (a child cannot be given
+// limits with os/exec alone).
+func startRunnerNofile(t *testing.T, soft, hard uint64, env []string, args ...string) *proc {
+	t.Helper()
+	env = append(env, fmt.Sprintf("%s=%d:%d", nofileEnv, soft, hard), execEnv+"="+runnerBinary(t))
+	return startProc(t, exec.Command(os.Args[0], args...), env)
+}
+
+func startProc(t *testing.T, cmd *exec.Cmd, env []string) *proc {
+	t.Helper()
+	p := &proc{cmd: cmd, done: make(chan struct{})}
 	p.cmd.Env = env
 	p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
 	if err := p.cmd.Start(); err != nil {

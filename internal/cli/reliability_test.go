@@ -447,3 +447,56 @@ stages:
 		t.Error("the table does not carry the insecure_skip_verify warning")
 	}
 }
+
+// TestFileLimit: a level needing more sockets than the hard open-file limit
+// allows stops before sending anything, exit 3 with a message naming the
+// stage and both numbers; with a low soft but high enough hard limit the same
+// plan runs. (300 streams to an in-process simulator are 600 descriptors.)
+func TestFileLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plan := writeFile(t, filepath.Join(dir, "wide.yaml"), `version: 1
+name: e2e-wide
+endpoints:
+  sim: {simulator: {ttft_ms: 5, itl_ms: 1, max_num_seqs: 512}}
+prompts:
+  p: {synthetic: {input_tokens: 16, sizing: reference}}
+stages:
+  - {name: narrow, endpoint: sim, prompts: p, output_tokens: 4, concurrency: [2], requests: 2, warmup: 0}
+  - {name: wide, endpoint: sim, prompts: p, output_tokens: 4, concurrency: [1, 300], requests: 300, warmup: 0}
+`)
+	low := filepath.Join(dir, "low")
+	p := startRunnerNofile(t, 200, 200, childEnv(), plan, "--out", low, "--quiet")
+	if code := p.wait(t, 30*time.Second); code != 3 {
+		t.Fatalf("hard limit 200: exit %d, want 3\n%s", code, p.stderr.String())
+	}
+	msg := p.stderr.String()
+	for _, w := range []string{"stage wide", "600", "hard limit is 200", "open-file limit"} {
+		if !strings.Contains(msg, w) {
+			t.Errorf("message lacks %q:\n%s", w, msg)
+		}
+	}
+	if recs := readRequests(t, low); len(recs) != 0 {
+		t.Errorf("%d requests sent before stopping", len(recs))
+	}
+	if rep := loadReport(t, low); rep.StopReason != result.StopError || len(rep.Stages) != 0 {
+		t.Errorf("report: stop %q, %d stages", rep.StopReason, len(rep.Stages))
+	}
+
+	// --stage narrow needs few sockets: the same limit is enough.
+	p = startRunnerNofile(t, 200, 200, childEnv(), plan, "--out", filepath.Join(dir, "narrow"), "--quiet", "--stage", "narrow")
+	if code := p.wait(t, 30*time.Second); code != 0 {
+		t.Errorf("--stage narrow under hard limit 200: exit %d\n%s", code, p.stderr.String())
+	}
+
+	// A low soft limit under a sufficient hard one is raised, and the run completes.
+	high := filepath.Join(dir, "high")
+	p = startRunnerNofile(t, 64, 4096, childEnv(), plan, "--out", high, "--quiet")
+	if code := p.wait(t, 60*time.Second); code != 0 {
+		t.Fatalf("soft 64, hard 4096: exit %d\n%s", code, p.stderr.String())
+	}
+	rep := loadReport(t, high)
+	if len(rep.Stages) != 2 || rep.Stages[1].Points[1].Completed != 300 {
+		t.Errorf("wide level did not complete: %+v", rep.Stages)
+	}
+}

@@ -117,6 +117,14 @@ type execution struct {
 // when the run could not be carried out (an endpoint never became ready);
 // stage failures are recorded in the report.
 func (r *execution) execute(ctx context.Context, stages []*scenario.Stage, baseline *result.Report) error {
+	if need, stage := filesNeeded(r.plan, stages); need > 0 {
+		// Before any endpoint or simulator starts: a level with more streams
+		// than the process may open sockets for would fail part-way with
+		// "too many open files" inside its measured window.
+		if err := runner.RaiseFileLimit(need); err != nil {
+			return fmt.Errorf("stage %s needs %d sockets at once (an in-process simulator counts both ends): %w", stage, need, err)
+		}
+	}
 	engines, closeAll, err := r.startEndpoints(ctx, stages)
 	defer closeAll()
 	if err != nil {
@@ -328,4 +336,26 @@ func baselineGaps(path string, base, res *result.Stage) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("baseline %s has no level %s of stage %s: checks there ran with baseline == nil", path, strings.Join(missing, ", "), res.Name)}
+}
+
+// filesNeeded is the most sockets any selected level keeps open at once (its
+// concurrency, or max_concurrency in open loop), counted twice for an
+// in-process simulator, whose server end of each connection is a descriptor
+// of this process too, and the stage that needs them. An open-loop stage
+// without max_concurrency has no bound known in advance and is not counted.
+func filesNeeded(p *scenario.Plan, stages []*scenario.Stage) (int, string) {
+	need, name := 0, ""
+	for _, st := range stages {
+		streams := st.MaxConcurrency
+		for _, c := range st.Concurrency {
+			streams = max(streams, c)
+		}
+		if ep := p.Endpoints[st.Endpoint]; ep != nil && ep.Simulator != nil {
+			streams *= 2
+		}
+		if streams > need {
+			need, name = streams, st.Name
+		}
+	}
+	return need, name
 }
