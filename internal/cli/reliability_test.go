@@ -109,7 +109,7 @@ func TestSecretsNeverLeak(t *testing.T) {
 name: e2e-secrets
 endpoints:
   guarded:
-    base_url: %s/v1
+    base_url: http://bench:${TEST_URLPASS}@%s/v1
     api_key: ${TEST_KEY}
     headers: {X-Org-Token: "${TEST_HDR}"}
     timeouts: {idle: 300ms}
@@ -130,7 +130,7 @@ stages:
     checks:
       - {name: no failures, expr: failed == 0}
   - {name: never, endpoint: gone, prompts: p, concurrency: [1], requests: 1}
-`, srv.URL, gone))
+`, strings.TrimPrefix(srv.URL, "http://"), gone))
 	env := childEnv("TEST_KEY="+key, "TEST_HDR="+hdr, "TEST_HDR2="+hdr2, "TEST_URLPASS="+urlPass)
 
 	type run struct {
