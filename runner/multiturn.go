@@ -27,7 +27,9 @@ import (
 // level therefore expects prefix-cache hits and does not warn about them.
 //
 // A failed turn ends its conversation: the later turns would resend a
-// history the server never produced. Records are numbered Seq = conversation
+// history the server never produced. A level's duration bounds when
+// conversations start; one under way finishes its turns (within the
+// level's grace), and requests counts conversations. Records are numbered Seq = conversation
 // × K + turn − 1 and carry Turn (1-based).
 //
 // Results: the level's Point covers every turn (what checks usually read),
