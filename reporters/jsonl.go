@@ -18,8 +18,10 @@ import (
 // with a single write(2) of the complete line before Write returns, on a file
 // opened with O_APPEND. So after a kill -9 (or a panic, or Ctrl-C twice) the
 // file holds a valid JSON line for every Write that returned, and never a
-// partial or interleaved line from them; only a write in flight at the moment
-// of the kill can be missing. Surviving a machine crash or power loss as well
+// partial or interleaved line from them. Only a write in flight at the moment
+// of the kill can be missing, or left as one unterminated fragment at the very
+// end of the file (Linux stops a write to a regular file at a page boundary
+// when a fatal signal arrives): readers skip a last line without a newline. Surviving a machine crash or power loss as well
 // needs the data on disk: Flush does an fsync, and the engine calls it at the
 // end of every level (cheap: once a level, not once a request).
 //
