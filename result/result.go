@@ -249,10 +249,16 @@ type Report struct {
 	Baseline   string   `json:"baseline,omitempty"` // path of the baseline report, when given
 }
 
-// Label names a level for people: "c=32" for closed loop, "rate=4" for open loop.
+// Label names a level for people: "c=32" for closed loop, "rate=4" for open
+// loop, with " turn=2" after it for a multi-turn stage's per-turn points. It is
+// also the key that matches a level to its baseline.
 func (p *Point) Label() string {
+	label := "c=" + itoa(p.Concurrency)
 	if p.Rate != nil {
-		return "rate=" + trimFloat(*p.Rate)
+		label = "rate=" + trimFloat(*p.Rate)
 	}
-	return "c=" + itoa(p.Concurrency)
+	if p.Turn > 0 {
+		label += " turn=" + itoa(p.Turn)
+	}
+	return label
 }

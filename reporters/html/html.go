@@ -482,9 +482,6 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 
 func levelRowOf(p *result.Point) levelRow {
 	label := p.Label()
-	if p.Turn > 0 {
-		label += " turn " + strconv.Itoa(p.Turn)
-	}
 	row := levelRow{
 		Label: label, Requests: p.NRequests, Completed: p.Completed, Failed: p.Failed,
 		DurationS: num(p.DurationS), TPSTotal: num(p.OutputTPSTotal), TPSStream: num(p.OutputTPSPerStream),

@@ -594,7 +594,7 @@ func TestPerTurnPointsStayOffTheCurves(t *testing.T) {
 	if len(ys) != len(st.Points)-1 || strings.Contains(strings.Join(ys, " "), "9999") {
 		t.Fatalf("throughput markers %v include the per-turn point", ys)
 	}
-	if !strings.Contains(text(doc), "c=4 turn 2") {
+	if !strings.Contains(text(doc), "c=4 turn=2") {
 		t.Error("the per-turn point is missing from the levels table")
 	}
 }
