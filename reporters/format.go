@@ -64,6 +64,13 @@ var columns = []column{
 		show: func(st *result.Stage) bool {
 			return anyPoint(st, func(p *result.Point) bool { return p.SpecAcceptanceRate != nil })
 		}},
+	// Shown once the server reports real prefix-cache hits: beside a
+	// shared-prefix stage it is the point of the measurement, and beside any
+	// other it says the nonce did not defeat caching.
+	{header: "Prefix hit (%)", metric: "prefix_cache_hit_rate", dp: 1, scale: 100, value: func(p *result.Point) *float64 { return p.PrefixCacheHitRate },
+		show: func(st *result.Stage) bool {
+			return anyPoint(st, func(p *result.Point) bool { return p.PrefixCacheHitRate != nil && *p.PrefixCacheHitRate >= 0.01 })
+		}},
 }
 
 // stageGrid is a stage's metric table as strings: the headers and one row per
