@@ -220,8 +220,9 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 			recordTokens(rec, start, first, firstAnswer, maxITL, chunks, reasoning)
 			return
 		}
+		var now time.Time // read at most once per chunk
 		if c.Content || c.Reasoning {
-			now := time.Now() // the one clock read per token chunk
+			now = time.Now() // the one clock read per token chunk
 			lastTok.Store(int64(now.Sub(start)))
 			if chunks == 0 {
 				first = now
@@ -245,7 +246,10 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 		}
 		if c.Finish {
 			finished = true
-			finishAt = time.Now()
+			if now.IsZero() {
+				now = time.Now() // a finish chunk without a token
+			}
+			finishAt = now
 			if c.FinishReason != nil {
 				// Copy: the chunk's bytes are reused by the next read.
 				finishReason, _ = sse.Unescape(c.FinishReason)
@@ -254,7 +258,10 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 		if c.Usage {
 			usage, promptTok, compTok = true, c.PromptTokens, c.CompletionTokens
 			if finished {
-				finishAt = time.Now()
+				if now.IsZero() {
+					now = time.Now()
+				}
+				finishAt = now
 			}
 		}
 	}

@@ -97,6 +97,21 @@ func (rd *Reader) Next() ([]byte, error) {
 		if string(field) != "data" {
 			continue // event, id, retry and unknown fields do not change the data
 		}
+		if !rd.pending {
+			// The usual event is one data line, and its blank line came in
+			// the same read: hand out the value where it lies, without
+			// copying it. (Only a later read can move the buffer, and the
+			// slice is valid until the next call anyway.)
+			if b := rd.buf[rd.r:rd.w]; len(b) > 0 && b[0] == '\n' {
+				rd.r++
+				rd.scan = rd.r
+				return value, nil
+			} else if len(b) > 1 && b[0] == '\r' && b[1] == '\n' {
+				rd.r += 2
+				rd.scan = rd.r
+				return value, nil
+			}
+		}
 		if rd.pending {
 			rd.data = append(rd.data, '\n')
 		}

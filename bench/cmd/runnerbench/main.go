@@ -1,0 +1,615 @@
+// Command runnerbench measures the runner against the simulator over
+// loopback and writes the figures as Markdown: chunks per second of client
+// CPU, memory per stream at 10,000 concurrent streams, heap over a run of a
+// million requests, and timing accuracy by concurrency against the
+// simulator's own record of when it wrote each token.
+//
+// Every experiment runs the simulator and the runner in two separate child
+// processes of this one, so the runner's CPU time (getrusage) and peak RSS
+// (VmHWM) are its own and the two do not share a Go scheduler. Traffic stays
+// on 127.0.0.1 and every experiment is bounded in requests and time.
+//
+// Usage: go run ./bench/cmd/runnerbench [-quick] [-out docs/performance.md]
+// (bench/run.sh adds the SSE micro-benchmarks and instruction counts).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim"
+)
+
+const (
+	roleEnv = "RUNNERBENCH_ROLE" // "sim" or "runner" in the children
+	argEnv  = "RUNNERBENCH_ARG"  // the child's JSON argument
+)
+
+func main() {
+	switch os.Getenv(roleEnv) {
+	case "sim":
+		os.Exit(simChild())
+	case "runner":
+		os.Exit(runnerChild())
+	}
+	os.Exit(orchestrate())
+}
+
+// ---- the simulator child ----
+
+// simChild serves a simulator, prints its URL, serves until stdin closes,
+// then prints its ground truth (when asked) as JSON.
+func simChild() int {
+	var a struct {
+		Cfg   sim.Config
+		Truth bool
+	}
+	if err := json.Unmarshal([]byte(os.Getenv(argEnv)), &a); err != nil {
+		fmt.Fprintln(os.Stderr, "sim child:", err)
+		return 2
+	}
+	if err := runner.RaiseFileLimit(a.Cfg.MaxNumSeqs + 64); err != nil {
+		fmt.Fprintln(os.Stderr, "sim child:", err)
+		return 2
+	}
+	s, err := sim.Start(context.Background(), a.Cfg)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sim child:", err)
+		return 2
+	}
+	fmt.Println(s.URL())
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	if a.Truth {
+		if err := json.NewEncoder(os.Stdout).Encode(s.Truth()); err != nil {
+			return 1
+		}
+	}
+	_ = s.Close()
+	return 0
+}
+
+// simProc is a running simulator child.
+type simProc struct {
+	url   string
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+}
+
+func startSim(cfg sim.Config, truth bool) (*simProc, error) {
+	arg, _ := json.Marshal(struct {
+		Cfg   sim.Config
+		Truth bool
+	}{cfg, truth})
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"=sim", argEnv+"="+string(arg))
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	p := &simProc{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
+	line, err := p.out.ReadString('\n')
+	if err != nil {
+		p.kill()
+		return nil, fmt.Errorf("simulator child: %w", err)
+	}
+	p.url = strings.TrimSpace(line)
+	return p, nil
+}
+
+// stop closes the child's stdin and returns its truth (nil unless asked for).
+func (p *simProc) stop(truth bool) ([]sim.RequestTruth, error) {
+	_ = p.stdin.Close()
+	var ts []sim.RequestTruth
+	var err error
+	if truth {
+		err = json.NewDecoder(p.out).Decode(&ts)
+	}
+	_, _ = io.Copy(io.Discard, p.out)
+	_ = p.cmd.Wait()
+	return ts, err
+}
+
+func (p *simProc) kill() {
+	_ = p.stdin.Close()
+	_ = p.cmd.Process.Kill()
+	_ = p.cmd.Wait()
+}
+
+// ---- the runner child ----
+
+// job is what the runner child is asked to run.
+type job struct {
+	URL        string
+	Conc       int
+	Requests   int
+	Output     int
+	Input      int
+	HeapEvery  int  // sample HeapInuse every this many finished requests (0 = never)
+	KeepSample bool // record per-request nonces and timings for the accuracy check
+}
+
+// reqSample is one request's measured timing, for the accuracy check.
+type reqSample struct {
+	Nonce   string
+	StartNs int64 // wall clock, Unix ns
+	TTFTMs  float64
+	E2EMs   float64
+	Tokens  int
+}
+
+// outcome is what the runner child reports.
+type outcome struct {
+	Point      result.Point
+	WallS      float64
+	CPUS       float64 // user+system over the level, this process only
+	VmHWMKiB   int64
+	BaseRSSKiB int64       // RSS before the level
+	Heap       []heapPoint // HeapInuse samples by finished requests
+	Samples    []reqSample
+	Err        string
+}
+
+type heapPoint struct {
+	Requests int64
+	HeapMiB  float64
+}
+
+func runnerChild() int {
+	var j job
+	if err := json.Unmarshal([]byte(os.Getenv(argEnv)), &j); err != nil {
+		fmt.Fprintln(os.Stderr, "runner child:", err)
+		return 2
+	}
+	out := runJob(j)
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		return 1
+	}
+	return 0
+}
+
+func runJob(j job) (out outcome) {
+	if err := runner.RaiseFileLimit(j.Conc); err != nil {
+		out.Err = err.Error()
+		return out
+	}
+	var done atomic.Int64
+	heap := make(chan heapPoint, 64)
+	samples := make(chan reqSample, 1024)
+	var collected []reqSample
+	collectDone := make(chan struct{})
+	go func() {
+		for s := range samples {
+			collected = append(collected, s)
+		}
+		close(collectDone)
+	}()
+	onReq := func(r *result.Request) {
+		if r.Warmup {
+			return
+		}
+		n := done.Add(1)
+		if j.HeapEvery > 0 && n%int64(j.HeapEvery) == 0 {
+			// Collect first: the live heap is what must stay flat; garbage
+			// not yet collected only says when the GC last ran.
+			runtime.GC()
+			var ms runtime.MemStats
+			runtime.ReadMemStats(&ms)
+			select {
+			case heap <- heapPoint{n, float64(ms.HeapInuse) / (1 << 20)}:
+			default:
+			}
+		}
+		if j.KeepSample && r.OK && r.TTFTMs != nil {
+			samples <- reqSample{r.Nonce, r.Start.UnixNano(), *r.TTFTMs, r.E2EMs, r.OutputTokens}
+		}
+	}
+	ep := &scenario.Endpoint{Model: "sim", BaseURL: j.URL}
+	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: ep, BaseURL: j.URL},
+		runner.Options{Logger: zerolog.Nop(), OnRequest: onReq})
+	if err != nil {
+		out.Err = err.Error()
+		return out
+	}
+	defer e.Close()
+	plan := &scenario.Plan{Prompts: map[string]*scenario.PromptSet{
+		"p": {Synthetic: &scenario.Synthetic{InputTokens: scenario.Length{Fixed: j.Input}, Sizing: "reference"}},
+	}}
+	warm := 1
+	st := &scenario.Stage{
+		Name: "bench", Prompts: "p", API: "chat", Mode: "pinned",
+		OutputTokens: scenario.Length{Fixed: j.Output}, Concurrency: []int{j.Conc},
+		Requests: j.Requests, Warmup: &warm,
+	}
+	runtime.GC()
+	debug.FreeOSMemory()
+	out.BaseRSSKiB = procStatus("VmRSS")
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	t0 := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	res, err := e.RunStage(ctx, plan, st)
+	out.WallS = time.Since(t0).Seconds()
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	out.CPUS = float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / 1e9
+	out.VmHWMKiB = procStatus("VmHWM")
+	close(samples)
+	<-collectDone
+	out.Samples = collected
+	close(heap)
+	for h := range heap {
+		out.Heap = append(out.Heap, h)
+	}
+	if err != nil {
+		out.Err = err.Error()
+		return out
+	}
+	if len(res.Points) > 0 {
+		out.Point = res.Points[0]
+		out.Point.TTFTHist, out.Point.ITLHist = nil, nil
+	}
+	return out
+}
+
+// procStatus reads a kB field of /proc/self/status.
+func procStatus(field string) int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				v, _ := strconv.ParseInt(f[0], 10, 64)
+				return v
+			}
+		}
+	}
+	return 0
+}
+
+// runRunner runs one job in a runner child.
+func runRunner(j job) (outcome, error) {
+	arg, _ := json.Marshal(j)
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), roleEnv+"=runner", argEnv+"="+string(arg))
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return outcome{}, fmt.Errorf("runner child: %w", err)
+	}
+	var o outcome
+	if err := json.Unmarshal(b, &o); err != nil {
+		return o, fmt.Errorf("runner child output: %w", err)
+	}
+	if o.Err != "" {
+		return o, errors.New(o.Err)
+	}
+	return o, nil
+}
+
+// ---- the orchestrator ----
+
+type options struct {
+	quick         bool
+	out           string
+	scaleStreams  int
+	flatRequests  int
+	accuracyConcs []int
+	extras        []string // files of pre-made Markdown sections (SSE micro-benchmarks)
+}
+
+func orchestrate() int {
+	var o options
+	var concs, extras, only string
+	flag.BoolVar(&o.quick, "quick", false, "smaller runs (1,000 streams, 200,000 requests) for a quick look")
+	flag.StringVar(&o.out, "out", "", "write the Markdown report to this file as well as stdout")
+	flag.IntVar(&o.scaleStreams, "streams", 10000, "concurrent streams of the memory experiment")
+	flag.IntVar(&o.flatRequests, "requests", 1000000, "requests of the flat-memory experiment")
+	flag.StringVar(&concs, "accuracy", "100,1000", "concurrencies of the accuracy experiment")
+	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
+	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy)")
+	flag.Parse()
+	if o.quick {
+		o.scaleStreams, o.flatRequests = min(o.scaleStreams, 1000), min(o.flatRequests, 200000)
+	}
+	for c := range strings.SplitSeq(concs, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(c))
+		if err != nil || n <= 0 {
+			fmt.Fprintln(os.Stderr, "runnerbench: -accuracy takes positive integers")
+			return 2
+		}
+		o.accuracyConcs = append(o.accuracyConcs, n)
+	}
+	if extras != "" {
+		o.extras = strings.Split(extras, ",")
+	}
+	if err := runner.RaiseFileLimit(64); err != nil {
+		fmt.Fprintln(os.Stderr, "runnerbench:", err)
+		return 1
+	}
+	var md strings.Builder
+	start := time.Now()
+	header(&md)
+	steps := []struct {
+		name string
+		fn   func(*strings.Builder, options) error
+	}{
+		{"throughput", throughput},
+		{"scale", scale},
+		{"flat", flatMemory},
+		{"accuracy", accuracy},
+	}
+	failed := false
+	for _, s := range steps {
+		if only != "" && !slices.Contains(strings.Split(only, ","), s.name) {
+			continue
+		}
+		fmt.Fprintf(os.Stderr, "runnerbench: %s...\n", s.name)
+		t0 := time.Now()
+		if err := s.fn(&md, o); err != nil {
+			fmt.Fprintf(&md, "\n**%s failed:** %v\n", s.name, err)
+			fmt.Fprintf(os.Stderr, "runnerbench: %s: %v\n", s.name, err)
+			failed = true
+		}
+		fmt.Fprintf(os.Stderr, "runnerbench: %s took %s\n", s.name, time.Since(t0).Round(time.Second))
+	}
+	for _, f := range o.extras {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "runnerbench:", err)
+			failed = true
+			continue
+		}
+		md.WriteString("\n")
+		md.Write(b)
+	}
+	fmt.Fprintf(&md, "\n_The whole run took %s._\n", time.Since(start).Round(time.Second))
+	fmt.Print(md.String())
+	if o.out != "" {
+		if err := os.WriteFile(o.out, []byte(md.String()), 0o644); err != nil {
+			fmt.Fprintln(os.Stderr, "runnerbench:", err)
+			return 1
+		}
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+func header(md *strings.Builder) {
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	load := "?"
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	fmt.Fprintf(md, "## Measured figures\n\n")
+	fmt.Fprintf(md, "| machine | |\n|---|---|\n")
+	fmt.Fprintf(md, "| date | %s |\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+	fmt.Fprintf(md, "| CPU | %s |\n| cores | %d |\n| Go | %s %s/%s |\n", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(md, "| load average at start (1, 5, 15 min) | %s |\n", load)
+}
+
+// throughput: the runner's CPU cost per streamed chunk against a simulator
+// that answers as fast as it can.
+func throughput(md *strings.Builder, o options) error {
+	cfg := sim.FastConfig()
+	cfg.ZeroLatency = true
+	cfg.MaxNumSeqs = 1024
+	s, err := startSim(cfg, false)
+	if err != nil {
+		return err
+	}
+	defer s.kill()
+	fmt.Fprintf(md, "\n### Client CPU per chunk\n\nZero-latency simulator, 256 output tokens per request (one token per chunk), closed loop.\n\n")
+	fmt.Fprintf(md, "| concurrency | requests | chunks | wall s | runner CPU s | chunks per CPU-second | CPU µs per chunk | chunks/s (wall) |\n|---|---|---|---|---|---|---|---|\n")
+	for _, conc := range []int{1, 64, 256} {
+		reqs := max(256, 2*conc)
+		if o.quick {
+			reqs /= 2
+		}
+		r, err := runRunner(job{URL: s.url, Conc: conc, Requests: reqs, Output: 256, Input: 64})
+		if err != nil {
+			return err
+		}
+		if r.Point.Failed > 0 {
+			return fmt.Errorf("c=%d: %d requests failed: %v", conc, r.Point.Failed, r.Point.ErrorsByKind)
+		}
+		chunks := float64(r.Point.Completed * 256)
+		fmt.Fprintf(md, "| %d | %d | %.0f | %.2f | %.2f | %.0f | %.2f | %.0f |\n",
+			conc, r.Point.Completed, chunks, r.WallS, r.CPUS, chunks/r.CPUS, 1e6*r.CPUS/chunks, chunks/r.WallS)
+	}
+	return nil
+}
+
+// scale: N concurrent streams in one level; the runner's peak RSS.
+func scale(md *strings.Builder, o options) error {
+	n := o.scaleStreams
+	cfg := sim.FastConfig()
+	cfg.MaxNumSeqs = n + 16 // every stream decodes at once
+	cfg.TTFTMs, cfg.ITLMs = 200, 500
+	s, err := startSim(cfg, false)
+	if err != nil {
+		return err
+	}
+	defer s.kill()
+	const out = 8
+	r, err := runRunner(job{URL: s.url, Conc: n, Requests: n, Output: out, Input: 32})
+	if err != nil {
+		return err
+	}
+	hwm := float64(r.VmHWMKiB) / 1024
+	per := float64(r.VmHWMKiB-r.BaseRSSKiB) * 1024 / float64(n)
+	fmt.Fprintf(md, "\n### Memory at %d concurrent streams\n\n", n)
+	fmt.Fprintf(md, "One level of concurrency %d, %d requests of %d output tokens, simulator in its own process (500 ms decode steps so every stream is open at once).\n\n", n, n, out)
+	fmt.Fprintf(md, "| streams | completed | failed | runner peak RSS (VmHWM) | RSS before the level | memory per stream | wall s | runner CPU s | TTFT p50 ms |\n|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(md, "| %d | %d | %d | %.0f MiB | %.0f MiB | %.1f KiB | %.1f | %.1f | %s |\n",
+		n, r.Point.Completed, r.Point.Failed, hwm, float64(r.BaseRSSKiB)/1024, per/1024, r.WallS, r.CPUS, f2(r.Point.TTFTP50Ms))
+	if r.Point.Failed > 0 {
+		return fmt.Errorf("%d of %d streams failed: %v", r.Point.Failed, n, r.Point.ErrorsByKind)
+	}
+	if hwm >= 1024 {
+		return fmt.Errorf("peak RSS %.0f MiB is over 1 GiB", hwm)
+	}
+	return nil
+}
+
+// flatMemory: heap in use over a long run must not grow with the request count.
+func flatMemory(md *strings.Builder, o options) error {
+	n := o.flatRequests
+	cfg := sim.FastConfig()
+	cfg.ZeroLatency = true
+	cfg.MaxNumSeqs = 1024
+	s, err := startSim(cfg, false)
+	if err != nil {
+		return err
+	}
+	defer s.kill()
+	every := max(n/10, 1)
+	r, err := runRunner(job{URL: s.url, Conc: 64, Requests: n, Output: 2, Input: 16, HeapEvery: every})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(md, "\n### Memory over %d requests\n\n", n)
+	fmt.Fprintf(md, "One level, concurrency 64, %d requests of 2 output tokens against a zero-latency simulator; live heap (HeapInuse right after runtime.GC) sampled every %d finished requests.\n\n", n, every)
+	fmt.Fprintf(md, "| finished requests | live heap in use |\n|---|---|\n")
+	for _, h := range r.Heap {
+		fmt.Fprintf(md, "| %d | %.1f MiB |\n", h.Requests, h.HeapMiB)
+	}
+	fmt.Fprintf(md, "\nCompleted %d, failed %d in %.1f s (%.0f requests/s); runner peak RSS %.0f MiB.\n",
+		r.Point.Completed, r.Point.Failed, r.WallS, float64(r.Point.Completed)/r.WallS, float64(r.VmHWMKiB)/1024)
+	if len(r.Heap) >= 2 {
+		first, last := r.Heap[0], r.Heap[len(r.Heap)-1]
+		fmt.Fprintf(md, "Heap at %d requests: %.1f MiB; at %d: %.1f MiB (%+.1f MiB).\n",
+			first.Requests, first.HeapMiB, last.Requests, last.HeapMiB, last.HeapMiB-first.HeapMiB)
+	}
+	return nil
+}
+
+// accuracy: measured TPOT and ITL percentiles against the simulator's record
+// of when it wrote each token (TokenWritten: after the write and flush
+// returned), at 20 ms decode steps.
+func accuracy(md *strings.Builder, o options) error {
+	fmt.Fprintf(md, "\n### Accuracy under load\n\n")
+	fmt.Fprintf(md, "Simulator with 50 ms prefill and 20 ms decode steps (no per-sequence slowdown), 64 output tokens, one wave of `concurrency` requests. Truth is the simulator's own per-token write times, dumped by its process at the end; the runner's figures are its level point. Error = measured / truth − 1.\n\n")
+	fmt.Fprintf(md, "| concurrency | metric | runner ms | truth ms | error |\n|---|---|---|---|---|\n")
+	for _, conc := range o.accuracyConcs {
+		cfg := sim.FastConfig()
+		cfg.MaxNumSeqs = conc + 16
+		cfg.TTFTMs, cfg.ITLMs = 50, 20
+		cfg.TruthLimit = conc + 64
+		s, err := startSim(cfg, true)
+		if err != nil {
+			return err
+		}
+		const out = 64
+		r, err := runRunner(job{URL: s.url, Conc: conc, Requests: conc, Output: out, Input: 64, KeepSample: true})
+		truths, terr := s.stop(true)
+		if err != nil {
+			return err
+		}
+		if terr != nil {
+			return fmt.Errorf("simulator truth: %w", terr)
+		}
+		byNonce := map[string]sim.RequestTruth{}
+		for _, t := range truths {
+			byNonce[t.Nonce] = t
+		}
+		var itl, tpot []float64
+		for _, smp := range r.Samples {
+			t, ok := byNonce[smp.Nonce]
+			if !ok || len(t.TokenWritten) < 2 {
+				continue
+			}
+			w := t.TokenWritten
+			for i := 1; i < len(w); i++ {
+				itl = append(itl, msf(w[i].Sub(w[i-1])))
+			}
+			// The runner's TPOT: (E2E − TTFT) / (tokens − 1), E2E ending at [DONE].
+			tpot = append(tpot, msf(t.End.Sub(w[0]))/float64(len(w)-1))
+		}
+		if len(itl) == 0 {
+			return fmt.Errorf("c=%d: no request matched the simulator's truth", conc)
+		}
+		rows := []struct {
+			name  string
+			got   *float64
+			truth float64
+		}{
+			{"TPOT p50", r.Point.TPOTP50Ms, quantile(tpot, 0.50)},
+			{"TPOT p99", r.Point.TPOTP99Ms, quantile(tpot, 0.99)},
+			{"ITL p50", r.Point.ITLP50Ms, quantile(itl, 0.50)},
+			{"ITL p99", r.Point.ITLP99Ms, quantile(itl, 0.99)},
+		}
+		for _, row := range rows {
+			if row.got == nil {
+				return fmt.Errorf("c=%d: no %s", conc, row.name)
+			}
+			fmt.Fprintf(md, "| %d | %s | %.2f | %.2f | %+.2f%% |\n", conc, row.name, *row.got, row.truth, 100*(*row.got/row.truth-1))
+		}
+		fmt.Fprintf(md, "| %d | client CPU / dispatch lag p99 / bottleneck | %s%% / %s ms / %v | | |\n",
+			conc, f2(r.Point.ClientCPUPercent), f2(r.Point.DispatchLagP99Ms), r.Point.ClientBottleneck)
+	}
+	return nil
+}
+
+// quantile is the linear-interpolation quantile (numpy's default, as the
+// reference and the aggregate package compute percentiles).
+func quantile(v []float64, q float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	lo := int(pos)
+	if lo+1 >= len(s) {
+		return s[len(s)-1]
+	}
+	return s[lo] + (pos-float64(lo))*(s[lo+1]-s[lo])
+}
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func f2(p *float64) string {
+	if p == nil {
+		return "–"
+	}
+	return strconv.FormatFloat(*p, 'f', 2, 64)
+}

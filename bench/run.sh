@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# bench/run.sh: rerunnable performance figures for the runner, written to
+# docs/performance.md (and printed). Loopback only; bounded to a few minutes
+# (about 8 on a loaded 2-core machine, most of it the million-request run).
+# Not run in CI.
+#
+#   bash bench/run.sh            # full run: 10,000 streams, 1,000,000 requests
+#   bash bench/run.sh -quick     # 1,000 streams, 200,000 requests
+#
+# Steps:
+#   1. go test -bench of the SSE hot path, -count 10, summarised by benchstat
+#      (median ± variation; installs golang.org/x/perf/cmd/benchstat if missing);
+#   2. instructions per chunk of the same path under valgrind's callgrind
+#      (if valgrind is installed): a figure independent of machine load;
+#   3. bench/cmd/runnerbench: throughput, memory at N streams, heap over a
+#      long run, accuracy against the simulator's truth.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out=docs/performance.md
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+quick=()
+if [[ "${1:-}" == "-quick" ]]; then quick=(-quick); fi
+
+benchstat=$(command -v benchstat || echo "$(go env GOPATH)/bin/benchstat")
+if [[ ! -x "$benchstat" ]]; then
+	go install golang.org/x/perf/cmd/benchstat@latest
+fi
+
+echo "bench/run.sh: SSE micro-benchmarks (count 10)..." >&2
+go test -run '^$' -bench 'Parse$|ReadParse$' -benchmem -count 10 ./runner/sse > "$tmp/sse.txt"
+{
+	echo "### SSE hot path (go test -bench, -count 10)"
+	echo
+	echo "\`go test -run '^\$' -bench 'Parse\$|ReadParse\$' -benchmem -count 10 ./runner/sse\`, summarised by benchstat (median, ± the 95% confidence interval's spread):"
+	echo
+	echo '```'
+	"$benchstat" "$tmp/sse.txt"
+	echo '```'
+} > "$tmp/sse.md"
+
+extras="$tmp/sse.md"
+if command -v valgrind > /dev/null; then
+	echo "bench/run.sh: instruction counts (callgrind)..." >&2
+	go build -o "$tmp/ssecost" ./bench/cmd/ssecost
+	count() { # mode n -> instructions of the whole process
+		GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind \
+			--callgrind-out-file=/dev/null "$tmp/ssecost" -mode "$1" -n "$2" 2>&1 |
+			sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
+	}
+	{
+		echo "### SSE hot path: instructions per chunk (callgrind)"
+		echo
+		echo "\`bench/cmd/ssecost\` run under \`valgrind --tool=callgrind\` (GOGC=off, GOMAXPROCS=1, async preemption off) for 10,000 and 20,000 chunks; the difference divided by 10,000 is the cost of one chunk, free of start-up and of machine load."
+		echo
+		echo "| path | instructions per chunk |"
+		echo "|---|---|"
+		for mode in parse read; do
+			a=$(count "$mode" 10000)
+			b=$(count "$mode" 20000)
+			label="sse.Parse of one vLLM chat chunk"
+			[[ $mode == read ]] && label="sse.Reader framing + sse.Parse"
+			echo "| $label | $(((b - a) / 10000)) |"
+		done
+	} > "$tmp/instr.md"
+	extras="$extras,$tmp/instr.md"
+fi
+
+echo "bench/run.sh: end-to-end experiments..." >&2
+go build -o "$tmp/runnerbench" ./bench/cmd/runnerbench
+rc=0
+"$tmp/runnerbench" "${quick[@]}" -extra "$extras" > "$tmp/figures.md" || rc=$?
+cat bench/intro.md "$tmp/figures.md" > "$out"
+cat "$tmp/figures.md"
+echo "bench/run.sh: wrote $out (runnerbench exit $rc)" >&2
+exit "$rc"
