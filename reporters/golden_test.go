@@ -18,7 +18,20 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // status and warnings.
 func fixture(t testing.TB) *result.Report {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "report.json"))
+	return readFixture(t, filepath.Join("testdata", "report.json"))
+}
+
+// recorded is report.json of a real run of testdata/recorded/plan.yaml against
+// the built-in simulator (the plan says how to record it again): the golden
+// tests render what the engine really produces, not only a hand-built report.
+func recorded(t testing.TB) *result.Report {
+	t.Helper()
+	return readFixture(t, filepath.Join("testdata", "recorded", "report.json"))
+}
+
+func readFixture(t testing.TB, path string) *result.Report {
+	t.Helper()
+	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +67,13 @@ func golden(t *testing.T, name string, got []byte) {
 }
 
 func TestGolden(t *testing.T) {
-	r := fixture(t)
+	t.Run("fixture", func(t *testing.T) { goldenSet(t, fixture(t), "") })
+	t.Run("recorded", func(t *testing.T) { goldenSet(t, recorded(t), "recorded") })
+}
+
+// goldenSet renders r in every format and compares each with its golden file
+// under testdata/golden/dir.
+func goldenSet(t *testing.T, r *result.Report, dir string) {
 	for _, tc := range []struct {
 		file   string
 		render func(*bytes.Buffer) error
@@ -76,7 +95,7 @@ func TestGolden(t *testing.T) {
 			if !bytes.Equal(a.Bytes(), b.Bytes()) {
 				t.Fatal("two renderings of the same report differ")
 			}
-			golden(t, tc.file, a.Bytes())
+			golden(t, filepath.Join(dir, tc.file), a.Bytes())
 		})
 	}
 }

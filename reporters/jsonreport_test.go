@@ -127,7 +127,7 @@ func TestJSONMatchesCommittedSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]*result.Report{"fixture": fixture(t), "minimal": {SchemaVersion: 1, Stages: []result.Stage{}}} {
+	for name, r := range map[string]*result.Report{"fixture": fixture(t), "recorded": recorded(t), "minimal": {SchemaVersion: 1, Stages: []result.Stage{}}} {
 		if err := validateAgainst(t, schema, jsonOf(t, r)); err != nil {
 			t.Errorf("%s: report.json does not match %s:\n%v", name, path, err)
 		}
