@@ -347,14 +347,17 @@ stages:
 `)
 	out := filepath.Join(dir, "out")
 	start := time.Now()
-	code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", out, "--quiet")
+	code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", out, "--quiet", "--log-level", "debug")
 	if code != 3 || !strings.Contains(stderr, "every request failed") {
 		t.Fatalf("exit %d, want 3 (every request failed)\n%s\n%s", code, stdout, stderr)
 	}
 	if took := time.Since(start); took > 20*time.Second {
-		t.Errorf("took %s; the timeouts did not bound the requests", took)
+		t.Errorf("took %s; the timeouts did not bound the requests\n%s", took, stderr)
 	}
 	rep := loadReport(t, out)
+	if rep.Verdict != result.StatusFail {
+		t.Errorf("report.json verdict %q for a run that exited 3", rep.Verdict)
+	}
 	want := map[string]string{"idle": "idle timeout", "first-token": "first token", "request": "request timeout"}
 	if len(rep.Stages) != len(want) {
 		t.Fatalf("%d stages", len(rep.Stages))

@@ -243,6 +243,7 @@ func (r *execution) writeReports(outDir string, baseline *result.Report) error {
 }
 
 // verdict is fail when any fail-severity check failed, a stage could not run,
+// a level's every request failed (exit 3, so report.json must not say pass),
 // or the run did not complete.
 func verdict(rep *result.Report) string {
 	if rep.StopReason != result.StopCompleted {
@@ -251,6 +252,11 @@ func verdict(rep *result.Report) string {
 	for _, st := range rep.Stages {
 		if st.Error != "" || checks.Failed(st.Checks) {
 			return result.StatusFail
+		}
+		for _, pt := range st.Points {
+			if pt.NRequests > 0 && pt.Completed == 0 {
+				return result.StatusFail
+			}
 		}
 	}
 	return result.StatusPass
