@@ -503,3 +503,55 @@ stages:
 		t.Errorf("wide level did not complete: %+v", rep.Stages)
 	}
 }
+
+// TestReadinessWaits: the runner waits for an endpoint that comes up late,
+// falling back to /health when /v1/models is not served, and sends no
+// completion before it is ready.
+func TestReadinessWaits(t *testing.T) {
+	t.Parallel()
+	const warmUp = 800 * time.Millisecond
+	var up atomic.Int64 // unix nanos of the first ready answer
+	var early atomic.Int64
+	started := time.Now()
+	srv := startSimHandler(t, sim.FastConfig(), false, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			ready := time.Since(started) >= warmUp
+			switch {
+			case r.URL.Path == "/v1/models":
+				http.NotFound(w, r) // like a server without a model list
+			case r.URL.Path == "/health" && !ready:
+				http.Error(w, "loading", http.StatusServiceUnavailable)
+			default:
+				if r.URL.Path == "/health" {
+					up.CompareAndSwap(0, time.Now().UnixNano())
+				}
+				if strings.HasSuffix(r.URL.Path, "/completions") && !ready {
+					early.Add(1)
+				}
+				h.ServeHTTP(w, r)
+			}
+		})
+	})
+	dir := t.TempDir()
+	plan := writeFile(t, filepath.Join(dir, "late.yaml"), fmt.Sprintf(`version: 1
+name: e2e-late
+endpoints:
+  late:
+    base_url: %s/v1
+    ready_timeout: 10s
+prompts:
+  p: {synthetic: {input_tokens: 16, sizing: reference}}
+stages:
+  - {name: s, endpoint: late, prompts: p, output_tokens: 4, concurrency: [1], requests: 2, warmup: 0}
+`, srv.URL))
+	code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", filepath.Join(dir, "out"), "--quiet")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if up.Load() == 0 || early.Load() != 0 {
+		t.Errorf("ready via /health: %v; completions sent before ready: %d", up.Load() != 0, early.Load())
+	}
+	if rep := loadReport(t, filepath.Join(dir, "out")); rep.Stages[0].Points[0].Completed != 2 {
+		t.Errorf("completed %d", rep.Stages[0].Points[0].Completed)
+	}
+}
