@@ -870,3 +870,60 @@ func TestBaselineGaps(t *testing.T) {
 		t.Errorf("a stage that ran no level: %q", got)
 	}
 }
+
+// TestE2EEdgeExits: Ctrl-C while waiting for an endpoint exits 130 at once
+// with an interrupted report; an output directory that cannot be created is
+// exit 3; a --baseline that is not a report is exit 2.
+func TestE2EEdgeExits(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plan := writeFile(t, filepath.Join(dir, "wait.yaml"), fmt.Sprintf(`version: 1
+name: e2e-wait
+endpoints:
+  gone: {base_url: "http://%s/v1", ready_timeout: 60s}
+prompts:
+  p: {synthetic: {input_tokens: 16, sizing: reference}}
+stages:
+  - {name: s, endpoint: gone, prompts: p, concurrency: [1], requests: 1}
+`, closedPort(t)))
+
+	t.Run("interrupt while waiting", func(t *testing.T) {
+		out := filepath.Join(dir, "out-wait")
+		p := startRunner(t, childEnv(), plan, "--out", out, "--no-progress")
+		p.waitStderr(t, "waiting for the endpoint", 30*time.Second)
+		sent := time.Now()
+		if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+			t.Fatal(err)
+		}
+		if code := p.wait(t, 10*time.Second); code != 130 {
+			t.Fatalf("exit %d, want 130\n%s", code, p.stderr.String())
+		}
+		if took := time.Since(sent); took > 3*time.Second {
+			t.Errorf("took %s to stop", took)
+		}
+		if rep := loadReport(t, out); rep.StopReason != result.StopInterrupted {
+			t.Errorf("stop %q", rep.StopReason)
+		}
+	})
+	t.Run("output directory", func(t *testing.T) {
+		file := writeFile(t, filepath.Join(dir, "not-a-dir"), "x")
+		code, _, stderr := runRunner(t, childEnv(), e2ePlan("gate.yaml"), "--out", filepath.Join(file, "sub"))
+		if code != 3 || !strings.Contains(stderr, "not-a-dir") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("exit %d, want 3 with one line naming the path\n%s", code, stderr)
+		}
+	})
+	t.Run("bad baseline", func(t *testing.T) {
+		bad := writeFile(t, filepath.Join(dir, "bad.json"), "{not json")
+		code, _, stderr := runRunner(t, childEnv(), e2ePlan("gate.yaml"), "--baseline", bad, "--out", filepath.Join(dir, "out-bad"))
+		if code != 2 || !strings.Contains(stderr, "bad.json") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("exit %d, want 2 with one line naming the file\n%s", code, stderr)
+		}
+		code, _, stderr = runRunner(t, childEnv(), e2ePlan("gate.yaml"), "--baseline", filepath.Join(dir, "missing.json"), "--out", filepath.Join(dir, "out-bad"))
+		if code != 2 || !strings.Contains(stderr, "missing.json") {
+			t.Errorf("missing baseline: exit %d\n%s", code, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "out-bad")); err == nil {
+			t.Error("a bad --baseline still ran the plan")
+		}
+	})
+}
