@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"net"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -168,5 +170,53 @@ func TestTimeoutKinds(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestConnectTimeout: a loopback listener whose accept queue is full drops
+// new SYNs, so a dial hangs; the plan's connect timeout ends it and the
+// request is classified timeout, naming the connect timeout.
+func TestConnectTimeout(t *testing.T) {
+	t.Parallel()
+	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+	if err != nil {
+		t.Skipf("socket: %v", err)
+	}
+	t.Cleanup(func() { syscall.Close(fd) })
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Skipf("bind: %v", err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil {
+		t.Skipf("listen: %v", err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
+	// Fill the accept queue (nobody accepts): later SYNs are dropped.
+	filled := false
+	for range 8 {
+		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
+		if err != nil {
+			filled = true
+			break
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	if !filled {
+		t.Skip("the kernel kept accepting connections; cannot make a dial hang on loopback")
+	}
+	e, col := newEngine(t, "http://"+addr+"/v1", &scenario.Endpoint{Timeouts: scenario.Timeouts{Connect: scenario.Duration(150 * time.Millisecond)}})
+	st := stage(4, 1)
+	w := 0
+	st.Warmup = &w
+	res := runStage(t, e, synthPlan(16, "reference"), st)
+	p := res.Points[0]
+	if p.Failed != 1 || p.ErrorsByKind[result.ErrTimeout] != 1 || !strings.Contains(p.ErrorSamples[result.ErrTimeout], "connect timeout") {
+		t.Fatalf("failed %d kinds %v samples %v", p.Failed, p.ErrorsByKind, p.ErrorSamples)
+	}
+	if r := col.measured()[0]; r.E2EMs < 130 || r.E2EMs > 1500 {
+		t.Errorf("gave up after %.1f ms, connect timeout 150 ms", r.E2EMs)
 	}
 }
