@@ -555,3 +555,36 @@ stages:
 		t.Errorf("completed %d", rep.Stages[0].Points[0].Completed)
 	}
 }
+
+// TestPrintRedactsURLCredentials: validate --print shows no password or
+// credential-like query value from base_url or metrics_url.
+func TestPrintRedactsURLCredentials(t *testing.T) {
+	t.Parallel()
+	const pw = "hunter2-url-secret"
+	plan := writePlan(t, `version: 1
+name: t
+endpoints:
+  e:
+    base_url: http://bench:${PW}@127.0.0.1:9/v1?api-version=2024-02-01&api_key=${PW}
+    metrics_url: http://bench:${PW}@127.0.0.1:9/metrics
+prompts:
+  p: {synthetic: {input_tokens: 16}}
+stages:
+  - {name: s, endpoint: e, prompts: p, concurrency: [1]}
+`)
+	code, out, errs := runCLI(t, map[string]string{"PW": pw}, "validate", "--print", plan)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, pw) {
+		t.Errorf("--print shows the URL credentials:\n%s", out)
+	}
+	for _, want := range []string{"bench:%5BREDACTED%5D@127.0.0.1:9/v1", "api-version=2024-02-01", "api_key=%5BREDACTED%5D", "bench:%5BREDACTED%5D@127.0.0.1:9/metrics"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--print lacks %q:\n%s", want, out)
+		}
+	}
+	if code, _, errs := runCLI(t, nil, "validate", writePlan(t, out)); code != 0 {
+		t.Errorf("the printed plan does not validate: %s", errs)
+	}
+}

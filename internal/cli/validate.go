@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -37,7 +39,7 @@ func cmdValidate(_ context.Context, env *Env, args []string) error {
 			fmt.Fprintf(env.Stdout, "# %s (resolved)\n", path)
 			enc := yaml.NewEncoder(env.Stdout)
 			enc.SetIndent(2)
-			if err := enc.Encode(p); err != nil {
+			if err := enc.Encode(redactURLs(p)); err != nil {
 				return fmt.Errorf("validate: print %s: %w", path, err)
 			}
 			if err := enc.Close(); err != nil {
@@ -87,4 +89,55 @@ func loadForValidate(env *Env, path string) (*scenario.Plan, error) {
 		return nil, fmt.Errorf("validate: read stdin: %w", err)
 	}
 	return scenario.LoadBytes("<stdin>", data, ".", env.Getenv)
+}
+
+// redactURLs returns a copy of p whose endpoint URLs show no password
+// (http://user:%5BREDACTED%5D@host) and no value of a query parameter named
+// like a credential (?api_key=%5BREDACTED%5D): base_url and metrics_url are plain
+// strings, not secrets, but people do put credentials in them.
+func redactURLs(p *scenario.Plan) *scenario.Plan {
+	cp := *p
+	cp.Endpoints = make(map[string]*scenario.Endpoint, len(p.Endpoints))
+	for name, ep := range p.Endpoints {
+		if ep == nil {
+			cp.Endpoints[name] = nil
+			continue
+		}
+		e := *ep
+		e.BaseURL, e.MetricsURL = redactURL(e.BaseURL), redactURL(e.MetricsURL)
+		cp.Endpoints[name] = &e
+	}
+	return &cp
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || s == "" {
+		return s
+	}
+	changed := false
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), scenario.Redacted)
+		changed = true
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			lk := strings.ToLower(k)
+			for _, w := range []string{"key", "token", "secret", "sig", "pass", "auth", "cred"} {
+				if strings.Contains(lk, w) {
+					q[k] = []string{scenario.Redacted}
+					changed = true
+					break
+				}
+			}
+		}
+		u.RawQuery = q.Encode()
+	}
+	if !changed {
+		return s
+	}
+	// The marker stays percent-encoded (%5BREDACTED%5D) so the printed plan
+	// is still a valid plan.
+	return u.String()
 }
