@@ -529,7 +529,7 @@ func TestE2EInterrupt(t *testing.T) {
 
 func testInterrupt(t *testing.T, sig syscall.Signal) {
 	out := t.TempDir()
-	p := startRunner(t, childEnv(), e2ePlan("interrupt.yaml"), "--out", out, "--log-level", "debug", "--no-progress")
+	p := startRunner(t, childEnv(), e2ePlan("interrupt.yaml"), "--out", out, "--log-level", "debug", "--no-progress", "--report", "table,json,junit,markdown,html")
 	p.waitStderr(t, "level done", 30*time.Second) // c=1 finished; c=4 crawls
 	time.Sleep(300 * time.Millisecond)
 	sent := time.Now()
@@ -576,6 +576,9 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 	}
 	if s := readFile(t, filepath.Join(out, "summary.md")); !strings.Contains(s, "stopped: interrupted") {
 		t.Errorf("summary.md is not marked interrupted:\n%s", s)
+	}
+	if s := readFile(t, filepath.Join(out, "report.html")); !strings.Contains(s, `data-stop-reason="interrupted"`) {
+		t.Error("report.html is not marked interrupted")
 	}
 	if !strings.Contains(p.stdout.String(), "interrupted") {
 		t.Errorf("the table does not say the run was interrupted:\n%s", p.stdout.String())
