@@ -5,7 +5,9 @@
 //
 // Each worker goroutine records into its own Shard (no locks on the hot
 // path); Level.Finish merges the shards once the level is over. Memory per
-// level is bounded: inter-token latencies go into a histogram, and the
+// level is bounded: inter-token latencies go into a histogram (an
+// HdrHistogram of µs with 3 significant digits, one per metric per level,
+// never per worker; see hist.go), and the
 // per-request latencies are kept exactly only for the first ExactLimit
 // requests, after which percentiles are estimated from a histogram (and a
 // warning says so), so a level of a million requests keeps memory flat.
@@ -499,7 +501,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 	// ITL always comes from the histogram (3 significant digits): there are
 	// output-tokens-many samples per request, too many to keep.
 	l.mu.Lock()
-	itl := summary{n: int64(l.itl.total), h: l.itl, max: l.itlMax}
+	itl := summary{n: l.itl.total(), h: l.itl, max: l.itlMax}
 	if itl.n > 0 {
 		itl.mean = (l.itlSum + l.itlCmp) / float64(itl.n)
 	}

@@ -314,7 +314,7 @@ func TestITL(t *testing.T) {
 		}
 	}
 	eqPtr(t, "itl_max_ms", p.ITLMaxMs, 1000.0)
-	if n := l.itl.total; n != 1000 {
+	if n := l.itl.total(); n != 1000 {
 		t.Errorf("%d ITL samples counted, want 1000", n)
 	}
 	eqPtr(t, "itl_mean_ms", p.ITLMeanMs, 500.5)
@@ -411,8 +411,10 @@ func TestSpill(t *testing.T) {
 		s.Add(r)
 	}
 	est := l.Finish(time.Second, nil)
-	if h := l.spilled[latLag]; h == nil || h.total != 2500 {
-		t.Errorf("level spill histogram holds %v lags, want 2500", h)
+	if h := l.spilled[latLag]; h == nil {
+		t.Error("no level spill histogram for lags")
+	} else if n := h.total(); n != 2500 {
+		t.Errorf("level spill histogram holds %d lags, want 2500", n)
 	}
 	if len(s.lat[latTTFT].vals) > 500 || len(s.lat[latLag].vals) != 500 {
 		t.Errorf("shard kept %d TTFTs, %d lags; want at most 500 past the limit", len(s.lat[latTTFT].vals), len(s.lat[latLag].vals))

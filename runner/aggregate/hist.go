@@ -1,116 +1,109 @@
 package aggregate
 
 import (
-	"math"
-	"math/bits"
+	"github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/runnerbench/runner/result"
 )
 
-// hist is a log-linear histogram of durations in whole microseconds, the same
-// layout HdrHistogram uses with 3 significant digits: values below 2048µs get
-// a bucket each (exact), and every power of two above is split into 1024
-// equal buckets, so a bucket's width is at most 1/1024 of its lower bound
-// (±0.05% when reported at its midpoint). Values are clamped to [0, 1h].
+// hist is a histogram of durations in whole microseconds, clamped to [0, 1h]:
+// an HdrHistogram with 3 significant digits. With those settings values below
+// 2048µs get a bucket each (exact), and every power of two above is split into
+// 1024 equal buckets, so a bucket's width is at most 1/1024 of its lower bound
+// (±0.05% when reported at its midpoint). It holds about 184 KiB of counts,
+// which is why a histogram only lives at the level (one per metric), never per
+// worker: shards batch their samples and fold them in under the level's lock.
 //
-// It is written here rather than taken from hdrhistogram-go because the
-// percentile rule must be the reference's (index round_half_even(p·(n−1)) into
-// the sorted samples), which needs the cumulative counts, and because a
-// histogram only lives at the level (one per metric), never per worker, so
-// its 184 KiB do not multiply by the concurrency.
+// The library's own percentile (ValueAtPercentile) is not used: it takes the
+// round_half_up(p·n)-th sample and reports the top of its bucket, where the
+// reference's rule is the sample at sorted index round_half_even(p·(n−1))
+// (the p50 of 1, 2, 3, 4 is 2 by the library's rule, 3 by the reference's).
+// quantile walks the cumulative counts of the histogram's Distribution to
+// apply the reference's rule, and reports the bucket's midpoint.
 type hist struct {
-	counts []uint64
-	total  uint64
+	h *hdrhistogram.Histogram
+	// bars caches the non-empty buckets of h, in ascending order, as of the
+	// total count barsN. Counts only grow, so an unchanged total means
+	// unchanged counts; Finish reads a histogram several times (percentiles
+	// and chart) and builds the list once.
+	bars  []hdrhistogram.Bar
+	barsN int64
 }
 
 const (
-	histSubBits = 10
-	histSub     = 1 << histSubBits // buckets per power of two
-	histMaxUs   = 3_600_000_000    // 1h in µs
+	histMinUs  = 1             // lowest discernible value: 1µs
+	histMaxUs  = 3_600_000_000 // 1h in µs
+	histDigits = 3             // significant digits: buckets ≤ 1/1024 of their value
 )
 
-// histLen is the bucket count that covers [0, histMaxUs].
-var histLen = histIndex(histMaxUs) + 1
-
-func newHist() *hist { return &hist{counts: make([]uint64, histLen)} }
-
-// histIndex maps a value in µs to its bucket: below 2·histSub the value itself;
-// above, shift = (position of the top bit) − histSubBits, index = shift·histSub +
-// v>>shift, which runs contiguously over the buckets of each power of two.
-func histIndex(us uint64) int {
-	shift := bits.Len64(us) - 1 - histSubBits
-	if shift < 0 {
-		shift = 0
-	}
-	return shift<<histSubBits + int(us>>uint(shift))
-}
-
-// histBucket returns the lowest value of bucket i and its width, both in µs.
-func histBucket(i int) (low, width uint64) {
-	if i < 2*histSub {
-		return uint64(i), 1
-	}
-	shift := i>>histSubBits - 1
-	mant := uint64(i - shift<<histSubBits)
-	return mant << uint(shift), 1 << uint(shift)
-}
+func newHist() *hist { return &hist{h: hdrhistogram.New(histMinUs, histMaxUs, histDigits)} }
 
 // toUs converts milliseconds to whole microseconds, clamped to the
-// histogram's range; NaN counts as 0 so bad input cannot panic an index.
-func toUs(ms float64) uint64 {
+// histogram's range (NaN counts as 0), so RecordValue never refuses a value.
+func toUs(ms float64) int64 {
 	us := ms*1000 + 0.5
-	switch {
-	case !(us >= 0): // negative or NaN
-		return 0
-	case us >= histMaxUs:
-		return histMaxUs
+	if !(us >= 0) { // negative or NaN
+		us = 0
 	}
-	return uint64(us)
+	return int64(min(us, histMaxUs))
 }
 
-// record adds one value in ms.
-func (h *hist) record(ms float64) {
-	h.counts[histIndex(toUs(ms))]++
-	h.total++
-}
+// record adds one value in ms. RecordValue cannot fail on a clamped value (it
+// only refuses negative or too large ones).
+func (h *hist) record(ms float64) { _ = h.h.RecordValue(toUs(ms)) }
 
-// merge adds o's counts into h.
+// total is the number of values recorded.
+func (h *hist) total() int64 { return h.h.TotalCount() }
+
+// merge adds o's counts into h. Both have the same range, so nothing is
+// dropped.
 func (h *hist) merge(o *hist) {
 	if o == nil {
 		return
 	}
-	for i, c := range o.counts {
-		h.counts[i] += c
-	}
-	h.total += o.total
+	h.h.Merge(o.h)
 }
 
-// value returns the bucket's representative value in ms: the exact value for
-// the unit-wide buckets, the midpoint for the wider ones.
-func histValue(i int) float64 {
-	low, width := histBucket(i)
-	if width == 1 {
-		return float64(low) / 1000
+// nonEmpty returns the non-empty buckets in ascending order.
+func (h *hist) nonEmpty() []hdrhistogram.Bar {
+	if n := h.h.TotalCount(); h.bars == nil || h.barsN != n {
+		all := h.h.Distribution()
+		bars := all[:0]
+		for _, b := range all {
+			if b.Count != 0 {
+				bars = append(bars, b)
+			}
+		}
+		// Copy out so the cache does not pin the full list, empty buckets
+		// included (up to every bucket of the histogram).
+		h.bars, h.barsN = append(make([]hdrhistogram.Bar, 0, len(bars)), bars...), n
 	}
-	return (float64(low) + float64(width-1)/2) / 1000
+	return h.bars
+}
+
+// barValue returns the bucket's representative value in ms: the exact value
+// for the unit-wide buckets, the midpoint for the wider ones.
+func barValue(b hdrhistogram.Bar) float64 {
+	return float64(b.From+b.To) / 2 / 1000
 }
 
 // quantile applies the reference's percentile rule to the histogram: the
 // sample at sorted index min(n−1, round_half_even(p·(n−1))), estimated by the
 // representative value of the bucket that holds it. ok is false when empty.
 func (h *hist) quantile(p float64) (ms float64, ok bool) {
-	if h == nil || h.total == 0 {
+	if h == nil || h.total() == 0 {
 		return 0, false
 	}
-	k := pctIndex(p, int(h.total))
-	var cum uint64
-	for i, c := range h.counts {
-		cum += c
-		if cum > uint64(k) {
-			return histValue(i), true
+	k := int64(pctIndex(p, int(h.total())))
+	bars := h.nonEmpty()
+	var cum int64
+	for _, b := range bars {
+		cum += b.Count
+		if cum > k {
+			return barValue(b), true
 		}
 	}
-	return histValue(len(h.counts) - 1), true // unreachable: cum reaches total
+	return barValue(bars[len(bars)-1]), true // unreachable: cum reaches total
 }
 
 // chartBounds are the upper bounds (ms) of the chart buckets: a 1-2-5 series
@@ -132,20 +125,17 @@ var chartBounds = func() []float64 {
 // ends so the chart spans the data. A sample goes into the first chart bucket
 // whose bound is >= its histogram bucket's representative value.
 func (h *hist) chart() []result.Bucket {
-	if h == nil || h.total == 0 {
+	if h == nil || h.total() == 0 {
 		return nil
 	}
 	counts := make([]int64, len(chartBounds))
 	j := 0
-	for i, c := range h.counts {
-		if c == 0 {
-			continue
-		}
-		v := histValue(i)
+	for _, b := range h.nonEmpty() {
+		v := barValue(b)
 		for j < len(chartBounds)-1 && v > chartBounds[j] {
 			j++
 		}
-		counts[j] += int64(min(c, math.MaxInt64))
+		counts[j] += b.Count
 	}
 	lo, hi := 0, len(counts)-1
 	for counts[lo] == 0 {

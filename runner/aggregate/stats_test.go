@@ -129,31 +129,60 @@ func TestSampleStdev(t *testing.T) {
 	}
 }
 
-// TestHistLayout: every value lands in a bucket that contains it, buckets are
-// contiguous, and a bucket is never wider than 1/1024 of its lower bound.
-func TestHistLayout(t *testing.T) {
-	prevLow, prevWidth := uint64(0), uint64(0)
-	for i := 0; i < histLen; i++ {
-		low, width := histBucket(i)
-		if i > 0 && low != prevLow+prevWidth {
-			t.Fatalf("bucket %d starts at %d, previous ends at %d", i, low, prevLow+prevWidth)
+// TestHistResolution: the histogram's buckets are contiguous from 0 to 1 h,
+// unit-wide (exact) below 2048µs and never wider than 1/1024 of their lower
+// bound above, so a value is reported within 0.05% (plus the rounding to
+// whole µs); out-of-range and bad input is clamped and counted, not refused.
+func TestHistResolution(t *testing.T) {
+	full := newHist()
+	full.record(0)
+	full.record(histMaxUs / 1000)
+	prev := int64(-1)
+	bars := full.h.Distribution() // every bucket up to the last non-empty one
+	for _, b := range bars {
+		if b.From != prev+1 {
+			t.Fatalf("bucket [%d, %d] does not follow the previous one, ending at %d", b.From, b.To, prev)
 		}
-		if width > 1 && width*histSub > low {
-			t.Fatalf("bucket %d [%d, +%d) wider than 1/1024 of its bound", i, low, width)
+		if w := b.To - b.From + 1; w > 1 && (b.From < 2048 || w*1024 > b.From) {
+			t.Fatalf("bucket [%d, %d] wider than 1/1024 of its bound", b.From, b.To)
 		}
-		if histIndex(low) != i || histIndex(low+width-1) != i {
-			t.Fatalf("bucket %d [%d, +%d) does not map back to itself", i, low, width)
-		}
-		prevLow, prevWidth = low, width
+		prev = b.To
 	}
-	if histIndex(histMaxUs) != histLen-1 {
-		t.Fatalf("max value maps to %d, want last bucket %d", histIndex(histMaxUs), histLen-1)
+	if last := bars[len(bars)-1]; last.To < histMaxUs || last.Count != 1 {
+		t.Fatalf("last bucket [%d, %d] holds %d, want 1h in it", last.From, last.To, last.Count)
 	}
-	for _, ms := range []float64{-1, math.NaN(), math.Inf(1), 1e12} {
+
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 200 {
+		us := int64(i) // the exact range, then log-uniform up to 1h
+		if i >= 100 {
+			us = int64(math.Exp(r.Float64() * math.Log(histMaxUs)))
+		}
 		h := newHist()
-		h.record(ms) // must not panic
-		if h.total != 1 {
-			t.Errorf("record(%v) not counted", ms)
+		h.record(float64(us) / 1000)
+		bars := h.nonEmpty()
+		if len(bars) != 1 || bars[0].Count != 1 || bars[0].From > us || bars[0].To < us {
+			t.Fatalf("%dµs recorded as %v", us, bars)
+		}
+		got, _ := h.quantile(0.5)
+		if us < 2048 && got != float64(us)/1000 {
+			t.Errorf("%dµs reported as %vms, want exact", us, got)
+		}
+		if d := math.Abs(got*1000 - float64(us)); d > float64(us)*0.0005 {
+			t.Errorf("%dµs reported as %vms, off by %vµs", us, got, d)
+		}
+	}
+
+	for _, c := range []struct{ ms, want float64 }{
+		{-1, 0}, {math.NaN(), 0}, {math.Inf(1), 3.6e6}, {1e12, 3.6e6}, {0.0004, 0}, {0.0005, 0.001},
+	} {
+		h := newHist()
+		h.record(c.ms) // must not panic
+		if h.total() != 1 {
+			t.Errorf("record(%v) not counted", c.ms)
+		}
+		if got, _ := h.quantile(1); math.Abs(got-c.want) > c.want*0.0005 {
+			t.Errorf("record(%v) reported as %vms, want %vms", c.ms, got, c.want)
 		}
 	}
 }
@@ -181,6 +210,46 @@ func TestHistQuantile(t *testing.T) {
 	}
 	if _, ok := newHist().quantile(0.5); ok {
 		t.Error("empty histogram gave a quantile")
+	}
+
+	// Reading a histogram, then recording or merging more, reads the new
+	// counts (the bucket list is cached between reads).
+	g := newHist()
+	g.record(1)
+	if got, _ := g.quantile(1); got != 1 {
+		t.Fatalf("max of [1] = %v", got)
+	}
+	g.record(2)
+	if got, _ := g.quantile(1); got != 2 {
+		t.Errorf("max of [1 2] = %v, want 2 after a record", got)
+	}
+	o := newHist()
+	o.record(0.5)
+	g.merge(o)
+	if got, _ := g.quantile(0); got != 0.5 {
+		t.Errorf("min of [1 2 0.5] = %v, want 0.5 after a merge", got)
+	}
+
+	// The reference's index rule, not HdrHistogram's ValueAtPercentile (the
+	// round(p·n)-th sample, half up). Samples below 2.048 ms are held
+	// exactly, so the two rules differ by whole samples:
+	for _, c := range []struct {
+		vals    []float64
+		p, want float64
+	}{
+		{[]float64{0.4, 0.1, 0.3, 0.2}, 0.5, 0.3},                               // index round(1.5) = 2; the library: 2nd sample, 0.2
+		{[]float64{0.2, 0.1}, 0.5, 0.1},                                         // index round(0.5) = 0 (to even)
+		{[]float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1}, 0.95, 1}, // index round(9.5) = 10; the library: 10th sample, 0.9
+		{[]float64{0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8}, 0.25, 0.3},          // index round(1.75) = 2; the library: 2nd sample, 0.2
+		{[]float64{0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9}, 0.9, 0.8},   // index round(8.1) = 8
+	} {
+		h := newHist()
+		for _, v := range c.vals {
+			h.record(v)
+		}
+		if got, _ := h.quantile(c.p); got != c.want {
+			t.Errorf("p%v of %v = %v, want %v", c.p*100, c.vals, got, c.want)
+		}
 	}
 }
 
