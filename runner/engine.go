@@ -61,6 +61,9 @@ type Options struct {
 	OnRequest func(*result.Request)
 	// OnProgress receives a snapshot at most ~10 times a second per level; may be nil.
 	OnProgress func(Progress)
+	// OnLevelDone is called after each level of a stage is measured (the CLI
+	// fsyncs requests.jsonl there); may be nil.
+	OnLevelDone func(stage string, level int)
 }
 
 // Engine runs stages against one endpoint. It is safe to run one stage at a

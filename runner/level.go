@@ -317,6 +317,7 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 			p, turns := e.runLevel(ctx, sp, i, levelShape{conc: st.MaxConcurrency, rate: &rate}, ol, scraper)
 			p.AchievedRate = ol.achievedRate()
 			out.Points = append(append(out.Points, p), turns...)
+			e.levelDone(st.Name, i)
 		}
 		return out, nil
 	}
@@ -329,8 +330,17 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 		}
 		p, turns := e.runLevel(ctx, sp, i, levelShape{conc: conc}, closedLoop{conc: conc, ramp: st.Ramp.D()}, scraper)
 		out.Points = append(append(out.Points, p), turns...)
+		e.levelDone(st.Name, i)
 	}
 	return out, nil
+}
+
+// levelDone tells the caller a level is measured, so it can make the
+// level's records durable and close its progress bar.
+func (e *Engine) levelDone(stage string, level int) {
+	if f := e.opts.OnLevelDone; f != nil {
+		f(stage, level)
+	}
 }
 
 // scraper reads the endpoint's Prometheus counters.
@@ -403,7 +413,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 	} else if lr.total <= 0 && st.Duration <= 0 {
 		lr.total = conc // the reference's single wave
 	}
-	log := e.log.With().Str("stage", st.Name).Str("level", label).Logger()
+	log := e.log.With().Str("stage", st.Name).Str("level_label", label).Logger()
 
 	warm := 1
 	if st.Warmup != nil {

@@ -25,6 +25,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log"
 	"net"
 	"net/http"
 	"sort"
@@ -114,7 +116,10 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 		// Thousands of idle keep-alive streams are the point; no write timeout,
 		// since stalls and long generations are deliberate.
 		IdleTimeout: 2 * time.Minute,
-		ErrorLog:    nil,
+		// Clients that drop connections or fail TLS are part of what the
+		// simulator is for; net/http's per-connection complaints would only
+		// clutter the runner's stderr.
+		ErrorLog: log.New(io.Discard, "", 0),
 	}
 	go func() { _ = s.srv.Serve(ln) }()
 	s.stopCtx = context.AfterFunc(ctx, func() { s.Close() })

@@ -191,6 +191,12 @@ func (r *execution) startEndpoints(ctx context.Context, stages []*scenario.Stage
 			OnProgress: func(p runner.Progress) {
 				r.progress.Update(reporters.ProgressUpdate(p))
 			},
+			OnLevelDone: func(string, int) {
+				r.progress.LevelDone()
+				if err := r.records.Flush(); err != nil {
+					r.log.Error().Err(err).Msg("flushing requests.jsonl")
+				}
+			},
 		})
 		if err != nil {
 			return engines, closeAll, fmt.Errorf("endpoint %s: %w", name, err)

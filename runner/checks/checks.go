@@ -136,6 +136,12 @@ func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOu
 	o := newOutcome(c)
 	o.Level = &idx
 	o.LevelLabel = p.Label()
+	if p.Interrupted {
+		// The run was stopped inside this level: its numbers cover part of
+		// the level, so neither a pass nor a fail would be honest.
+		o.Status, o.Message = result.StatusSkipped, "level was interrupted: its metrics are partial"
+		return o
+	}
 	if c.Program == nil {
 		o.Status, o.Message = failStatus(c), "check was not compiled (load the plan with scenario.Load)"
 		return o

@@ -142,3 +142,26 @@ func TestBaselineStage(t *testing.T) {
 		t.Error("missing stage or report should give nil")
 	}
 }
+
+func TestInterruptedLevelIsSkipped(t *testing.T) {
+	st := &scenario.Stage{Name: "s", Checks: []*scenario.Check{{Name: "no failures", Expr: "failed == 0", Scope: "level", Severity: "fail"}}}
+	prog, metrics, err := scenario.CompileCheck(st.Checks[0].Expr, "level")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Checks[0].Program, st.Checks[0].Metrics = prog, metrics
+	res := &result.Stage{Name: "s", Points: []result.Point{
+		{Concurrency: 1, NRequests: 4, Completed: 4},
+		{Concurrency: 8, NRequests: 8, Completed: 4, Failed: 4, Interrupted: true},
+	}}
+	out := EvaluateStage(st, res, nil)
+	if len(out) != 2 {
+		t.Fatalf("got %d outcomes, want 2", len(out))
+	}
+	if out[0].Status != result.StatusPass {
+		t.Errorf("finished level: status %s, want pass", out[0].Status)
+	}
+	if out[1].Status != result.StatusSkipped || !strings.Contains(out[1].Message, "interrupted") {
+		t.Errorf("interrupted level: status %s (%s), want skipped naming the interruption", out[1].Status, out[1].Message)
+	}
+}
