@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	neturl "net/url"
 	"runtime"
 	"slices"
 	"strconv"
@@ -359,7 +360,25 @@ func (e *Engine) scraper() *servermetrics.Scraper {
 	e.mu.Lock()
 	client := e.client
 	e.mu.Unlock()
-	return servermetrics.New(client, url, names)
+	sc := servermetrics.New(client, url, names)
+	// A /metrics behind the API's own auth needs its credentials, but they
+	// are sent only to the API's own origin, never to another host named by
+	// metrics_url.
+	if sameOrigin(url, e.origin) {
+		h := e.headers.Clone()
+		h.Del("Content-Type")
+		sc.WithHeader(h)
+	}
+	return sc
+}
+
+// sameOrigin reports whether u is on origin (scheme://host[:port]).
+func sameOrigin(u, origin string) bool {
+	pu, err := neturl.Parse(u)
+	if err != nil {
+		return false
+	}
+	return pu.Scheme+"://"+pu.Host == origin
 }
 
 // lenMismatchWarning identifies the aggregate's ignore_eos warning, which

@@ -101,6 +101,15 @@ type Scraper struct {
 	client *http.Client
 	url    string
 	names  Names
+	header http.Header
+}
+
+// WithHeader makes every scrape send h (for example the endpoint's
+// Authorization header, when /metrics sits behind the same auth as the API).
+// The caller decides whether the metrics URL may see those credentials.
+func (s *Scraper) WithHeader(h http.Header) *Scraper {
+	s.header = h
+	return s
 }
 
 // New returns a scraper of url (the full /metrics URL) using client (nil
@@ -130,6 +139,9 @@ func (s *Scraper) Read(ctx context.Context) (*Snapshot, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
 	if err != nil {
 		return nil, fmt.Errorf("server metrics: %w", err)
+	}
+	for k, vs := range s.header {
+		req.Header[k] = vs
 	}
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	resp, err := s.client.Do(req)
