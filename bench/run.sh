@@ -35,7 +35,7 @@ go test -run '^$' -bench 'Parse$|ReadParse$' -benchmem -count 10 ./runner/sse > 
 	echo "\`go test -run '^\$' -bench 'Parse\$|ReadParse\$' -benchmem -count 10 ./runner/sse\`, summarised by benchstat (median, ± the 95% confidence interval's spread):"
 	echo
 	echo '```'
-	"$benchstat" "$tmp/sse.txt"
+	"$benchstat" "ns=$tmp/sse.txt" | grep -v "^ *¹\|^ *²\|geomean"
 	echo '```'
 } > "$tmp/sse.md"
 
