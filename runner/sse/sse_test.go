@@ -362,3 +362,26 @@ func BenchmarkParseStdlib(b *testing.B) {
 		}
 	}
 }
+
+// TestReaderNoCopy: a one-line event whose blank line arrived in the same
+// read is handed out in place, as a slice of the reader's buffer (the copy
+// into the event buffer is only for multi-line or split events).
+func TestReaderNoCopy(t *testing.T) {
+	in := "data: " + vllmChunk + "\n\ndata: a\ndata: b\n\n"
+	rd := NewReader(strings.NewReader(in))
+	d, err := rd.Next()
+	if err != nil || string(d) != vllmChunk {
+		t.Fatalf("first: %q %v", d, err)
+	}
+	inBuf := func(d []byte) bool {
+		b := rd.buf[:cap(rd.buf)]
+		return len(d) > 0 && &d[0] == &b[6] // right after "data: "
+	}
+	if !inBuf(d) {
+		t.Error("single-line event was copied")
+	}
+	d, err = rd.Next()
+	if err != nil || string(d) != "a\nb" {
+		t.Fatalf("second: %q %v", d, err)
+	}
+}
