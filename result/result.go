@@ -170,10 +170,13 @@ type Point struct {
 	DispatchLagP99Ms  *float64 `json:"dispatch_lag_p99_ms" expr:"dispatch_lag_p99_ms"`
 	DispatchLagMaxMs  *float64 `json:"dispatch_lag_max_ms" expr:"dispatch_lag_max_ms"`
 	ClientCPUPercent  *float64 `json:"client_cpu_percent" expr:"client_cpu_percent"` // of one core
-	ClientBottleneck  bool     `json:"client_bottleneck" expr:"client_bottleneck"`
-	LowConfidence     []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
-	Warnings          []string `json:"warnings,omitempty" expr:"-"`
-	Interrupted       bool     `json:"interrupted,omitempty" expr:"-"`
+	// ClientSchedP99Ms is the p99 of the Go runtime's scheduling latency over
+	// the level: how long the runner's goroutines waited for a core.
+	ClientSchedP99Ms *float64 `json:"client_sched_p99_ms" expr:"client_sched_p99_ms"`
+	ClientBottleneck bool     `json:"client_bottleneck" expr:"client_bottleneck"`
+	LowConfidence    []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
+	Warnings         []string `json:"warnings,omitempty" expr:"-"`
+	Interrupted      bool     `json:"interrupted,omitempty" expr:"-"`
 }
 
 // LevelEnv is what a level-scope check expression sees: every Point metric by

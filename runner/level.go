@@ -27,8 +27,12 @@ const durationGrace = 30 * time.Second
 // Client-bottleneck thresholds: when the runner itself is the limit, the
 // latencies it reports are its own, not the server's.
 const (
-	cpuBusyShare     = 0.85 // of the cores the process may use
-	lagP99LimitMs    = 10.0
+	cpuBusyShare  = 0.85 // of the cores the process may use
+	lagP99LimitMs = 10.0
+	// schedP99LimitMs bounds the Go runtime's scheduling latency p99 over a
+	// level: a stream's reader that waits that long to run stamps its token
+	// that late, which CPU share misses when other processes hold the cores.
+	schedP99LimitMs  = 10.0
 	lagP99TTFTShare  = 0.10 // of TTFT p50
 	progressInterval = 100 * time.Millisecond
 )
@@ -444,6 +448,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 	before := e.readCounters(ctx, scraper)
 	var ru0 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	sched0 := ReadSched()
 
 	// The level's context: cancelled when the run is, or at the grace
 	// deadline after a duration-bounded level's end.
@@ -462,6 +467,10 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	var schedP99 *float64
+	if _, lat, ok := SchedLatency(sched0, ReadSched(), 0.99); ok {
+		schedP99 = result.Ptr(result.Round(float64(lat)/float64(time.Millisecond), 3))
+	}
 	after := e.readCounters(context.WithoutCancel(ctx), scraper)
 
 	p := lr.agg.Finish(wall, servermetrics.Diff(before, after))
@@ -481,7 +490,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 		if capWaits > 0 {
 			p.DispatchLagP99Ms = nil
 		}
-		markBottleneck(&p, 100*float64(cpu)/float64(wall), runtime.GOMAXPROCS(0))
+		markBottleneck(&p, 100*float64(cpu)/float64(wall), runtime.GOMAXPROCS(0), schedP99)
 		p.DispatchLagP99Ms = lag
 	}
 	if capWaits > 0 {
@@ -512,12 +521,19 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 	return p, turns
 }
 
-// markBottleneck sets the client CPU share (percent of one core) and flags
-// the level when the runner itself may have been the limit: its CPU near the
-// cores it may use, or requests leaving late (dispatch lag p99 above 10 ms or
-// above 10% of the TTFT p50, whichever is smaller).
-func markBottleneck(p *result.Point, cpuPct float64, procs int) {
+// markBottleneck sets the client CPU share (percent of one core) and the
+// runtime's scheduling latency p99, and flags the level when the runner itself
+// may have been the limit: its CPU near the cores it may use, its goroutines
+// waiting over 10 ms (p99) to run, or requests leaving late (dispatch lag p99
+// above 10 ms or above 10% of the TTFT p50, whichever is smaller).
+func markBottleneck(p *result.Point, cpuPct float64, procs int, schedP99Ms *float64) {
 	p.ClientCPUPercent = result.Ptr(result.Round(cpuPct, 1))
+	p.ClientSchedP99Ms = schedP99Ms
+	if schedP99Ms != nil && *schedP99Ms > schedP99LimitMs {
+		p.ClientBottleneck = true
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"client scheduling latency p99 %.1f ms exceeds %.0f ms: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", *schedP99Ms, schedP99LimitMs))
+	}
 	if cpuPct >= cpuBusyShare*100*float64(procs) {
 		p.ClientBottleneck = true
 		p.Warnings = append(p.Warnings, fmt.Sprintf(

@@ -126,19 +126,22 @@ func TestMarkBottleneck(t *testing.T) {
 		name      string
 		cpu       float64
 		lag, ttft *float64
+		sched     *float64
 		want      bool
 	}{
-		{"idle", 20, result.Ptr(0.5), result.Ptr(100.0), false},
-		{"cpu busy", 175, result.Ptr(0.5), result.Ptr(100.0), true},
-		{"lag over 10 ms", 20, result.Ptr(12.0), result.Ptr(1000.0), true},
-		{"lag over 10% of ttft", 20, result.Ptr(3.0), result.Ptr(20.0), true},
-		{"lag under both", 20, result.Ptr(1.5), result.Ptr(20.0), false},
-		{"no lag data", 20, nil, nil, false},
+		{"idle", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(0.2), false},
+		{"cpu busy", 175, result.Ptr(0.5), result.Ptr(100.0), nil, true},
+		{"lag over 10 ms", 20, result.Ptr(12.0), result.Ptr(1000.0), nil, true},
+		{"lag over 10% of ttft", 20, result.Ptr(3.0), result.Ptr(20.0), nil, true},
+		{"lag under both", 20, result.Ptr(1.5), result.Ptr(20.0), nil, false},
+		{"no lag data", 20, nil, nil, nil, false},
+		{"readers waited for a core", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(25.0), true},
+		{"scheduling latency under the limit", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(9.5), false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := result.Point{DispatchLagP99Ms: tt.lag, TTFTP50Ms: tt.ttft}
-			markBottleneck(&p, tt.cpu, 2)
+			markBottleneck(&p, tt.cpu, 2, tt.sched)
 			if p.ClientBottleneck != tt.want || (len(p.Warnings) > 0) != tt.want {
 				t.Fatalf("bottleneck %v warnings %q", p.ClientBottleneck, p.Warnings)
 			}
