@@ -218,7 +218,13 @@ func (c closedLoop) dispatch(ctx context.Context, lr *levelRun) {
 			if !ok || ctx.Err() != nil {
 				return // never sent: not a request of the level
 			}
-			due := lr.start
+			// Without a ramp the first wave is due as each worker wakes:
+			// putting conc requests on the wire at once takes the client
+			// some milliseconds, a spread that is not lateness against any
+			// schedule (counting it would flag every large single-wave level
+			// as client-bound; the scheduling latency still catches a
+			// starved client).
+			due := time.Now()
 			if c.ramp > 0 {
 				due = lr.start.Add(c.ramp * time.Duration(i) / time.Duration(c.conc))
 				if !sleepUntil(ctx, due) {
