@@ -73,7 +73,8 @@ type Engine struct {
 	opts    Options
 	log     zerolog.Logger
 	model   string
-	baseURL string // without trailing slash
+	baseURL string // without trailing slash or query
+	query   string // "?..." from the base URL, appended after every path
 	origin  string // scheme://host[:port]
 	headers http.Header
 	tlsConf *tls.Config
@@ -104,20 +105,29 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 	if t.Endpoint == nil {
 		return nil, errors.New("runner: target has no endpoint")
 	}
-	base := strings.TrimRight(t.BaseURL, "/")
+	base := t.BaseURL
 	if base == "" {
-		base = strings.TrimRight(t.Endpoint.BaseURL, "/")
+		base = t.Endpoint.BaseURL
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("endpoint %s: base_url %q is not an http(s) URL", t.Name, redactURL(base))
 	}
+	// A query on the base URL (Azure's ?api-version=...) belongs after every
+	// path Runner appends, not before it.
+	var query string
+	if u.RawQuery != "" {
+		query = "?" + u.RawQuery
+	}
+	u.RawQuery, u.Fragment = "", ""
+	base = strings.TrimRight(u.String(), "/")
 	e := &Engine{
 		t:       t,
 		opts:    opts,
 		log:     opts.Logger.With().Str("endpoint", t.Name).Logger(),
 		model:   t.Endpoint.Model,
 		baseURL: base,
+		query:   query,
 		origin:  u.Scheme + "://" + u.Host,
 		headers: http.Header{},
 		timeout: t.Endpoint.Timeouts,
@@ -248,7 +258,7 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	urls := []string{e.baseURL + "/models", e.origin + "/health"}
+	urls := []string{e.url("/models"), e.origin + "/health"}
 	var last error
 	delay := 100 * time.Millisecond
 	for {
@@ -331,3 +341,7 @@ func scrubURLError(err error) error {
 	}
 	return err
 }
+
+// url is the API URL of path (e.g. "/chat/completions"): the base URL, the
+// path, then the base URL's query.
+func (e *Engine) url(path string) string { return e.baseURL + path + e.query }

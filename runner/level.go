@@ -584,7 +584,7 @@ func (e *Engine) primeConnections(ctx context.Context, conc int) {
 	}
 	var wg sync.WaitGroup
 	for range conc {
-		wg.Go(func() { _ = e.get(ctx, e.baseURL+"/models") })
+		wg.Go(func() { _ = e.get(ctx, e.url("/models")) })
 	}
 	wg.Wait()
 }

@@ -211,7 +211,7 @@ func (e *Engine) probeCounter(api string) counter {
 				PromptTokens int `json:"prompt_tokens"`
 			} `json:"usage"`
 		}
-		if err := e.postJSON(ctx, e.baseURL+path, body, &out); err != nil {
+		if err := e.postJSON(ctx, e.url(path), body, &out); err != nil {
 			return 0, err
 		}
 		if out.Usage == nil || out.Usage.PromptTokens <= 0 {

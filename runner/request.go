@@ -71,7 +71,7 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.e.baseURL+w.path, bytes.NewReader(j.body))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.e.url(w.path), bytes.NewReader(j.body))
 	if err != nil {
 		fail(rec, result.ErrConnect, "building request: "+err.Error())
 		return
