@@ -26,13 +26,13 @@ const (
 
 // Allowed values of the plan's enumerations.
 var (
-	APIs      = []string{"chat", "completions"}
-	Modes     = []string{"pinned", "natural"}
-	Arrivals  = []string{"poisson", "constant", "gamma"}
-	Scopes    = []string{"level", "stage"}
+	APIs       = []string{"chat", "completions"}
+	Modes      = []string{"pinned", "natural"}
+	Arrivals   = []string{"poisson", "constant", "gamma"}
+	Scopes     = []string{"level", "stage"}
 	Severities = []string{"fail", "warn"}
-	Sizings   = []string{"calibrated", "reference"}
-	Formats   = []string{"auto", "jsonl", "sharegpt", "csv"}
+	Sizings    = []string{"calibrated", "reference"}
+	Formats    = []string{"auto", "jsonl", "sharegpt", "csv"}
 )
 
 type validator struct {
