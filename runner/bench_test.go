@@ -6,11 +6,6 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/rs/zerolog"
-
-	"github.com/runnerbench/runner/scenario"
-	"github.com/runnerbench/runner/sim"
 )
 
 // BenchmarkLevel runs whole closed-loop levels against a zero-latency
@@ -21,16 +16,7 @@ import (
 func BenchmarkLevel(b *testing.B) {
 	for _, conc := range []int{1, 64, 256} {
 		b.Run(fmt.Sprint("c=", conc), func(b *testing.B) {
-			cfg := sim.FastConfig()
-			cfg.ZeroLatency = true
-			cfg.MaxNumSeqs = 1024
-			s := startRemoteSim(b, cfg)
-			e, err := NewEngine(Target{Name: "bench", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.url},
-				Options{Logger: zerolog.Nop()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
+			e, _ := benchEngine(b, 1024)
 			const out = 256
 			st := stage(out, conc)
 			st.Requests = max(conc, 64)

@@ -298,3 +298,20 @@ func within(got, want float64) bool {
 	}
 	return d <= 2 || d <= 0.05*want
 }
+
+// benchEngine starts a zero-latency simulator in a child process (so its
+// CPU is not the benchmark's) and an engine on it, both closed with b.
+func benchEngine(b *testing.B, maxSeqs int) (*Engine, *remoteSim) {
+	b.Helper()
+	cfg := sim.FastConfig()
+	cfg.ZeroLatency = true
+	cfg.MaxNumSeqs = maxSeqs
+	s := startRemoteSim(b, cfg)
+	e, err := NewEngine(Target{Name: "bench", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.url},
+		Options{Logger: zerolog.Nop()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(e.Close)
+	return e, s
+}

@@ -9,11 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
-	"github.com/runnerbench/runner/sim"
 )
 
 // gapStats returns the mean gap (s) and squared coefficient of variation of
@@ -310,16 +307,7 @@ func BenchmarkSchedule(b *testing.B) {
 func BenchmarkOpenLoopLag(b *testing.B) {
 	for _, rate := range []float64{500, 2000} {
 		b.Run(fmt.Sprint("rate=", rate), func(b *testing.B) {
-			cfg := sim.FastConfig()
-			cfg.ZeroLatency = true
-			cfg.MaxNumSeqs = 1024
-			s := startRemoteSim(b, cfg)
-			e, err := NewEngine(Target{Name: "bench", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.url},
-				Options{Logger: zerolog.Nop()})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer e.Close()
+			e, _ := benchEngine(b, 1024)
 			st := rateStage(16, "poisson", rate)
 			st.Requests = int(rate / 2) // half a second per level
 			plan := synthPlan(64, "reference")

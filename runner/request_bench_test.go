@@ -4,11 +4,6 @@ import (
 	"context"
 	"runtime"
 	"testing"
-
-	"github.com/rs/zerolog"
-
-	"github.com/runnerbench/runner/scenario"
-	"github.com/runnerbench/runner/sim"
 )
 
 // BenchmarkChunkAllocs shows that the per-token path allocates nothing: it
@@ -18,16 +13,7 @@ import (
 // their difference per extra chunk (allocs/chunk, which must be ~0: what a
 // request allocates, it allocates once, not per token).
 func BenchmarkChunkAllocs(b *testing.B) {
-	cfg := sim.FastConfig()
-	cfg.ZeroLatency = true
-	cfg.MaxNumSeqs = 256
-	s := startRemoteSim(b, cfg)
-	e, err := NewEngine(Target{Name: "bench", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.url},
-		Options{Logger: zerolog.Nop()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.Close()
+	e, _ := benchEngine(b, 256)
 	plan := synthPlan(64, "reference")
 	const reqs = 64
 	perReq := func(out int) float64 {

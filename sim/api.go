@@ -195,18 +195,8 @@ func naturalLength(rng *rand.Rand, mean, stdev float64, hi int) int {
 }
 
 func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
-	body, err := readBody(w, r)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
-		return
-	}
-	var req apiRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
-		return
-	}
-	if req.Model != "" && req.Model != s.cfg.Model {
-		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.")
+	req, ok := s.decodeRequest(w, r)
+	if !ok {
 		return
 	}
 	if req.N != nil && *req.N != 1 {
@@ -307,7 +297,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		sched:    make([]time.Duration, 0, min(target, 4096)),
 		stepEnds: make([]int32, 0, min(target, 4096)),
 	}
-	ok := s.eng.submit(sq)
+	ok = s.eng.submit(sq)
 	s.arrMu.Unlock()
 	if !ok {
 		t.Status = http.StatusServiceUnavailable
@@ -365,18 +355,8 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(w, r)
-	if err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
-		return
-	}
-	var req apiRequest
-	if err := json.Unmarshal(body, &req); err != nil {
-		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
-		return
-	}
-	if req.Model != "" && req.Model != s.cfg.Model {
-		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.")
+	req, ok := s.decodeRequest(w, r)
+	if !ok {
 		return
 	}
 	text, idCount, err := promptText(&req, len(req.Messages) > 0)
@@ -405,4 +385,23 @@ func (s *Server) serveMetrics(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
 	_, _ = w.Write(s.m.appendText(make([]byte, 0, 8192), s.cfg.Model))
+}
+
+// decodeRequest reads and decodes a request body for this server's model,
+// answering with an OpenAI-shaped error (and ok false) when it cannot.
+func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request) (req apiRequest, ok bool) {
+	body, err := readBody(w, r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return req, false
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
+		return req, false
+	}
+	if req.Model != "" && req.Model != s.cfg.Model {
+		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.")
+		return req, false
+	}
+	return req, true
 }
