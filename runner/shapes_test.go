@@ -89,9 +89,10 @@ func TestSyntheticLengths(t *testing.T) {
 		t.Errorf("max_tokens in [%v, %v], mean %.2f, stdev %.2f; want uniform 10..40", slices.Min(outs), slices.Max(outs), m, sd)
 	}
 	// Input: normal(200, 50) clipped to [100, 300] (stdev ≈ 44 after clipping);
-	// the server's count is the calibrated length give or take a token or two.
+	// the server's count is the calibrated length within the ±2% the
+	// calibration promises (the random nonce tokenizes to a varying count).
 	m, sd = meanStdev(ins)
-	if slices.Min(ins) < 97 || slices.Max(ins) > 303 || math.Abs(m-200) > 8 || sd < 36 || sd > 52 {
+	if slices.Min(ins) < 98 || slices.Max(ins) > 306 || math.Abs(m-200) > 8 || sd < 36 || sd > 52 {
 		t.Errorf("prompt tokens in [%v, %v], mean %.2f, stdev %.2f; want normal(200, 50) in [100, 300]", slices.Min(ins), slices.Max(ins), m, sd)
 	}
 
