@@ -90,9 +90,10 @@ func TestSyntheticLengths(t *testing.T) {
 	}
 	// Input: normal(200, 50) clipped to [100, 300] (stdev ≈ 44 after clipping);
 	// the server's count is the calibrated length within the ±2% the
-	// calibration promises (the random nonce tokenizes to a varying count).
+	// calibration promises, or 3 tokens on short prompts (the random nonce
+	// tokenizes to a count that varies by a token or two).
 	m, sd = meanStdev(ins)
-	if slices.Min(ins) < 98 || slices.Max(ins) > 306 || math.Abs(m-200) > 8 || sd < 36 || sd > 52 {
+	if slices.Min(ins) < 97 || slices.Max(ins) > 306 || math.Abs(m-200) > 8 || sd < 36 || sd > 52 {
 		t.Errorf("prompt tokens in [%v, %v], mean %.2f, stdev %.2f; want normal(200, 50) in [100, 300]", slices.Min(ins), slices.Max(ins), m, sd)
 	}
 
