@@ -6,25 +6,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/runnerbench/runner/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for the concurrent test below.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
 
 func TestProgressDisabledWritesNothing(t *testing.T) {
 	var buf bytes.Buffer
@@ -41,7 +25,7 @@ func TestProgressDisabledWritesNothing(t *testing.T) {
 }
 
 func TestProgressShowsLevels(t *testing.T) {
-	var buf syncBuffer
+	var buf testutil.SyncBuffer
 	p := NewProgress(&buf, true)
 	clock := time.Unix(0, 0)
 	p.now = func() time.Time { return clock }
@@ -72,7 +56,7 @@ func TestProgressShowsLevels(t *testing.T) {
 }
 
 func TestProgressConcurrent(t *testing.T) {
-	var buf syncBuffer
+	var buf testutil.SyncBuffer
 	p := NewProgress(&buf, true)
 	var wg sync.WaitGroup
 	for g := range 4 {

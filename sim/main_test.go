@@ -9,30 +9,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/internal/testutil"
 )
-
-// syncBuffer is a bytes.Buffer safe for a writer goroutine and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
-}
 
 func freePort(t *testing.T) string {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -52,7 +34,7 @@ func TestMainServesUntilCancelled(t *testing.T) {
 	}
 	addr := freePort(t)
 	ctx, cancel := context.WithCancel(t.Context())
-	var stdout, stderr syncBuffer
+	var stdout, stderr testutil.SyncBuffer
 	done := make(chan error, 1)
 	go func() {
 		done <- Main(ctx, []string{"--listen", addr, "--config", cfgPath, "--fast", "--itl-ms", "2"}, &stdout, &stderr)

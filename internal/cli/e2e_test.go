@@ -26,6 +26,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/runnerbench/runner/internal/testutil"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -117,29 +118,11 @@ func runnerBinary(t *testing.T) string {
 	return binPath
 }
 
-// syncBuffer is a bytes.Buffer safe to read while the child writes to it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // proc is a running runner binary.
 type proc struct {
 	cmd    *exec.Cmd
-	stdout syncBuffer
-	stderr syncBuffer
+	stdout testutil.SyncBuffer
+	stderr testutil.SyncBuffer
 	done   chan struct{}
 	err    error // from Wait, valid after done
 }
