@@ -324,7 +324,11 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth in
 		return
 	}
 	if t.Key().Kind() != reflect.String || t.Elem().Kind() == reflect.Interface {
-		// Free-form maps (extra_body) take YAML's own decoding.
+		// Free-form maps (extra_body) take YAML's own decoding, after
+		// ${VAR} is expanded in their string values like everywhere else.
+		if !d.expandFree(n, path) {
+			return
+		}
 		m := reflect.New(t)
 		if err := n.Decode(m.Interface()); err != nil {
 			d.fail(n, path, "%s", cleanYAMLError(err))
@@ -402,4 +406,36 @@ func cleanYAMLError(err error) string {
 		}
 	}
 	return strings.TrimPrefix(s, "yaml: ")
+}
+
+// expandFree expands ${VAR} in the string scalars of a free-form value (map
+// values and list items, never keys), in place, reporting an unset variable
+// at its position. It reports whether every expansion succeeded.
+func (d *decoder) expandFree(n *yaml.Node, path string) bool {
+	switch n.Kind {
+	case yaml.ScalarNode:
+		if n.Tag != "!!str" {
+			return true
+		}
+		s, err := expandEnv(n.Value, d.getenv)
+		if err != nil {
+			d.fail(n, path, "%v", err)
+			return false
+		}
+		n.Value = s
+		return true
+	case yaml.MappingNode:
+		ok := true
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			ok = d.expandFree(n.Content[i+1], path+"."+n.Content[i].Value) && ok
+		}
+		return ok
+	case yaml.SequenceNode:
+		ok := true
+		for i, c := range n.Content {
+			ok = d.expandFree(c, fmt.Sprintf("%s[%d]", path, i)) && ok
+		}
+		return ok
+	}
+	return true
 }

@@ -494,3 +494,27 @@ func TestAliasBomb(t *testing.T) {
 		t.Errorf("alias expansion took %v", d)
 	}
 }
+
+func TestEnvExpansionInExtraBody(t *testing.T) {
+	src := minimal + `    extra_body:
+      chat_template_kwargs: {enable_thinking: false, tag: "${TAG:-none}"}
+      stop: ["${STOP}", plain]
+      n: 1
+`
+	p := mustLoad(t, src, env("STOP", "</s>"))
+	eb := p.Stages[0].ExtraBody
+	kw, _ := eb["chat_template_kwargs"].(map[string]any)
+	if kw["tag"] != "none" || kw["enable_thinking"] != false {
+		t.Errorf("chat_template_kwargs = %#v", kw)
+	}
+	if stop, _ := eb["stop"].([]any); len(stop) != 2 || stop[0] != "</s>" || stop[1] != "plain" {
+		t.Errorf("stop = %#v", eb["stop"])
+	}
+	if eb["n"] != 1 {
+		t.Errorf("n = %#v (numbers must stay numbers)", eb["n"])
+	}
+	_, err := load(t, src, env())
+	if err == nil || !strings.Contains(err.Error(), "plan.yaml:15:14: stages[0].extra_body.stop[0]: environment variable STOP is not set") {
+		t.Errorf("unset variable in extra_body: %v", err)
+	}
+}
