@@ -61,7 +61,48 @@ func Parse(data []byte, c *Chunk) error {
 	i++
 	var objIsError bool
 	var topMessage []byte
-	for first := true; ; first = false {
+	first := true
+	// The header every chunk starts with (id, object, created, model) is
+	// matched eight bytes at a time in its compact form and skipped without
+	// member's generic work; anything else falls through to the loop below.
+	for j := i; j+16 <= len(d); {
+		if !first {
+			if d[j] != ',' {
+				break
+			}
+			j++
+		}
+		w := binary.LittleEndian.Uint64(d[j:])
+		switch {
+		case w&0xffffffffffff == keyID:
+			j = valueEnd(d, j+6)
+		case w == keyModel && d[j+8] == '"':
+			j = valueEnd(d, j+9)
+		case w == keyObject && d[j+8] == ':' && d[j+9] == '"':
+			start := j + 10
+			if j = valueEnd(d, start); j >= 0 {
+				objIsError = string(d[start:j]) == "error"
+			}
+		case w == keyCreated && d[j+8] == '"' && d[j+9] == ':' && d[j+10] > ' ':
+			// A timestamp: its first eight digits at once, then as skipValue.
+			if k := j + 10; k+8 <= len(d) && allDigits(binary.LittleEndian.Uint64(d[k:k+8])) {
+				for k += 8; k < len(d) && numberByte[d[k]]; k++ {
+				}
+				j = k - 1 // undo the +1 for a closing quote below
+			} else {
+				j = skipValue(d, j+10) - 1
+			}
+		default:
+			goto members
+		}
+		if j < 0 {
+			return ErrMalformed
+		}
+		i, first = j+1, false
+		j = i
+	}
+members:
+	for ; ; first = false {
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
@@ -113,6 +154,21 @@ func Parse(data []byte, c *Chunk) error {
 	return nil
 }
 
+// The keys the fast paths match in their compact form, as little-endian
+// eight-byte words (TestKeyWords checks them).
+const (
+	keyID       = 0x223a22646922     // "id":"
+	keyModel    = 0x3a226c65646f6d22 // "model":
+	keyObject   = 0x227463656a626f22 // "object"
+	keyCreated  = 0x6465746165726322 // "created
+	keyIndex    = 0x3a227865646e6922 // "index":
+	keyLogprobs = 0x626f7270676f6c22 // "logprob
+	keyDelta    = 0x3a2261746c656422 // "delta":
+	keyFinish   = 0x5f6873696e696622 // "finish_
+	keyReason   = 0x3a226e6f73616572 // reason":
+	keyContent  = 0x746e65746e6f6322 // "content
+)
+
 // bad is the index the scanning functions return for malformed input.
 const bad = -1
 
@@ -133,32 +189,51 @@ func skipWS(d []byte, i int) int {
 // key and the index of its value. more is false at the closing brace, with i
 // just past it. i is negative when the input is malformed.
 func member(d []byte, i int, first bool) (key []byte, _ int, more bool) {
-	i = skipWS(d, i)
+	if i < len(d) && d[i] <= ' ' {
+		i = skipWS(d, i)
+	}
 	if i >= len(d) {
 		return nil, bad, false
 	}
-	if d[i] == '}' {
+	c := d[i]
+	if c == '}' {
 		return nil, i + 1, false
 	}
 	if !first {
-		if d[i] != ',' {
+		if c != ',' {
 			return nil, bad, false
 		}
-		i = skipWS(d, i+1)
+		if i++; i < len(d) && d[i] <= ' ' {
+			i = skipWS(d, i)
+		}
 		if i >= len(d) {
 			return nil, bad, false
 		}
+		c = d[i]
 	}
-	if d[i] != '"' {
+	if c != '"' {
 		return nil, bad, false
 	}
-	end, escaped := shortEnd(d, i+1), false
+	// Keys of up to fifteen bytes without escapes (all the format's keys)
+	// end within two eight-byte looks, made here rather than in a call.
+	j, end, escaped := i+1, bad, false
+	if j+16 <= len(d) {
+		if m := quoteOrBackslash(binary.LittleEndian.Uint64(d[j : j+8])); m != 0 {
+			if k := j + bits.TrailingZeros64(m)>>3; d[k] == '"' {
+				end = k
+			}
+		} else if m := quoteOrBackslash(binary.LittleEndian.Uint64(d[j+8 : j+16])); m != 0 {
+			if k := j + 8 + bits.TrailingZeros64(m)>>3; d[k] == '"' {
+				end = k
+			}
+		}
+	}
 	if end < 0 {
-		if end, escaped = strEnd(d, i+1); end < 0 {
+		if end, escaped = strEnd(d, j); end < 0 {
 			return nil, bad, false
 		}
 	}
-	key = d[i+1 : end]
+	key = d[j:end]
 	if escaped {
 		// No server escapes plain keys; decode (allocating) so such a key
 		// still matches, as encoding/json would match it.
@@ -167,9 +242,10 @@ func member(d []byte, i int, first bool) (key []byte, _ int, more bool) {
 		}
 	}
 	i = end + 1
-	if i < len(d) && d[i] == ':' {
-		i++ // the compact form, without a call
-	} else if i = skipWS(d, i); i < len(d) && d[i] == ':' {
+	if i+1 < len(d) && d[i] == ':' && d[i+1] > ' ' {
+		return key, i + 1, true // the compact form: no whitespace to skip
+	}
+	if i = skipWS(d, i); i < len(d) && d[i] == ':' {
 		i++
 	} else {
 		return nil, bad, false
@@ -233,28 +309,14 @@ func strEnd(d []byte, j int) (int, bool) {
 	}
 }
 
-// shortEnd is strEnd's inlined fast path for strings of at most seven
-// bytes with no escape (most keys): one eight-byte look instead of a call.
-// It returns -1 when the string is longer or escaped, and strEnd must decide.
-func shortEnd(d []byte, j int) int {
-	if j+8 <= len(d) {
-		if m := quoteOrBackslash(binary.LittleEndian.Uint64(d[j:])); m != 0 {
-			if k := j + bits.TrailingZeros64(m)>>3; d[k] == '"' {
-				return k
-			}
-		}
-	}
-	return bad
-}
-
 // valueEnd is strEnd for a string value, whose escapes do not matter: it
 // looks for the first quote only (fewer operations per eight bytes than
 // strEnd), and that quote closes the string unless a backslash precedes it.
 // Only then does it rescan with strEnd, which follows every escape.
 func valueEnd(d []byte, j int) int {
 	start := j
-	for j+8 <= len(d) {
-		x := binary.LittleEndian.Uint64(d[j:]) ^ (lsb * '"')
+	for j >= 0 && j+8 <= len(d) {
+		x := binary.LittleEndian.Uint64(d[j:j+8]) ^ (lsb * '"')
 		if m := (x - lsb) &^ x & msb; m != 0 {
 			j += bits.TrailingZeros64(m) >> 3
 			goto found
@@ -279,6 +341,13 @@ const (
 	lsb = 0x0101010101010101
 	msb = 0x8080808080808080
 )
+
+// allDigits reports whether the eight bytes of x are all ASCII digits: each
+// has the high nibble 3, and adding 6 to it carries no low nibble past 9.
+func allDigits(x uint64) bool {
+	const hi = 0xf0f0f0f0f0f0f0f0
+	return x&hi == lsb*'0' && (x+lsb*6)&hi == lsb*'0'
+}
 
 // quoteOrBackslash flags (high bit) the bytes of x that are '"' or '\\'.
 func quoteOrBackslash(x uint64) uint64 {
@@ -475,6 +544,39 @@ func choice(d []byte, i int, c *Chunk) int {
 	var deltaContent, textContent, reasoning, finish bool
 	var reason []byte
 	for first := true; ; first = false {
+		// index and logprobs, whose values are skipped, in their compact
+		// form: matched eight bytes at a time, without member's generic work.
+		if j := i; j+17 <= len(d) && (first || d[j] == ',') {
+			if !first {
+				j++
+			}
+			w := binary.LittleEndian.Uint64(d[j : j+8])
+			if w == keyIndex && d[j+8] > ' ' {
+				if i = skipValue(d, j+8); i < 0 {
+					return bad
+				}
+				continue
+			}
+			if w == keyLogprobs && d[j+8] == 's' && d[j+9] == '"' && d[j+10] == ':' && d[j+11] > ' ' {
+				if i = skipValue(d, j+11); i < 0 {
+					return bad
+				}
+				continue
+			}
+			if w == keyDelta && d[j+8] > ' ' {
+				if deltaContent, reasoning, i = delta(d, j+8); i < 0 {
+					return bad
+				}
+				continue
+			}
+			// "finish_reason":null, on every chunk but the last.
+			if w == keyFinish && j+20 <= len(d) &&
+				binary.LittleEndian.Uint64(d[j+8:j+16]) == keyReason &&
+				string(d[j+16:j+20]) == "null" {
+				finish, reason, i = false, nil, j+20
+				continue
+			}
+		}
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
@@ -529,6 +631,21 @@ func delta(d []byte, i int) (content, reasoning bool, _ int) {
 	i++
 	var reas, reasC bool
 	for first := true; ; first = false {
+		// "content":"...", the common member, in its compact form.
+		if j := i; j+17 <= len(d) && (first || d[j] == ',') {
+			if !first {
+				j++
+			}
+			if binary.LittleEndian.Uint64(d[j:j+8]) == keyContent &&
+				d[j+8] == '"' && d[j+9] == ':' && d[j+10] == '"' {
+				end := valueEnd(d, j+11)
+				if end < 0 {
+					return false, false, bad
+				}
+				content, i = end > j+11, end+1
+				continue
+			}
+		}
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
