@@ -69,7 +69,10 @@ fi
 echo "bench/run.sh: end-to-end experiments..." >&2
 go build -o "$tmp/runnerbench" ./bench/cmd/runnerbench
 rc=0
-"$tmp/runnerbench" "${quick[@]}" -extra "$extras" > "$tmp/figures.md" || rc=$?
+# Give the simulator and the runner a core each when the machine has two.
+pin=()
+if command -v taskset > /dev/null && (($(nproc) >= 2)); then pin=(-pin); fi
+"$tmp/runnerbench" "${quick[@]}" "${pin[@]}" -extra "$extras" > "$tmp/figures.md" || rc=$?
 cat bench/intro.md "$tmp/figures.md" > "$out"
 cat "$tmp/figures.md"
 echo "bench/run.sh: wrote $out (runnerbench exit $rc)" >&2

@@ -101,8 +101,8 @@ func startSim(cfg sim.Config, truth bool) (*simProc, error) {
 		Cfg   sim.Config
 		Truth bool
 	}{cfg, truth})
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), roleEnv+"=sim", argEnv+"="+string(arg))
+	cmd := childCmd(0)
+	cmd.Env = append(cmd.Env, roleEnv+"=sim", argEnv+"="+string(arg))
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -301,8 +301,8 @@ func procStatus(field string) int64 {
 // runRunner runs one job in a runner child.
 func runRunner(j job) (outcome, error) {
 	arg, _ := json.Marshal(j)
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), roleEnv+"=runner", argEnv+"="+string(arg))
+	cmd := childCmd(1)
+	cmd.Env = append(cmd.Env, roleEnv+"=runner", argEnv+"="+string(arg))
 	cmd.Stderr = os.Stderr
 	b, err := cmd.Output()
 	if err != nil {
@@ -319,6 +319,22 @@ func runRunner(j job) (outcome, error) {
 }
 
 // ---- the orchestrator ----
+
+// pinCores runs the simulator child on CPU 0 and the runner child on CPU 1
+// (taskset, one Go P each), so neither takes the other's core: on a two-core
+// machine that is the closest to "the simulator on another machine".
+var pinCores bool
+
+// childCmd starts this program again as a child, pinned to cpu with -pin.
+func childCmd(cpu int) *exec.Cmd {
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = os.Environ()
+	if pinCores {
+		cmd = exec.Command("taskset", "-c", strconv.Itoa(cpu), os.Args[0])
+		cmd.Env = append(os.Environ(), "GOMAXPROCS=1")
+	}
+	return cmd
+}
 
 type options struct {
 	quick         bool
@@ -339,6 +355,7 @@ func orchestrate() int {
 	flag.StringVar(&concs, "accuracy", "1,100,500,1000", "concurrencies of the accuracy experiment")
 	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
 	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy)")
+	flag.BoolVar(&pinCores, "pin", false, "pin the simulator to CPU 0 and the runner to CPU 1 (taskset, GOMAXPROCS=1 each)")
 	flag.Parse()
 	if o.quick {
 		o.scaleStreams, o.flatRequests = min(o.scaleStreams, 1000), min(o.flatRequests, 200000)
@@ -427,6 +444,11 @@ func header(md *strings.Builder) {
 	fmt.Fprintf(md, "| date | %s |\n", time.Now().UTC().Format("2006-01-02 15:04 UTC"))
 	fmt.Fprintf(md, "| CPU | %s |\n| cores | %d |\n| Go | %s %s/%s |\n", cpu, runtime.NumCPU(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(md, "| load average at start (1, 5, 15 min) | %s |\n", load)
+	pinned := "no: both processes share every core"
+	if pinCores {
+		pinned = "yes: simulator on CPU 0, runner on CPU 1, GOMAXPROCS=1 each"
+	}
+	fmt.Fprintf(md, "| processes pinned (-pin) | %s |\n", pinned)
 }
 
 // throughput: the runner's CPU cost per streamed chunk against a simulator
