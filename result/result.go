@@ -170,9 +170,11 @@ type Point struct {
 	DispatchLagP99Ms  *float64 `json:"dispatch_lag_p99_ms" expr:"dispatch_lag_p99_ms"`
 	DispatchLagMaxMs  *float64 `json:"dispatch_lag_max_ms" expr:"dispatch_lag_max_ms"`
 	ClientCPUPercent  *float64 `json:"client_cpu_percent" expr:"client_cpu_percent"` // of one core
-	// ClientSchedP99Ms is the p99 of the Go runtime's scheduling latency over
-	// the level: how long the runner's goroutines waited for a core.
-	ClientSchedP99Ms *float64 `json:"client_sched_p99_ms" expr:"client_sched_p99_ms"`
+	// ClientSchedP90Ms is the p90 of the Go runtime's scheduling latency over
+	// the level: how long the runner's goroutines waited for a core. (p90, not
+	// p99: a closed loop's first wave wakes every worker at once, a burst that
+	// says nothing about token timing and would own the p99 of a short level.)
+	ClientSchedP90Ms *float64 `json:"client_sched_p90_ms" expr:"client_sched_p90_ms"`
 	ClientBottleneck bool     `json:"client_bottleneck" expr:"client_bottleneck"`
 	LowConfidence    []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
 	Warnings         []string `json:"warnings,omitempty" expr:"-"`

@@ -29,10 +29,10 @@ const durationGrace = 30 * time.Second
 const (
 	cpuBusyShare  = 0.85 // of the cores the process may use
 	lagP99LimitMs = 10.0
-	// schedP99LimitMs bounds the Go runtime's scheduling latency p99 over a
+	// schedP90LimitMs bounds the Go runtime's scheduling latency p90 over a
 	// level: a stream's reader that waits that long to run stamps its token
 	// that late, which CPU share misses when other processes hold the cores.
-	schedP99LimitMs  = 10.0
+	schedP90LimitMs  = 10.0
 	lagP99TTFTShare  = 0.10 // of TTFT p50
 	progressInterval = 100 * time.Millisecond
 )
@@ -473,9 +473,9 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 
 	var ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
-	var schedP99 *float64
-	if _, lat, ok := SchedLatency(sched0, ReadSched(), 0.99); ok {
-		schedP99 = result.Ptr(result.Round(float64(lat)/float64(time.Millisecond), 3))
+	var schedP90 *float64
+	if _, lat, ok := SchedLatency(sched0, ReadSched(), 0.90); ok {
+		schedP90 = result.Ptr(result.Round(float64(lat)/float64(time.Millisecond), 3))
 	}
 	after := e.readCounters(context.WithoutCancel(ctx), scraper)
 
@@ -496,7 +496,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 		if capWaits > 0 {
 			p.DispatchLagP99Ms = nil
 		}
-		markBottleneck(&p, 100*float64(cpu)/float64(wall), runtime.GOMAXPROCS(0), schedP99)
+		markBottleneck(&p, 100*float64(cpu)/float64(wall), runtime.GOMAXPROCS(0), schedP90)
 		p.DispatchLagP99Ms = lag
 	}
 	if capWaits > 0 {
@@ -528,17 +528,18 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, shape lev
 }
 
 // markBottleneck sets the client CPU share (percent of one core) and the
-// runtime's scheduling latency p99, and flags the level when the runner itself
+// runtime's scheduling latency p90, and flags the level when the runner itself
 // may have been the limit: its CPU near the cores it may use, its goroutines
-// waiting over 10 ms (p99) to run, or requests leaving late (dispatch lag p99
-// above 10 ms or above 10% of the TTFT p50, whichever is smaller).
-func markBottleneck(p *result.Point, cpuPct float64, procs int, schedP99Ms *float64) {
+// waiting to run longer than schedLimitMs allows, or requests leaving late
+// (dispatch lag p99 above 10 ms or above 10% of the TTFT p50, whichever is
+// smaller).
+func markBottleneck(p *result.Point, cpuPct float64, procs int, schedP90Ms *float64) {
 	p.ClientCPUPercent = result.Ptr(result.Round(cpuPct, 1))
-	p.ClientSchedP99Ms = schedP99Ms
-	if schedP99Ms != nil && *schedP99Ms > schedP99LimitMs {
+	p.ClientSchedP90Ms = schedP90Ms
+	if limit := schedLimitMs(p); schedP90Ms != nil && *schedP90Ms > limit {
 		p.ClientBottleneck = true
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
-			"client scheduling latency p99 %.1f ms exceeds %.0f ms: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", *schedP99Ms, schedP99LimitMs))
+			"client scheduling latency p90 %.2f ms exceeds %.2f ms: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", *schedP90Ms, limit))
 	}
 	if cpuPct >= cpuBusyShare*100*float64(procs) {
 		p.ClientBottleneck = true
@@ -663,4 +664,16 @@ func (e *Engine) progress(lr *levelRun, label string) (stop func()) {
 		<-finished
 		snap() // the final count
 	}
+}
+
+// schedLimitMs is how long (p90) the runner's goroutines may wait for a core
+// before its token times are suspect: 10% of the level's ITL p50 (a reader
+// that late skews single gaps by that share), at least 1 ms (the runtime's
+// own jitter) and at most 10 ms.
+func schedLimitMs(p *result.Point) float64 {
+	limit := schedP90LimitMs
+	if p.ITLP50Ms != nil {
+		limit = min(limit, max(1, 0.10**p.ITLP50Ms))
+	}
+	return limit
 }

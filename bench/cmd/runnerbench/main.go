@@ -622,8 +622,8 @@ func accuracy(md *strings.Builder, o options) error {
 		}
 		fmt.Fprintf(md, "| %d | simulator: decode-step p50 / p99 as scheduled; share of write gaps < 1 ms (tokens it wrote together, behind schedule) | %.2f / %.2f; %.1f%% | | |\n",
 			conc, quantile(sched, 0.5), quantile(sched, 0.99), 100*float64(bunched)/float64(len(itl)))
-		fmt.Fprintf(md, "| %d | runner: client CPU / dispatch lag p99 / bottleneck flag | %s%% / %s ms / %v | | |\n",
-			conc, f2(r.Point.ClientCPUPercent), f2(r.Point.DispatchLagP99Ms), r.Point.ClientBottleneck)
+		fmt.Fprintf(md, "| %d | runner: client CPU / dispatch lag p99 / scheduling latency p90 / bottleneck flag | %s%% / %s ms / %s ms / %v | | |\n",
+			conc, f2(r.Point.ClientCPUPercent), f2(r.Point.DispatchLagP99Ms), f2(r.Point.ClientSchedP90Ms), r.Point.ClientBottleneck)
 	}
 	return nil
 }
