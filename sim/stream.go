@@ -324,12 +324,8 @@ func (st *stream) applyFault() bool {
 		}
 		return true
 	case FaultStall:
-		var stall <-chan time.Time
-		if ms := st.s.cfg.Faults.StallMs; ms > 0 {
-			t := time.NewTimer(time.Duration(ms * float64(time.Millisecond)))
-			defer t.Stop()
-			stall = t.C
-		}
+		stall, stop := st.stallTimer()
+		defer stop()
 		select {
 		case <-stall:
 			return true
@@ -475,12 +471,8 @@ func (st *stream) serveWhole() {
 		return
 	case FaultStall:
 		st.rec.t.FaultAfterTokens = 0
-		var stall <-chan time.Time
-		if ms := st.s.cfg.Faults.StallMs; ms > 0 {
-			t := time.NewTimer(time.Duration(ms * float64(time.Millisecond)))
-			defer t.Stop()
-			stall = t.C
-		}
+		stall, stop := st.stallTimer()
+		defer stop()
 		select {
 		case <-stall:
 		case <-ctx.Done():
@@ -506,4 +498,15 @@ func (st *stream) serveWhole() {
 	default:
 		st.end(finishIndex(st.finishReason()))
 	}
+}
+
+// stallTimer fires after the configured stall_ms; with stall_ms 0 it never
+// fires, so the stream stalls until the client gives up.
+func (st *stream) stallTimer() (<-chan time.Time, func()) {
+	ms := st.s.cfg.Faults.StallMs
+	if ms <= 0 {
+		return nil, func() {}
+	}
+	t := time.NewTimer(time.Duration(ms * float64(time.Millisecond)))
+	return t.C, func() { t.Stop() }
 }

@@ -454,10 +454,7 @@ func header(md *strings.Builder) {
 // throughput: the runner's CPU cost per streamed chunk against a simulator
 // that answers as fast as it can.
 func throughput(md *strings.Builder, o options) error {
-	cfg := sim.FastConfig()
-	cfg.ZeroLatency = true
-	cfg.MaxNumSeqs = 1024
-	s, err := startSim(cfg, false)
+	s, err := startZeroLatencySim()
 	if err != nil {
 		return err
 	}
@@ -518,10 +515,7 @@ func scale(md *strings.Builder, o options) error {
 // flatMemory: heap in use over a long run must not grow with the request count.
 func flatMemory(md *strings.Builder, o options) error {
 	n := o.flatRequests
-	cfg := sim.FastConfig()
-	cfg.ZeroLatency = true
-	cfg.MaxNumSeqs = 1024
-	s, err := startSim(cfg, false)
+	s, err := startZeroLatencySim()
 	if err != nil {
 		return err
 	}
@@ -648,4 +642,13 @@ func f2(p *float64) string {
 		return "–"
 	}
 	return strconv.FormatFloat(*p, 'f', 2, 64)
+}
+
+// startZeroLatencySim starts a simulator child that answers as fast as it
+// can, for the experiments that load the runner rather than time it.
+func startZeroLatencySim() (*simProc, error) {
+	cfg := sim.FastConfig()
+	cfg.ZeroLatency = true
+	cfg.MaxNumSeqs = 1024
+	return startSim(cfg, false)
 }
