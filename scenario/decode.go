@@ -16,7 +16,7 @@ import (
 // KnownFields(true) error has a line but no column, and any custom
 // UnmarshalYAML that calls n.Decode silently turns strict decoding off for
 // everything below it. Walking the tree by reflection rejects an unknown key at
-// any depth (including inside sim.Config, whatever fields it grows) with its
+// any depth (including inside simconfig.Config, whatever fields it grows) with its
 // line:col, and reports every problem in one pass.
 
 // MaxValues bounds the values (YAML nodes, after alias expansion) a plan may
@@ -49,6 +49,11 @@ type decoder struct {
 	keyAt    map[string]pos // key positions by path (for "missing"/"unexpected" messages)
 	getenv   func(string) (string, bool)
 	nodes    int
+}
+
+func newDecoder(probs *problems, getenv func(string) (string, bool)) *decoder {
+	return &decoder{probs: probs, at: map[string]pos{}, keyAt: map[string]pos{}, quoted: map[string]bool{}, block: map[string]bool{},
+		badTree: map[string]bool{}, badBlock: map[string]bool{}, getenv: getenv}
 }
 
 func posOf(n *yaml.Node) pos { return pos{n.Line, n.Column} }

@@ -50,34 +50,13 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 		probs.add(pos{}, "plan is larger than %d MiB", MaxPlanBytes>>20)
 		return nil, probs.err()
 	}
-	var doc yaml.Node
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&doc); err != nil && err != io.EOF {
-		line, msg := yamlSyntaxError(err)
-		probs.add(pos{line, 0}, "%s", msg)
-		return nil, probs.err()
-	}
-	// A second document would be silently ignored; say so instead.
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err == nil {
-		probs.add(posOf(&extra), "the plan file holds more than one YAML document (---); put one plan per file")
-	}
-	if doc.Kind == 0 || len(doc.Content) == 0 {
-		probs.add(pos{1, 1}, "plan is empty: expected a mapping with version, name, endpoints, prompts and stages")
-		return nil, probs.err()
-	}
-	root := doc.Content[0]
-	for root.Kind == yaml.AliasNode && root.Alias != nil {
-		root = root.Alias
-	}
-	if root.Kind != yaml.MappingNode {
-		probs.add(posOf(root), "a plan is a mapping with version, name, endpoints, prompts and stages; got %s", kindName(root))
+	root := parseRoot(probs, data, "plan", "a mapping with version, name, endpoints, prompts and stages")
+	if root == nil {
 		return nil, probs.err()
 	}
 	sum := sha256.Sum256(data)
 	p := &Plan{Path: name, Hash: hex.EncodeToString(sum[:])}
-	d := &decoder{probs: probs, at: map[string]pos{}, keyAt: map[string]pos{}, quoted: map[string]bool{}, block: map[string]bool{},
-		badTree: map[string]bool{}, badBlock: map[string]bool{}, getenv: getenv}
+	d := newDecoder(probs, getenv)
 	d.decode(root, reflect.ValueOf(p).Elem(), "", 0)
 	if d.tooBig {
 		// A half-decoded oversized plan is not worth validating: its checks
@@ -94,6 +73,38 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 		return nil, err
 	}
 	return p, nil
+}
+
+// parseRoot parses data as one YAML document whose root is a mapping, and
+// returns that mapping; on any problem it records it and returns nil. want
+// names the file's kind and shape says what the mapping should hold, for the
+// messages.
+func parseRoot(probs *problems, data []byte, noun, shape string) *yaml.Node {
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil && err != io.EOF {
+		line, msg := yamlSyntaxError(err)
+		probs.add(pos{line, 0}, "%s", msg)
+		return nil
+	}
+	// A second document would be silently ignored; say so instead.
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err == nil {
+		probs.add(posOf(&extra), "the %s file holds more than one YAML document (---); put one %s per file", noun, noun)
+	}
+	if doc.Kind == 0 || len(doc.Content) == 0 {
+		probs.add(pos{1, 1}, "%s is empty: expected %s", noun, shape)
+		return nil
+	}
+	root := doc.Content[0]
+	for root.Kind == yaml.AliasNode && root.Alias != nil {
+		root = root.Alias
+	}
+	if root.Kind != yaml.MappingNode {
+		probs.add(posOf(root), "a %s is %s; got %s", noun, shape, kindName(root))
+		return nil
+	}
+	return root
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

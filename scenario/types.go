@@ -7,7 +7,7 @@ package scenario
 import (
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/runnerbench/runner/sim"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // Plan is a whole plan file (version 1).
@@ -51,7 +51,7 @@ type Endpoint struct {
 	// TLS options for https base URLs.
 	TLS *TLS `yaml:"tls,omitempty" json:"tls,omitempty"`
 	// Simulator starts the built-in simulator in-process on a loopback port and points the endpoint at it.
-	Simulator *sim.Config `yaml:"simulator,omitempty" json:"simulator,omitempty"`
+	Simulator *simconfig.Config `yaml:"simulator,omitempty" json:"simulator,omitempty"`
 }
 
 // Timeouts bound a request. Zero means the default.

@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runnerbench/runner/sim"
 )
 
 // Upper bounds on load parameters. A plan asking for more is almost certainly
@@ -161,18 +160,11 @@ func (v *validator) endpoint(path string, e *Endpoint) {
 		v.httpURL(path+".base_url", e.BaseURL)
 	}
 	// The simulator validates its own numbers (probabilities, non-negative
-	// times); asked through an interface so its fields can grow freely.
+	// times); each problem is placed at its field, or at the block when the
+	// field was left to its default.
 	if e.Simulator != nil {
-		var cfg any = *e.Simulator
-		if d, ok := cfg.(interface{ Defaults() sim.Config }); ok {
-			cfg = d.Defaults() // zero means "default", which Validate alone would reject
-		}
-		if sv, ok := cfg.(interface{ Validate() error }); ok {
-			if err := sv.Validate(); err != nil {
-				for _, line := range strings.Split(err.Error(), "\n") {
-					v.errf(path+".simulator", "%s.simulator: %s", path, line)
-				}
-			}
+		for _, p := range e.Simulator.Defaults().Problems() {
+			v.errf(path+".simulator."+p.Field, "%s.simulator.%s: %s", path, p.Field, p.Msg)
 		}
 	}
 	if e.MetricsURL != "" {

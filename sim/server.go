@@ -95,7 +95,7 @@ func Start(ctx context.Context, cfg Config) (*Server, error) {
 
 // StartOn is Start on a given address, which must be a loopback one.
 func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
-	if err := checkLoopback(addr); err != nil {
+	if err := CheckLoopback(addr); err != nil {
 		return nil, err
 	}
 	s, err := New(cfg)
@@ -126,9 +126,9 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-// checkLoopback refuses any listen address that is not a loopback IP, so the
+// CheckLoopback refuses any listen address that is not a loopback IP, so the
 // simulator can never be exposed beyond the machine by mistake.
-func checkLoopback(addr string) error {
+func CheckLoopback(addr string) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("listen address %q: %w", addr, err)

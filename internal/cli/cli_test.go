@@ -237,11 +237,11 @@ func mustAbs(t *testing.T, p string) string {
 }
 
 func TestSimDispatch(t *testing.T) {
-	code, _, errs := runCLI(t, nil, "sim", "--help")
-	if code != 0 || !strings.Contains(errs, "runner sim") {
-		t.Errorf("sim --help: %d %q", code, errs)
+	code, outs, _ := runCLI(t, nil, "sim", "--help")
+	if code != 0 || !strings.Contains(outs, "runner sim") {
+		t.Errorf("sim --help: %d %q", code, outs)
 	}
-	code, _, errs = runCLI(t, nil, "sim", "extra-arg")
+	code, _, errs := runCLI(t, nil, "sim", "extra-arg")
 	if code != 2 || !strings.Contains(errs, "extra-arg") {
 		t.Errorf("sim with a stray argument: %d %q", code, errs)
 	}

@@ -26,7 +26,7 @@ const module = "github.com/runnerbench/runner"
 // Schemas returns the plan and report schemas, indented, with a final newline.
 func Schemas() (plan, report []byte, err error) {
 	comments := map[string]string{}
-	for _, dir := range []string{"scenario", "sim", "result"} {
+	for _, dir := range []string{"scenario", "sim/simconfig", "result"} {
 		if err := readComments(filepath.Join("..", dir), module+"/"+dir, comments); err != nil {
 			return nil, nil, err
 		}
