@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-
 )
 
 // Upper bounds on load parameters. A plan asking for more is almost certainly
