@@ -127,11 +127,13 @@ type Point struct {
 	TTFTMeanMs  *float64 `json:"ttft_mean_ms" expr:"ttft_mean_ms"`
 	TTFTMaxMs   *float64 `json:"ttft_max_ms" expr:"ttft_max_ms"`
 	TPOTP90Ms   *float64 `json:"tpot_p90_ms" expr:"tpot_p90_ms"`
+	TPOTP95Ms   *float64 `json:"tpot_p95_ms" expr:"tpot_p95_ms"`
 	TPOTP99Ms   *float64 `json:"tpot_p99_ms" expr:"tpot_p99_ms"`
 	TPOTMeanMs  *float64 `json:"tpot_mean_ms" expr:"tpot_mean_ms"`
 	TPOTMaxMs   *float64 `json:"tpot_max_ms" expr:"tpot_max_ms"`
 	ITLP50Ms    *float64 `json:"itl_p50_ms" expr:"itl_p50_ms"`
 	ITLP90Ms    *float64 `json:"itl_p90_ms" expr:"itl_p90_ms"`
+	ITLP95Ms    *float64 `json:"itl_p95_ms" expr:"itl_p95_ms"`
 	ITLP99Ms    *float64 `json:"itl_p99_ms" expr:"itl_p99_ms"`
 	ITLMeanMs   *float64 `json:"itl_mean_ms" expr:"itl_mean_ms"`
 	ITLMaxMs    *float64 `json:"itl_max_ms" expr:"itl_max_ms"`
@@ -143,6 +145,7 @@ type Point struct {
 	E2EMaxMs    *float64 `json:"e2e_max_ms" expr:"e2e_max_ms"`
 	TTFATP50Ms  *float64 `json:"ttfat_p50_ms" expr:"ttfat_p50_ms"`
 	TTFATP90Ms  *float64 `json:"ttfat_p90_ms" expr:"ttfat_p90_ms"`
+	TTFATP95Ms  *float64 `json:"ttfat_p95_ms" expr:"ttfat_p95_ms"`
 	TTFATP99Ms  *float64 `json:"ttfat_p99_ms" expr:"ttfat_p99_ms"`
 	TTFATMeanMs *float64 `json:"ttfat_mean_ms" expr:"ttfat_mean_ms"`
 	TTFATMaxMs  *float64 `json:"ttfat_max_ms" expr:"ttfat_max_ms"`

@@ -3,7 +3,6 @@ package scenario
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -14,23 +13,15 @@ import (
 	"github.com/expr-lang/expr/file"
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/runnerbench/runner/internal/suggest"
 	"github.com/runnerbench/runner/result"
 )
 
-// MetricNames lists the metric names a check expression can read (the expr
-// tags of result.Point), sorted. The slice is the caller's to keep.
-func MetricNames() []string { return slices.Clone(metrics()) }
-
-// metrics is MetricNames without the copy, for read-only use here.
+// metrics lists the metric names a check expression can read (the metric
+// catalogue's), sorted for binary search.
 func metrics() []string {
 	metricOnce.Do(func() {
-		t := reflect.TypeFor[result.Point]()
-		for i := range t.NumField() {
-			tag := t.Field(i).Tag.Get("expr")
-			if tag != "" && tag != "-" {
-				metricNames = append(metricNames, tag)
-			}
-		}
+		metricNames = result.MetricNames()
 		slices.Sort(metricNames)
 	})
 	return metricNames
@@ -184,33 +175,17 @@ func (v *validator) exprError(path, scope string, err error) {
 	v.probs.add(at, "%s: invalid check expression: %s", path, msg)
 }
 
-// metricHint suggests up to three metric names close to s.
+// metricHint suggests the metric a synonym stands for ("tpot_median_ms"),
+// else up to three metric names close to s.
 func metricHint(s string, names []string) string {
-	type cand struct {
-		name string
-		d    int
+	if m, ok := result.MetricForAlias(s); ok {
+		return fmt.Sprintf(" (did you mean %s?)", m.Name)
 	}
-	var cs []cand
-	for _, n := range names {
-		d := editDistance(s, n)
-		if d <= max(2, len(s)/3) || (len(s) >= 4 && strings.Contains(n, s)) {
-			cs = append(cs, cand{n, d})
-		}
-	}
-	if len(cs) == 0 {
+	out := suggest.Several(s, names, 3)
+	switch len(out) {
+	case 0:
 		return ""
-	}
-	slices.SortFunc(cs, func(a, b cand) int {
-		if a.d != b.d {
-			return a.d - b.d
-		}
-		return strings.Compare(a.name, b.name)
-	})
-	var out []string
-	for _, c := range cs[:min(3, len(cs))] {
-		out = append(out, c.name)
-	}
-	if len(out) == 1 {
+	case 1:
 		return fmt.Sprintf(" (did you mean %s?)", out[0])
 	}
 	return fmt.Sprintf(" (did you mean one of %s?)", strings.Join(out, ", "))

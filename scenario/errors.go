@@ -1,11 +1,12 @@
 package scenario
 
 import (
+	"github.com/runnerbench/runner/internal/suggest"
+
 	"cmp"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Error is one problem in a plan, positioned in its file. It formats as
@@ -92,60 +93,4 @@ func (p *problems) err() error {
 }
 
 // didYouMean returns ` (did you mean "x"?)` when one candidate is close to s.
-func didYouMean(s string, candidates []string) string {
-	if c := closest(s, candidates); c != "" {
-		return fmt.Sprintf(" (did you mean %q?)", c)
-	}
-	return ""
-}
-
-// closest returns the candidate nearest to s by edit distance when it is near
-// enough to be a likely typo, else "".
-func closest(s string, candidates []string) string {
-	best, bestD := "", -1
-	for _, c := range candidates {
-		d := editDistance(strings.ToLower(s), strings.ToLower(c))
-		if bestD < 0 || d < bestD || (d == bestD && c < best) {
-			best, bestD = c, d
-		}
-	}
-	limit := max(1, min(3, len(s)/3))
-	if bestD < 0 || bestD > limit {
-		// A prefix or suffix match ("ttft_p95" for "ttft_p95_ms") is still a likely intent.
-		for _, c := range candidates {
-			if len(s) >= 4 && (strings.HasPrefix(c, s) || strings.HasSuffix(c, s)) {
-				return c
-			}
-		}
-		return ""
-	}
-	return best
-}
-
-// editDistance is the optimal-string-alignment distance between a and b:
-// Levenshtein plus adjacent transpositions, the commonest typo ("smi" for "sim").
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	rows := make([][]int, len(ra)+1)
-	for i := range rows {
-		rows[i] = make([]int, len(rb)+1)
-		rows[i][0] = i
-	}
-	for j := range rows[0] {
-		rows[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d := min(rows[i-1][j]+1, rows[i][j-1]+1, rows[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d = min(d, rows[i-2][j-2]+1)
-			}
-			rows[i][j] = d
-		}
-	}
-	return rows[len(ra)][len(rb)]
-}
+func didYouMean(s string, candidates []string) string { return suggest.Hint(s, candidates) }

@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/internal/exitcode"
+	suggestpkg "github.com/runnerbench/runner/internal/suggest"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -217,35 +218,4 @@ func printHelp(w io.Writer, fs *flag.FlagSet, synopsis string) {
 }
 
 // suggest returns ` (did you mean "x"?)` for a near miss among names.
-func suggest(s string, names []string) string {
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := distance(s, n); d < bestD || (d == bestD && n < best && best != "") {
-			best, bestD = n, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func distance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
-}
+func suggest(s string, names []string) string { return suggestpkg.Hint(s, names) }

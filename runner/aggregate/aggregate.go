@@ -481,6 +481,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 
 	p.TPOTP50Ms = quant("tpot_p50_ms", &tpot, 0.50)
 	p.TPOTP90Ms = quant("tpot_p90_ms", &tpot, 0.90)
+	p.TPOTP95Ms = quant("tpot_p95_ms", &tpot, 0.95)
 	p.TPOTP99Ms = quant("tpot_p99_ms", &tpot, 0.99)
 	p.TPOTMeanMs, p.TPOTMaxMs = mean(&tpot), maxOf(&tpot)
 
@@ -492,6 +493,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 
 	p.TTFATP50Ms = quant("ttfat_p50_ms", &ttfat, 0.50)
 	p.TTFATP90Ms = quant("ttfat_p90_ms", &ttfat, 0.90)
+	p.TTFATP95Ms = quant("ttfat_p95_ms", &ttfat, 0.95)
 	p.TTFATP99Ms = quant("ttfat_p99_ms", &ttfat, 0.99)
 	p.TTFATMeanMs, p.TTFATMaxMs = mean(&ttfat), maxOf(&ttfat)
 
@@ -507,6 +509,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 	}
 	p.ITLP50Ms = quant("itl_p50_ms", &itl, 0.50)
 	p.ITLP90Ms = quant("itl_p90_ms", &itl, 0.90)
+	p.ITLP95Ms = quant("itl_p95_ms", &itl, 0.95)
 	p.ITLP99Ms = quant("itl_p99_ms", &itl, 0.99)
 	p.ITLMeanMs, p.ITLMaxMs = mean(&itl), maxOf(&itl)
 	p.ITLHist = l.itl.chart()

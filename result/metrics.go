@@ -1,0 +1,364 @@
+package result
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+)
+
+// The metric catalogue: every metric of a level (a Point field with an expr
+// tag) is described here once, with its unit, rounding, which way is better
+// and what kind of thing it measures. Checks, compare, the statistical gate
+// and every reporter read it instead of knowing metric names themselves; a
+// test holds the catalogue and the Point struct to each other.
+
+// Better says which way a metric improves.
+type Better int
+
+// Directions of improvement.
+const (
+	Neutral        Better = iota // informational: a change is neither better nor worse
+	LowerIsBetter                // latencies, failures
+	HigherIsBetter               // throughput, goodput, acceptance
+)
+
+// String names the direction as reports print it.
+func (b Better) String() string {
+	switch b {
+	case LowerIsBetter:
+		return "lower"
+	case HigherIsBetter:
+		return "higher"
+	}
+	return "neutral"
+}
+
+// Kind says what a metric describes, which decides how it may be judged.
+type Kind int
+
+// Kinds of metric.
+const (
+	// KindLoad describes the level itself (its concurrency, rate, requested
+	// lengths): what was asked for, not what was measured. Never compared.
+	KindLoad Kind = iota
+	// KindServer is the endpoint's behaviour: latency, throughput, failures,
+	// server counters. Regressions are judged on these.
+	KindServer
+	// KindClient is the runner's own diagnostics (dispatch lag, CPU share,
+	// scheduling latency): they describe the measurement, not the server, and
+	// are shown but never counted as a regression.
+	KindClient
+)
+
+// String names the kind as reports print it.
+func (k Kind) String() string {
+	switch k {
+	case KindLoad:
+		return "load"
+	case KindClient:
+		return "client"
+	}
+	return "server"
+}
+
+// Metric describes one metric of a level.
+type Metric struct {
+	// Name is the metric's JSON and check-expression name ("ttft_p95_ms").
+	Name string
+	// Title is a short human name for table headers and charts ("TTFT p95").
+	Title string
+	// Unit is what the value is counted in: "ms", "s", "tok/s", "req/s",
+	// "tokens", "requests", "share" (0..1), "%", or "" (flags, text, maps).
+	Unit string
+	// Decimals is the rounding of the value in report.json (-1: not rounded).
+	Decimals int
+	// Better is which way the metric improves.
+	Better Better
+	// Kind is what the metric describes.
+	Kind Kind
+	// Reference is set on the metrics that keep the reference load
+	// generator's name, meaning and rounding (a compatibility contract).
+	Reference bool
+	// Help says in one line what the metric means.
+	Help string
+	// Aliases are names people commonly write for this metric (other tools'
+	// names, "median" for p50), offered by "did you mean".
+	Aliases []string
+
+	field int // index of the Point field
+}
+
+// Numeric reports whether the metric is a number (and so can be charted,
+// compared and tabulated).
+func (m *Metric) Numeric() bool {
+	switch pointType.Field(m.field).Type {
+	case reflect.TypeFor[int](), reflect.TypeFor[float64](), reflect.TypeFor[*float64](), reflect.TypeFor[*int64]():
+		return true
+	}
+	return false
+}
+
+// Percent reports whether the metric is a share (0..1) that people read as a
+// percentage.
+func (m *Metric) Percent() bool { return m.Unit == "share" }
+
+// Header is the metric's column header: its title and display unit
+// ("TTFT p95 (ms)", "Goodput (%)").
+func (m *Metric) Header() string {
+	switch {
+	case m.Percent():
+		return m.Title + " (%)"
+	case m.Unit == "" || m.Unit == "requests" || m.Unit == "tokens":
+		return m.Title
+	}
+	return m.Title + " (" + m.Unit + ")"
+}
+
+// Value returns the metric's number on p, and false when p does not have
+// one (a null metric) or the metric is not numeric.
+func (m *Metric) Value(p *Point) (float64, bool) {
+	f := reflect.ValueOf(p).Elem().Field(m.field)
+	if f.Kind() == reflect.Pointer {
+		if f.IsNil() {
+			return 0, false
+		}
+		f = f.Elem()
+	}
+	switch f.Kind() {
+	case reflect.Float64:
+		return f.Float(), true
+	case reflect.Int, reflect.Int64:
+		return float64(f.Int()), true
+	}
+	return 0, false
+}
+
+// Raw returns the metric's value on p as a check sees it (pointers
+// dereferenced) and whether it is null: not produced by this run.
+func (m *Metric) Raw(p *Point) (v any, null bool) {
+	f := reflect.ValueOf(p).Elem().Field(m.field)
+	switch f.Kind() {
+	case reflect.Pointer:
+		if f.IsNil() {
+			return nil, true
+		}
+		return f.Elem().Interface(), false
+	case reflect.Map:
+		// No server counters means the engine exposes none: a null metric. An
+		// empty errors_by_kind just means no errors, and indexing it gives 0.
+		if f.IsNil() && m.Name == "server_counters" {
+			return nil, true
+		}
+	}
+	return f.Interface(), false
+}
+
+// Metrics returns the catalogue in the order of Point's fields. The slice is
+// shared: do not modify it.
+func Metrics() []Metric {
+	catalogueOnce.Do(bindCatalogue)
+	return catalogue
+}
+
+// MetricNamed returns the metric called name.
+func MetricNamed(name string) (*Metric, bool) {
+	catalogueOnce.Do(bindCatalogue)
+	i, ok := byName[name]
+	if !ok {
+		return nil, false
+	}
+	return &catalogue[i], true
+}
+
+// MetricForAlias returns the metric a common synonym stands for
+// ("tpot_median_ms" → tpot_p50_ms, "errors" → failed).
+func MetricForAlias(alias string) (*Metric, bool) {
+	ms := Metrics()
+	for i := range ms {
+		for _, a := range ms[i].Aliases {
+			if a == alias {
+				return &ms[i], true
+			}
+		}
+	}
+	return nil, false
+}
+
+// MetricNames returns every metric name, in catalogue order.
+func MetricNames() []string {
+	ms := Metrics()
+	out := make([]string, len(ms))
+	for i := range ms {
+		out[i] = ms[i].Name
+	}
+	return out
+}
+
+var (
+	pointType     = reflect.TypeFor[Point]()
+	catalogueOnce sync.Once
+	byName        map[string]int
+)
+
+// bindCatalogue puts the catalogue in Point's field order and binds each
+// entry to its field. A metric without a field, or an expr-tagged field
+// without a metric, is a programming error caught by the first use (and by
+// the package's tests).
+func bindCatalogue() {
+	entries := map[string]Metric{}
+	for _, m := range catalogueEntries() {
+		if _, dup := entries[m.Name]; dup {
+			panic("result: metric " + m.Name + " described twice")
+		}
+		entries[m.Name] = m
+	}
+	byName = map[string]int{}
+	for i := range pointType.NumField() {
+		name := pointType.Field(i).Tag.Get("expr")
+		if name == "" || name == "-" {
+			continue
+		}
+		m, ok := entries[name]
+		if !ok {
+			panic("result: Point field " + pointType.Field(i).Name + " (" + name + ") has no catalogue entry")
+		}
+		if js, _, _ := strings.Cut(pointType.Field(i).Tag.Get("json"), ","); js != name {
+			panic(fmt.Sprintf("result: Point field %s: json name %q differs from expr name %q", pointType.Field(i).Name, js, name))
+		}
+		m.field = i
+		byName[name] = len(catalogue)
+		catalogue = append(catalogue, m)
+		delete(entries, name)
+	}
+	for name := range entries {
+		panic("result: catalogue metric " + name + " has no Point field")
+	}
+}
+
+var catalogue []Metric
+
+// latencyFamily describes the percentile, mean and max metrics of one latency
+// family ("ttft", "TTFT", "time to first token"), for the stats given;
+// reference lists the ones that keep the reference generator's names.
+func latencyFamily(family, title, what string, kind Kind, better Better, stats []string, reference ...string) []Metric {
+	var out []Metric
+	for _, s := range stats {
+		m := Metric{
+			Name: family + "_" + s + "_ms", Title: title + " " + s, Unit: "ms", Decimals: 2,
+			Better: better, Kind: kind,
+		}
+		switch s {
+		case "p50":
+			m.Aliases = []string{family + "_median_ms", family + "_p50"}
+		case "mean":
+			m.Aliases = []string{family + "_avg_ms", family + "_average_ms"}
+		}
+		switch s {
+		case "mean":
+			m.Help = "mean " + what + " (ms)"
+		case "max":
+			m.Help = "largest " + what + " (ms)"
+		default:
+			m.Help = s + " of " + what + " (ms), by the reference's percentile rule"
+		}
+		for _, r := range reference {
+			m.Reference = m.Reference || r == m.Name
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// allStats is the statistic set every latency family reports.
+var allStats = []string{"p50", "p90", "p95", "p99", "mean", "max"}
+
+func catalogueEntries() []Metric {
+	ms := []Metric{
+		// --- the reference generator's metrics ---
+		{Name: "concurrency", Title: "Concurrency", Unit: "requests", Decimals: 0, Kind: KindLoad, Reference: true,
+			Help: "requests kept in flight (closed loop), or the in-flight cap of an open-loop level (0: none)"},
+		{Name: "input_tokens", Title: "Input tokens", Unit: "tokens", Decimals: 0, Kind: KindLoad, Reference: true,
+			Help: "requested prompt length (synthetic prompts; 0 for prompt files)"},
+		{Name: "output_tokens", Title: "Output tokens", Unit: "tokens", Decimals: 0, Kind: KindLoad, Reference: true,
+			Help: "requested max_tokens (the nominal value when lengths vary)"},
+		{Name: "n_requests", Title: "Requests", Unit: "requests", Decimals: 0, Kind: KindLoad, Reference: true,
+			Aliases: []string{"requests", "num_requests", "total_requests"},
+			Help:    "measured requests sent (warm-ups excluded)"},
+		{Name: "completed", Title: "Completed", Unit: "requests", Decimals: 0, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+			Aliases: []string{"successes", "succeeded", "ok", "n_completed"},
+			Help:    "requests that succeeded: HTTP 200 and a completed stream"},
+		{Name: "failed", Title: "Failed", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer, Reference: true,
+			Aliases: []string{"errors", "error_count", "failures", "n_failed"},
+			Help:    "requests that failed, each with one error kind"},
+		{Name: "duration_s", Title: "Duration", Unit: "s", Decimals: 3, Kind: KindServer, Reference: true,
+			Help: "measured window: first measured send to last completion"},
+		{Name: "output_tps_total", Title: "Out tok/s", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+			Aliases: []string{"throughput", "tokens_per_second", "output_throughput", "tps", "tok_s"},
+			Help:    "output tokens of successes over the measured window"},
+		{Name: "output_tps_per_stream", Title: "Tok/s/stream", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+			Help: "mean over successes of output tokens / E2E"},
+		{Name: "prefill_tps", Title: "Prefill tok/s", Unit: "tok/s", Decimals: 1, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+			Help: "mean reported input tokens / mean TTFT"},
+		{Name: "spec_acceptance_rate", Title: "Spec accept", Unit: "share", Decimals: -1, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+			Help: "accepted / drafted speculative tokens over the window (server counters; null without them)"},
+		{Name: "spec_draft_tokens", Title: "Draft tokens", Unit: "tokens", Decimals: 0, Kind: KindServer, Reference: true,
+			Help: "speculative tokens drafted over the window (server counters)"},
+		{Name: "natural_stop", Title: "Natural stop", Kind: KindLoad, Reference: true,
+			Help: "true in natural mode (the model stops), false in pinned mode (ignore_eos)"},
+		{Name: "output_token_stdev", Title: "Out tokens stdev", Unit: "tokens", Decimals: 2, Kind: KindServer, Reference: true,
+			Help: "sample stdev of output tokens of successes (natural mode only)"},
+		{Name: "error", Title: "First error", Kind: KindServer, Reference: true,
+			Help: "the first failure by dispatch order: \"kind: message\""},
+
+		// --- load ---
+		{Name: "rate", Title: "Rate", Unit: "req/s", Decimals: -1, Kind: KindLoad,
+			Help: "target arrival rate of an open-loop level"},
+		{Name: "achieved_rate", Title: "Rate", Unit: "req/s", Decimals: 3, Better: HigherIsBetter, Kind: KindClient,
+			Help: "rate the requests actually left at (open loop): (n−1) over first-to-last send"},
+		{Name: "request_tps", Title: "Req/s", Unit: "req/s", Decimals: 3, Better: HigherIsBetter, Kind: KindServer,
+			Aliases: []string{"rps", "qps", "request_throughput", "requests_per_second"},
+			Help:    "completed requests over the measured window"},
+		{Name: "mean_input_tokens", Title: "Mean in tokens", Unit: "tokens", Decimals: 2, Kind: KindServer,
+			Help: "mean server-reported prompt tokens of successes"},
+		{Name: "mean_output_tokens", Title: "Mean out tokens", Unit: "tokens", Decimals: 2, Kind: KindServer,
+			Help: "mean output tokens of successes"},
+		{Name: "turn", Title: "Turn", Decimals: 0, Kind: KindLoad,
+			Help: "turn of a multi-turn conversation a per-turn point covers (0: the whole level)"},
+
+		// --- failures and goodput ---
+		{Name: "errors_by_kind", Title: "Errors by kind", Kind: KindServer,
+			Help: "failed requests by error kind (connect, http_<status>, timeout, truncated, malformed, server_error, interrupted)"},
+		{Name: "goodput", Title: "Goodput", Unit: "share", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
+			Aliases: []string{"slo_attainment", "good_share"},
+			Help:    "share of measured requests that succeeded within every per-request SLO bound (null without slo)"},
+
+		// --- server counters ---
+		{Name: "spec_acceptance_length", Title: "Accept length", Unit: "tokens", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
+			Help: "mean tokens per draft round: 1 + accepted / drafts (server counters)"},
+		{Name: "prefix_cache_hit_rate", Title: "Prefix hit", Unit: "share", Decimals: 4, Kind: KindServer,
+			Help: "prefix-cache hits / queries over the window (server counters)"},
+		{Name: "server_counters", Title: "Server counters", Kind: KindServer,
+			Help: "every server counter's delta over the window, by name"},
+
+		// --- validity ---
+		{Name: "output_len_mismatch", Title: "Length mismatch", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer,
+			Help: "pinned-mode successes whose output tokens differ from their max_tokens (ignore_eos not honoured)"},
+		{Name: "dispatch_lag_p99_ms", Title: "Lag p99", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindClient,
+			Help: "p99 of how late requests left the client against when they were due"},
+		{Name: "dispatch_lag_max_ms", Title: "Lag max", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindClient,
+			Help: "largest dispatch lag"},
+		{Name: "client_cpu_percent", Title: "Client CPU", Unit: "%", Decimals: 1, Better: LowerIsBetter, Kind: KindClient,
+			Help: "the runner's CPU over the window, in percent of one core"},
+		{Name: "client_sched_p90_ms", Title: "Client sched p90", Unit: "ms", Decimals: 3, Better: LowerIsBetter, Kind: KindClient,
+			Help: "p90 of the Go runtime's scheduling latency: how long the runner's goroutines waited for a core"},
+		{Name: "client_bottleneck", Title: "Client bottleneck", Kind: KindClient,
+			Help: "true when the runner itself may have set the pace (its numbers include its own delays)"},
+	}
+	ms = append(ms, latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, allStats, "ttft_p50_ms", "ttft_p95_ms")...)
+	ms = append(ms, latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, allStats, "tpot_p50_ms")...)
+	ms = append(ms, latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, allStats)...)
+	ms = append(ms, latencyFamily("e2e", "E2E", "request latency, send to end of stream", KindServer, LowerIsBetter, allStats)...)
+	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token", KindServer, LowerIsBetter, allStats)...)
+	return ms
+}
