@@ -150,6 +150,21 @@ type Point struct {
 	TTFATMeanMs *float64 `json:"ttfat_mean_ms" expr:"ttfat_mean_ms"`
 	TTFATMaxMs  *float64 `json:"ttfat_max_ms" expr:"ttfat_max_ms"`
 
+	// Open loop: latency measured from each request's scheduled send time,
+	// what a user arriving on schedule waited (dispatch lag included).
+	TTFTSchedP50Ms  *float64 `json:"ttft_from_schedule_p50_ms" expr:"ttft_from_schedule_p50_ms"`
+	TTFTSchedP90Ms  *float64 `json:"ttft_from_schedule_p90_ms" expr:"ttft_from_schedule_p90_ms"`
+	TTFTSchedP95Ms  *float64 `json:"ttft_from_schedule_p95_ms" expr:"ttft_from_schedule_p95_ms"`
+	TTFTSchedP99Ms  *float64 `json:"ttft_from_schedule_p99_ms" expr:"ttft_from_schedule_p99_ms"`
+	TTFTSchedMeanMs *float64 `json:"ttft_from_schedule_mean_ms" expr:"ttft_from_schedule_mean_ms"`
+	TTFTSchedMaxMs  *float64 `json:"ttft_from_schedule_max_ms" expr:"ttft_from_schedule_max_ms"`
+	E2ESchedP50Ms   *float64 `json:"e2e_from_schedule_p50_ms" expr:"e2e_from_schedule_p50_ms"`
+	E2ESchedP90Ms   *float64 `json:"e2e_from_schedule_p90_ms" expr:"e2e_from_schedule_p90_ms"`
+	E2ESchedP95Ms   *float64 `json:"e2e_from_schedule_p95_ms" expr:"e2e_from_schedule_p95_ms"`
+	E2ESchedP99Ms   *float64 `json:"e2e_from_schedule_p99_ms" expr:"e2e_from_schedule_p99_ms"`
+	E2ESchedMeanMs  *float64 `json:"e2e_from_schedule_mean_ms" expr:"e2e_from_schedule_mean_ms"`
+	E2ESchedMaxMs   *float64 `json:"e2e_from_schedule_max_ms" expr:"e2e_from_schedule_max_ms"`
+
 	// TTFTHist and ITLHist are the level's distributions for charts.
 	TTFTHist []Bucket `json:"ttft_hist,omitempty" expr:"-"`
 	ITLHist  []Bucket `json:"itl_hist,omitempty" expr:"-"`

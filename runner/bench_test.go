@@ -28,7 +28,7 @@ func BenchmarkLevel(b *testing.B) {
 				var ru0, ru1 syscall.Rusage
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 				t0 := time.Now()
-				res, err := e.RunStage(context.Background(), plan, st)
+				res, err := runStageCtx(context.Background(), e, plan, st)
 				if err != nil || res.Points[0].Failed != 0 {
 					b.Fatalf("err %v failed %d", err, res.Points[0].Failed)
 				}

@@ -1,8 +1,12 @@
-// Package runner is the streaming measurement engine: it sends a stage's
-// requests to an OpenAI-compatible endpoint at each load level, reads every
-// stream as it arrives, times the tokens, and hands the numbers to
-// runner/aggregate. It owns the HTTP client, the prompts (nonce, calibrated
-// length), the closed-loop load shape and the per-request failure taxonomy.
+// Package runner is the load stage of the pipeline, the streaming
+// measurement engine: it sends a stage's requests to an OpenAI-compatible
+// endpoint at each load level, reads every stream as it arrives, times the
+// tokens, and hands the records (one per request, one per level) to a Sink.
+// It owns the HTTP client, the prompts (nonce, calibrated length), the load
+// shapes (shape.go: a Sweep picks the levels, a Dispatcher sends a level's
+// requests, a unit is one request or one conversation) and the per-request
+// failure taxonomy. It computes no metric: package aggregate does, from the
+// records.
 //
 // Accuracy comes first: one shared keep-alive transport per endpoint sized to
 // the level so no connection set-up lands inside a TTFT, one monotonic clock
@@ -28,7 +32,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -56,14 +59,8 @@ type Progress struct {
 // Options are the engine's hooks.
 type Options struct {
 	Logger zerolog.Logger
-	// OnRequest receives every finished request, warm-ups included (Warmup
-	// true). It is called concurrently from the workers and must be quick.
-	OnRequest func(*result.Request)
 	// OnProgress receives a snapshot at most ~10 times a second per level; may be nil.
 	OnProgress func(Progress)
-	// OnLevelDone is called after each level of a stage is measured (the CLI
-	// fsyncs requests.jsonl there); may be nil.
-	OnLevelDone func(stage string, level int)
 }
 
 // Engine runs stages against one endpoint. It is safe to run one stage at a

@@ -428,7 +428,7 @@ func TestInterrupted(t *testing.T) {
 	st := stage(2000, 4, 8)
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
-	res, err := e.RunStage(ctx, synthPlan(20, "reference"), st)
+	res, err := runStageCtx(ctx, e, synthPlan(20, "reference"), st)
 	if err != nil {
 		t.Fatal(err)
 	}

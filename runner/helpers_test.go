@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
@@ -241,15 +242,47 @@ func newEngine(t testing.TB, baseURL string, ep *scenario.Endpoint) (*Engine, *c
 	}
 	ep.BaseURL = baseURL
 	col := &collector{}
-	e, err := NewEngine(Target{Name: "test", Endpoint: ep, BaseURL: baseURL}, Options{
-		Logger:    zerolog.Nop(),
-		OnRequest: col.add,
-	})
+	e, err := NewEngine(Target{Name: "test", Endpoint: ep, BaseURL: baseURL}, Options{Logger: zerolog.Nop()})
 	if err != nil {
 		t.Fatalf("NewEngine: %v", err)
 	}
-	t.Cleanup(e.Close)
+	collectors.Store(e, col)
+	t.Cleanup(func() {
+		collectors.Delete(e)
+		e.Close()
+	})
 	return e, col
+}
+
+// collectors maps an engine built by newEngine to its collector.
+var collectors sync.Map
+
+// testSink is the sink of a test's stage: it keeps every record in the
+// engine's collector and computes the points as a run does.
+type testSink struct {
+	*aggregate.Stage
+	col *collector
+}
+
+func (s testSink) Request(r *result.Request) {
+	if s.col != nil {
+		s.col.add(r)
+	}
+	s.Stage.Request(r)
+}
+
+// runStageCtx runs st on e and returns its result; err is RunStage's.
+func runStageCtx(ctx context.Context, e *Engine, plan *scenario.Plan, st *scenario.Stage) (*result.Stage, error) {
+	sink := testSink{Stage: aggregate.NewStage(0)}
+	if c, ok := collectors.Load(e); ok {
+		sink.col = c.(*collector)
+	}
+	err := e.RunStage(ctx, plan, st, sink)
+	res := sink.Result()
+	if err != nil {
+		res.Error = err.Error()
+	}
+	return res, err
 }
 
 // synthPlan is a plan with one synthetic prompt set of the given input length.
@@ -271,7 +304,7 @@ func runStage(t testing.TB, e *Engine, plan *scenario.Plan, st *scenario.Stage) 
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	res, err := e.RunStage(ctx, plan, st)
+	res, err := runStageCtx(ctx, e, plan, st)
 	if err != nil {
 		t.Fatalf("RunStage: %v", err)
 	}

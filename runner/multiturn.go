@@ -8,10 +8,9 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
-	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/aggregate"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -223,8 +222,16 @@ func (sp *stagePlan) buildTurn(level int, c *conversation, turn int) (*job, erro
 	return j, nil
 }
 
-// prepareConversation builds the first turn of conversation seq.
-func (lr *levelRun) prepareConversation(seq int) prepared {
+// conversations is the unit of a multi-turn stage: each claimed request is
+// a whole conversation, its later turns sent one after another on the same
+// worker.
+type conversations struct {
+	mu   sync.Mutex
+	bufs map[*worker]*replyBuf // each worker's reply capture buffer
+}
+
+// prepare builds the first turn of conversation seq.
+func (cs *conversations) prepare(lr *levelRun, seq int) prepared {
 	c := &conversation{idx: seq, nonce: lr.sp.nonces.next()}
 	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
 	rec.Turn = 1
@@ -233,60 +240,35 @@ func (lr *levelRun) prepareConversation(seq int) prepared {
 	return prepared{rec: rec, job: j, err: err, conv: c}
 }
 
-// convWorker is a worker's multi-turn state: a shard per turn and the
-// buffer its replies are captured into.
-type convWorker struct {
-	turns []*aggregate.Shard
-	buf   replyBuf
-}
-
-// convState returns w's multi-turn state, creating it on first use.
-func (lr *levelRun) convState(w *worker) *convWorker {
-	lr.convMu.Lock()
-	defer lr.convMu.Unlock()
-	cw := lr.convWorkers[w]
-	if cw == nil {
-		cw = &convWorker{}
-		for _, l := range lr.turnAggs {
-			cw.turns = append(cw.turns, l.NewShard())
-		}
-		lr.convWorkers[w] = cw
+// buf returns w's reply buffer, creating it on first use.
+func (cs *conversations) buf(w *worker) *replyBuf {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	b := cs.bufs[w]
+	if b == nil {
+		b = &replyBuf{}
+		cs.bufs[w] = b
 	}
-	return cw
+	return b
 }
 
-// converse sends a conversation's turns on w, starting with the prepared
-// first turn (due at due), each later turn as soon as the previous reply is in.
-func (lr *levelRun) converse(ctx context.Context, w *worker, p prepared, due time.Time) {
-	cw := lr.convState(w)
+// send sends a conversation's turns on w, starting with the prepared first
+// turn (due at due), each later turn as soon as the previous reply is in.
+func (cs *conversations) send(ctx context.Context, lr *levelRun, w *worker, p prepared, due time.Time) {
+	buf := cs.buf(w)
 	c := p.conv
 	for turn := 1; ; turn++ {
-		cw.buf.Reset()
-		tctx := context.WithValue(ctx, replyKey{}, &cw.buf)
+		buf.Reset()
+		tctx := context.WithValue(ctx, replyKey{}, buf)
 		lr.sendOne(tctx, w, p, due)
-		cw.turns[turn-1].Add(p.rec)
 		if !p.rec.OK || turn == lr.sp.turns || ctx.Err() != nil {
 			return
 		}
-		c.history = append(c.history, scenario.Message{Role: "assistant", Content: replyText(cw.buf.Bytes())})
+		c.history = append(c.history, scenario.Message{Role: "assistant", Content: replyText(buf.Bytes())})
 		rec := lr.newRecord(lr.sp.turnSeq(c.idx, turn+1))
 		rec.Turn, rec.Nonce = turn+1, c.nonce
 		j, err := lr.sp.buildTurn(lr.idx, c, turn+1)
 		p = prepared{rec: rec, job: j, err: err, conv: c}
 		due = time.Now() // no think time: the next turn is due when the reply is in
 	}
-}
-
-// finishTurns returns the per-turn points of a multi-turn level.
-func (lr *levelRun) finishTurns(wall time.Duration, conc int) []result.Point {
-	pts := make([]result.Point, 0, len(lr.turnAggs))
-	for _, l := range lr.turnAggs {
-		p := l.Finish(wall, nil)
-		p.Concurrency = conc
-		// The level's point has the rate requests left at; a turn's count
-		// over the whole level's wall says nothing about it.
-		p.AchievedRate = nil
-		pts = append(pts, p)
-	}
-	return pts
 }

@@ -212,7 +212,7 @@ func TestMultiTurnNeedsChat(t *testing.T) {
 	plan.Prompts["p"].Turns = 2
 	st := stage(5, 1)
 	st.API = "completions"
-	_, err := e.RunStage(t.Context(), plan, st)
+	_, err := runStageCtx(t.Context(), e, plan, st)
 	if err == nil || !strings.Contains(err.Error(), "chat API") {
 		t.Fatalf("error %v", err)
 	}

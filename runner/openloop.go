@@ -5,10 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"sync"
-	"sync/atomic"
 	"time"
-
-	"github.com/runnerbench/runner/result"
 )
 
 // Arrival processes of open-loop levels.
@@ -146,14 +143,10 @@ type openLoop struct {
 	burstiness float64
 	seed       int64
 	maxConc    int
-
-	// first and last actual send times (ns since level start), for the
-	// achieved rate.
-	firstSend, lastSend atomic.Int64
-	sent                atomic.Int64
-	// capWaits counts arrivals that found every max_concurrency slot taken.
-	capWaits atomic.Int64
 }
+
+// conns is the cap, or about one second's arrivals.
+func (o *openLoop) conns() int { return rateConns(o.rate, o.maxConc) }
 
 func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 	sched := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
@@ -183,9 +176,6 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 		idle = append(idle, w)
 		poolMu.Unlock()
 	}
-	o.firstSend.Store(math.MaxInt64)
-	o.lastSend.Store(math.MinInt64)
-
 	// The first request is built before the window opens, like the closed
 	// loop's first wave; each later one is built while waiting for its due
 	// time, so body building is off the schedule unless the rate leaves no
@@ -209,7 +199,7 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 			select {
 			case sem <- struct{}{}:
 			default:
-				o.capWaits.Add(1)
+				lr.capWaits.Add(1)
 				select {
 				case sem <- struct{}{}:
 				case <-ctx.Done():
@@ -221,14 +211,13 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 		w, cur := getWorker(), p
 		wg.Go(func() {
 			lr.send(ctx, w, cur, due)
-			o.noteSend(lr, cur.rec)
 			putWorker(w)
 			if sem != nil {
 				<-sem
 			}
 		})
 		off = sched.next()
-		if lr.duration > 0 && off >= lr.duration {
+		if lr.lvl.Duration > 0 && off >= lr.lvl.Duration {
 			break
 		}
 		if seq, ok = lr.claim(); !ok {
@@ -237,40 +226,6 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 		p = lr.prepare(seq)
 	}
 	wg.Wait()
-}
-
-// noteSend records an actual send time for the achieved rate.
-func (o *openLoop) noteSend(lr *levelRun, rec *result.Request) {
-	if rec.Start.IsZero() {
-		return
-	}
-	t := int64(rec.Start.Sub(lr.start))
-	for {
-		cur := o.firstSend.Load()
-		if t >= cur || o.firstSend.CompareAndSwap(cur, t) {
-			break
-		}
-	}
-	for {
-		cur := o.lastSend.Load()
-		if t <= cur || o.lastSend.CompareAndSwap(cur, t) {
-			break
-		}
-	}
-	o.sent.Add(1)
-}
-
-// achievedRate is the rate requests actually left at: (n−1) gaps over the
-// span from the first send to the last. It is not n over the level's wall
-// time, which includes the last requests' latency and would understate the
-// rate of a short level. Nil with fewer than two sends.
-func (o *openLoop) achievedRate() *float64 {
-	n := o.sent.Load()
-	span := time.Duration(o.lastSend.Load() - o.firstSend.Load())
-	if n < 2 || span <= 0 {
-		return nil
-	}
-	return result.Ptr(result.Round(float64(n-1)/span.Seconds(), 3))
 }
 
 // rateLevelTotal is an open-loop level's request bound: requests when given,

@@ -318,7 +318,7 @@ func BenchmarkOpenLoopLag(b *testing.B) {
 			var p99, mx, share float64
 			n := 0
 			for b.Loop() {
-				res, err := e.RunStage(context.Background(), plan, st)
+				res, err := runStageCtx(context.Background(), e, plan, st)
 				if err != nil || res.Points[0].Failed != 0 {
 					b.Fatalf("err %v failed %d", err, res.Points[0].Failed)
 				}
@@ -347,7 +347,7 @@ func TestOpenLoopInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(300*time.Millisecond, cancel)
 	t0 := time.Now()
-	res, err := e.RunStage(ctx, synthPlan(20, "reference"), st)
+	res, err := runStageCtx(ctx, e, synthPlan(20, "reference"), st)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/aggregate"
 	"github.com/runnerbench/runner/runner/sse"
 )
 
@@ -34,11 +33,11 @@ type worker struct {
 	path  string
 	rd    *sse.Reader
 	chunk sse.Chunk
-	shard *aggregate.Shard // nil for warm-ups: their ITLs are not measured
+	itl   *itlBatch // nil for warm-ups: their token gaps are not measured
 }
 
-func (e *Engine) newWorker(path string, shard *aggregate.Shard) *worker {
-	return &worker{e: e, path: path, rd: sse.NewReader(nil), shard: shard}
+func (e *Engine) newWorker(path string, itl *itlBatch) *worker {
+	return &worker{e: e, path: path, rd: sse.NewReader(nil), itl: itl}
 }
 
 // timeoutError is a request timeout; its message says which one struck.
@@ -64,8 +63,8 @@ const (
 const drainTimeout = 2 * time.Second
 
 // do sends one request and measures its stream into rec (whose identity
-// fields the caller has filled). ITL samples go straight into the worker's
-// shard; nothing is stored per chunk.
+// fields the caller has filled). Token gaps go straight into the worker's
+// batch; nothing is stored per chunk.
 func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	to := w.e.timeout
 	rctx, cancel := context.WithCancelCause(ctx)
@@ -231,8 +230,8 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 			} else {
 				gap := now.Sub(last)
 				maxITL = max(maxITL, gap)
-				if w.shard != nil {
-					w.shard.AddITL(ms(gap))
+				if w.itl != nil {
+					w.itl.add(gap)
 				}
 			}
 			if c.Content && firstAnswer.IsZero() {

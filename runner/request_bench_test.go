@@ -21,7 +21,7 @@ func BenchmarkChunkAllocs(b *testing.B) {
 		st.Requests = reqs
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
-		res, err := e.RunStage(context.Background(), plan, st)
+		res, err := runStageCtx(context.Background(), e, plan, st)
 		runtime.ReadMemStats(&m1)
 		if err != nil || res.Points[0].Failed != 0 {
 			b.Fatalf("err %v failed %d", err, res.Points[0].Failed)

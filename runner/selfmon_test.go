@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"github.com/runnerbench/runner/aggregate"
 	"math"
 	"runtime"
 	"sync"
@@ -52,7 +53,7 @@ func TestClientBottleneckFlagged(t *testing.T) {
 	}
 	if !p.ClientBottleneck {
 		got := 100 * float64(cpuTime(&ru1)-cpuTime(&ru0)) / float64(wall)
-		if got < 100*cpuBusyShare {
+		if got < 100*aggregate.CPUBusyShare {
 			// The kernel did not give this process a whole core (other
 			// processes on a shared machine): the saturation did not happen,
 			// so there is nothing to detect.
@@ -91,11 +92,11 @@ func TestClientBottleneckNotFlagged(t *testing.T) {
 	// The runner's own work must not flag it. Other processes holding both
 	// cores (a loaded CI machine) may, and then the flag must say so: it is
 	// accepted only with a scheduling latency over the limit to show for it.
-	if p.ClientBottleneck && *p.ClientSchedP90Ms <= schedLimitMs(&p) {
+	if p.ClientBottleneck && *p.ClientSchedP90Ms <= aggregate.SchedLimitMs(&p) {
 		t.Fatalf("normal run flagged as client-bound: CPU %.1f%%, lag p99 %v, sched p99 %v ms, warnings %q",
 			*p.ClientCPUPercent, p.DispatchLagP99Ms, *p.ClientSchedP90Ms, p.Warnings)
 	}
-	if *p.ClientCPUPercent >= 100*cpuBusyShare {
+	if *p.ClientCPUPercent >= 100*aggregate.CPUBusyShare {
 		t.Fatalf("client CPU %.1f%% for 4 slow streams", *p.ClientCPUPercent)
 	}
 }

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/checks"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
 )
@@ -303,7 +303,7 @@ func TestExamplePlans(t *testing.T) {
 					t.Fatal(err)
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				res, err := e.RunStage(ctx, plan, st)
+				res, err := runStageCtx(ctx, e, plan, st)
 				cancel()
 				e.Close()
 				if err != nil {

@@ -3,11 +3,11 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
+	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -50,9 +50,20 @@ type stagePlan struct {
 	shared    *scenario.SharedPrefix // synthetic prompts sharing prefixes on purpose
 	nonces    *nonceGen
 	model     string
-	varyOut   bool // max_tokens differs from request to request
-	turns     int  // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
+	turns     int // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
+	warmups   int // unmeasured warm-up requests before each level
 }
+
+// unit is what one claimed request of this stage is.
+func (sp *stagePlan) unit() unit {
+	if sp.turns > 1 {
+		return &conversations{bufs: map[*worker]*replyBuf{}}
+	}
+	return single{}
+}
+
+// sweep is the stage's load shape across levels.
+func (sp *stagePlan) sweep() Sweep { return newListSweep(sp) }
 
 func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*stagePlan, []string, error) {
 	var warns []string
@@ -117,9 +128,9 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 		}
 		sp.sizer = s
 	}
-	sp.varyOut = !sp.output.IsFixed()
-	for _, p := range sp.loaded {
-		sp.varyOut = sp.varyOut || p.MaxTokens > 0
+	sp.warmups = scenario.DefaultWarmup
+	if st.Warmup != nil {
+		sp.warmups = max(0, *st.Warmup)
 	}
 	if ps != nil && ps.Turns > 1 {
 		if sp.api != apiChat {
@@ -259,4 +270,53 @@ func flatten(ms []scenario.Message) string {
 	return string(b)
 }
 
-var errNoLevels = errors.New("stage has no concurrency levels")
+// RunStage runs every level of st, sending the stage's records to sink as
+// they are made, and stops early when ctx is cancelled (the cut level marked
+// Interrupted, its in-flight requests recorded as interrupted). It returns an
+// error only when the stage could not run at all, or stopped before its
+// levels were done for a reason other than ctx.
+func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage, sink Sink) error {
+	info := &result.StageRecord{
+		Name: st.Name,
+		Endpoint: result.Endpoint{
+			Name: e.t.Name, BaseURL: redactURL(e.baseURL), Model: e.model,
+			Simulator: e.t.Endpoint.Simulator != nil,
+		},
+		API: st.API, Mode: st.Mode, Load: "concurrency",
+	}
+	if len(st.Rate) > 0 {
+		info.Load = "rate"
+	}
+	sp, warns, err := e.compileStage(ctx, plan, st)
+	if err != nil {
+		sink.StageStarted(info)
+		return err
+	}
+	sweep := sp.sweep()
+	info.API, info.Load = sp.api, sweep.Kind()
+	info.Mode = modeNatural
+	if sp.pinned {
+		info.Mode = modePinned
+	}
+	e.mu.Lock()
+	info.Warnings = append(append(info.Warnings, e.warnings...), warns...)
+	e.mu.Unlock()
+	sink.StageStarted(info)
+
+	e.resize(sweep.MaxConns())
+	scraper := e.scraper()
+	if sp.turns > 1 {
+		defer e.tapReplies()()
+	}
+	var last *result.Point
+	for idx := 0; ctx.Err() == nil; idx++ {
+		lvl, ok := sweep.Next(last)
+		if !ok {
+			break
+		}
+		rec := e.runLevel(ctx, sp, idx, lvl, scraper, sink)
+		p := sink.LevelDone(rec)
+		last = &p
+	}
+	return nil
+}

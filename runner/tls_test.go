@@ -40,11 +40,12 @@ func TestTLS(t *testing.T) {
 	run := func(tls *scenario.TLS) (*result.Stage, *collector, *Engine) {
 		ep := &scenario.Endpoint{Model: "sim", BaseURL: ts.URL + "/v1", TLS: tls}
 		col := &collector{}
-		e, err := NewEngine(Target{Name: "tls", Endpoint: ep, BaseURL: ts.URL + "/v1", PlanDir: dir}, Options{OnRequest: col.add})
+		e, err := NewEngine(Target{Name: "tls", Endpoint: ep, BaseURL: ts.URL + "/v1", PlanDir: dir}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(e.Close)
+		collectors.Store(e, col)
+		t.Cleanup(func() { collectors.Delete(e); e.Close() })
 		st := stage(4, 2)
 		w := 0
 		st.Warmup = &w
@@ -118,36 +119,5 @@ func TestSharedPrefix(t *testing.T) {
 	}
 	if cached == 0 {
 		t.Fatal("no prefix-cache hits")
-	}
-}
-
-func TestMarkBottleneck(t *testing.T) {
-	tests := []struct {
-		name      string
-		cpu       float64
-		lag, ttft *float64
-		sched     *float64
-		want      bool
-	}{
-		{"idle", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(0.2), false},
-		{"cpu busy", 175, result.Ptr(0.5), result.Ptr(100.0), nil, true},
-		{"lag over 10 ms", 20, result.Ptr(12.0), result.Ptr(1000.0), nil, true},
-		{"lag over 10% of ttft", 20, result.Ptr(3.0), result.Ptr(20.0), nil, true},
-		{"lag under both", 20, result.Ptr(1.5), result.Ptr(20.0), nil, false},
-		{"no lag data", 20, nil, nil, nil, false},
-		{"readers waited for a core", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(25.0), true},
-		{"scheduling latency under the limit", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(9.5), false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			p := result.Point{DispatchLagP99Ms: tt.lag, TTFTP50Ms: tt.ttft}
-			markBottleneck(&p, tt.cpu, 2, tt.sched)
-			if p.ClientBottleneck != tt.want || (len(p.Warnings) > 0) != tt.want {
-				t.Fatalf("bottleneck %v warnings %q", p.ClientBottleneck, p.Warnings)
-			}
-			if p.ClientCPUPercent == nil || *p.ClientCPUPercent != tt.cpu {
-				t.Fatalf("cpu %v", p.ClientCPUPercent)
-			}
-		})
 	}
 }

@@ -190,3 +190,26 @@ func metricHint(s string, names []string) string {
 	}
 	return fmt.Sprintf(" (did you mean one of %s?)", strings.Join(out, ", "))
 }
+
+// Compile compiles the check's expression and its when condition for its
+// scope, for a check that did not come through Load (one read back from a
+// run's records).
+func (c *Check) Compile() error {
+	scope := c.Scope
+	if scope == "" {
+		scope = DefaultScope
+	}
+	prog, metrics, err := CompileCheck(c.Expr, scope)
+	if err != nil {
+		return fmt.Errorf("check %q: %w", c.Name, err)
+	}
+	c.Program, c.Metrics = prog, metrics
+	if c.When != "" && scope == "level" {
+		w, _, err := CompileCheck(c.When, "level")
+		if err != nil {
+			return fmt.Errorf("check %q: when: %w", c.Name, err)
+		}
+		c.WhenProgram = w
+	}
+	return nil
+}

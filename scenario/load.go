@@ -55,7 +55,7 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 		return nil, probs.err()
 	}
 	sum := sha256.Sum256(data)
-	p := &Plan{Path: name, Hash: hex.EncodeToString(sum[:])}
+	p := &Plan{Path: name, Source: data, Hash: hex.EncodeToString(sum[:])}
 	d := newDecoder(probs, getenv)
 	d.decode(root, reflect.ValueOf(p).Elem(), "", 0)
 	if d.tooBig {

@@ -25,9 +25,11 @@ type Plan struct {
 	// Stages run in order.
 	Stages []*Stage `yaml:"stages" json:"stages"`
 
-	// Path is the file the plan was loaded from; Hash the sha256 of its bytes.
-	Path string `yaml:"-" json:"-"`
-	Hash string `yaml:"-" json:"-"`
+	// Path is the file the plan was loaded from, Source its bytes and Hash
+	// their sha256.
+	Path   string `yaml:"-" json:"-"`
+	Source []byte `yaml:"-" json:"-"`
+	Hash   string `yaml:"-" json:"-"`
 }
 
 // Endpoint is an OpenAI-compatible server, or the built-in simulator.

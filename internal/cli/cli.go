@@ -58,6 +58,7 @@ usage:
   runner schema [plan|report]       print a JSON Schema
   runner sim [flags]                serve the built-in simulator on a loopback port
   runner compare BASE.json NEW.json per-metric deltas between two reports
+  runner report DIR                 recompute a result directory's reports from its records
   runner version                    print the version
 
 "runner COMMAND --help" describes a command's flags.
@@ -73,6 +74,7 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 	"schema":   cmdSchema,
 	"sim":      cmdSim,
 	"compare":  cmdCompare,
+	"report":   cmdReport,
 	"version":  cmdVersion,
 }
 

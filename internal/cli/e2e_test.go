@@ -725,7 +725,7 @@ func TestE2EBaselineCompareAndStages(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if fmt.Sprint(names) != "[report.json requests.jsonl]" {
+	if fmt.Sprint(names) != "[plan.yaml report.json requests.jsonl run.jsonl]" {
 		t.Errorf("--report json wrote %v", names)
 	}
 	if stdout != "" {
@@ -840,27 +840,6 @@ func TestE2EExamplePlans(t *testing.T) {
 			t.Errorf("same plan, same levels: want no baseline warnings, got %q", rep.Warnings)
 		}
 	})
-}
-
-// TestBaselineGaps: a stage or level the baseline lacks is named; a full
-// match names nothing.
-func TestBaselineGaps(t *testing.T) {
-	rate := 4.0
-	res := &result.Stage{Name: "s", Points: []result.Point{{Concurrency: 1}, {Concurrency: 8}, {Rate: &rate}}}
-	base := &result.Stage{Name: "s", Points: []result.Point{{Concurrency: 1}}}
-	got := baselineGaps("b.json", base, res)
-	if len(got) != 1 || !strings.Contains(got[0], "baseline b.json has no level c=8, rate=4 of stage s") {
-		t.Errorf("missing levels: %q", got)
-	}
-	if got := baselineGaps("b.json", nil, res); len(got) != 1 || !strings.Contains(got[0], "baseline b.json has no stage s") {
-		t.Errorf("missing stage: %q", got)
-	}
-	if got := baselineGaps("b.json", res, res); len(got) != 0 {
-		t.Errorf("full match: %q", got)
-	}
-	if got := baselineGaps("b.json", nil, &result.Stage{Name: "empty"}); len(got) != 0 {
-		t.Errorf("a stage that ran no level: %q", got)
-	}
 }
 
 // TestE2EEdgeExits: Ctrl-C while waiting for an endpoint exits 130 at once

@@ -79,17 +79,8 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 		return nil, exitcode.Errorf(exitcode.Invalid, "run: one plan at a time, got %d: %s", len(pos), strings.Join(pos, " "))
 	}
 	o.Stages = stages
-	for _, r := range strings.Split(reports, ",") {
-		r = strings.TrimSpace(r)
-		if r == "" {
-			continue
-		}
-		if !slices.Contains(ReportFormats, r) {
-			return nil, exitcode.Errorf(exitcode.Invalid, "run: --report: unknown format %q%s (one of %s)", r, suggest(r, ReportFormats), strings.Join(ReportFormats, ", "))
-		}
-		if !slices.Contains(o.Reports, r) {
-			o.Reports = append(o.Reports, r)
-		}
+	if o.Reports, err = parseReportFormats(reports); err != nil {
+		return nil, err
 	}
 	if !slices.Contains(LogFormats, o.LogFormat) {
 		return nil, exitcode.Errorf(exitcode.Invalid, "run: --log-format: %q is not one of %s", o.LogFormat, strings.Join(LogFormats, ", "))

@@ -25,6 +25,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/runnerbench/runner/result"
 )
 
 // Names overrides the counter names for an engine Runner does not know (the
@@ -339,19 +341,9 @@ func (s *Snapshot) SampleNames() []string {
 	return slices.Sorted(maps.Keys(s.values))
 }
 
-// Delta is the change of the server's counters over a measured window. A nil
-// field means the server does not expose that counter (or it went backwards,
-// as after a restart, which makes the window's number unknowable).
-type Delta struct {
-	SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, PrefixCacheQueries, PrefixCacheHits *float64
-	// Counters are the generic totals' deltas (prompt and generation tokens,
-	// requests, ...), by name without `_total`.
-	Counters map[string]float64
-	// SpecAcceptLengthGauge and PrefixCacheHitRateGauge are the engine's own
-	// gauges read after the window, for engines that export no counters
-	// (SGLang); nil when absent.
-	SpecAcceptLengthGauge, PrefixCacheHitRateGauge *float64
-}
+// Delta is the change of the server's counters over a measured window (see
+// result.ServerDelta, where it lives so that records can carry it).
+type Delta = result.ServerDelta
 
 // Diff returns after − before for every known counter; nil when either is nil.
 func Diff(before, after *Snapshot) *Delta {
@@ -429,56 +421,6 @@ func firstValue(s *Snapshot, names []string) *float64 {
 		if v, ok := s.Value(n); ok {
 			return &v
 		}
-	}
-	return nil
-}
-
-// AcceptanceRate is accepted / proposed draft tokens over the window; nil
-// without the counters or when nothing was drafted.
-func (d *Delta) AcceptanceRate() *float64 {
-	if d == nil || d.SpecDraftTokens == nil || d.SpecAcceptedTokens == nil || *d.SpecDraftTokens <= 0 {
-		return nil
-	}
-	v := *d.SpecAcceptedTokens / *d.SpecDraftTokens
-	return &v
-}
-
-// AcceptanceLength is vLLM's mean acceptance length: 1 + accepted tokens per
-// draft (each verification step also emits one token of its own). Without
-// those counters it is the engine's own gauge (SGLang's spec_accept_length),
-// when it has one; nil otherwise.
-func (d *Delta) AcceptanceLength() *float64 {
-	if d == nil {
-		return nil
-	}
-	if d.SpecDrafts != nil && d.SpecAcceptedTokens != nil && *d.SpecDrafts > 0 {
-		v := 1 + *d.SpecAcceptedTokens / *d.SpecDrafts
-		return &v
-	}
-	if d.SpecAcceptLengthGauge != nil && *d.SpecAcceptLengthGauge > 0 {
-		v := *d.SpecAcceptLengthGauge
-		return &v
-	}
-	return nil
-}
-
-// PrefixCacheHitRate is hits / queries (tokens) over the window; without the
-// counters it is the engine's own hit-rate gauge, when it has one; nil when
-// neither exists or nothing was queried.
-func (d *Delta) PrefixCacheHitRate() *float64 {
-	if d == nil {
-		return nil
-	}
-	if d.PrefixCacheQueries != nil && d.PrefixCacheHits != nil {
-		if *d.PrefixCacheQueries <= 0 {
-			return nil
-		}
-		v := *d.PrefixCacheHits / *d.PrefixCacheQueries
-		return &v
-	}
-	if d.PrefixCacheHitRateGauge != nil {
-		v := *d.PrefixCacheHitRateGauge
-		return &v
 	}
 	return nil
 }

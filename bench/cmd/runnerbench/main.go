@@ -34,6 +34,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
 	"github.com/runnerbench/runner/scenario"
@@ -234,7 +235,7 @@ func runJob(j job) (out outcome) {
 	}
 	ep := &scenario.Endpoint{Model: "sim", BaseURL: j.URL}
 	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: ep, BaseURL: j.URL},
-		runner.Options{Logger: zerolog.Nop(), OnRequest: onReq})
+		runner.Options{Logger: zerolog.Nop()})
 	if err != nil {
 		out.Err = err.Error()
 		return out
@@ -257,7 +258,9 @@ func runJob(j job) (out outcome) {
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	res, err := e.RunStage(ctx, plan, st)
+	sink := benchSink{Stage: aggregate.NewStage(0), onReq: onReq}
+	err = e.RunStage(ctx, plan, st, sink)
+	res := sink.Result()
 	out.WallS = time.Since(t0).Seconds()
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	out.CPUS = float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / 1e9
@@ -278,6 +281,18 @@ func runJob(j job) (out outcome) {
 		out.Point.TTFTHist, out.Point.ITLHist = nil, nil
 	}
 	return out
+}
+
+// benchSink computes the points as a run does, and shows every request to
+// the benchmark's own probes first.
+type benchSink struct {
+	*aggregate.Stage
+	onReq func(*result.Request)
+}
+
+func (s benchSink) Request(r *result.Request) {
+	s.onReq(r)
+	s.Stage.Request(r)
 }
 
 // procStatus reads a kB field of /proc/self/status.

@@ -1,15 +1,13 @@
-// Package checks evaluates a stage's compiled check expressions against its
-// measured points: level-scope checks once per level (filtered by when),
+// Package checks is the checks stage of the pipeline: it evaluates a stage's
+// compiled check expressions against its measured points: level-scope checks once per level (filtered by when),
 // stage-scope checks once with every point. A check that reads a metric the run
 // could not produce fails and names it; it never passes silently.
 package checks
 
 import (
 	"fmt"
-	"reflect"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/expr-lang/expr"
 
@@ -244,41 +242,14 @@ func levelValue(m string, p, base *result.Point) (any, bool) {
 	return metricValue(p, m)
 }
 
-var (
-	fieldOnce  sync.Once
-	fieldIndex map[string]int
-)
-
-// metricValue reads a Point field by its expr name.
+// metricValue reads a Point's metric by name (dereferenced) and whether it
+// is null: not produced by this run.
 func metricValue(p *result.Point, name string) (any, bool) {
-	fieldOnce.Do(func() {
-		fieldIndex = map[string]int{}
-		t := reflect.TypeFor[result.Point]()
-		for i := range t.NumField() {
-			if tag := t.Field(i).Tag.Get("expr"); tag != "" && tag != "-" {
-				fieldIndex[tag] = i
-			}
-		}
-	})
-	i, ok := fieldIndex[name]
+	m, ok := result.MetricNamed(name)
 	if !ok {
 		return nil, false
 	}
-	f := reflect.ValueOf(p).Elem().Field(i)
-	switch f.Kind() {
-	case reflect.Pointer:
-		if f.IsNil() {
-			return nil, true
-		}
-		return f.Elem().Interface(), false
-	case reflect.Map:
-		// No server counters means the engine exposes none: a null metric. An
-		// empty errors_by_kind just means no errors, and indexing it gives 0.
-		if f.IsNil() && name == "server_counters" {
-			return nil, true
-		}
-	}
-	return f.Interface(), false
+	return m.Raw(p)
 }
 
 func oneLine(err error) string {

@@ -1,4 +1,4 @@
-package reporters
+package records
 
 import (
 	"bytes"
@@ -8,11 +8,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-
-	"github.com/runnerbench/runner/result"
 )
 
-// JSONLWriter appends one JSON line per finished request to requests.jsonl.
+// JSONLWriter appends one JSON line per record to a file: requests.jsonl
+// (one per finished request) and run.jsonl (the run's, stages' and levels'
+// records).
 //
 // Crash guarantee: each record is encoded in full and handed to the kernel
 // with a single write(2) of the complete line before Write returns, on a file
@@ -44,23 +44,23 @@ var lineBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 var ErrClosed = errors.New("jsonl writer is closed")
 
 // NewJSONL creates (or truncates) the file at path, creating its directory,
-// and returns a writer that appends request records to it.
+// and returns a writer that appends records to it.
 func NewJSONL(path string) (*JSONLWriter, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("create directory for %s: %w", path, err)
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
 	if err != nil {
-		return nil, fmt.Errorf("open request log: %w", err)
+		return nil, fmt.Errorf("open %s: %w", filepath.Base(path), err)
 	}
 	return &JSONLWriter{f: f}, nil
 }
 
-// Write appends rec as one JSON line. When it returns nil the line is in the
+// Write appends v as one JSON line. When it returns nil the line is in the
 // kernel (it survives the process being killed).
-func (j *JSONLWriter) Write(rec *result.Request) error {
-	if rec == nil {
-		return errors.New("write request record: nil record")
+func (j *JSONLWriter) Write(v any) error {
+	if v == nil {
+		return errors.New("write record: nil record")
 	}
 	buf := lineBufs.Get().(*bytes.Buffer)
 	buf.Reset()
@@ -72,8 +72,8 @@ func (j *JSONLWriter) Write(rec *result.Request) error {
 	}()
 	enc := json.NewEncoder(buf)
 	enc.SetEscapeHTML(false)
-	if err := enc.Encode(rec); err != nil { // Encode appends the '\n'
-		return fmt.Errorf("encode request record: %w", err)
+	if err := enc.Encode(v); err != nil { // Encode appends the '\n'
+		return fmt.Errorf("encode record: %w", err)
 	}
 
 	j.mu.Lock()
@@ -87,7 +87,7 @@ func (j *JSONLWriter) Write(rec *result.Request) error {
 	// os.File.Write loops over short writes itself; a regular file on a local
 	// disk takes the whole line in one write(2).
 	if _, err := j.f.Write(buf.Bytes()); err != nil {
-		j.err = fmt.Errorf("write request record: %w", err)
+		j.err = fmt.Errorf("write %s: %w", filepath.Base(j.f.Name()), err)
 		return j.err
 	}
 	return nil
@@ -105,7 +105,7 @@ func (j *JSONLWriter) Flush() error {
 		return j.err
 	}
 	if err := j.f.Sync(); err != nil {
-		return fmt.Errorf("sync request log: %w", err)
+		return fmt.Errorf("sync %s: %w", filepath.Base(j.f.Name()), err)
 	}
 	return nil
 }
@@ -121,10 +121,10 @@ func (j *JSONLWriter) Close() error {
 	errSync := j.f.Sync()
 	errClose := j.f.Close()
 	if errSync != nil {
-		return fmt.Errorf("sync request log: %w", errSync)
+		return fmt.Errorf("sync %s: %w", filepath.Base(j.f.Name()), errSync)
 	}
 	if errClose != nil {
-		return fmt.Errorf("close request log: %w", errClose)
+		return fmt.Errorf("close %s: %w", filepath.Base(j.f.Name()), errClose)
 	}
 	return nil
 }

@@ -13,9 +13,39 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/internal/hist"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/servermetrics"
 )
+
+// Spec is a level's spec with its exact limit, the shape the tests write.
+type Spec struct {
+	Concurrency      int
+	Rate             *float64
+	InputTokens      int
+	OutputTokens     int
+	Pinned           bool
+	SLO              *SLO
+	ExpectPrefixHits bool
+	ExactLimit       int
+	Turns            int
+}
+
+// SLO is result.SLO.
+type SLO = result.SLO
+
+func newLevel(s Spec) *Level {
+	return NewLevel(result.LevelSpec{
+		Concurrency: s.Concurrency, Rate: s.Rate, InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+		Pinned: s.Pinned, SLO: s.SLO, ExpectPrefixHits: s.ExpectPrefixHits, Turns: s.Turns,
+	}, s.ExactLimit)
+}
+
+// t0 is a fixed window start, so records (and their points) are reproducible.
+var t0 = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
+func record(wall time.Duration, d *result.ServerDelta) *result.LevelRecord {
+	return &result.LevelRecord{Start: t0, End: t0.Add(wall), WallNs: int64(wall), Server: d}
+}
 
 func f(v float64) *float64 { return &v }
 
@@ -32,13 +62,12 @@ func fail(kind, msg string) *result.Request {
 	return &result.Request{OK: false, ErrorKind: kind, Error: msg, E2EMs: 5}
 }
 
-func finish(spec Spec, wall time.Duration, d *servermetrics.Delta, reqs ...*result.Request) result.Point {
-	l := NewLevel(spec)
-	s := l.NewShard()
+func finish(spec Spec, wall time.Duration, d *result.ServerDelta, reqs ...*result.Request) result.Point {
+	l := newLevel(spec)
 	for _, r := range reqs {
-		s.Add(r)
+		l.Add(r)
 	}
-	return l.Finish(wall, d)
+	return l.Point(record(wall, d))
 }
 
 func eqPtr(t *testing.T, name string, got *float64, want any) {
@@ -212,11 +241,12 @@ func TestFinishOpenLoopAndLag(t *testing.T) {
 	for i := range 8 {
 		r := ok(10, 50, 4, 0)
 		r.DispatchLagMs = float64(i) // 0..7
+		r.Start = t0.Add(time.Duration(i) * 300 * time.Millisecond)
 		rs = append(rs, r)
 	}
 	p := finish(Spec{Rate: &rate}, 3*time.Second, nil, rs...)
 	eqPtr(t, "rate", p.Rate, 4.0)
-	eqPtr(t, "achieved_rate", p.AchievedRate, 2.667) // 8 / 3 s
+	eqPtr(t, "achieved_rate", p.AchievedRate, 3.333) // 7 gaps over 2.1 s of sends
 	eqPtr(t, "dispatch_lag_p99_ms", p.DispatchLagP99Ms, 7.0)
 	eqPtr(t, "dispatch_lag_max_ms", p.DispatchLagMaxMs, 7.0)
 	// p95 of 8 is flagged; p50 of 8 is not.
@@ -255,12 +285,12 @@ func TestFinishEmpty(t *testing.T) {
 	if p.NRequests != 0 || p.ErrorsByKind == nil {
 		t.Errorf("no requests: %+v", p)
 	}
-	NewLevel(Spec{}).NewShard().Add(nil) // must not panic
+	newLevel(Spec{}).Add(nil) // must not panic
 }
 
 // TestFinishServerDelta: the server's counters over the window.
 func TestFinishServerDelta(t *testing.T) {
-	d := &servermetrics.Delta{
+	d := &result.ServerDelta{
 		SpecDrafts: f(40), SpecDraftTokens: f(100), SpecAcceptedTokens: f(70),
 		PrefixCacheQueries: f(1000), PrefixCacheHits: f(500),
 		Counters: map[string]float64{"vllm:prompt_tokens": 1000},
@@ -283,51 +313,71 @@ func TestFinishServerDelta(t *testing.T) {
 		t.Errorf("warned although prefix hits were expected: %q", p.Warnings)
 	}
 	// Zero drafted tokens: the reference reports null, not 0.
-	p = finish(Spec{}, time.Second, &servermetrics.Delta{SpecDraftTokens: f(0), SpecAcceptedTokens: f(0)}, ok(10, 20, 2, 0))
+	p = finish(Spec{}, time.Second, &result.ServerDelta{SpecDraftTokens: f(0), SpecAcceptedTokens: f(0)}, ok(10, 20, 2, 0))
 	if p.SpecDraftTokens != nil || p.SpecAcceptanceRate != nil {
 		t.Errorf("zero drafts: %v %v", p.SpecDraftTokens, p.SpecAcceptanceRate)
 	}
 }
 
-// TestITL: inter-token latencies from several shards, through the batch
-// buffers and the histogram.
+// TestITL: inter-token gaps come from the level's record: percentiles from
+// its histogram, count, mean and max exact.
 func TestITL(t *testing.T) {
-	l := NewLevel(Spec{})
-	shards := []*Shard{l.NewShard(), l.NewShard(), l.NewShard()}
+	rec := record(time.Second, nil)
 	var all []float64
-	for i := 1; i <= 1000; i++ { // 1..1000 ms, more than a batch per shard
-		v := float64(i)
-		shards[i%3].AddITL(v)
-		all = append(all, v)
+	for i := 1; i <= 1000; i++ { // 1..1000 ms
+		rec.ITL.Add(time.Duration(i) * time.Millisecond)
+		all = append(all, float64(i))
 	}
-	shards[0].AddITL(math.NaN()) // bad input is dropped, not counted
-	shards[1].AddITL(math.Inf(1))
-	p := l.Finish(time.Second, nil)
+	rec.ITL.Add(-time.Millisecond) // a clock step back counts as 0, not negative
+	all = append([]float64{0}, all...)
+	l := newLevel(Spec{})
+	p := l.Point(rec)
 	for _, c := range []struct {
 		name string
 		got  *float64
 		q    float64
-	}{{"p50", p.ITLP50Ms, 0.5}, {"p90", p.ITLP90Ms, 0.9}, {"p99", p.ITLP99Ms, 0.99}} {
-		exact := all[pctIndex(c.q, len(all))]
+	}{{"p50", p.ITLP50Ms, 0.5}, {"p90", p.ITLP90Ms, 0.9}, {"p95", p.ITLP95Ms, 0.95}, {"p99", p.ITLP99Ms, 0.99}} {
+		exact := all[hist.Index(c.q, len(all))]
 		if c.got == nil || math.Abs(*c.got-exact) > exact*0.0005+0.01 {
 			t.Errorf("itl %s = %v, exact %v", c.name, c.got, exact)
 		}
 	}
 	eqPtr(t, "itl_max_ms", p.ITLMaxMs, 1000.0)
-	if n := l.itl.total(); n != 1000 {
-		t.Errorf("%d ITL samples counted, want 1000", n)
-	}
-	eqPtr(t, "itl_mean_ms", p.ITLMeanMs, 500.5)
+	eqPtr(t, "itl_mean_ms", p.ITLMeanMs, 500.0) // 500500 / 1001
 	var n int64
 	for _, b := range p.ITLHist {
 		n += b.Count
 	}
-	if n != 1000 {
-		t.Errorf("ITL chart holds %d samples, want 1000", n)
+	if n != 1001 {
+		t.Errorf("ITL chart holds %d samples, want 1001", n)
 	}
-	// Finish twice gives the same point (nothing double counted).
-	if q := l.Finish(time.Second, nil); !reflect.DeepEqual(p, q) {
-		t.Error("second Finish differs")
+	if len(p.ITLHist) < 10 {
+		t.Errorf("ITL chart has %d bars; a spread over three decades needs more", len(p.ITLHist))
+	}
+	// Point twice gives the same point (nothing double counted).
+	if q := l.Point(rec); !reflect.DeepEqual(p, q) {
+		t.Error("second Point differs")
+	}
+	// Merging records gives what one record of every gap gives.
+	a, b := record(time.Second, nil), record(time.Second, nil)
+	for i := range 300 {
+		d := time.Duration(i*i) * time.Microsecond
+		if i%2 == 0 {
+			a.ITL.Add(d)
+		} else {
+			b.ITL.Add(d)
+		}
+		rec.ITL.Add(d)
+	}
+	whole := record(time.Second, nil)
+	whole.ITL.Merge(&a.ITL)
+	whole.ITL.Merge(&b.ITL)
+	one := record(time.Second, nil)
+	for i := range 300 {
+		one.ITL.Add(time.Duration(i*i) * time.Microsecond)
+	}
+	if x, y := l.Point(whole), l.Point(one); !reflect.DeepEqual(x, y) {
+		t.Errorf("merged ITL differs:\n%+v\n%+v", x, y)
 	}
 }
 
@@ -353,50 +403,34 @@ func randomRequests(n int, seed uint64) []*result.Request {
 	return rs
 }
 
-// TestShardsMerge: spreading the same requests over several shards gives the
-// same Point as one shard.
-func TestShardsMerge(t *testing.T) {
+// TestOrderFree: the same requests in any order, and added concurrently,
+// give the same Point, exact or past the exact limit: which is what lets a
+// report be recomputed from requests.jsonl and merged from shards.
+func TestOrderFree(t *testing.T) {
 	reqs := randomRequests(2000, 1)
-	spec := Spec{Concurrency: 7, InputTokens: 120, OutputTokens: 300, SLO: &SLO{TTFTMs: 50}}
-	one := finish(spec, 3*time.Second, nil, reqs...)
-
 	for _, limit := range []int{0, 300} { // exact, and spilled past 300
-		spec := spec
-		spec.ExactLimit = limit
+		spec := Spec{Concurrency: 7, InputTokens: 120, OutputTokens: 300, SLO: &SLO{TTFTMs: 50}, ExactLimit: limit}
 		ref := finish(spec, 3*time.Second, nil, reqs...)
-		l := NewLevel(spec)
-		shards := make([]*Shard, 7)
-		for i := range shards {
-			shards[i] = l.NewShard()
-		}
-		for i, r := range reqs { // same completion order, spread round-robin
-			shards[i%7].Add(r)
-		}
-		many := l.Finish(3*time.Second, nil)
-		if !reflect.DeepEqual(ref, many) {
-			t.Errorf("limit %d: sharded point differs:\none  %+v\nmany %+v", limit, ref, many)
-		}
-	}
-
-	// Concurrently (under -race): the first error is by dispatch order, so
-	// everything but the ITL (fed differently here) must match.
-	l := NewLevel(spec)
-	var wg sync.WaitGroup
-	for w := range 7 {
-		s := l.NewShard()
-		wg.Go(func() {
-			for i := w; i < len(reqs); i += 7 {
-				s.Add(reqs[i])
-				s.AddITL(float64(i % 50))
-			}
+		shuffled := slices.Clone(reqs)
+		rand.New(rand.NewPCG(9, uint64(limit))).Shuffle(len(shuffled), func(i, j int) {
+			shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
 		})
-	}
-	wg.Wait()
-	conc := l.Finish(3*time.Second, nil)
-	conc.ITLP50Ms, conc.ITLP90Ms, conc.ITLP99Ms, conc.ITLMeanMs, conc.ITLMaxMs, conc.ITLHist = nil, nil, nil, nil, nil, nil
-	conc.LowConfidence = one.LowConfidence
-	if !reflect.DeepEqual(one, conc) {
-		t.Errorf("concurrent point differs:\none  %+v\nconc %+v", one, conc)
+		if got := finish(spec, 3*time.Second, nil, shuffled...); !reflect.DeepEqual(ref, got) {
+			t.Errorf("limit %d: shuffled point differs:\nref %+v\ngot %+v", limit, ref, got)
+		}
+		l := newLevel(spec)
+		var wg sync.WaitGroup
+		for w := range 7 {
+			wg.Go(func() {
+				for i := w; i < len(reqs); i += 7 {
+					l.Add(reqs[i])
+				}
+			})
+		}
+		wg.Wait()
+		if got := l.Point(record(3*time.Second, nil)); !reflect.DeepEqual(ref, got) {
+			t.Errorf("limit %d: concurrent point differs:\nref %+v\ngot %+v", limit, ref, got)
+		}
 	}
 }
 
@@ -405,19 +439,18 @@ func TestShardsMerge(t *testing.T) {
 func TestSpill(t *testing.T) {
 	reqs := randomRequests(3000, 2)
 	exact := finish(Spec{}, time.Second, nil, reqs...)
-	l := NewLevel(Spec{ExactLimit: 500})
-	s := l.NewShard()
+	l := newLevel(Spec{ExactLimit: 500})
 	for _, r := range reqs {
-		s.Add(r)
+		l.Add(r)
 	}
-	est := l.Finish(time.Second, nil)
-	if h := l.spilled[latLag]; h == nil {
-		t.Error("no level spill histogram for lags")
-	} else if n := h.total(); n != 2500 {
-		t.Errorf("level spill histogram holds %d lags, want 2500", n)
+	est := l.Point(record(time.Second, nil))
+	if h := l.all.lat[latLag].spill; h == nil {
+		t.Error("no spill histogram for lags")
+	} else if n := h.Count(); n != 3000 {
+		t.Errorf("spill histogram holds %d lags, want every one of 3000", n)
 	}
-	if len(s.lat[latTTFT].vals) > 500 || len(s.lat[latLag].vals) != 500 {
-		t.Errorf("shard kept %d TTFTs, %d lags; want at most 500 past the limit", len(s.lat[latTTFT].vals), len(s.lat[latLag].vals))
+	if len(l.all.lat[latTTFT].vals) != 0 || len(l.all.lat[latLag].vals) != 0 {
+		t.Errorf("kept %d TTFTs, %d lags past the limit; want none (the histogram has them all)", len(l.all.lat[latTTFT].vals), len(l.all.lat[latLag].vals))
 	}
 	if len(est.Warnings) != 1 || !strings.Contains(est.Warnings[0], "histogram") {
 		t.Errorf("no spill warning: %q", est.Warnings)
@@ -441,38 +474,21 @@ func TestSpill(t *testing.T) {
 	}
 }
 
-// TestAddITLAllocs: the hot path does not allocate.
-func TestAddITLAllocs(t *testing.T) {
-	s := NewLevel(Spec{}).NewShard()
-	if a := testing.AllocsPerRun(1000, func() { s.AddITL(12.5) }); a != 0 {
-		t.Errorf("AddITL allocates %v per call", a)
-	}
-}
-
 // TestFlatMemory: past the exact limit, Add allocates nothing at all, so a
 // level of a million requests holds what a level of ExactLimit holds (plus
 // one histogram per latency).
 func TestFlatMemory(t *testing.T) {
-	l := NewLevel(Spec{ExactLimit: 10, Pinned: true, OutputTokens: 10, SLO: &SLO{TTFTMs: 5}})
-	s := l.NewShard()
+	l := newLevel(Spec{ExactLimit: 10, Pinned: true, OutputTokens: 10, SLO: &SLO{TTFTMs: 5}})
 	reqs := randomRequests(200, 5)
 	for _, r := range reqs { // past the limit, spill histograms allocated
-		s.Add(r)
+		l.Add(r)
 	}
 	i := 0
-	if a := testing.AllocsPerRun(5000, func() { s.Add(reqs[i%len(reqs)]); i++ }); a != 0 {
+	if a := testing.AllocsPerRun(5000, func() { l.Add(reqs[i%len(reqs)]); i++ }); a != 0 {
 		t.Errorf("Add past the exact limit allocates %v per call", a)
 	}
-	if n := len(s.lat[latE2E].vals); n > 10 {
+	if n := len(l.all.lat[latE2E].vals); n > 10 {
 		t.Errorf("%d exact E2E samples kept, limit 10", n)
-	}
-}
-
-func BenchmarkAddITL(b *testing.B) {
-	s := NewLevel(Spec{}).NewShard()
-	b.ReportAllocs()
-	for i := 0; b.Loop(); i++ {
-		s.AddITL(float64(i&1023) * 0.1)
 	}
 }
 
@@ -481,13 +497,13 @@ func BenchmarkAddITL(b *testing.B) {
 func BenchmarkAdd(b *testing.B) {
 	reqs := randomRequests(1024, 3)
 	spec := Spec{SLO: &SLO{TTFTMs: 50}}
-	s := NewLevel(spec).NewShard()
+	l := newLevel(spec)
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		if i%50_000 == 0 {
-			s = NewLevel(spec).NewShard()
+			l = newLevel(spec)
 		}
-		s.Add(reqs[i&1023])
+		l.Add(reqs[i&1023])
 	}
 }
 
@@ -495,33 +511,27 @@ func BenchmarkAdd(b *testing.B) {
 // level's histograms).
 func BenchmarkAddSpilled(b *testing.B) {
 	reqs := randomRequests(1024, 3)
-	s := NewLevel(Spec{SLO: &SLO{TTFTMs: 50}, ExactLimit: 1}).NewShard()
+	l := newLevel(Spec{SLO: &SLO{TTFTMs: 50}, ExactLimit: 1})
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
-		s.Add(reqs[i&1023])
+		l.Add(reqs[i&1023])
 	}
 }
 
-// BenchmarkFinish100k: merging and finishing a level of 100k requests over 64
-// shards, with 100 ITL samples a request.
-func BenchmarkFinish100k(b *testing.B) {
+// BenchmarkPoint100k: a level of 100k requests, with 100 ITL samples a
+// request, turned into its Point.
+func BenchmarkPoint100k(b *testing.B) {
 	reqs := randomRequests(100_000, 4)
+	l := newLevel(Spec{SLO: &SLO{TTFTMs: 50}})
+	rec := record(time.Minute, nil)
+	for _, r := range reqs {
+		l.Add(r)
+		for j := range 100 {
+			rec.ITL.Add(time.Duration(j) * time.Millisecond)
+		}
+	}
 	for b.Loop() {
-		b.StopTimer()
-		l := NewLevel(Spec{SLO: &SLO{TTFTMs: 50}})
-		shards := make([]*Shard, 64)
-		for i := range shards {
-			shards[i] = l.NewShard()
-		}
-		for i, r := range reqs {
-			s := shards[i&63]
-			s.Add(r)
-			for j := range 100 {
-				s.AddITL(float64(j))
-			}
-		}
-		b.StartTimer()
-		l.Finish(time.Minute, nil)
+		l.Point(rec)
 	}
 }
 
@@ -535,23 +545,24 @@ func FuzzLevel(f *testing.F) {
 	f.Add(1.7e308, 1.7e308, 1.7e308, 1.7e308, 1.7e308, 1<<62, 1<<62, true, uint8(19))
 	f.Add(1e-300, 1e-300, 1e-300, 0.0, 0.0, 1<<40, 1<<40, true, uint8(7))
 	f.Fuzz(func(t *testing.T, ttft, e2e, tpot, lag, itl float64, out, in int, okReq bool, n uint8) {
-		l := NewLevel(Spec{Pinned: n%2 == 0, OutputTokens: 4, InputTokens: 8, SLO: &SLO{TTFTMs: 10}, ExactLimit: 5})
-		s := l.NewShard()
+		l := newLevel(Spec{Pinned: n%2 == 0, OutputTokens: 4, InputTokens: 8, SLO: &SLO{TTFTMs: 10}, ExactLimit: 5})
+		rec := record(time.Duration(int64(n)*1e6), nil)
+		rec.Client = result.ClientLoad{CPUNs: int64(n) * 1e5, Procs: 2}
 		for i := range int(n)%20 + 1 {
 			r := &result.Request{OK: okReq || i%3 == 0, TTFTMs: &ttft, TPOTMs: &tpot, TTFATMs: &ttft,
 				E2EMs: e2e, DispatchLagMs: lag, OutputTokens: out + i, InputTokens: in, Seq: i, ErrorKind: "x"}
-			s.Add(r)
-			s.AddITL(itl)
+			l.Add(r)
+			rec.ITL.Add(time.Duration(itl * 1e6))
 		}
-		p := l.Finish(time.Duration(int64(n)*1e6), nil)
+		p := l.Point(rec)
 		if _, err := json.Marshal(p); err != nil {
 			t.Fatalf("point does not encode: %v", err)
 		}
 	})
 }
 
-// BenchmarkLevelMemory reports the heap a level retains after n requests (64
-// shards, 50 ITL samples a request, default exact limit): it grows up to the
+// BenchmarkLevelMemory reports the heap a level retains after n requests (50 ITL
+// samples a request, default exact limit): it grows up to the
 // 100k-request limit and is flat past it.
 func BenchmarkLevelMemory(b *testing.B) {
 	reqs := randomRequests(1024, 6)
@@ -561,22 +572,19 @@ func BenchmarkLevelMemory(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				l := NewLevel(Spec{SLO: &SLO{TTFTMs: 50}})
-				shards := make([]*Shard, 64)
-				for i := range shards {
-					shards[i] = l.NewShard()
-				}
+				l := newLevel(Spec{SLO: &SLO{TTFTMs: 50}})
+				rec := record(time.Minute, nil)
 				for i := range n {
-					s := shards[i&63]
-					s.Add(reqs[i&1023])
+					l.Add(reqs[i&1023])
 					for j := range 50 {
-						s.AddITL(float64(j))
+						rec.ITL.Add(time.Duration(j) * time.Millisecond)
 					}
 				}
 				runtime.GC()
 				runtime.ReadMemStats(&after)
 				b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/1e6, "MB-retained")
 				runtime.KeepAlive(l)
+				runtime.KeepAlive(rec)
 			}
 		})
 	}

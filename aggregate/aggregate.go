@@ -1,0 +1,118 @@
+// Package aggregate turns one load level's records into a result.Point: the
+// reference load generator's metrics with its exact definitions and
+// rounding, and the distributions, goodput and validity signals added beside
+// them. It is a pure function of the level's records: its LevelRecord (the
+// window, the inter-token gaps, the server's counters, the client's load)
+// and its measured Requests, in any order. The live run, `runner report DIR`
+// and `runner merge` all compute a level's metrics here, from the same
+// records, and so get the same numbers.
+//
+// Memory per level is bounded: a latency's samples are kept exactly up to
+// ExactLimit requests; past that, every sample of it goes into a histogram
+// (an HdrHistogram of µs, ±0.05%: see internal/hist) and a warning says so,
+// so a level of a million requests keeps memory flat. Means and counts stay
+// exact either way, and inter-token gaps (too many to keep) are always a
+// histogram, with an exact count, sum and max.
+//
+// Percentile rule (the reference's pct): sort the samples and take index
+// min(n−1, round_half_even(p·(n−1))), rounded to 2 dp with result.Round.
+//
+// Low confidence: a percentile drawn from fewer samples than it needs to mean
+// much is still reported, and its metric name is added to
+// Point.LowConfidence. A p50 needs 5 samples, a p90 10, a p95 20 and a p99
+// 100: below those counts the chosen sample is one of the few largest, so the
+// number says little about the tail it names.
+//
+// Populations: TTFT, TPOT, TTFAT and E2E are over successful requests (as the
+// reference's are); dispatch lag is over every measured request; ITL is over
+// every inter-token gap of the level. "error" is the first failure by
+// dispatch order (the reference's failed[0]). Goodput is the share of all
+// measured requests, failures included, that succeeded within every set SLO
+// bound (inclusive; a request without a TPOT, i.e. one output token, is not
+// judged on TPOT).
+//
+// Rounding of the added metrics: latencies 2 dp (ms), request_tps and
+// achieved_rate 3 dp, mean token counts 2 dp, goodput and the server's
+// prefix-cache hit rate and acceptance length 4 dp. spec_acceptance_rate is
+// passed through unrounded, as the reference does.
+package aggregate
+
+import (
+	"sync"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// DefaultExactLimit is how many requests of a level keep exact per-request
+// latencies: 100k requests × 7 latencies ≈ 6 MB.
+const DefaultExactLimit = 100_000
+
+// PrefixHitWarnRate is the server prefix-cache hit rate over a measured window
+// above which a level is warned about: every prompt leads with a unique
+// nonce, so a high hit rate means the nonce did not defeat caching and the
+// prefill numbers are flattered.
+const PrefixHitWarnRate = 0.2
+
+// Level collects one load level's measured requests. Add is safe for
+// concurrent use; Point may be called at any time and as often as wanted.
+type Level struct {
+	spec  result.LevelSpec
+	limit int
+
+	mu    sync.Mutex
+	all   *acc
+	turns []*acc // multi-turn levels: one per turn, by Request.Turn
+}
+
+// NewLevel starts a level; exactLimit bounds the requests whose latencies
+// are kept exactly (0 means DefaultExactLimit).
+func NewLevel(spec result.LevelSpec, exactLimit int) *Level {
+	if exactLimit <= 0 {
+		exactLimit = DefaultExactLimit
+	}
+	l := &Level{spec: spec, limit: exactLimit, all: newAcc(exactLimit)}
+	for range spec.Turns {
+		if spec.Turns > 1 {
+			l.turns = append(l.turns, newAcc(exactLimit))
+		}
+	}
+	return l
+}
+
+// Add records one finished request. Warm-ups are not measured and are
+// ignored, as are requests of other levels' records.
+func (l *Level) Add(r *result.Request) {
+	if r == nil || r.Warmup {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all.add(r, &l.spec)
+	if t := r.Turn - 1; t >= 0 && t < len(l.turns) {
+		l.turns[t].add(r, &l.spec)
+	}
+}
+
+// Point is the level's metrics given its record. A multi-turn level's
+// per-turn points follow from Turns.
+func (l *Level) Point(rec *result.LevelRecord) result.Point {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := builder{spec: &l.spec, rec: rec, a: l.all, limit: l.limit}
+	return b.point(true)
+}
+
+// Turns is one point per turn of a multi-turn level (nil otherwise). They
+// have no ITL distribution (token gaps are recorded once, for the level), no
+// server counters (those are read around the whole level), and their
+// throughputs are over the level's window.
+func (l *Level) Turns(rec *result.LevelRecord) []result.Point {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []result.Point
+	for i, a := range l.turns {
+		b := builder{spec: &l.spec, rec: rec, a: a, limit: l.limit, turn: i + 1}
+		out = append(out, b.point(false))
+	}
+	return out
+}

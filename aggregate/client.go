@@ -1,0 +1,81 @@
+package aggregate
+
+import (
+	"fmt"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// Client-bottleneck thresholds: when the runner itself is the limit, the
+// latencies it reports are its own, not the server's.
+const (
+	// CPUBusyShare is the share of its usable cores at which the client counts as busy.
+	CPUBusyShare  = 0.85
+	lagP99LimitMs = 10.0
+	// schedP90LimitMs bounds the Go runtime's scheduling latency p90 over a
+	// level: a stream's reader that waits that long to run stamps its token
+	// that late, which CPU share misses when other processes hold the cores.
+	schedP90LimitMs = 10.0
+	lagP99TTFTShare = 0.10 // of TTFT p50
+)
+
+// client sets the runner's own diagnostics (CPU share, scheduling latency)
+// and flags the level when the runner itself may have set the pace: its CPU
+// near the cores it may use, its goroutines waiting to run longer than
+// schedLimitMs allows, or requests leaving late (dispatch lag p99 above 10 ms
+// or above 10% of the TTFT p50, whichever is smaller). Requests that waited
+// for a max_concurrency slot were late by the plan's design, not the
+// client's: with such waits the lag does not flag the client, and a warning
+// says how many waited.
+func (b *builder) client() {
+	p, rec := &b.p, b.rec
+	wall := rec.Wall()
+	if wall <= 0 {
+		return
+	}
+	cpuPct := 100 * float64(rec.Client.CPUNs) / float64(wall)
+	p.ClientCPUPercent = result.Ptr(result.Round(cpuPct, 1))
+	p.ClientSchedP90Ms = rec.Client.SchedP90Ms
+	if s := rec.Client.SchedP90Ms; s != nil {
+		if limit := SchedLimitMs(p); *s > limit {
+			b.bottleneck(fmt.Sprintf(
+				"client scheduling latency p90 %.2f ms exceeds %.2f ms: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", *s, limit))
+		}
+	}
+	if procs := max(1, rec.Client.Procs); cpuPct >= CPUBusyShare*100*float64(procs) {
+		b.bottleneck(fmt.Sprintf(
+			"client CPU at %.0f%% of %d usable cores: the runner may be the bottleneck, latencies include its own delays", cpuPct, procs))
+	}
+	if lag := p.DispatchLagP99Ms; lag != nil && rec.CapWaits == 0 {
+		limit := lagP99LimitMs
+		if p.TTFTP50Ms != nil {
+			limit = min(limit, lagP99TTFTShare**p.TTFTP50Ms)
+		}
+		if *lag > limit {
+			b.bottleneck(fmt.Sprintf(
+				"dispatch lag p99 %.2f ms exceeds %.2f ms: requests left the client late, the runner may be the bottleneck", *lag, limit))
+		}
+	}
+	if rec.CapWaits > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"%d of %d requests waited for a free max_concurrency slot (%d): the schedule offered more than the cap lets through, and the waits show as dispatch lag and in the latency from the schedule",
+			rec.CapWaits, p.NRequests, b.spec.Concurrency))
+	}
+}
+
+func (b *builder) bottleneck(warning string) {
+	b.p.ClientBottleneck = true
+	b.p.Warnings = append(b.p.Warnings, warning)
+}
+
+// SchedLimitMs is how long (p90) the runner's goroutines may wait for a core
+// before its token times are suspect: 10% of the level's ITL p50 (a reader
+// that late skews single gaps by that share), at least 1 ms (the runtime's
+// own jitter) and at most 10 ms.
+func SchedLimitMs(p *result.Point) float64 {
+	limit := schedP90LimitMs
+	if p.ITLP50Ms != nil {
+		limit = min(limit, max(1, 0.10**p.ITLP50Ms))
+	}
+	return limit
+}

@@ -1,0 +1,53 @@
+package aggregate
+
+import (
+	"testing"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// TestClientBottleneck: the level is flagged, with a warning saying why,
+// when the runner's CPU is near its cores, its goroutines waited for a core,
+// or requests left late; never on requests that waited for a
+// max_concurrency slot, which the plan asked for.
+func TestClientBottleneck(t *testing.T) {
+	tests := []struct {
+		name      string
+		cpu       float64
+		lag, ttft *float64
+		sched     *float64
+		capWaits  int64
+		want      bool
+	}{
+		{"idle", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(0.2), 0, false},
+		{"cpu busy", 175, result.Ptr(0.5), result.Ptr(100.0), nil, 0, true},
+		{"lag over 10 ms", 20, result.Ptr(12.0), result.Ptr(1000.0), nil, 0, true},
+		{"lag over 10% of ttft", 20, result.Ptr(3.0), result.Ptr(20.0), nil, 0, true},
+		{"lag under both", 20, result.Ptr(1.5), result.Ptr(20.0), nil, 0, false},
+		{"no lag data", 20, nil, nil, nil, 0, false},
+		{"readers waited for a core", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(25.0), 0, true},
+		{"scheduling latency under the limit", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(9.5), 0, false},
+		{"lag from a full cap", 20, result.Ptr(50.0), result.Ptr(100.0), nil, 3, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := &result.LevelRecord{Start: t0, End: t0.Add(time.Second), WallNs: int64(time.Second), CapWaits: tt.capWaits,
+				Client: result.ClientLoad{CPUNs: int64(tt.cpu * 1e7), Procs: 2, SchedP90Ms: tt.sched}}
+			b := builder{spec: &result.LevelSpec{Concurrency: 4}, rec: rec}
+			b.p = result.Point{DispatchLagP99Ms: tt.lag, TTFTP50Ms: tt.ttft}
+			b.client()
+			p := b.p
+			warned := len(p.Warnings) > 0
+			if tt.capWaits > 0 {
+				warned = len(p.Warnings) > 1 // the cap-wait note is not a bottleneck warning
+			}
+			if p.ClientBottleneck != tt.want || warned != tt.want {
+				t.Fatalf("bottleneck %v warnings %q", p.ClientBottleneck, p.Warnings)
+			}
+			if p.ClientCPUPercent == nil || *p.ClientCPUPercent != tt.cpu {
+				t.Fatalf("cpu %v", p.ClientCPUPercent)
+			}
+		})
+	}
+}

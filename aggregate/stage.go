@@ -1,0 +1,97 @@
+package aggregate
+
+import (
+	"slices"
+	"sync"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// Stage assembles one stage's result from its records as they arrive: the
+// stage's record, then each level's record at its start, its requests as
+// they finish, and its record again at its end. A live run feeds it from the
+// load stage; `runner report` and `runner merge` feed it from files; either
+// way the points come from the same code, so they are the same.
+//
+// Its methods match runner.Sink's, so a Stage is a sink for a run that keeps
+// nothing on disk.
+type Stage struct {
+	limit int
+
+	mu     sync.RWMutex
+	info   result.StageRecord
+	levels map[int]*Level
+	points []result.Point
+}
+
+// NewStage starts a stage; exactLimit is Level's (0: the default).
+func NewStage(exactLimit int) *Stage {
+	return &Stage{limit: exactLimit, levels: map[int]*Level{}}
+}
+
+// StageStarted sets what the stage measured and how.
+func (s *Stage) StageStarted(st *result.StageRecord) {
+	s.mu.Lock()
+	s.info = *st
+	s.mu.Unlock()
+}
+
+// LevelStarted opens a level.
+func (s *Stage) LevelStarted(rec *result.LevelRecord) {
+	s.mu.Lock()
+	s.levels[rec.Level] = NewLevel(rec.Spec, s.limit)
+	s.mu.Unlock()
+}
+
+// Request adds a measured request to its level; warm-ups, and requests of a
+// level not opened, are ignored.
+func (s *Stage) Request(r *result.Request) {
+	if r.Warmup {
+		return
+	}
+	s.mu.RLock()
+	l := s.levels[r.Level]
+	s.mu.RUnlock()
+	if l != nil {
+		l.Add(r)
+	}
+}
+
+// LevelDone closes a level: its point, and its per-turn points, join the
+// stage's. It returns the level's point.
+func (s *Stage) LevelDone(rec *result.LevelRecord) result.Point {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.levels[rec.Level]
+	if l == nil {
+		l = NewLevel(rec.Spec, s.limit)
+	}
+	p := l.Point(rec)
+	s.points = append(append(s.points, p), l.Turns(rec)...)
+	delete(s.levels, rec.Level) // its numbers are in the points now
+	return p
+}
+
+// Error records that the stage could not run, or stopped early.
+func (s *Stage) Error(msg string) {
+	s.mu.Lock()
+	s.info.Error = msg
+	s.mu.Unlock()
+}
+
+// Result is the stage's result so far (checks not evaluated).
+func (s *Stage) Result() *result.Stage {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return &result.Stage{
+		Name:     s.info.Name,
+		Endpoint: s.info.Endpoint,
+		API:      s.info.API,
+		Mode:     s.info.Mode,
+		Load:     s.info.Load,
+		Points:   append([]result.Point{}, s.points...),
+		Checks:   []result.CheckOutcome{},
+		Warnings: slices.Clone(s.info.Warnings),
+		Error:    s.info.Error,
+	}
+}

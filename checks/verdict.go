@@ -1,0 +1,62 @@
+package checks
+
+import (
+	"fmt"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// Verdict decides a run once, for everyone who reads it (report.json, the
+// reporters, the exit code): pass only when the run completed, every stage
+// ran, no level had every request fail, and no fail-severity check failed.
+// A level whose every request failed is a run that could not be carried
+// out, never a pass with slow numbers.
+func Verdict(rep *result.Report) string {
+	if rep.StopReason != result.StopCompleted || len(RunProblems(rep)) > 0 || len(FailedChecks(rep)) > 0 {
+		return result.StatusFail
+	}
+	return result.StatusPass
+}
+
+// RunProblems lists what kept the run from being carried out: stages that
+// could not run, levels whose every request failed (with the first error).
+func RunProblems(rep *result.Report) []string {
+	var out []string
+	for _, st := range rep.Stages {
+		if st.Error != "" {
+			out = append(out, fmt.Sprintf("stage %s: %s", st.Name, st.Error))
+		}
+		for _, pt := range st.Points {
+			if AllFailed(&pt) {
+				msg := fmt.Sprintf("stage %s %s: every request failed", st.Name, pt.Label())
+				if pt.Error != nil {
+					msg += " (first: " + *pt.Error + ")"
+				}
+				out = append(out, msg)
+			}
+		}
+	}
+	return out
+}
+
+// AllFailed reports whether a level sent requests and none succeeded.
+func AllFailed(p *result.Point) bool { return p.NRequests > 0 && p.Completed == 0 }
+
+// FailedChecks names the fail-severity checks that failed, as
+// "stage / level / check" (stage-scope checks without the level).
+func FailedChecks(rep *result.Report) []string {
+	var out []string
+	for _, st := range rep.Stages {
+		for _, c := range st.Checks {
+			if c.Status != result.StatusFail {
+				continue
+			}
+			name := st.Name + " / " + c.Name
+			if c.LevelLabel != "" {
+				name = st.Name + " / " + c.LevelLabel + " / " + c.Name
+			}
+			out = append(out, name)
+		}
+	}
+	return out
+}

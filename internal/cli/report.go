@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/internal/logging"
+	"github.com/runnerbench/runner/pipeline"
+)
+
+const reportSynopsis = `runner report DIR [flags]
+
+Recompute every report of a result directory (report.json, junit.xml,
+summary.md, report.html and the table) from its records alone: plan.yaml,
+run.jsonl and requests.jsonl. The checks are the ones the run recorded; with
+--baseline they compare against that report. Exits as the run would have.`
+
+// cmdReport implements "runner report DIR".
+func cmdReport(_ context.Context, env *Env, args []string) error {
+	fs := newFlagSet("report")
+	o := &RunOptions{LogFormat: "text", LogLevel: "warn"}
+	var reports string
+	fs.StringVar(&o.Out, "out", "", "write the reports into this `dir`ectory instead of DIR")
+	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
+	fs.BoolVar(&o.Quiet, "quiet", false, "print only problems and the verdict")
+	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks compare against (baseline.*)")
+	pos, err := parseArgs(env, fs, reportSynopsis, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		return exitcode.Errorf(exitcode.Invalid, "report: expected one result directory, got %d", len(pos))
+	}
+	dir := pos[0]
+	if o.Reports, err = parseReportFormats(reports); err != nil {
+		return err
+	}
+	baseline, err := loadBaseline(o.Baseline)
+	if err != nil {
+		return err
+	}
+	rep, err := pipeline.Recompute(dir, baseline, o.Baseline)
+	if err != nil {
+		return exitcode.Errorf(exitcode.Invalid, "report: %w", err)
+	}
+	out := o.Out
+	if out == "" {
+		out = dir
+	}
+	log, _ := logging.New(env.Stderr, o.LogFormat, o.LogLevel, false)
+	writeErr := writeReports(env, o, out, rep, baseline, log)
+	return exitError(rep, nil, writeErr)
+}
+
+// parseReportFormats parses a --report value: known names, repeats collapsed.
+func parseReportFormats(s string) ([]string, error) {
+	var out []string
+	for _, r := range strings.Split(s, ",") {
+		r = strings.TrimSpace(r)
+		if r == "" {
+			continue
+		}
+		if !slices.Contains(ReportFormats, r) {
+			return nil, exitcode.Errorf(exitcode.Invalid, "--report: unknown format %q%s (one of %s)", r, suggest(r, ReportFormats), strings.Join(ReportFormats, ", "))
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,87 @@
+// Package pipeline runs a plan end to end and returns its result.Report:
+//
+//	plan (scenario) → load (runner) → records (records) → report (aggregate) → checks (checks)
+//
+// The load stage sends requests and hands over records; everything after the
+// records is a pure function of the plan and the records, computed by the
+// same code whether the records arrive live (Run) or are read back from a
+// result directory (Recompute). Reporters, the output directory and exit
+// codes belong to the caller (the CLI).
+package pipeline
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/records"
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// stageResult is one stage as the report needs it: its points (aggregated
+// from its records) and the plan stage whose checks judge them.
+type stageResult struct {
+	agg  *aggregate.Stage
+	plan *scenario.Stage
+}
+
+// assemble builds the report from a run's header, its stages and how it
+// ended, evaluates every check (against the baseline, when given) and
+// decides the verdict. It is the one place a report is put together.
+func assemble(h *records.Header, stages []stageResult, end *records.End, baseline *result.Report, baselinePath string) *result.Report {
+	rep := &result.Report{
+		SchemaVersion: result.SchemaVersion,
+		RunnerVersion: h.RunnerVersion,
+		Plan:          h.Plan,
+		StartedAt:     h.StartedAt,
+		Baseline:      baselinePath,
+		Stages:        []result.Stage{},
+	}
+	if end == nil {
+		rep.StopReason = result.StopInterrupted
+		rep.Warnings = append(rep.Warnings, "the run's records end without its end: it was killed or crashed, and the report covers what was recorded")
+	} else {
+		rep.EndedAt, rep.StopReason = end.EndedAt, end.StopReason
+		rep.Warnings = append(rep.Warnings, end.Warnings...)
+	}
+	for _, sr := range stages {
+		res := sr.agg.Result()
+		base := checks.BaselineStage(baseline, res.Name)
+		res.Checks = checks.EvaluateStage(sr.plan, res, base)
+		if baseline != nil {
+			rep.Warnings = append(rep.Warnings, baselineGaps(baselinePath, base, res)...)
+		}
+		rep.Stages = append(rep.Stages, *res)
+	}
+	rep.Verdict = checks.Verdict(rep)
+	return rep
+}
+
+// baselineGaps names what of res the --baseline report (at path) cannot be
+// compared with: the whole stage, or single levels. Checks there see
+// baseline == nil, so a guarded check passes without comparing anything.
+func baselineGaps(path string, base, res *result.Stage) []string {
+	if len(res.Points) == 0 {
+		return nil
+	}
+	if base == nil {
+		return []string{fmt.Sprintf("baseline %s has no stage %s: its checks ran with baseline == nil", path, res.Name)}
+	}
+	missing := checks.MissingBaselineLevels(base, res)
+	if len(missing) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("baseline %s has no level %s of stage %s: checks there ran with baseline == nil", path, strings.Join(missing, ", "), res.Name)}
+}
+
+// stageEntry is the stage's record with the checks that judge it, so a
+// report can be recomputed (and re-gated) from the records alone.
+func stageEntry(rec *result.StageRecord, st *scenario.Stage) records.Entry {
+	return records.Entry{Kind: records.KindStage, Stage: rec, Checks: st.Checks}
+}
+
+// utcNow is the wall-clock time reports carry.
+func utcNow() time.Time { return time.Now().UTC() }

@@ -1,0 +1,245 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/rs/zerolog"
+
+	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/records"
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim"
+)
+
+// Options configure a run.
+type Options struct {
+	// Plan is the loaded plan and PlanBytes its file's bytes (kept with the
+	// records, so a report can be recomputed from them).
+	Plan      *scenario.Plan
+	PlanBytes []byte
+	// Stages are the stages to run, in order (all of the plan's when nil).
+	Stages []*scenario.Stage
+	// Records receives the run's records (nil: kept in memory only).
+	Records *records.Writer
+	// Baseline is a previous report that checks compare against, read from
+	// BaselinePath.
+	Baseline     *result.Report
+	BaselinePath string
+	// RunnerVersion is written into the report.
+	RunnerVersion string
+	Logger        zerolog.Logger
+	// OnProgress receives live progress of the level being run; may be nil.
+	OnProgress func(runner.Progress)
+	// OnLevelDone is called after each level's records are durable; may be nil.
+	OnLevelDone func()
+}
+
+// Run runs the plan's stages and returns the report, also when the run is
+// interrupted (ctx cancelled: stop reason interrupted) or cannot be carried
+// out (err says why: an endpoint never became ready, a record could not be
+// written). A stage that cannot run is recorded in the report, not returned.
+func Run(ctx context.Context, o Options) (*result.Report, error) {
+	if o.Stages == nil {
+		o.Stages = o.Plan.Stages
+	}
+	h := &records.Header{
+		RunnerVersion: o.RunnerVersion,
+		Plan:          result.Plan{Name: o.Plan.Name, Path: o.Plan.Path, Hash: o.Plan.Hash},
+		StartedAt:     utcNow(),
+	}
+	for _, st := range o.Stages {
+		h.Stages = append(h.Stages, st.Name)
+	}
+	r := &run{o: o, log: o.Logger}
+	r.write(records.Entry{Kind: records.KindRun, Run: h})
+	stages, runErr := r.execute(ctx)
+	end := &records.End{EndedAt: utcNow(), StopReason: result.StopCompleted}
+	switch {
+	case ctx.Err() != nil:
+		end.StopReason = result.StopInterrupted
+	case runErr != nil:
+		end.StopReason = result.StopError
+		end.Warnings = append(end.Warnings, runErr.Error())
+	}
+	r.write(records.Entry{Kind: records.KindEnd, End: end})
+	r.sync()
+	return assemble(h, stages, end, o.Baseline, o.BaselinePath), errors.Join(runErr, r.writeErr)
+}
+
+// run is one run in progress.
+type run struct {
+	o        Options
+	log      zerolog.Logger
+	writeErr error // the first failure to write a record
+}
+
+// execute starts the endpoints and runs the stages. It returns an error only
+// when the run could not be carried out (an endpoint never became ready);
+// stage failures are recorded in the stage.
+func (r *run) execute(ctx context.Context) ([]stageResult, error) {
+	if need, stage := filesNeeded(r.o.Plan, r.o.Stages); need > 0 {
+		// Before any endpoint or simulator starts: a level with more streams
+		// than the process may open sockets for would fail part-way with
+		// "too many open files" inside its measured window.
+		if err := runner.RaiseFileLimit(need); err != nil {
+			return nil, fmt.Errorf("stage %s needs %d sockets at once (an in-process simulator counts both ends): %w", stage, need, err)
+		}
+	}
+	engines, closeAll, err := r.startEndpoints(ctx)
+	defer closeAll()
+	if err != nil {
+		return nil, err
+	}
+	var out []stageResult
+	for _, st := range r.o.Stages {
+		if ctx.Err() != nil {
+			break
+		}
+		sink := &stageSink{run: r, agg: aggregate.NewStage(0), plan: st}
+		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan, st, sink)
+		done := &records.StageDone{Name: st.Name}
+		if err != nil && ctx.Err() == nil {
+			done.Error = err.Error()
+			sink.agg.Error(done.Error)
+			r.log.Error().Str("stage", st.Name).Err(err).Msg("stage could not run")
+		}
+		r.write(records.Entry{Kind: records.KindStageDone, StageDone: done})
+		r.sync()
+		out = append(out, stageResult{agg: sink.agg, plan: st})
+		r.log.Info().Str("stage", st.Name).Msg("stage done")
+	}
+	return out, nil
+}
+
+// startEndpoints starts the simulators the selected stages use, builds one
+// engine per endpoint and waits until each answers. The returned func closes
+// everything it started.
+func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, func(), error) {
+	engines := map[string]*runner.Engine{}
+	var closers []func()
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	planDir := filepath.Dir(r.o.Plan.Path)
+	for _, st := range r.o.Stages {
+		name := st.Endpoint
+		if engines[name] != nil {
+			continue
+		}
+		ep := r.o.Plan.Endpoints[name]
+		baseURL := ep.BaseURL
+		if ep.Simulator != nil {
+			srv, err := sim.Start(ctx, *ep.Simulator)
+			if err != nil {
+				return engines, closeAll, fmt.Errorf("endpoint %s: start the simulator: %w", name, err)
+			}
+			closers = append(closers, func() { _ = srv.Close() })
+			baseURL = srv.URL()
+			r.log.Info().Str("endpoint", name).Str("url", baseURL).Msg("simulator started")
+		}
+		eng, err := runner.NewEngine(runner.Target{Name: name, Endpoint: ep, BaseURL: baseURL, PlanDir: planDir},
+			runner.Options{Logger: r.log, OnProgress: r.o.OnProgress})
+		if err != nil {
+			return engines, closeAll, fmt.Errorf("endpoint %s: %w", name, err)
+		}
+		closers = append(closers, eng.Close)
+		engines[name] = eng
+		wait := ep.ReadyTimeout.D()
+		r.log.Info().Str("endpoint", name).Str("timeout", wait.String()).Msg("waiting for the endpoint")
+		if err := eng.WaitReady(ctx, wait); err != nil {
+			if ctx.Err() != nil {
+				return engines, closeAll, nil
+			}
+			return engines, closeAll, err // names the endpoint, the timeout and the URLs tried
+		}
+	}
+	return engines, closeAll, nil
+}
+
+// write appends an entry to run.jsonl; a failure is logged once and
+// returned by Run (the report is still produced from memory).
+func (r *run) write(e records.Entry) {
+	if r.o.Records == nil {
+		return
+	}
+	r.noteWriteErr(r.o.Records.Entry(e))
+}
+
+func (r *run) noteWriteErr(err error) {
+	if err != nil && r.writeErr == nil && !errors.Is(err, records.ErrClosed) {
+		r.writeErr = fmt.Errorf("records: %w", err)
+		r.log.Error().Err(err).Msg("writing the run's records")
+	}
+}
+
+// sync makes the records durable (at every level and stage end).
+func (r *run) sync() {
+	if r.o.Records != nil {
+		if err := r.o.Records.Sync(); err != nil {
+			r.log.Error().Err(err).Msg("syncing the run's records")
+		}
+	}
+}
+
+// stageSink is where a stage's records go: to the record files, and to the
+// stage's aggregate, which computes each level's point.
+type stageSink struct {
+	run  *run
+	agg  *aggregate.Stage
+	plan *scenario.Stage
+}
+
+func (s *stageSink) StageStarted(st *result.StageRecord) {
+	s.run.write(stageEntry(st, s.plan))
+	s.agg.StageStarted(st)
+}
+
+func (s *stageSink) LevelStarted(rec *result.LevelRecord) { s.agg.LevelStarted(rec) }
+
+// Request is called concurrently by the engine's workers.
+func (s *stageSink) Request(req *result.Request) {
+	if w := s.run.o.Records; w != nil {
+		if err := w.Request(req); err != nil {
+			s.run.log.Error().Err(err).Msg("writing requests.jsonl")
+		}
+	}
+	s.agg.Request(req)
+}
+
+func (s *stageSink) LevelDone(rec *result.LevelRecord) result.Point {
+	s.run.write(records.Entry{Kind: records.KindLevel, Level: rec})
+	s.run.sync()
+	if f := s.run.o.OnLevelDone; f != nil {
+		f()
+	}
+	return s.agg.LevelDone(rec)
+}
+
+// filesNeeded is the most sockets any selected level keeps open at once (its
+// concurrency, or max_concurrency in open loop), counted twice for an
+// in-process simulator, whose server end of each connection is a descriptor
+// of this process too, and the stage that needs them. An open-loop stage
+// without max_concurrency has no bound known in advance and is not counted.
+func filesNeeded(p *scenario.Plan, stages []*scenario.Stage) (int, string) {
+	need, name := 0, ""
+	for _, st := range stages {
+		streams := st.MaxConcurrency
+		for _, c := range st.Concurrency {
+			streams = max(streams, c)
+		}
+		if ep := p.Endpoints[st.Endpoint]; ep != nil && ep.Simulator != nil {
+			streams *= 2
+		}
+		if streams > need {
+			need, name = streams, st.Name
+		}
+	}
+	return need, name
+}

@@ -1,0 +1,244 @@
+package result
+
+import (
+	"time"
+
+	"github.com/runnerbench/runner/internal/hist"
+)
+
+// The records of a run: besides one Request per request, the load stage
+// writes one LevelRecord per measured level, which holds what the requests
+// alone cannot say (the measured window, the inter-token gaps, the server's
+// counters, the client's own load). A level's Point is a pure function of its
+// LevelRecord and its Requests (package aggregate), so a report can be
+// recomputed from a result directory, and shards run on several machines can
+// be merged into the numbers one machine would have computed.
+
+// LevelSpec is what a level was asked to be: the values that name it and the
+// plan's settings its metrics are judged against.
+type LevelSpec struct {
+	// Label names the level ("c=32", "rate=4"); it matches levels across
+	// shards and against a baseline.
+	Label string `json:"label"`
+	// Concurrency is the closed-loop streams (the whole level's, not a
+	// shard's), or an open-loop level's in-flight cap (0: none).
+	Concurrency int `json:"concurrency"`
+	// Rate is an open-loop level's target arrival rate (the whole level's).
+	Rate *float64 `json:"rate,omitempty"`
+	// InputTokens and OutputTokens are the nominal requested lengths.
+	InputTokens  int `json:"input_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// Pinned is ignore_eos mode: each success should emit its max_tokens.
+	Pinned bool `json:"pinned"`
+	// SLO is the stage's per-request objective (nil: no goodput).
+	SLO *SLO `json:"slo,omitempty"`
+	// Turns is the conversation length of a multi-turn stage (0 or 1: single requests).
+	Turns int `json:"turns,omitempty"`
+	// ExpectPrefixHits is set when the stage caches on purpose (shared
+	// prefixes, conversations), which silences the cache-hit warning.
+	ExpectPrefixHits bool `json:"expect_prefix_hits,omitempty"`
+}
+
+// SLO is a per-request service-level objective in ms; a zero bound is unset.
+type SLO struct {
+	TTFTMs float64 `json:"ttft_ms,omitempty"`
+	TPOTMs float64 `json:"tpot_ms,omitempty"`
+	E2EMs  float64 `json:"e2e_ms,omitempty"`
+}
+
+// Set reports whether any bound is set.
+func (s *SLO) Set() bool { return s != nil && (s.TTFTMs > 0 || s.TPOTMs > 0 || s.E2EMs > 0) }
+
+// Met reports whether a successful request meets every set bound. A request
+// without a TTFT fails a TTFT bound; one without a TPOT (a single output
+// token, so no decode phase) is not judged on TPOT. Bounds are inclusive.
+func (s *SLO) Met(r *Request) bool {
+	if s.TTFTMs > 0 && (r.TTFTMs == nil || *r.TTFTMs > s.TTFTMs) {
+		return false
+	}
+	if s.TPOTMs > 0 && r.TPOTMs != nil && *r.TPOTMs > s.TPOTMs {
+		return false
+	}
+	if s.E2EMs > 0 && r.E2EMs > s.E2EMs {
+		return false
+	}
+	return true
+}
+
+// Shard says which part of a sharded run a record belongs to.
+type Shard struct {
+	// Index is this shard's number, 0-based; Count how many shards the run has.
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// LevelRecord is what the load stage knows of one level beyond its requests.
+type LevelRecord struct {
+	Stage string `json:"stage"`
+	// Level is the level's index within the stage, in the order it ran.
+	Level int       `json:"level"`
+	Spec  LevelSpec `json:"spec"`
+	// Shard is set in a sharded run; ShardConcurrency and ShardRate are this
+	// shard's part of the level (its streams or arrival rate).
+	Shard            *Shard   `json:"shard,omitempty"`
+	ShardConcurrency int      `json:"shard_concurrency,omitempty"`
+	ShardRate        *float64 `json:"shard_rate,omitempty"`
+	// Skipped is set when this shard's part of the level was empty.
+	Skipped bool `json:"skipped,omitempty"`
+	// Start and End bracket the measured window, from its opening (just
+	// before the first measured send) to the last completion, on the wall
+	// clock (to line up shards' windows); WallNs is its length on the
+	// monotonic clock, which no clock adjustment moves.
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	WallNs int64     `json:"wall_ns"`
+	// LateStartMs is how late the window opened against a scheduled start
+	// (a sharded run's --start-at); 0 when unscheduled.
+	LateStartMs float64 `json:"late_start_ms,omitempty"`
+	// ITL holds every inter-token gap of the level's measured requests.
+	ITL ITL `json:"itl"`
+	// Server is the change of the server's counters over the window (nil:
+	// the server exposes none).
+	Server *ServerDelta `json:"server,omitempty"`
+	// Client is the runner's own load over the window.
+	Client ClientLoad `json:"client"`
+	// CapWaits counts open-loop arrivals that waited for a max_concurrency slot.
+	CapWaits int64 `json:"cap_waits,omitempty"`
+	// Interrupted is set when the run was stopped inside the level.
+	Interrupted bool `json:"interrupted,omitempty"`
+}
+
+// Wall is the measured window's length.
+func (r *LevelRecord) Wall() time.Duration { return time.Duration(r.WallNs) }
+
+// ITL summarises inter-token gaps exactly enough to merge: the count, the sum
+// and the largest gap in whole nanoseconds (integer sums are exact in any
+// order), and a histogram of µs for percentiles (±0.05%).
+type ITL struct {
+	Count int64           `json:"count"`
+	SumNs int64           `json:"sum_ns"`
+	MaxNs int64           `json:"max_ns"`
+	Hist  *hist.Histogram `json:"hist,omitempty"`
+}
+
+// Add records one gap.
+func (t *ITL) Add(gap time.Duration) {
+	if gap < 0 {
+		gap = 0
+	}
+	if t.Hist == nil {
+		t.Hist = hist.New()
+	}
+	t.Count++
+	t.SumNs += int64(gap)
+	t.MaxNs = max(t.MaxNs, int64(gap))
+	t.Hist.RecordNs(int64(gap))
+}
+
+// Merge adds o's gaps into t.
+func (t *ITL) Merge(o *ITL) {
+	if o.Count == 0 {
+		return
+	}
+	if t.Hist == nil {
+		t.Hist = hist.New()
+	}
+	t.Count += o.Count
+	t.SumNs += o.SumNs
+	t.MaxNs = max(t.MaxNs, o.MaxNs)
+	t.Hist.Merge(o.Hist)
+}
+
+// ClientLoad is the runner's own load over a level: what tells whether the
+// client, not the server, set the pace.
+type ClientLoad struct {
+	// CPUNs is the process's CPU time (user + system) over the window.
+	CPUNs int64 `json:"cpu_ns"`
+	// Procs is GOMAXPROCS: the cores the process could use.
+	Procs int `json:"procs"`
+	// SchedP90Ms is the Go runtime's scheduling-latency p90 over the window
+	// (nil when the runtime did not report it).
+	SchedP90Ms *float64 `json:"sched_p90_ms,omitempty"`
+}
+
+// ServerDelta is the change of the server's counters over a measured window.
+// A nil field means the server does not expose that counter (or it went
+// backwards, as after a restart, which makes the window's number unknowable).
+type ServerDelta struct {
+	SpecDrafts         *float64 `json:"spec_drafts,omitempty"`
+	SpecDraftTokens    *float64 `json:"spec_draft_tokens,omitempty"`
+	SpecAcceptedTokens *float64 `json:"spec_accepted_tokens,omitempty"`
+	PrefixCacheQueries *float64 `json:"prefix_cache_queries,omitempty"`
+	PrefixCacheHits    *float64 `json:"prefix_cache_hits,omitempty"`
+	// Counters are the generic totals' deltas (prompt and generation tokens,
+	// requests, ...), by name without `_total`.
+	Counters map[string]float64 `json:"counters,omitempty"`
+	// SpecAcceptLengthGauge and PrefixCacheHitRateGauge are the engine's own
+	// gauges read after the window, for engines that export no counters
+	// (SGLang); nil when absent.
+	SpecAcceptLengthGauge   *float64 `json:"spec_accept_length_gauge,omitempty"`
+	PrefixCacheHitRateGauge *float64 `json:"prefix_cache_hit_rate_gauge,omitempty"`
+}
+
+// AcceptanceRate is accepted / proposed draft tokens over the window; nil
+// without the counters or when nothing was drafted.
+func (d *ServerDelta) AcceptanceRate() *float64 {
+	if d == nil || d.SpecDraftTokens == nil || d.SpecAcceptedTokens == nil || *d.SpecDraftTokens <= 0 {
+		return nil
+	}
+	v := *d.SpecAcceptedTokens / *d.SpecDraftTokens
+	return &v
+}
+
+// AcceptanceLength is vLLM's mean acceptance length: 1 + accepted tokens per
+// draft (each verification step also emits one token of its own). Without
+// those counters it is the engine's own gauge (SGLang's spec_accept_length),
+// when it has one; nil otherwise.
+func (d *ServerDelta) AcceptanceLength() *float64 {
+	if d == nil {
+		return nil
+	}
+	if d.SpecDrafts != nil && d.SpecAcceptedTokens != nil && *d.SpecDrafts > 0 {
+		v := 1 + *d.SpecAcceptedTokens / *d.SpecDrafts
+		return &v
+	}
+	if d.SpecAcceptLengthGauge != nil && *d.SpecAcceptLengthGauge > 0 {
+		v := *d.SpecAcceptLengthGauge
+		return &v
+	}
+	return nil
+}
+
+// PrefixCacheHitRate is hits / queries (tokens) over the window; without the
+// counters it is the engine's own hit-rate gauge, when it has one; nil when
+// neither exists or nothing was queried.
+func (d *ServerDelta) PrefixCacheHitRate() *float64 {
+	if d == nil {
+		return nil
+	}
+	if d.PrefixCacheQueries != nil && d.PrefixCacheHits != nil {
+		if *d.PrefixCacheQueries <= 0 {
+			return nil
+		}
+		v := *d.PrefixCacheHits / *d.PrefixCacheQueries
+		return &v
+	}
+	if d.PrefixCacheHitRateGauge != nil {
+		v := *d.PrefixCacheHitRateGauge
+		return &v
+	}
+	return nil
+}
+
+// StageRecord is what the load stage knows of a stage beyond its levels:
+// what it measured and how, and what went wrong with it as a whole.
+type StageRecord struct {
+	Name     string   `json:"name"`
+	Endpoint Endpoint `json:"endpoint"`
+	API      string   `json:"api"`
+	Mode     string   `json:"mode"`
+	Load     string   `json:"load"`
+	Warnings []string `json:"warnings,omitempty"`
+	// Error is set when the stage could not run at all (or stopped early).
+	Error string `json:"error,omitempty"`
+}

@@ -1,0 +1,45 @@
+package runner
+
+import "time"
+
+// progressInterval is how often a level's progress is reported.
+const progressInterval = 100 * time.Millisecond
+
+// progress reports the level's progress every progressInterval until stopped.
+func (e *Engine) progress(lr *levelRun) (stop func()) {
+	f := e.opts.OnProgress
+	if f == nil {
+		return func() {}
+	}
+	snap := func() {
+		el := time.Since(lr.start)
+		p := Progress{
+			Stage: lr.sp.st.Name, Level: lr.idx, Label: lr.lvl.Spec.Label,
+			Done: int(lr.done.Load()), Total: lr.total * max(1, lr.sp.turns), Failed: int(lr.failed.Load()), Elapsed: el,
+		}
+		if s := el.Seconds(); s > 0 {
+			p.OutputTPS = float64(lr.outTok.Load()) / s
+		}
+		f(p)
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		t := time.NewTicker(progressInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				snap()
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		snap() // the final count
+	}
+}
