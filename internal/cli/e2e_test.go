@@ -898,3 +898,53 @@ stages:
 		}
 	})
 }
+
+// TestE2ERecomputeEqualsLive runs every example plan, then recomputes its
+// reports from the result directory's records alone (runner report DIR):
+// every report file must be byte for byte the one the live run wrote.
+func TestE2ERecomputeEqualsLive(t *testing.T) {
+	t.Parallel()
+	plans, _ := filepath.Glob(filepath.Join("..", "..", "plans", "*.yaml"))
+	if len(plans) < 5 {
+		t.Fatalf("example plans: %v", plans)
+	}
+	for _, plan := range plans {
+		name := strings.TrimSuffix(filepath.Base(plan), ".yaml")
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			live, again := filepath.Join(t.TempDir(), "live"), filepath.Join(t.TempDir(), "again")
+			code, _, stderr := runRunner(t, childEnv(), plan, "--out", live, "--quiet", "--report", "json,junit,markdown,html")
+			if code != 0 && code != 1 {
+				t.Fatalf("run: exit %d\n%s", code, stderr)
+			}
+			code2, _, stderr := runRunner(t, childEnv(), "report", live, "--out", again, "--quiet", "--report", "json,junit,markdown,html")
+			if code2 != code {
+				t.Fatalf("report: exit %d, the run exited %d\n%s", code2, code, stderr)
+			}
+			for _, f := range []string{"report.json", "junit.xml", "summary.md", "report.html"} {
+				a, err := os.ReadFile(filepath.Join(live, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := os.ReadFile(filepath.Join(again, f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !bytes.Equal(a, b) {
+					t.Errorf("%s recomputed from the records differs from the live one:\n%s", f, firstDiff(a, b))
+				}
+			}
+		})
+	}
+}
+
+// firstDiff shows where two files first differ.
+func firstDiff(a, b []byte) string {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\nlive:      %s\nrecomputed: %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("lengths differ: %d vs %d lines", len(al), len(bl))
+}
