@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -21,18 +22,13 @@ const nullCell = "–"
 const lowConfMark = "~"
 
 // column is one metric column of a stage table, shared by the terminal table
-// and the Markdown summary so the two always show the same numbers.
+// and the Markdown summary so the two always show the same numbers. Its
+// header, unit and value come from the metric catalogue.
 type column struct {
-	header string
-	metric string // the Point's JSON name, matched against Point.LowConfidence
-	value  func(p *result.Point) *float64
-	dp     int
-	scale  float64 // multiply before printing (fractions shown as percent); 0 means 1
+	metric string // the catalogue's name
 	// show reports whether the column applies to a stage; nil means always.
 	show func(st *result.Stage) bool
 }
-
-func f64(v float64) *float64 { return &v }
 
 func anyPoint(st *result.Stage, has func(p *result.Point) bool) bool {
 	for i := range st.Points {
@@ -43,34 +39,56 @@ func anyPoint(st *result.Stage, has func(p *result.Point) bool) bool {
 	return false
 }
 
+// reported shows a column when some level of the stage has the metric.
+func reported(metric string) func(st *result.Stage) bool {
+	m := mustMetric(metric)
+	return func(st *result.Stage) bool {
+		return anyPoint(st, func(p *result.Point) bool { _, ok := m.Value(p); return ok })
+	}
+}
+
+// mustMetric is the catalogue's metric of that name; the columns below name
+// only catalogued metrics (a test renders every one).
+func mustMetric(name string) *result.Metric {
+	m, ok := result.MetricNamed(name)
+	if !ok {
+		panic("reporters: no metric " + name)
+	}
+	return m
+}
+
+// displayDecimals is how many decimals a table shows of m: one for a share
+// shown as a percentage, else the report's rounding up to two.
+func displayDecimals(m *result.Metric) int {
+	switch {
+	case m.Percent():
+		return 1
+	case m.Decimals < 0:
+		return 2
+	}
+	return min(m.Decimals, 2)
+}
+
 // columns are the headline metrics, in the order a reader scans them:
 // throughput first, then latency as a request experiences it.
 var columns = []column{
-	{header: "Rate (req/s)", metric: "achieved_rate", dp: 2, value: func(p *result.Point) *float64 { return p.AchievedRate },
-		show: func(st *result.Stage) bool { return anyPoint(st, func(p *result.Point) bool { return p.Rate != nil }) }},
-	{header: "Out tok/s", metric: "output_tps_total", dp: 2, value: func(p *result.Point) *float64 { return f64(p.OutputTPSTotal) }},
-	{header: "Tok/s/stream", metric: "output_tps_per_stream", dp: 2, value: func(p *result.Point) *float64 { return f64(p.OutputTPSPerStream) }},
-	{header: "TTFT p50 (ms)", metric: "ttft_p50_ms", dp: 2, value: func(p *result.Point) *float64 { return p.TTFTP50Ms }},
-	{header: "TTFT p95 (ms)", metric: "ttft_p95_ms", dp: 2, value: func(p *result.Point) *float64 { return p.TTFTP95Ms }},
-	{header: "TPOT p50 (ms)", metric: "tpot_p50_ms", dp: 2, value: func(p *result.Point) *float64 { return p.TPOTP50Ms }},
-	{header: "ITL p99 (ms)", metric: "itl_p99_ms", dp: 2, value: func(p *result.Point) *float64 { return p.ITLP99Ms }},
-	{header: "E2E p95 (ms)", metric: "e2e_p95_ms", dp: 2, value: func(p *result.Point) *float64 { return p.E2EP95Ms }},
-	{header: "Prefill tok/s", metric: "prefill_tps", dp: 1, value: func(p *result.Point) *float64 { return p.PrefillTPS }},
-	{header: "Goodput (%)", metric: "goodput", dp: 1, scale: 100, value: func(p *result.Point) *float64 { return p.Goodput },
-		show: func(st *result.Stage) bool {
-			return anyPoint(st, func(p *result.Point) bool { return p.Goodput != nil })
-		}},
-	{header: "Spec accept (%)", metric: "spec_acceptance_rate", dp: 1, scale: 100, value: func(p *result.Point) *float64 { return p.SpecAcceptanceRate },
-		show: func(st *result.Stage) bool {
-			return anyPoint(st, func(p *result.Point) bool { return p.SpecAcceptanceRate != nil })
-		}},
+	{metric: "achieved_rate", show: reported("rate")},
+	{metric: "output_tps_total"},
+	{metric: "output_tps_per_stream"},
+	{metric: "ttft_p50_ms"},
+	{metric: "ttft_p95_ms"},
+	{metric: "tpot_p50_ms"},
+	{metric: "itl_p99_ms"},
+	{metric: "e2e_p95_ms"},
+	{metric: "prefill_tps"},
+	{metric: "goodput", show: reported("goodput")},
+	{metric: "spec_acceptance_rate", show: reported("spec_acceptance_rate")},
 	// Shown once the server reports real prefix-cache hits: beside a
 	// shared-prefix stage it is the point of the measurement, and beside any
 	// other it says the nonce did not defeat caching.
-	{header: "Prefix hit (%)", metric: "prefix_cache_hit_rate", dp: 1, scale: 100, value: func(p *result.Point) *float64 { return p.PrefixCacheHitRate },
-		show: func(st *result.Stage) bool {
-			return anyPoint(st, func(p *result.Point) bool { return p.PrefixCacheHitRate != nil && *p.PrefixCacheHitRate >= 0.01 })
-		}},
+	{metric: "prefix_cache_hit_rate", show: func(st *result.Stage) bool {
+		return anyPoint(st, func(p *result.Point) bool { return p.PrefixCacheHitRate != nil && *p.PrefixCacheHitRate >= 0.01 })
+	}},
 }
 
 // stageGrid is a stage's metric table as strings: the headers and one row per
@@ -91,19 +109,19 @@ func buildGrid(st *result.Stage) stageGrid {
 	}
 	g := stageGrid{headers: []string{"Level", "OK/Failed"}}
 	for _, c := range cols {
-		g.headers = append(g.headers, c.header)
+		g.headers = append(g.headers, mustMetric(c.metric).Header())
 	}
 	for i := range st.Points {
 		p := &st.Points[i]
 		row := []string{p.Label(), strconv.Itoa(p.Completed) + "/" + strconv.Itoa(p.Failed)}
 		for _, c := range cols {
+			m := mustMetric(c.metric)
 			cell := nullCell
-			if v := c.value(p); v != nil {
-				x := *v
-				if c.scale != 0 {
-					x *= c.scale
+			if x, ok := m.Value(p); ok {
+				if m.Percent() {
+					x *= 100
 				}
-				cell = formatFloat(x, c.dp)
+				cell = formatFloat(x, displayDecimals(m))
 				if isLowConf(p, c.metric) {
 					cell = lowConfMark + cell
 					g.lowConf = true
@@ -212,10 +230,6 @@ func levelLabel(c *result.CheckOutcome) string {
 	return "stage"
 }
 
-// allFailed reports whether a level sent requests and none succeeded: the
-// level could not run, which CI must see as an error, not as slow numbers.
-func allFailed(p *result.Point) bool { return p.NRequests > 0 && p.Completed == 0 }
-
 // tally counts check outcomes and errors over a whole report.
 type tally struct {
 	pass, fail, warn, skipped int
@@ -230,7 +244,7 @@ func count(r *result.Report) tally {
 			t.stageErrors++
 		}
 		for j := range st.Points {
-			if allFailed(&st.Points[j]) {
+			if checks.AllFailed(&st.Points[j]) {
 				t.levelErrors++
 			}
 		}
@@ -250,17 +264,13 @@ func count(r *result.Report) tally {
 	return t
 }
 
-// verdictOf is the report's verdict; a report without one (an old or
-// hand-made file) gets one derived the way the engine decides it: any failed
-// check or any stage that could not run fails the run.
-func verdictOf(r *result.Report, t tally) string {
+// verdictOf is the report's verdict, as the pipeline decided it; a report
+// without one (a hand-made file) gets one decided by the same rule.
+func verdictOf(r *result.Report) string {
 	if r.Verdict != "" {
 		return r.Verdict
 	}
-	if t.fail > 0 || t.stageErrors > 0 || t.levelErrors > 0 {
-		return result.StatusFail
-	}
-	return result.StatusPass
+	return checks.Verdict(r)
 }
 
 // verdictText is the final line's body: "4 passed, 3 failed, ...", shared by the

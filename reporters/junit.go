@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -201,7 +202,7 @@ func buildSuite(r *result.Report, st *result.Stage) builtSuite {
 		p := &st.Points[i]
 		secs += finite(p.DurationS)
 		c := junitCase{Name: st.Name + " / " + p.Label() + " / level ran", Classname: class, Time: seconds(p.DurationS)}
-		if allFailed(p) {
+		if checks.AllFailed(p) {
 			msg := fmt.Sprintf("every request failed (%d of %d)", p.Failed, p.NRequests)
 			if p.Error != nil {
 				msg += ": " + oneLine(*p.Error)

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -32,7 +33,7 @@ func statusEmoji(s string) string {
 func WriteMarkdown(w io.Writer, r *result.Report) error {
 	ew := &errWriter{w: w}
 	t := count(r)
-	v := verdictOf(r, t)
+	v := verdictOf(r)
 	title := "Runner"
 	if r.Plan.Name != "" {
 		title += ": " + mdText(r.Plan.Name)
@@ -73,7 +74,7 @@ func WriteMarkdown(w io.Writer, r *result.Report) error {
 			p := &st.Points[j]
 			if p.Error != nil {
 				what := "first failure"
-				if allFailed(p) {
+				if checks.AllFailed(p) {
 					what = "every request failed; first"
 				}
 				ew.printf("- ❌ %s: %s: %s\n", mdText(p.Label()), what, mdText(oneLine(*p.Error)))

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnerbench/runner/reporters/html"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -36,45 +37,9 @@ const (
 
 // Options carry what WriteAll cannot know by itself.
 type Options struct {
-	// HTML renders the HTML report. The CLI wires it to reporters/html; it is
-	// a hook rather than an import because reporters/html imports this
-	// package. Asking for html with no hook is an error, not a silent skip.
-	HTML func(io.Writer, *result.Report) error
-}
-
-// ParseFormats parses a --report value such as "table,json,junit". Names are
-// case-insensitive, blanks around commas are ignored, and repeats collapse;
-// an unknown name is an error that names it and lists the valid ones.
-func ParseFormats(s string) ([]string, error) {
-	var out []string
-	seen := map[string]bool{}
-	for _, f := range strings.Split(s, ",") {
-		f = strings.ToLower(strings.TrimSpace(f))
-		if f == "" {
-			continue
-		}
-		if f == "md" {
-			f = FormatMarkdown
-		}
-		known := false
-		for _, k := range Formats {
-			if f == k {
-				known = true
-				break
-			}
-		}
-		if !known {
-			return nil, fmt.Errorf("unknown report format %q (want one or more of %s, comma-separated)", f, strings.Join(Formats, ", "))
-		}
-		if !seen[f] {
-			seen[f] = true
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no report format given (want one or more of %s, comma-separated)", strings.Join(Formats, ", "))
-	}
-	return out, nil
+	// Baseline is the report the run was compared with (nil: none); the
+	// HTML report draws its curves beside the new ones.
+	Baseline *result.Report
 }
 
 // DefaultOutDir is where a run writes when --out is not given:
@@ -130,11 +95,7 @@ func WriteAll(dir string, r *result.Report, formats []string, opts Options) erro
 		case FormatMarkdown:
 			name, render = FileMarkdown, WriteMarkdown
 		case FormatHTML:
-			if opts.HTML == nil {
-				errs = append(errs, errors.New("write html report: no html renderer configured"))
-				continue
-			}
-			name, render = FileHTML, opts.HTML
+			name, render = FileHTML, func(w io.Writer, r *result.Report) error { return html.Write(w, r, opts.Baseline) }
 		default:
 			errs = append(errs, fmt.Errorf("write reports: unknown format %q", f))
 			continue

@@ -2,8 +2,6 @@ package reporters
 
 import (
 	"bytes"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -11,32 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/reporters/html"
 )
-
-func TestParseFormats(t *testing.T) {
-	for in, want := range map[string][]string{
-		"table":                          {"table"},
-		"table,json,junit,markdown,html": {"table", "json", "junit", "markdown", "html"},
-		" JSON , junit,json,md ":         {"json", "junit", "markdown"},
-		"json,,junit":                    {"json", "junit"},
-	} {
-		got, err := ParseFormats(in)
-		if err != nil || !reflect.DeepEqual(got, want) {
-			t.Errorf("ParseFormats(%q) = %v, %v; want %v", in, got, err, want)
-		}
-	}
-	for in, wantErr := range map[string]string{
-		"json,xml": `unknown report format "xml"`,
-		"":         "no report format given",
-		" , ":      "no report format given",
-	} {
-		_, err := ParseFormats(in)
-		if err == nil || !strings.Contains(err.Error(), wantErr) || !strings.Contains(err.Error(), "table, json, junit, markdown, html") {
-			t.Errorf("ParseFormats(%q) error = %v, want %q and the valid list", in, err, wantErr)
-		}
-	}
-}
 
 func TestDefaultOutDir(t *testing.T) {
 	ts := time.Date(2026, 3, 4, 5, 6, 7, 0, time.FixedZone("x", 3600))
@@ -56,13 +30,7 @@ func TestDefaultOutDir(t *testing.T) {
 func TestWriteAll(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "out", "run")
 	r := fixture(t)
-	var htmlCalls int
-	opts := Options{HTML: func(w io.Writer, rep *result.Report) error {
-		htmlCalls++
-		_, err := io.WriteString(w, "<html>"+rep.Plan.Name+"</html>")
-		return err
-	}}
-	if err := WriteAll(dir, r, []string{"table", "json", "junit", "markdown", "html"}, opts); err != nil {
+	if err := WriteAll(dir, r, []string{"table", "json", "junit", "markdown", "html"}, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := os.ReadDir(dir)
@@ -92,29 +60,19 @@ func TestWriteAll(t *testing.T) {
 	check("report.json", func(b *bytes.Buffer) error { return WriteJSON(b, r) })
 	check("junit.xml", func(b *bytes.Buffer) error { return WriteJUnit(b, r) })
 	check("summary.md", func(b *bytes.Buffer) error { return WriteMarkdown(b, r) })
-	if htmlCalls != 1 {
-		t.Errorf("html hook called %d times", htmlCalls)
-	}
+	check("report.html", func(b *bytes.Buffer) error { return html.Write(b, r, nil) })
 }
 
 func TestWriteAllErrors(t *testing.T) {
 	dir := t.TempDir()
 	r := fixture(t)
-	// html without a hook fails, but the other reports are still written.
-	err := WriteAll(dir, r, []string{"html", "json"}, Options{})
-	if err == nil || !strings.Contains(err.Error(), "no html renderer") {
-		t.Errorf("err = %v, want the missing html renderer", err)
+	// An unknown format fails, but the other reports are still written.
+	err := WriteAll(dir, r, []string{"pdf", "json"}, Options{})
+	if err == nil || !strings.Contains(err.Error(), `unknown format "pdf"`) {
+		t.Errorf("err = %v, want the unknown format", err)
 	}
 	if _, statErr := os.Stat(filepath.Join(dir, FileJSON)); statErr != nil {
 		t.Errorf("report.json not written after another format failed: %v", statErr)
-	}
-	boom := errors.New("boom")
-	err = WriteAll(dir, r, []string{"html"}, Options{HTML: func(io.Writer, *result.Report) error { return boom }})
-	if !errors.Is(err, boom) {
-		t.Errorf("hook error not wrapped: %v", err)
-	}
-	if _, statErr := os.Stat(filepath.Join(dir, FileHTML)); !os.IsNotExist(statErr) {
-		t.Error("a failed render must leave no file behind")
 	}
 	if err := WriteAll(dir, nil, []string{"json"}, Options{}); err == nil {
 		t.Error("nil report accepted")

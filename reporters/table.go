@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -87,7 +88,7 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		ew.printf("! %s\n", wmsg)
 	}
 	t := count(r)
-	v := verdictOf(r, t)
+	v := verdictOf(r)
 	ew.printf("%s: %s\n", paint(opts.Color, ansiBold+statusColor(v), statusWord(v)), verdictText(r, t))
 	return ew.err
 }
@@ -102,7 +103,7 @@ func writeStageNotes(ew *errWriter, st *result.Stage, color bool) {
 		p := &st.Points[i]
 		if p.Error != nil {
 			what := "first failure"
-			if allFailed(p) {
+			if checks.AllFailed(p) {
 				what = "every request failed; first"
 			}
 			ew.printf("  %s %s: %s: %s\n", paint(color, ansiRed, "✗"), p.Label(), what, oneLine(*p.Error))

@@ -104,12 +104,12 @@ func (m *Metric) Numeric() bool {
 func (m *Metric) Percent() bool { return m.Unit == "share" }
 
 // Header is the metric's column header: its title and display unit
-// ("TTFT p95 (ms)", "Goodput (%)").
+// ("TTFT p95 (ms)", "Goodput (%)"), the unit left out where the title says it.
 func (m *Metric) Header() string {
 	switch {
 	case m.Percent():
 		return m.Title + " (%)"
-	case m.Unit == "" || m.Unit == "requests" || m.Unit == "tokens":
+	case m.Unit == "" || m.Unit == "requests" || m.Unit == "tokens" || strings.Contains(strings.ToLower(m.Title), m.Unit):
 		return m.Title
 	}
 	return m.Title + " (" + m.Unit + ")"

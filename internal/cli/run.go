@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strings"
 	"time"
@@ -17,7 +16,6 @@ import (
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters"
-	"github.com/runnerbench/runner/reporters/html"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
 )
@@ -82,9 +80,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 // step summary. Every output is attempted; the errors are joined.
 func writeReports(env *Env, opts *RunOptions, outDir string, rep *result.Report, baseline *result.Report, log zerolog.Logger) error {
 	var errs []error
-	err := reporters.WriteAll(outDir, rep, opts.Reports, reporters.Options{
-		HTML: func(w io.Writer, r *result.Report) error { return html.Write(w, r, baseline) },
-	})
+	err := reporters.WriteAll(outDir, rep, opts.Reports, reporters.Options{Baseline: baseline})
 	if err != nil {
 		errs = append(errs, err)
 	}

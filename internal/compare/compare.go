@@ -3,21 +3,9 @@
 package compare
 
 import (
-	"reflect"
 	"sort"
-	"strings"
 
 	"github.com/runnerbench/runner/result"
-)
-
-// Direction says which way a metric improves.
-type Direction int
-
-// Directions.
-const (
-	Neutral Direction = iota // informational: a change is neither better nor worse
-	LowerIsBetter
-	HigherIsBetter
 )
 
 // Row is one metric of one level present in both reports.
@@ -30,8 +18,10 @@ type Row struct {
 	Delta  float64 // New - Base
 	// Rel is Delta / |Base| (nil when Base is 0).
 	Rel       *float64
-	Direction Direction
-	// Regression is true when the change is in the worse direction.
+	Direction result.Better
+	// Kind is what the metric describes; only server metrics regress.
+	Kind result.Kind
+	// Regression is true when a server metric changed in its worse direction.
 	Regression bool
 }
 
@@ -125,54 +115,37 @@ func Reports(base, cur *result.Report) *Result {
 	return res
 }
 
-// points compares the numeric fields of two points, in the struct's field order.
+// points compares every numeric metric of two points, in catalogue order.
+// Load metrics name the level and are not compared; the client's own
+// diagnostics are compared but never count as a regression: they describe
+// the measurement, not the server.
 func points(stage, label string, base, cur *result.Point) []Row {
 	var rows []Row
-	bv, cv := reflect.ValueOf(base).Elem(), reflect.ValueOf(cur).Elem()
-	t := bv.Type()
-	for i := 0; i < t.NumField(); i++ {
-		name := strings.Split(t.Field(i).Tag.Get("json"), ",")[0]
-		if name == "" || name == "-" || identity[name] {
+	for _, m := range result.Metrics() {
+		if m.Kind == result.KindLoad || !m.Numeric() {
 			continue
 		}
-		b, okB := number(bv.Field(i))
-		c, okC := number(cv.Field(i))
+		b, okB := m.Value(base)
+		c, okC := m.Value(cur)
 		if !okB || !okC {
 			continue
 		}
-		row := Row{Stage: stage, Level: label, Metric: name, Base: b, New: c, Delta: c - b, Direction: DirectionOf(name)}
+		row := Row{Stage: stage, Level: label, Metric: m.Name, Base: b, New: c, Delta: c - b, Direction: m.Better, Kind: m.Kind}
 		if b != 0 {
 			rel := (c - b) / abs(b)
 			row.Rel = &rel
 		}
-		switch row.Direction {
-		case LowerIsBetter:
-			row.Regression = c > b
-		case HigherIsBetter:
-			row.Regression = c < b
+		if m.Kind == result.KindServer {
+			switch m.Better {
+			case result.LowerIsBetter:
+				row.Regression = c > b
+			case result.HigherIsBetter:
+				row.Regression = c < b
+			}
 		}
 		rows = append(rows, row)
 	}
 	return rows
-}
-
-// identity fields name the level rather than measure it.
-var identity = map[string]bool{"concurrency": true, "rate": true, "turn": true, "input_tokens": true, "output_tokens": true}
-
-func number(v reflect.Value) (float64, bool) {
-	if v.Kind() == reflect.Pointer {
-		if v.IsNil() {
-			return 0, false
-		}
-		v = v.Elem()
-	}
-	switch v.Kind() {
-	case reflect.Float64, reflect.Float32:
-		return v.Float(), true
-	case reflect.Int, reflect.Int64, reflect.Int32:
-		return float64(v.Int()), true
-	}
-	return 0, false
 }
 
 func abs(x float64) float64 {
@@ -180,29 +153,6 @@ func abs(x float64) float64 {
 		return -x
 	}
 	return x
-}
-
-// higherIsBetter lists the metrics where more is better; latencies (_ms) and
-// failure counts are lower-is-better; the rest are informational.
-var higherIsBetter = map[string]bool{
-	"completed": true, "output_tps_total": true, "output_tps_per_stream": true,
-	"prefill_tps": true, "spec_acceptance_rate": true, "spec_acceptance_length": true,
-	"request_tps": true, "goodput": true, "achieved_rate": true,
-}
-
-var lowerIsBetter = map[string]bool{
-	"failed": true, "output_len_mismatch": true, "client_cpu_percent": true,
-}
-
-// DirectionOf returns the direction of a metric by name.
-func DirectionOf(metric string) Direction {
-	switch {
-	case higherIsBetter[metric]:
-		return HigherIsBetter
-	case lowerIsBetter[metric], strings.HasSuffix(metric, "_ms"):
-		return LowerIsBetter
-	}
-	return Neutral
 }
 
 // SortByRegression orders rows worst first (for a short summary).

@@ -29,14 +29,14 @@ func TestDirectionAndRegression(t *testing.T) {
 	res := Reports(base, cur)
 
 	tps := find(t, res, "c=8", "output_tps_total")
-	if !tps.Regression || tps.Direction != HigherIsBetter || tps.Delta != -100 || *tps.Rel != -0.1 {
+	if !tps.Regression || tps.Direction != result.HigherIsBetter || tps.Delta != -100 || *tps.Rel != -0.1 {
 		t.Errorf("throughput drop: got %+v (rel %v)", tps, *tps.Rel)
 	}
 	if got := tps.RegressionPct(); got < 9.999 || got > 10.001 {
 		t.Errorf("regression pct = %v, want 10", got)
 	}
 	ttft := find(t, res, "c=8", "ttft_p95_ms")
-	if ttft.Regression || ttft.Direction != LowerIsBetter || ttft.mark() != "better" {
+	if ttft.Regression || ttft.Direction != result.LowerIsBetter || ttft.mark() != "better" {
 		t.Errorf("ttft improvement marked wrong: %+v", ttft)
 	}
 	failed := find(t, res, "c=8", "failed")

@@ -8,14 +8,18 @@ import (
 
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/runnerbench/runner/result"
 )
 
 // mark is the verdict column: a change in the metric's worse direction is
 // "worse", in its better direction "better"; informational metrics get none.
 func (r Row) mark() string {
 	switch {
-	case r.Direction == Neutral || r.Delta == 0:
+	case r.Direction == result.Neutral || r.Delta == 0:
 		return ""
+	case r.Kind != result.KindServer:
+		return "" // the client's own diagnostics: shown, never judged
 	case r.Regression:
 		return "worse"
 	default:

@@ -1,0 +1,25 @@
+// Package layers states the pipeline's layering, which its test holds the
+// code to: every package imports only packages of its own layer or below.
+//
+//	plan → load → records → report → checks → run a plan → outputs → command line
+//
+// Layer 0 holds the leaves everyone may use: the data model and its metric
+// catalogue (result), the histogram, the simulator's configuration and small
+// helpers. The README's "Architecture" section draws the same picture.
+package layers
+
+// Layers lists each package (its path inside the module) by layer, lowest
+// first. A package missing from the list fails the test: a new package must
+// say where it stands.
+var Layers = [][]string{
+	{"result", "internal/hist", "internal/suggest", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse"},
+	{"scenario", "sim"},                // plan; the simulator
+	{"runner/servermetrics", "runner"}, // load
+	{"records"},                        // records
+	{"aggregate"},                      // report
+	{"checks"},                         // checks
+	{"pipeline"},                       // run a plan
+	{"reporters/html", "reporters", "internal/compare"}, // outputs
+	{"internal/cli", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost"},
+	{"cmd/runner"},
+}
