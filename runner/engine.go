@@ -32,6 +32,8 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/runnerbench/runner/internal/redact"
+
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -108,7 +110,7 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 	}
 	u, err := url.Parse(base)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("endpoint %s: base_url %q is not an http(s) URL", t.Name, redactURL(base))
+		return nil, fmt.Errorf("endpoint %s: base_url %q is not an http(s) URL", t.Name, redact.URL(base))
 	}
 	// A query on the base URL (Azure's ?api-version=...) belongs after every
 	// path Runner appends, not before it.
@@ -271,7 +273,7 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 		case <-ctx.Done():
 			t.Stop()
 			return fmt.Errorf("endpoint %s not ready after %s (tried %s): %w",
-				e.t.Name, timeout, strings.Join(redactAll(urls), ", "), last)
+				e.t.Name, timeout, strings.Join(redact.URLs(urls), ", "), last)
 		case <-t.C:
 		}
 		delay = min(2*delay, time.Second)
@@ -291,12 +293,12 @@ func (e *Engine) get(ctx context.Context, u string) error {
 	e.mu.Unlock()
 	resp, err := c.Do(req)
 	if err != nil {
-		return scrubURLError(err)
+		return redact.Error(err)
 	}
 	defer resp.Body.Close()
 	_, _ = discard(resp.Body)
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: http %d", redactURL(u), resp.StatusCode)
+		return fmt.Errorf("GET %s: http %d", redact.URL(u), resp.StatusCode)
 	}
 	return nil
 }
@@ -308,35 +310,6 @@ func (e *Engine) Close() {
 	if e.transport != nil {
 		e.transport.CloseIdleConnections()
 	}
-}
-
-// redactURL drops user info and the query from a URL for messages.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "<invalid url>"
-	}
-	u.User = nil
-	u.RawQuery = ""
-	u.Fragment = ""
-	return u.String()
-}
-
-func redactAll(us []string) []string {
-	out := make([]string, len(us))
-	for i, u := range us {
-		out[i] = redactURL(u)
-	}
-	return out
-}
-
-// scrubURLError replaces a *url.Error's URL with its redacted form.
-func scrubURLError(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return &url.Error{Op: ue.Op, URL: redactURL(ue.URL), Err: ue.Err}
-	}
-	return err
 }
 
 // url is the API URL of path (e.g. "/chat/completions"): the base URL, the

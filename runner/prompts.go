@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"github.com/runnerbench/runner/internal/redact"
+
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -235,18 +237,18 @@ func (e *Engine) postJSON(ctx context.Context, url string, body, out any) error 
 	e.setAuth(req)
 	resp, err := e.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", redactURL(url), err)
+		return fmt.Errorf("POST %s: %w", redact.URL(url), err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
-		return fmt.Errorf("POST %s: %w", redactURL(url), err)
+		return fmt.Errorf("POST %s: %w", redact.URL(url), err)
 	}
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: http %d: %s", redactURL(url), resp.StatusCode, sample(data))
+		return fmt.Errorf("POST %s: http %d: %s", redact.URL(url), resp.StatusCode, sample(data))
 	}
 	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("POST %s: decoding answer: %w", redactURL(url), err)
+		return fmt.Errorf("POST %s: decoding answer: %w", redact.URL(url), err)
 	}
 	return nil
 }

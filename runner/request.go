@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner/sse"
 )
@@ -315,7 +316,7 @@ func classifyTransport(rctx, parent context.Context, err error, connect string) 
 	if errors.As(err, &ne) && ne.Timeout() {
 		return result.ErrTimeout, "connect timeout: no connection within " + connect
 	}
-	return result.ErrConnect, sample([]byte(scrubURLError(err).Error()))
+	return result.ErrConnect, sample([]byte(redact.Error(err).Error()))
 }
 
 // classifyRead names a failure while reading the stream.

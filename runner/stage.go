@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
@@ -279,7 +280,7 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 	info := &result.StageRecord{
 		Name: st.Name,
 		Endpoint: result.Endpoint{
-			Name: e.t.Name, BaseURL: redactURL(e.baseURL), Model: e.model,
+			Name: e.t.Name, BaseURL: redact.URL(e.baseURL), Model: e.model,
 			Simulator: e.t.Endpoint.Simulator != nil,
 		},
 		API: st.API, Mode: st.Mode, Load: "concurrency",

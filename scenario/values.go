@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/runnerbench/runner/internal/redact"
 	"gopkg.in/yaml.v3"
 )
 
@@ -14,7 +15,7 @@ import (
 type Secret string
 
 // Redacted is what a non-empty secret prints as.
-const Redacted = "[REDACTED]"
+const Redacted = redact.Marker
 
 // Reveal returns the secret's value.
 func (s Secret) Reveal() string { return string(s) }

@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
-	"strings"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -104,40 +103,8 @@ func redactURLs(p *scenario.Plan) *scenario.Plan {
 			continue
 		}
 		e := *ep
-		e.BaseURL, e.MetricsURL = redactURL(e.BaseURL), redactURL(e.MetricsURL)
+		e.BaseURL, e.MetricsURL = redact.URLInPlan(e.BaseURL), redact.URLInPlan(e.MetricsURL)
 		cp.Endpoints[name] = &e
 	}
 	return &cp
-}
-
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil || s == "" {
-		return s
-	}
-	changed := false
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), scenario.Redacted)
-		changed = true
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			lk := strings.ToLower(k)
-			for _, w := range []string{"key", "token", "secret", "sig", "pass", "auth", "cred"} {
-				if strings.Contains(lk, w) {
-					q[k] = []string{scenario.Redacted}
-					changed = true
-					break
-				}
-			}
-		}
-		u.RawQuery = q.Encode()
-	}
-	if !changed {
-		return s
-	}
-	// The marker stays percent-encoded (%5BREDACTED%5D) so the printed plan
-	// is still a valid plan.
-	return u.String()
 }

@@ -37,18 +37,6 @@ func With(err error, code Code) error {
 	return &codedError{err: err, code: code}
 }
 
-// WithIfNone attaches code to err unless it already carries one.
-func WithIfNone(err error, code Code) error {
-	if err == nil {
-		return nil
-	}
-	var ce *codedError
-	if errors.As(err, &ce) {
-		return err
-	}
-	return &codedError{err: err, code: code}
-}
-
 // Errorf formats an error carrying code.
 func Errorf(code Code, format string, args ...any) error {
 	return &codedError{err: fmt.Errorf(format, args...), code: code}

@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -158,7 +159,7 @@ func (s *Scraper) Read(ctx context.Context) (*Snapshot, error) {
 	}
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.Copy(io.Discard, body)
-		return nil, fmt.Errorf("server metrics: %s returned HTTP %d", redactURL(s.url), resp.StatusCode)
+		return nil, fmt.Errorf("server metrics: %s returned HTTP %d", redact.URL(s.url), resp.StatusCode)
 	}
 	snap, err := Parse(body)
 	if err != nil {
@@ -166,20 +167,6 @@ func (s *Scraper) Read(ctx context.Context) (*Snapshot, error) {
 	}
 	snap.names = s.names
 	return snap, nil
-}
-
-// redactURL drops userinfo and the query from a URL for messages, so a token
-// passed in either never reaches a log.
-func redactURL(u string) string {
-	if i := strings.Index(u, "?"); i >= 0 {
-		u = u[:i]
-	}
-	if i := strings.Index(u, "://"); i >= 0 {
-		if j := strings.Index(u[i+3:], "@"); j >= 0 {
-			u = u[:i+3] + u[i+3+j+1:]
-		}
-	}
-	return u
 }
 
 // Parse reads Prometheus text exposition and sums each sample name over its
