@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/records"
@@ -42,14 +43,19 @@ func replay(runs []*records.Run, dirs []string) ([]stageResult, error) {
 		for _, lvl := range sr.Levels {
 			agg.LevelStarted(lvl)
 		}
+		if sr.Started != nil {
+			agg.LevelStarted(sr.Started)
+		}
 		byName[sr.Record.Name] = agg
 		out = append(out, stageResult{agg: agg, plan: plan})
 	}
+	cut := map[*result.LevelRecord]*time.Time{} // killed levels: their last completion
 	for _, dir := range dirs {
 		err := records.EachRequest(dir, func(r *result.Request) error {
 			if agg := byName[r.Stage]; agg != nil {
 				agg.Request(r)
 			}
+			noteCut(first, r, cut)
 			return nil
 		})
 		if err != nil {
@@ -59,6 +65,9 @@ func replay(runs []*records.Run, dirs []string) ([]stageResult, error) {
 	for i, sr := range first.Stages {
 		for _, lvl := range sr.Levels {
 			out[i].agg.LevelDone(lvl)
+		}
+		if sr.Started != nil {
+			out[i].agg.LevelDone(killedLevel(sr.Started, cut[sr.Started]))
 		}
 		if sr.Done != nil && sr.Done.Error != "" {
 			out[i].agg.Error(sr.Done.Error)
@@ -76,4 +85,32 @@ func stagePlan(sr *records.StageRun) (*scenario.Stage, error) {
 		}
 	}
 	return st, nil
+}
+
+// noteCut tracks, for a level the run was killed in, when its last finished
+// request ended.
+func noteCut(run *records.Run, r *result.Request, cut map[*result.LevelRecord]*time.Time) {
+	for _, sr := range run.Stages {
+		if l := sr.Started; l != nil && sr.Record.Name == r.Stage && l.Level == r.Level && !r.Warmup && !r.Start.IsZero() {
+			end := r.Start.Add(time.Duration(r.E2EMs * float64(time.Millisecond)))
+			if t := cut[l]; t == nil || end.After(*t) {
+				cut[l] = &end
+			}
+		}
+	}
+}
+
+// killedLevel is the record of a level the run was killed in: its window
+// from its start to its last finished request, marked interrupted. Its
+// token gaps and server counters died with the process; its finished
+// requests did not, and count.
+func killedLevel(started *result.LevelRecord, lastEnd *time.Time) *result.LevelRecord {
+	rec := *started
+	rec.Interrupted = true
+	rec.End = rec.Start
+	if lastEnd != nil && lastEnd.After(rec.Start) {
+		rec.End = *lastEnd
+	}
+	rec.WallNs = int64(rec.End.Sub(rec.Start))
+	return &rec
 }

@@ -201,7 +201,12 @@ func (s *stageSink) StageStarted(st *result.StageRecord) {
 	s.agg.StageStarted(st)
 }
 
-func (s *stageSink) LevelStarted(rec *result.LevelRecord) { s.agg.LevelStarted(rec) }
+func (s *stageSink) LevelStarted(rec *result.LevelRecord) {
+	start := *rec
+	start.Start = utcNow() // the level's warm-ups begin: an upper bound on its window's start
+	s.run.write(records.Entry{Kind: records.KindLevelStart, Level: &start})
+	s.agg.LevelStarted(rec)
+}
 
 // Request is called concurrently by the engine's workers.
 func (s *stageSink) Request(req *result.Request) {

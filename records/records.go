@@ -37,11 +37,12 @@ const (
 
 // Entry kinds of run.jsonl.
 const (
-	KindRun       = "run"
-	KindStage     = "stage"
-	KindLevel     = "level"
-	KindStageDone = "stage_done"
-	KindEnd       = "end"
+	KindRun        = "run"
+	KindStage      = "stage"
+	KindLevelStart = "level_start"
+	KindLevel      = "level"
+	KindStageDone  = "stage_done"
+	KindEnd        = "end"
 )
 
 // Header is what a run is: written first.
@@ -136,7 +137,10 @@ type Run struct {
 type StageRun struct {
 	Record result.StageRecord
 	Checks []*scenario.Check
-	Levels []*result.LevelRecord
+	// Levels are the records of the levels that ended, in order; Started
+	// holds a level that started and never ended (the run was killed in it).
+	Levels  []*result.LevelRecord
+	Started *result.LevelRecord
 	// Done is nil when the stage did not end.
 	Done *StageDone
 }
@@ -163,8 +167,11 @@ func ReadRun(dir string) (*Run, error) {
 		case e.Kind == KindStage && e.Stage != nil:
 			stage = &StageRun{Record: *e.Stage, Checks: e.Checks}
 			run.Stages = append(run.Stages, stage)
+		case e.Kind == KindLevelStart && e.Level != nil && stage != nil && e.Level.Stage == stage.Record.Name:
+			stage.Started = e.Level
 		case e.Kind == KindLevel && e.Level != nil && stage != nil && e.Level.Stage == stage.Record.Name:
 			stage.Levels = append(stage.Levels, e.Level)
+			stage.Started = nil
 		case e.Kind == KindStageDone && e.StageDone != nil && stage != nil && e.StageDone.Name == stage.Record.Name:
 			stage.Done = e.StageDone
 		case e.Kind == KindEnd && e.End != nil:

@@ -11,7 +11,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,6 +224,33 @@ func (p *proc) waitStderr(t *testing.T, s string, limit time.Duration) {
 			t.Fatalf("no %q on stderr within %s:\n%s", s, limit, p.stderr.String())
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// waitRunning waits until the runner's in-process simulator (its URL is in
+// the "simulator started" log line) has n requests running, read from its
+// /metrics: the event a signal test must wait for, not a fixed sleep.
+func (p *proc) waitRunning(t *testing.T, n int) {
+	t.Helper()
+	m := regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)/v1`).FindStringSubmatch(p.stderr.String())
+	if m == nil {
+		t.Fatalf("no simulator URL in the log:\n%s", p.stderr.String())
+	}
+	want := regexp.MustCompile(fmt.Sprintf(`(?m)^vllm:num_requests_running(\{[^}]*\})? %d$`, n))
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		resp, err := http.Get(m[1] + "/metrics")
+		if err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if want.Match(b) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the simulator never had %d requests running", n)
+		}
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
@@ -520,7 +549,7 @@ func testInterrupt(t *testing.T, sig syscall.Signal) {
 	out := t.TempDir()
 	p := startRunner(t, childEnv(), e2ePlan("interrupt.yaml"), "--out", out, "--log-level", "debug", "--no-progress", "--report", "table,json,junit,markdown,html")
 	p.waitStderr(t, "level done", 30*time.Second) // c=1 finished; c=4 crawls
-	time.Sleep(300 * time.Millisecond)
+	p.waitRunning(t, 4)                           // every request of c=4 is in flight
 	sent := time.Now()
 	if err := p.cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
@@ -591,22 +620,11 @@ func TestE2ESecondSignal(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The first signal's shutdown writes report.json, then blocks opening the
-	// FIFO for the step summary.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := os.Stat(filepath.Join(out, "report.json")); err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no report.json after the first SIGINT:\n%s", p.stderr.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	time.Sleep(200 * time.Millisecond)
-	select {
-	case <-p.done:
-		t.Fatalf("runner exited (%v) before the second SIGINT; the FIFO did not block it", p.err)
-	default:
+	// FIFO for the step summary. (Had it not blocked, it would exit 130 on
+	// its own, and the check below that SIGINT killed it would fail.)
+	p.waitStderr(t, "appending to the GitHub step summary", 10*time.Second)
+	if _, err := os.Stat(filepath.Join(out, "report.json")); err != nil {
+		t.Fatalf("no report.json after the first SIGINT: %v\n%s", err, p.stderr.String())
 	}
 	sent := time.Now()
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
@@ -631,7 +649,7 @@ func TestE2EKill9(t *testing.T) {
 	out := t.TempDir()
 	p := startRunner(t, childEnv(), e2ePlan("interrupt.yaml"), "--out", out, "--log-level", "debug", "--no-progress")
 	p.waitStderr(t, "level done", 30*time.Second) // the 4 requests of c=1 finished
-	time.Sleep(200 * time.Millisecond)
+	p.waitRunning(t, 4)                           // c=4 is under way
 	if err := p.cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -655,6 +673,21 @@ func TestE2EKill9(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(out, "report.json")); err == nil {
 		t.Error("a killed run wrote report.json")
+	}
+	// Nothing measured is lost: the report recomputed from the killed run's
+	// records holds the finished level and, marked interrupted, the level it
+	// was killed in, with every request of it that had finished.
+	again := filepath.Join(t.TempDir(), "again")
+	code, _, stderr := runRunner(t, childEnv(), "report", out, "--out", again, "--report", "json")
+	rep := loadReport(t, again)
+	if code != 130 || rep.StopReason != result.StopInterrupted || len(rep.Stages) != 1 || len(rep.Stages[0].Points) != 2 {
+		t.Fatalf("report of a killed run: exit %d stop %q stages %d\n%s", code, rep.StopReason, len(rep.Stages), stderr)
+	}
+	done, cut := rep.Stages[0].Points[0], rep.Stages[0].Points[1]
+	level1 := len(recs) - len(level0)
+	if done.Completed != 4 || done.Interrupted || !cut.Interrupted || cut.NRequests != level1 {
+		t.Errorf("finished level completed %d interrupted %v; killed level interrupted %v with %d requests, %d recorded",
+			done.Completed, done.Interrupted, cut.Interrupted, cut.NRequests, level1)
 	}
 }
 

@@ -91,6 +91,7 @@ func writeReports(env *Env, opts *RunOptions, outDir string, rep *result.Report,
 		}
 	}
 	if path := env.lookup("GITHUB_STEP_SUMMARY"); path != "" {
+		log.Debug().Msg("appending to the GitHub step summary")
 		if err := reporters.AppendGitHubStepSummary(path, rep); err != nil {
 			errs = append(errs, err)
 		}
