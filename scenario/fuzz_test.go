@@ -21,9 +21,9 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte(minimal))
 	dir := f.TempDir()
-	getenv := env("KEY", "v", "EMPTY", "")
+	opts := env("KEY", "v", "EMPTY", "")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := LoadBytes("fuzz.yaml", data, dir, getenv)
+		p, err := LoadBytes("fuzz.yaml", data, dir, opts)
 		if err != nil {
 			if p != nil {
 				t.Fatal("a plan and an error")

@@ -74,6 +74,10 @@ type TLS struct {
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
 	// ServerName overrides the name checked in the server certificate.
 	ServerName string `yaml:"server_name,omitempty" json:"server_name,omitempty"`
+
+	// CAPEM is the content of CAFile, read and checked by the loader inside
+	// the plan's tree; the engine trusts these bytes and never opens CAFile.
+	CAPEM []byte `yaml:"-" json:"-"`
 }
 
 // Counters names the Prometheus counters Runner reads for an engine it does not know.

@@ -34,7 +34,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := loadPlan(env, opts.PlanPath)
+	p, err := loadPlan(env, opts)
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,6 @@ func (r *execution) startEndpoints(ctx context.Context, stages []*scenario.Stage
 			closers[i]()
 		}
 	}
-	planDir := filepath.Dir(r.plan.Path)
 	for _, st := range stages {
 		name := st.Endpoint
 		if engines[name] != nil {
@@ -185,7 +184,7 @@ func (r *execution) startEndpoints(ctx context.Context, stages []*scenario.Stage
 			baseURL = srv.URL()
 			r.log.Info().Str("endpoint", name).Str("url", baseURL).Msg("simulator started")
 		}
-		eng, err := runner.NewEngine(runner.Target{Name: name, Endpoint: ep, BaseURL: baseURL, PlanDir: planDir}, runner.Options{
+		eng, err := runner.NewEngine(runner.Target{Name: name, Endpoint: ep, BaseURL: baseURL}, runner.Options{
 			Logger:    r.log,
 			OnRequest: r.record,
 			OnProgress: func(p runner.Progress) {

@@ -1,0 +1,175 @@
+package scenario
+
+import (
+	"net/url"
+	"strconv"
+	"strings"
+)
+
+// checkEnv holds every ${VAR} the plan wrote against the job's allow-list,
+// once the plan is decoded and validated, so that it knows where each value
+// would be sent. Every refusal names the variable, never its value, and says
+// how the job allows it.
+func (v *validator) checkEnv() {
+	if v.dec == nil {
+		return
+	}
+	for _, e := range v.dec.env {
+		failed := false
+		for i, p := range e.parts {
+			if p.name == "" {
+				continue
+			}
+			switch e.read[i] {
+			case envUnset:
+				v.probs.add(e.at, "%s: environment variable %s is not set (write ${%s:-default} to give a default)", displayPath(e.path), p.name, p.name)
+				failed = true
+			case envRefusedSet:
+				v.probs.add(e.at, "%s: environment variable %s is set, but the job does not allow this plan to read it: run with --allow-env %s (or add it to %s), or unset it to use the plan's default",
+					displayPath(e.path), p.name, v.suggest(e, i), AllowEnvVar)
+				failed = true
+			case envRefused:
+				v.probs.add(e.at, "%s: the job does not allow this plan to read environment variable %s: run with --allow-env %s (or add it to %s); see docs/security.md",
+					displayPath(e.path), p.name, v.suggest(e, i), AllowEnvVar)
+				failed = true
+			}
+		}
+		if failed {
+			continue // a value with a refused part says nothing more
+		}
+		for i, p := range e.parts {
+			if e.read[i] == envValue && !e.grant[i].public {
+				v.checkCredential(e, i, p.name)
+			}
+		}
+	}
+}
+
+// checkCredential checks a value the job allowed only as a credential
+// (NAME@HOST): it must sit where every output redacts it, and go only to the
+// hosts the job named.
+func (v *validator) checkCredential(e *envString, i int, name string) {
+	g := e.grant[i]
+	dest, isCred, msg := v.credentialSink(e, i)
+	switch {
+	case msg != "":
+		v.probs.add(e.at, "%s: %s", displayPath(e.path), msg)
+	case !isCred:
+		v.probs.add(e.at, "%s: environment variable %s is allowed only as a credential (for %s): it may be used in api_key, headers, or the password or key parameter of a URL, where it is never shown; to use it here the job must allow it as a public value (--allow-env %s)",
+			displayPath(e.path), name, g.hostList(), name)
+	case dest == (destination{}):
+		// The URL is invalid, which validation reports.
+	case !g.allows(dest):
+		v.probs.add(e.at, "%s: environment variable %s may be sent only to %s, not to %s: to allow that host, run with --allow-env %s@%s",
+			displayPath(e.path), name, g.hostList(), dest, name, suggestHost(dest))
+	}
+}
+
+// suggest is the allow-list entry that would let reference i be read: NAME
+// in a field that is shown, NAME@HOST in a credential position.
+func (v *validator) suggest(e *envString, i int) string {
+	name := e.parts[i].name
+	dest, isCred, _ := v.credentialSink(e, i)
+	if !isCred {
+		return name
+	}
+	if dest == (destination{}) {
+		return name + "@HOST"
+	}
+	return name + "@" + suggestHost(dest)
+}
+
+func suggestHost(d destination) string {
+	if d == simulatorDestination {
+		return "localhost"
+	}
+	return d.host
+}
+
+// credentialSink says whether reference i of e is in a credential position
+// (api_key, a header value, the password or a key parameter of base_url or
+// metrics_url: the places every output redacts) and, if so, which host
+// receives it (zero when the URL is invalid). msg is set when a credential
+// would change the URL it is part of.
+func (v *validator) credentialSink(e *envString, i int) (dest destination, isCred bool, msg string) {
+	name, ep := v.endpointOf(e.path)
+	if ep == nil {
+		return destination{}, false, ""
+	}
+	switch rest := strings.TrimPrefix(e.path, "endpoints."+name+"."); {
+	case rest == "api_key" || strings.HasPrefix(rest, "headers."):
+		if ep.Simulator != nil {
+			return simulatorDestination, true, ""
+		}
+		d, _ := destinationOf(ep.BaseURL)
+		return d, true, ""
+	case rest == "base_url" || rest == "metrics_url":
+		if e.read[i] == envValue && strings.ContainsAny(e.text[i], "/?#@[]&=\\ \t\r\n") {
+			return destination{}, false, "the value of environment variable " + e.parts[i].name +
+				" contains characters that would change the URL (one of / ? # @ & = [ ] \\ or white space): percent-encode them in the variable"
+		}
+		if !inURLCredential(e, i) {
+			return destination{}, false, ""
+		}
+		d, _ := destinationOf(e.value())
+		return d, true, ""
+	}
+	return destination{}, false, ""
+}
+
+// endpointOf returns the endpoint whose field path is (the longest name
+// matching, since a name may hold dots).
+func (v *validator) endpointOf(path string) (string, *Endpoint) {
+	best := ""
+	var ep *Endpoint
+	for name, e := range v.plan.Endpoints {
+		if strings.HasPrefix(path, "endpoints."+name+".") && len(name) >= len(best) && e != nil {
+			best, ep = name, e
+		}
+	}
+	return best, ep
+}
+
+// inURLCredential reports whether reference i of a URL value lands in its
+// password or in the value of a credential parameter (?api_key=...), the
+// parts every output redacts. It parses the URL with the reference replaced
+// by a marker; the value itself has no character that could move a
+// boundary of the URL (checked by the caller), so the marker lands where the
+// value does.
+func inURLCredential(e *envString, i int) bool {
+	marker := "runnerenvmark" + strconv.Itoa(i) + "x"
+	for strings.Contains(e.value(), marker) {
+		marker += "x"
+	}
+	var b strings.Builder
+	for j, t := range e.text {
+		switch {
+		case j == i:
+			b.WriteString(marker)
+		case e.read[j] >= envUnset:
+			b.WriteString("unresolved") // a stand-in "${X}" would not parse
+		default:
+			b.WriteString(t)
+		}
+	}
+	u, err := url.Parse(b.String())
+	if err != nil {
+		return false
+	}
+	shown := []string{u.Scheme, u.User.Username(), u.Host, u.Path, u.RawPath, u.Fragment, u.Opaque}
+	inCred := false
+	if pw, ok := u.User.Password(); ok && strings.Contains(pw, marker) {
+		inCred = true
+	}
+	for k, vals := range u.Query() {
+		shown = append(shown, k)
+		for _, val := range vals {
+			if IsCredentialParam(k) && strings.Contains(val, marker) {
+				inCred = true
+			} else {
+				shown = append(shown, val)
+			}
+		}
+	}
+	return inCred && !strings.Contains(strings.Join(shown, "\x00"), marker)
+}
