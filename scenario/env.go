@@ -66,13 +66,13 @@ func parseEnvTemplate(s string) ([]envPart, error) {
 type envRead int
 
 const (
-	envLiteral   envRead = iota // not a reference
-	envValue                    // the variable's value was read
-	envDefault                  // the default was used (unset, empty, or not allowed and unset)
-	envEmpty                    // set but empty, no default
-	envUnset                    // allowed but unset, no default: an error
-	envRefused                  // not allowed: an error, nothing read
-	envRefusedSet               // not allowed, has a default, but set: an error
+	envLiteral    envRead = iota // not a reference
+	envValue                     // the variable's value was read
+	envDefault                   // the default was used (unset, empty, or not allowed and unset)
+	envEmpty                     // set but empty, no default
+	envUnset                     // allowed but unset, no default: an error
+	envRefused                   // not allowed: an error, nothing read
+	envRefusedSet                // not allowed, has a default, but set: an error
 )
 
 // envString is one plan value written with ${VAR}: where it is, its parts,
