@@ -22,7 +22,7 @@ const AllowEnvVar = "RUNNER_ALLOW_ENV"
 //	NAME@HOST,HOST   the value is a credential: only in api_key, headers or the
 //	                 password or key parameter of a URL, only to these hosts,
 //	                 never shown
-//	*  / *@HOST      the same for every variable
+//	*  / *@HOST      the same for every variable not named in an entry
 //
 // HOST is a host name or IP address, optionally with :PORT; "*.example.com"
 // matches its subdomains, "*" any host, and "localhost" (or 127.0.0.1, ::1)
@@ -116,8 +116,10 @@ func (h hostPattern) String() string {
 	return net.JoinHostPort(h.host, h.port)
 }
 
-// envGrant is what the allow-list says about one variable: every entry that
-// names it or "*", merged.
+// envGrant is what the allow-list says about one variable: the entries that
+// name it, merged; or, when none does, the entries for "*". A named entry
+// wins over "*", so "* KEY@api.example.com" makes every variable public but
+// KEY, which stays a credential for that host.
 type envGrant struct {
 	listed bool
 	public bool
@@ -125,19 +127,23 @@ type envGrant struct {
 }
 
 func (a *EnvAllowList) grant(name string) envGrant {
-	var g envGrant
 	if a == nil {
-		return g
+		return envGrant{}
 	}
-	for _, r := range a.rules {
-		if r.name != name && r.name != "*" {
-			continue
+	for _, want := range []string{name, "*"} {
+		var g envGrant
+		for _, r := range a.rules {
+			if r.name == want {
+				g.listed = true
+				g.public = g.public || r.public
+				g.hosts = append(g.hosts, r.hosts...)
+			}
 		}
-		g.listed = true
-		g.public = g.public || r.public
-		g.hosts = append(g.hosts, r.hosts...)
+		if g.listed {
+			return g
+		}
 	}
-	return g
+	return envGrant{}
 }
 
 // allows reports whether a credential may be sent to dest.
