@@ -359,8 +359,8 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth in
 			continue
 		}
 		if r, bad := nameChar(k.Value); bad {
-			d.probs.add(posOf(k), "%s: %U is not allowed in a name (names are shown in reports, logs and the terminal)", displayPath(path), r)
-			continue
+			// Reported, and still decoded, so its references do not cascade.
+			d.probs.add(posOf(k), "%s: key %q: %U is not allowed in a name (names are shown in reports, logs and the terminal)", displayPath(path), k.Value, r)
 		}
 		seen[k.Value] = true
 		p := join(path, k.Value)

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runnerbench/runner/internal/testutil"
 )
 
 func TestAllowListSyntax(t *testing.T) {
@@ -213,51 +215,8 @@ stages:
 	}
 }
 
-// tree builds a plan directory inside a temporary tree:
-//
-//	secret.csv               outside the plan's directory
-//	shared/ok.jsonl          outside, for --allow-dir
-//	plans/plan.yaml          (the caller's)
-//	plans/ok.jsonl
-//	plans/data/in.jsonl
-//	plans/link-in.jsonl      → data/in.jsonl
-//	plans/link-out.csv       → ../secret.csv
-//	plans/dir-out            → ..
-//	plans/.git/config
-//	plans/link-git.csv       → .git/config
-func tree(t *testing.T) string {
-	t.Helper()
-	root := t.TempDir()
-	for name, body := range map[string]string{
-		"secret.csv":          "prompt\nthe job's secret\n",
-		"shared/ok.jsonl":     `{"prompt": "shared"}` + "\n",
-		"plans/ok.jsonl":      `{"prompt": "ok"}` + "\n",
-		"plans/data/in.jsonl": `{"prompt": "in"}` + "\n",
-		"plans/.git/config":   "prompt\n[http] extraheader = AUTHORIZATION: basic c2VjcmV0\n",
-	} {
-		p := filepath.Join(root, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for link, target := range map[string]string{
-		"plans/link-in.jsonl": "data/in.jsonl",
-		"plans/link-out.csv":  "../secret.csv",
-		"plans/dir-out":       "..",
-		"plans/link-git.csv":  ".git/config",
-	} {
-		if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
-			t.Skipf("no symbolic links here: %v", err)
-		}
-	}
-	return root
-}
-
 func TestPlanFilesStayInTree(t *testing.T) {
-	root := tree(t)
+	root := testutil.HostileTree(t)
 	dir := filepath.Join(root, "plans")
 	secret := filepath.Join(root, "secret.csv")
 	for _, tc := range []struct {
@@ -306,7 +265,7 @@ func TestPlanFilesStayInTree(t *testing.T) {
 			if err == nil || len(Errors(err)) != 1 || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v\nwant one error with %q", err, tc.want)
 			}
-			if strings.Contains(err.Error(), "secret") && !strings.Contains(tc.file, "secret") || strings.Contains(err.Error(), "c2VjcmV0") {
+			if strings.Contains(err.Error(), testutil.SecretFileText) {
 				t.Errorf("the error shows what the file holds: %v", err)
 			}
 		})
@@ -317,7 +276,7 @@ func TestPlanFilesStayInTree(t *testing.T) {
 }
 
 func TestCAFileLoaded(t *testing.T) {
-	root := tree(t)
+	root := testutil.HostileTree(t)
 	dir := filepath.Join(root, "plans")
 	pemCert := "-----BEGIN CERTIFICATE-----\nMIIBhTCCASugAwIBAgIQIRi6zePL6mKjOipn+dNuaTAKBggqhkjOPQQDAjASMRAw\nDgYDVQQKEwdBY21lIENvMB4XDTE3MTAyMDE5NDMwNloXDTE4MTAyMDE5NDMwNlow\nEjEQMA4GA1UEChMHQWNtZSBDbzBZMBMGByqGSM49AgEGCCqGSM49AwEHA0IABD0d\n7VNhbWvZLWPuj/RtHFjvtJBEwOkhbN/BnnE8rnZR8+sbwnc/KhCk3FhnpHZnQz7B\n5aETbbIgmuvewdjvSBSjYzBhMA4GA1UdDwEB/wQEAwICpDATBgNVHSUEDDAKBggr\nBgEFBQcDATAPBgNVHRMBAf8EBTADAQH/MCkGA1UdEQQiMCCCDmxvY2FsaG9zdDo1\nNDUzgg4xMjcuMC4wLjE6NTQ1MzAKBggqhkjOPQQDAgNIADBFAiEA2zpJEPQyz6/l\nWf86aX6PepsntZv2GYlA5UpabfT2EZICICpJ5h/iI+i341gBmLiAFQOyTDT+/wQc\n6MF9+Yw1Yy0t\n-----END CERTIFICATE-----\n"
 	if err := os.WriteFile(filepath.Join(dir, "ca.pem"), []byte(pemCert), 0o644); err != nil {
@@ -356,8 +315,8 @@ func TestNamesAndControlCharacters(t *testing.T) {
 		{"concurrency: [1]", "concurrency: [1]\n    checks: [{name: \"ok\\n::warning::x\", expr: failed == 0}]", `stages[0].checks[0].name: U+000A is not allowed in a name`},
 		{"name: t", "name: t\ndescription: \"\\e[2J cleared\"", `description: control character U+001B is not allowed (only tabs and line breaks)`},
 		{"concurrency: [1]", "concurrency: [1]\n    checks: [{expr: \"failed == 0 || \\\"\\e]8;;x\\\" == \\\"\\\"\"}]", `stages[0].checks[0].expr: control character U+001B`},
-		{"  sim:", "  \"sim\\e[31m\":", `endpoints: U+001B is not allowed in a name`},
-		{"  p: {synthetic", "  \"p\\x07\": {synthetic", `prompts: U+0007 is not allowed in a name`},
+		{"  sim:", "  \"sim\\e[31m\":", `endpoints: key "sim\x1b[31m": U+001B is not allowed in a name`},
+		{"  p: {synthetic", "  \"p\\x07\": {synthetic", `prompts: key "p\a": U+0007 is not allowed in a name`},
 	} {
 		src := strings.Replace(minimal, tc.old, tc.new, 1)
 		if src == minimal {
@@ -366,6 +325,11 @@ func TestNamesAndControlCharacters(t *testing.T) {
 		_, err := load(t, src, env())
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", tc.new, err, tc.want)
+		}
+		for _, e := range Errors(err) {
+			if r, bad := controlChar(e.Msg); bad || strings.ContainsAny(e.Msg, "\n\r") {
+				t.Errorf("%s: the message carries %U: %q", tc.new, r, e.Msg)
+			}
 		}
 	}
 	// A multi-line description or expression is fine.

@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/runnerbench/runner/sim"
@@ -497,5 +498,12 @@ func refHint(name string, defined []string) string {
 	if len(defined) == 0 {
 		return " (none are defined)"
 	}
-	return fmt.Sprintf(" (defined: %s)", strings.Join(defined, ", "))
+	shown := make([]string, len(defined))
+	for i, d := range defined {
+		shown[i] = d
+		if _, bad := nameChar(d); bad {
+			shown[i] = strconv.Quote(d) // never a raw control character on stderr
+		}
+	}
+	return fmt.Sprintf(" (defined: %s)", strings.Join(shown, ", "))
 }
