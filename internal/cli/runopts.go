@@ -161,8 +161,9 @@ type planFlags struct {
 }
 
 func (pf *planFlags) register(fs *flag.FlagSet) {
-	fs.Var(&pf.allowEnv, "allow-env", "let the plan read environment variable `NAME[@HOST,...]` (repeatable; also "+scenario.AllowEnvVar+
-		"): NAME alone is a public value (any field, any host, shown in reports); NAME@HOST a credential for those hosts only (api_key, headers, URL password), never shown; * is every variable (docs/security.md)")
+	fs.Var(&pf.allowEnv, "allow-env", "`NAME[@HOST,...]` may be read by the plan: NAME alone as a public value (any field, any host, shown in reports), "+
+		"NAME@HOST as a credential for those hosts only (api_key, headers, a URL's password), never shown; * is every variable; "+
+		"repeatable, and read from "+scenario.AllowEnvVar+" too (entries separated by spaces); see docs/security.md")
 	fs.Var(&pf.allowDirs, "allow-dir", "let the plan read files in `DIR` besides its own directory (repeatable)")
 }
 
