@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -101,8 +102,7 @@ func (v *validator) credentialSink(e *envString, i int) (dest destination, isCre
 		if ep.Simulator != nil {
 			return simulatorDestination, true, ""
 		}
-		d, _ := destinationOf(ep.BaseURL)
-		return d, true, ""
+		return hostOf(ep.BaseURL), true, ""
 	case rest == "base_url" || rest == "metrics_url":
 		if e.read[i] == envValue && strings.ContainsAny(e.text[i], "/?#@[]&=\\ \t\r\n") {
 			return destination{}, false, "the value of environment variable " + e.parts[i].name +
@@ -111,10 +111,29 @@ func (v *validator) credentialSink(e *envString, i int) (dest destination, isCre
 		if !inURLCredential(e, i) {
 			return destination{}, false, ""
 		}
-		d, _ := destinationOf(e.value())
-		return d, true, ""
+		return hostOf(e.value()), true, ""
 	}
 	return destination{}, false, ""
+}
+
+// standIn matches what an unresolved ${VAR} left in a value (see expand).
+var standIn = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
+
+// hostOf is where a URL sends requests, also when a reference in its
+// password or query could not be resolved (so a refusal can still suggest
+// the host); zero when the host itself is unknown or the URL invalid.
+func hostOf(raw string) destination {
+	if d, ok := destinationOf(raw); ok {
+		return d
+	}
+	// Only a value with an unresolved reference (which fails the plan
+	// anyway) or an invalid URL (which validation reports) gets here.
+	const unresolved = "runnerenvunresolved"
+	d, ok := destinationOf(standIn.ReplaceAllString(raw, unresolved))
+	if !ok || strings.Contains(d.host, unresolved) {
+		return destination{}
+	}
+	return d
 }
 
 // endpointOf returns the endpoint whose field path is (the longest name

@@ -348,3 +348,48 @@ stages:
 		t.Errorf("default results directory: %v", runs)
 	}
 }
+
+// TestPrintShowsOnlyPublicValues: validate --print shows a value read from
+// the environment only when the job allowed it as public; a credential is
+// redacted wherever it sits (api_key, a header, a URL's password or key
+// parameter), and the printed plan still validates.
+func TestPrintShowsOnlyPublicValues(t *testing.T) {
+	const key, pw = "sk-print-never-1", "pw-print-never-2"
+	plan := writePlan(t, `version: 1
+name: print-${MODEL}
+endpoints:
+  e:
+    base_url: http://bench:${PW}@127.0.0.1:9/v1?api_key=${PW}
+    model: ${MODEL}
+    api_key: ${KEY}
+    headers: {X-Key: "${KEY}"}
+prompts:
+  p: {inline: ["about ${MODEL}"]}
+stages:
+  - {name: s, endpoint: e, prompts: p, concurrency: [1]}
+`)
+	env := map[string]string{"KEY": key, "PW": pw, "MODEL": "llama-3-8b", "RUNNER_ALLOW_ENV": "MODEL KEY@localhost PW@127.0.0.1"}
+	code, out, errs := runCLI(t, env, "validate", "--print", plan)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"name: print-llama-3-8b", "model: llama-3-8b", "about llama-3-8b", "api_key: '[REDACTED]'", "X-Key: '[REDACTED]'", "bench:%5BREDACTED%5D@", "api_key=%5BREDACTED%5D"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--print lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, key) || strings.Contains(out, pw) {
+		t.Errorf("--print shows a credential:\n%s", out)
+	}
+	if code, _, errs := runCLI(t, nil, "validate", writePlan(t, out)); code != 0 {
+		t.Errorf("the printed plan does not validate: %s", errs)
+	}
+	// Without the allow-list, the same plan is refused, each variable named.
+	code, _, errs = runCLI(t, map[string]string{"KEY": key, "PW": pw, "MODEL": "m"}, "validate", "--print", plan)
+	if code != 2 || strings.Count(errs, "the job does not allow this plan to read environment variable") != 6 ||
+		!strings.Contains(errs, "api_key: the job does not allow this plan to read environment variable KEY: run with --allow-env KEY@127.0.0.1") ||
+		!strings.Contains(errs, "base_url: the job does not allow this plan to read environment variable PW: run with --allow-env PW@127.0.0.1") ||
+		strings.Contains(errs, key) || strings.Contains(errs, pw) {
+		t.Errorf("no allow-list: exit %d\n%s", code, errs)
+	}
+}
