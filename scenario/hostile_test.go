@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -45,19 +44,7 @@ func TestHostileCorpus(t *testing.T) {
 			if leaks := c.Leaks(got); len(leaks) > 0 {
 				t.Errorf("the messages show %q:\n%s", leaks, got)
 			}
-			golden := filepath.Join(corpus, hp.Name+".golden")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, rerr := os.ReadFile(golden)
-			if rerr != nil {
-				t.Fatalf("%v (run go test ./scenario -run TestHostileCorpus -update)", rerr)
-			}
-			if got != string(want) {
-				t.Errorf("messages differ from %s:\n got:\n%s\nwant:\n%s", golden, got, want)
-			}
+			checkGolden(t, filepath.Join(corpus, hp.Name+".golden"), got, "TestHostileCorpus")
 			for _, e := range Errors(err) {
 				if e.Line == 0 || e.Column == 0 {
 					t.Errorf("not positioned: %v", e)

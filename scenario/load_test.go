@@ -476,21 +476,26 @@ func TestInvalidPlans(t *testing.T) {
 					t.Errorf("error without a line: %v", e)
 				}
 			}
-			got := err.Error() + "\n"
-			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, rerr := os.ReadFile(golden)
-			if rerr != nil {
-				t.Fatalf("%v (run go test ./scenario -run TestInvalidPlans -update)", rerr)
-			}
-			if got != string(want) {
-				t.Errorf("messages differ from %s:\n got:\n%s\nwant:\n%s", golden, got, want)
-			}
+			checkGolden(t, strings.TrimSuffix(f, ".yaml")+".golden", err.Error()+"\n", "TestInvalidPlans")
 		})
+	}
+}
+
+// checkGolden compares got with the golden file (rewritten with -update);
+// test names the test that -update must run.
+func checkGolden(t *testing.T, golden, got, test string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./scenario -run %s -update)", err, test)
+	}
+	if got != string(want) {
+		t.Errorf("messages differ from %s:\n got:\n%s\nwant:\n%s", golden, got, want)
 	}
 }
 
