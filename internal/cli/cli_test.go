@@ -126,11 +126,19 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"valdate", good}, `unknown command or plan file "valdate" (did you mean "validate"?)`},
 		{[]string{"schema", "plna"}, `unknown schema "plna"`},
 		{[]string{}, "no plan given"},
+		{[]string{"run", good, "--allow-env", "KEY,OTHER"}, `run: --allow-env: "KEY,OTHER": separate entries with spaces`},
+		{[]string{"run", good, "--allow-env", "KEY@https://api.example.com"}, "not a URL"},
+		{[]string{"validate", good, "--allow-dir", "/nonexistent-dir-x"}, "validate: --allow-dir /nonexistent-dir-x: not a directory"},
 	} {
 		code, _, errs := runCLI(t, env, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: code %d, stderr %q, want %q", tc.args, code, errs, tc.want)
 		}
+	}
+	// A malformed RUNNER_ALLOW_ENV is the job's mistake, said as such.
+	code, _, errs := runCLI(t, map[string]string{"KEY": "k", "RUNNER_ALLOW_ENV": "KEY@"}, "validate", good)
+	if code != 2 || !strings.Contains(errs, `validate: RUNNER_ALLOW_ENV: "KEY@": empty host`) {
+		t.Errorf("bad RUNNER_ALLOW_ENV: code %d, stderr %q", code, errs)
 	}
 }
 
