@@ -1,8 +1,10 @@
 package scenario
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,33 +17,66 @@ func (v *validator) checkEnv() {
 	if v.dec == nil {
 		return
 	}
+	v.reportRefused()
 	for _, e := range v.dec.env {
-		failed := false
-		for i, p := range e.parts {
-			if p.name == "" {
-				continue
-			}
-			switch e.read[i] {
-			case envUnset:
-				v.probs.add(e.at, "%s: environment variable %s is not set (write ${%s:-default} to give a default)", displayPath(e.path), p.name, p.name)
-				failed = true
-			case envRefusedSet:
-				v.probs.add(e.at, "%s: environment variable %s is set, but the job does not allow this plan to read it: run with --allow-env %s (or add it to %s), or unset it to use the plan's default",
-					displayPath(e.path), p.name, v.suggest(e, i), AllowEnvVar)
-				failed = true
-			case envRefused:
-				v.probs.add(e.at, "%s: the job does not allow this plan to read environment variable %s: run with --allow-env %s (or add it to %s); see docs/security.md",
-					displayPath(e.path), p.name, v.suggest(e, i), AllowEnvVar)
-				failed = true
-			}
-		}
-		if failed {
+		if slices.ContainsFunc(e.read, func(r envRead) bool { return r >= envUnset }) {
 			continue // a value with a refused part says nothing more
 		}
 		for i, p := range e.parts {
 			if e.read[i] == envValue && !e.grant[i].public {
 				v.checkCredential(e, i, p.name)
 			}
+		}
+	}
+}
+
+// refusal is a variable the plan may not read, or that is not set: reported
+// once, at its first use, since the fix is one entry of the allow-list.
+type refusal struct {
+	e       *envString
+	i       int
+	others  int    // uses after the first
+	suggest string // NAME@HOST when any use is a credential, else NAME
+}
+
+// reportRefused reports each variable the plan may not read (or that is
+// allowed but not set, without a default) once.
+func (v *validator) reportRefused() {
+	var order []*refusal
+	byName := map[string]*refusal{}
+	for _, e := range v.dec.env {
+		for i, p := range e.parts {
+			if e.read[i] < envUnset {
+				continue
+			}
+			r := byName[p.name]
+			if r == nil {
+				r = &refusal{e: e, i: i, suggest: p.name}
+				byName[p.name] = r
+				order = append(order, r)
+			} else {
+				r.others++
+			}
+			if s := v.suggest(e, i); strings.Contains(s, "@") && !strings.Contains(r.suggest, "@") {
+				r.suggest = s
+			}
+		}
+	}
+	for _, r := range order {
+		name, where := r.e.parts[r.i].name, displayPath(r.e.path)
+		also := ""
+		if r.others > 0 {
+			also = fmt.Sprintf(" (here and in %d more %s)", r.others, map[bool]string{true: "place", false: "places"}[r.others == 1])
+		}
+		switch r.e.read[r.i] {
+		case envUnset:
+			v.probs.add(r.e.at, "%s: environment variable %s is not set%s (write ${%s:-default} to give a default)", where, name, also, name)
+		case envRefusedSet:
+			v.probs.add(r.e.at, "%s: environment variable %s is set, but the job does not allow this plan to read it%s: run with --allow-env %s (or add it to %s), or unset it to use the plan's default",
+				where, name, also, r.suggest, AllowEnvVar)
+		default:
+			v.probs.add(r.e.at, "%s: the job does not allow this plan to read environment variable %s%s: run with --allow-env %s (or add it to %s); see docs/security.md",
+				where, name, also, r.suggest, AllowEnvVar)
 		}
 	}
 }

@@ -114,6 +114,8 @@ func TestEnvPolicy(t *testing.T) {
 		{"no allow-list", "", api + "    api_key: ${KEY}\n",
 			"plan.yaml:6:14: endpoints.e.api_key: the job does not allow this plan to read environment variable KEY: run with --allow-env KEY@api.example.com (or add it to RUNNER_ALLOW_ENV)"},
 		{"public field suggests NAME", "", api + "    model: ${KEY}\n", "run with --allow-env KEY (or add"},
+		{"one line a variable, credential form first", "", api + "    model: ${KEY}\n    api_key: ${KEY}\n",
+			"plan.yaml:6:12: endpoints.e.model: the job does not allow this plan to read environment variable KEY (here and in 1 more place): run with --allow-env KEY@api.example.com"},
 		{"default of an unset variable", "", api + "    model: ${UNSET:-m}\n", ""},
 		{"default of a set variable not allowed", "", api + "    model: ${KEY:-m}\n",
 			"environment variable KEY is set, but the job does not allow this plan to read it: run with --allow-env KEY (or add it to RUNNER_ALLOW_ENV), or unset it to use the plan's default"},
