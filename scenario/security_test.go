@@ -123,6 +123,8 @@ func TestEnvPolicy(t *testing.T) {
 		{"credential to its host", "KEY@api.example.com", api + "    api_key: ${KEY}\n    headers: {X-Key: \"k ${KEY}\"}\n", ""},
 		{"credential to another host", "KEY@api.example.com", "    base_url: https://evil.example.net/v1\n    api_key: ${KEY}\n",
 			"endpoints.e.api_key: environment variable KEY may be sent only to api.example.com, not to evil.example.net: to allow that host, run with --allow-env KEY@evil.example.net"},
+		{"allowed host as a user name", "KEY@api.example.com", "    base_url: https://api.example.com@evil.example.net/v1\n    api_key: ${KEY}\n", "not to evil.example.net"},
+		{"allowed host as a subdomain", "KEY@api.example.com", "    base_url: https://api.example.com.evil.example.net/v1\n    api_key: ${KEY}\n", "not to api.example.com.evil.example.net"},
 		{"credential in a header to another host", "KEY@api.example.com", "    base_url: http://127.0.0.1:9/v1\n    headers: {X-Key: \"${KEY}\"}\n", "not to 127.0.0.1"},
 		{"credential to the simulator", "KEY@localhost", "    simulator: {}\n    api_key: ${KEY}\n", ""},
 		{"credential to the simulator not allowed", "KEY@api.example.com", "    simulator: {}\n    api_key: ${KEY}\n", "not to the built-in simulator (localhost)"},
