@@ -187,7 +187,12 @@ func TestHostileMarkup(t *testing.T) {
 		t.Errorf("junit.xml has no test case named with %q: %v", check1, names)
 	}
 
-	checkMarkdown(t, readFile(t, filepath.Join(out, "summary.md")))
+	md := readFile(t, filepath.Join(out, "summary.md"))
+	checkMarkdown(t, md)
+	// Entities are escaped too, so the page shows the name as written.
+	if !strings.Contains(md, "&lt;img src=x onerror=alert(1)&gt;&amp;amp;") {
+		t.Errorf("summary.md does not show the plan name as written:\n%s", md)
+	}
 	if strings.ContainsRune(stdout, '\x1b') {
 		t.Errorf("the table carries an escape sequence:\n%q", stdout)
 	}
