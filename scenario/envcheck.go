@@ -33,10 +33,11 @@ func (v *validator) checkEnv() {
 // refusal is a variable the plan may not read, or that is not set: reported
 // once, at its first use, since the fix is one entry of the allow-list.
 type refusal struct {
-	e       *envString
-	i       int
-	others  int    // uses after the first
-	suggest string // NAME@HOST when any use is a credential, else NAME
+	e      *envString
+	i      int
+	others int  // uses after the first
+	cred   bool // some use is a credential position
+	dest   destination
 }
 
 // reportRefused reports each variable the plan may not read (or that is
@@ -51,14 +52,14 @@ func (v *validator) reportRefused() {
 			}
 			r := byName[p.name]
 			if r == nil {
-				r = &refusal{e: e, i: i, suggest: p.name}
+				r = &refusal{e: e, i: i}
 				byName[p.name] = r
 				order = append(order, r)
 			} else {
 				r.others++
 			}
-			if s := v.suggest(e, i); strings.Contains(s, "@") && !strings.Contains(r.suggest, "@") {
-				r.suggest = s
+			if dest, isCred, _ := v.credentialSink(e, i); isCred && !r.cred {
+				r.cred, r.dest = true, dest
 			}
 		}
 	}
@@ -72,13 +73,28 @@ func (v *validator) reportRefused() {
 		case envUnset:
 			v.probs.add(r.e.at, "%s: environment variable %s is not set%s (write ${%s:-default} to give a default)", where, name, also, name)
 		case envRefusedSet:
-			v.probs.add(r.e.at, "%s: environment variable %s is set, but the job does not allow this plan to read it%s: run with --allow-env %s (or add it to %s), or unset it to use the plan's default",
-				where, name, also, r.suggest, AllowEnvVar)
+			v.probs.add(r.e.at, "%s: environment variable %s is set, but the job does not allow this plan to read it%s: unset it to use the plan's default, or, %s",
+				where, name, also, r.howToAllow(name))
 		default:
-			v.probs.add(r.e.at, "%s: the job does not allow this plan to read environment variable %s%s: run with --allow-env %s (or add it to %s); see docs/security.md",
-				where, name, also, r.suggest, AllowEnvVar)
+			v.probs.add(r.e.at, "%s: the job does not allow this plan to read environment variable %s%s: %s; see docs/security.md",
+				where, name, also, r.howToAllow(name))
 		}
 	}
+}
+
+// howToAllow says which entry would allow the variable, and what it means:
+// the message may be read by someone deciding whether to trust a plan from
+// a pull request, so it names the host a credential would go to and warns
+// that a public value is shown, rather than just offering a flag to copy.
+func (r *refusal) howToAllow(name string) string {
+	switch {
+	case !r.cred:
+		return fmt.Sprintf("if it holds no secret, run with --allow-env %s (or add it to %s): its value is then public", name, AllowEnvVar)
+	case r.dest == (destination{}):
+		return fmt.Sprintf("run with --allow-env %s@HOST (or add it to %s), HOST being the host the credential is for", name, AllowEnvVar)
+	}
+	return fmt.Sprintf("if %s is the host this credential is for (this plan sends it there), run with --allow-env %s@%s (or add it to %s)",
+		r.dest, name, suggestHost(r.dest), AllowEnvVar)
 }
 
 // checkCredential checks a value the job allowed only as a credential
@@ -91,28 +107,14 @@ func (v *validator) checkCredential(e *envString, i int, name string) {
 	case msg != "":
 		v.probs.add(e.at, "%s: %s", displayPath(e.path), msg)
 	case !isCred:
-		v.probs.add(e.at, "%s: environment variable %s is allowed only as a credential (for %s): it may be used in api_key, headers, or the password or key parameter of a URL, where it is never shown; to use it here the job must allow it as a public value (--allow-env %s)",
+		v.probs.add(e.at, "%s: environment variable %s is allowed only as a credential (for %s): it may be used in api_key, headers, or the password or key parameter of a URL, where it is never shown; it can be used here only as a public value (--allow-env %s), which a secret must never be",
 			displayPath(e.path), name, g.hostList(), name)
 	case dest == (destination{}):
 		// The URL is invalid, which validation reports.
 	case !g.allows(dest):
-		v.probs.add(e.at, "%s: environment variable %s may be sent only to %s, not to %s: to allow that host, run with --allow-env %s@%s",
-			displayPath(e.path), name, g.hostList(), dest, name, suggestHost(dest))
+		v.probs.add(e.at, "%s: environment variable %s may be sent only to %s, not to %s: if %s should receive it, run with --allow-env %s@%s",
+			displayPath(e.path), name, g.hostList(), dest, suggestHost(dest), name, suggestHost(dest))
 	}
-}
-
-// suggest is the allow-list entry that would let reference i be read: NAME
-// in a field that is shown, NAME@HOST in a credential position.
-func (v *validator) suggest(e *envString, i int) string {
-	name := e.parts[i].name
-	dest, isCred, _ := v.credentialSink(e, i)
-	if !isCred {
-		return name
-	}
-	if dest == (destination{}) {
-		return name + "@HOST"
-	}
-	return name + "@" + suggestHost(dest)
 }
 
 func suggestHost(d destination) string {

@@ -393,9 +393,9 @@ stages:
 	code, _, errs = runCLI(t, map[string]string{"KEY": key, "PW": pw, "MODEL": "m"}, "validate", "--print", plan)
 	// One line a variable, at its first use, with the entry that fixes it.
 	if code != 2 || strings.Count(errs, "the job does not allow this plan to read environment variable") != 3 ||
-		!strings.Contains(errs, "name: the job does not allow this plan to read environment variable MODEL (here and in 2 more places): run with --allow-env MODEL (") ||
-		!strings.Contains(errs, "api_key: the job does not allow this plan to read environment variable KEY (here and in 1 more place): run with --allow-env KEY@127.0.0.1") ||
-		!strings.Contains(errs, "base_url: the job does not allow this plan to read environment variable PW (here and in 1 more place): run with --allow-env PW@127.0.0.1") ||
+		!strings.Contains(errs, "name: the job does not allow this plan to read environment variable MODEL (here and in 2 more places): if it holds no secret, run with --allow-env MODEL (") ||
+		!strings.Contains(errs, "api_key: the job does not allow this plan to read environment variable KEY (here and in 1 more place): if 127.0.0.1 is the host this credential is for (this plan sends it there), run with --allow-env KEY@127.0.0.1") ||
+		!strings.Contains(errs, "base_url: the job does not allow this plan to read environment variable PW (here and in 1 more place): if 127.0.0.1 is the host this credential is for (this plan sends it there), run with --allow-env PW@127.0.0.1") ||
 		strings.Contains(errs, key) || strings.Contains(errs, pw) {
 		t.Errorf("no allow-list: exit %d\n%s", code, errs)
 	}
