@@ -36,14 +36,19 @@ func newFileRoots(planDir string, allowDirs []string) *fileRoots {
 	r := &fileRoots{planDir: planDir}
 	for i, d := range append([]string{planDir}, allowDirs...) {
 		abs, err := filepath.Abs(d)
+		real := abs
 		if err == nil {
-			var real string
-			if real, err = filepath.EvalSymlinks(abs); err == nil {
-				r.roots = append(r.roots, fileRoot{abs: abs, real: real})
-				continue
-			}
+			real, err = filepath.EvalSymlinks(abs)
 		}
-		if i > 0 && r.err == nil {
+		switch {
+		case err == nil:
+			r.roots = append(r.roots, fileRoot{abs: abs, real: real})
+		case i == 0:
+			// The plan's own directory cannot be resolved (a plan on stdin
+			// in a removed directory): keep it lexically, so every file
+			// the plan names fails to resolve inside it.
+			r.roots = append(r.roots, fileRoot{abs: filepath.Clean(d), real: filepath.Clean(d)})
+		case r.err == nil:
 			r.err = fmt.Errorf("--allow-dir %s: %s", d, unwrapPathError(err))
 		}
 	}

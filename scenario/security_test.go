@@ -339,3 +339,17 @@ func TestNamesAndControlCharacters(t *testing.T) {
 	// A multi-line description or expression is fine.
 	mustLoad(t, strings.Replace(minimal, "name: t", "name: t\ndescription: |\n  two\n  lines", 1), env())
 }
+
+// TestPlanDirUnresolvable: a plan whose directory does not exist (or cannot
+// be resolved) loads what needs no file and refuses a file with a message,
+// not a crash.
+func TestPlanDirUnresolvable(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gone")
+	if _, err := LoadBytes("plan.yaml", []byte(minimal), dir, env()); err != nil {
+		t.Fatalf("a plan without files: %v", err)
+	}
+	src := strings.Replace(minimal, "  p: {synthetic: {input_tokens: 32}}\n", "  p: {file: x.jsonl}\n", 1)
+	if _, err := LoadBytes("plan.yaml", []byte(src), dir, env()); err == nil || !strings.Contains(err.Error(), `prompts.p.file: cannot read prompt file "x.jsonl"`) {
+		t.Errorf("got %v", err)
+	}
+}
