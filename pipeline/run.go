@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
 
 	"github.com/rs/zerolog"
 
@@ -127,7 +126,6 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 			closers[i]()
 		}
 	}
-	planDir := filepath.Dir(r.o.Plan.Path)
 	for _, st := range r.o.Stages {
 		name := st.Endpoint
 		if engines[name] != nil {
@@ -144,7 +142,7 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 			baseURL = srv.URL()
 			r.log.Info().Str("endpoint", name).Str("url", baseURL).Msg("simulator started")
 		}
-		eng, err := runner.NewEngine(runner.Target{Name: name, Endpoint: ep, BaseURL: baseURL, PlanDir: planDir},
+		eng, err := runner.NewEngine(runner.Target{Name: name, Endpoint: ep, BaseURL: baseURL},
 			runner.Options{Logger: r.log, OnProgress: r.o.OnProgress})
 		if err != nil {
 			return engines, closeAll, fmt.Errorf("endpoint %s: %w", name, err)

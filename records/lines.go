@@ -43,14 +43,35 @@ var lineBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // ErrClosed is returned by a JSONLWriter used after Close.
 var ErrClosed = errors.New("jsonl writer is closed")
 
-// NewJSONL creates (or truncates) the file at path, creating its directory,
-// and returns a writer that appends records to it.
+// NewJSONL creates the file at path (replacing any file there), creating its
+// directory, and returns a writer that appends records to it. The
+// file is made under a temporary name and renamed into place, so a
+// record file that is a symbolic link (planted in a checked-out
+// repository, say) is replaced, never followed: a run cannot truncate or
+// write a file outside its output directory.
 func NewJSONL(path string) (*JSONLWriter, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create directory for %s: %w", path, err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|os.O_APPEND, 0o644)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", filepath.Base(path), err)
+	}
+	name := tmp.Name()
+	_ = tmp.Close()
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+	if err == nil {
+		err = os.Chmod(name, 0o644)
+	}
+	if err == nil {
+		err = os.Rename(name, path)
+	}
+	if err != nil {
+		if f != nil {
+			_ = f.Close()
+		}
+		_ = os.Remove(name)
 		return nil, fmt.Errorf("open %s: %w", filepath.Base(path), err)
 	}
 	return &JSONLWriter{f: f}, nil

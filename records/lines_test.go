@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,6 +121,50 @@ func TestJSONLAfterClose(t *testing.T) {
 	}
 	if _, err := NewJSONL(filepath.Join(t.TempDir(), "new-dir", "x")); err != nil {
 		t.Errorf("NewJSONL should create the directory: %v", err)
+	}
+}
+
+// TestJSONLReplacesSymlink: a requests.jsonl planted as a symbolic link in
+// the output directory (a pull request can commit one) is replaced, and the
+// file it points to is neither truncated nor written; an existing regular
+// file is replaced too, as before.
+func TestJSONLReplacesSymlink(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim.sh")
+	if err := os.WriteFile(victim, []byte("echo keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "out")
+	if err := os.Mkdir(out, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(out, FileRequests)
+	if err := os.Symlink(victim, path); err != nil {
+		t.Skipf("no symbolic links: %v", err)
+	}
+	w, err := NewJSONL(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(sampleRequest(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "echo keep me\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	st, err := os.Lstat(path)
+	if err != nil || !st.Mode().IsRegular() || st.Mode().Perm() != 0o644 {
+		t.Fatalf("requests.jsonl is not a regular 0644 file: %v %v", st, err)
+	}
+	if b, _ := os.ReadFile(path); strings.Count(string(b), "\n") != 1 {
+		t.Errorf("requests.jsonl: %q", b)
+	}
+	entries, _ := os.ReadDir(out)
+	if len(entries) != 1 {
+		t.Errorf("left behind: %v", entries)
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/runnerbench/runner/internal/atomicfile"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
@@ -96,8 +97,8 @@ func Create(dir string, plan []byte) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create result directory: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, FilePlan), plan, 0o644); err != nil {
-		return nil, fmt.Errorf("write %s: %w", FilePlan, err)
+	if err := atomicfile.Write(filepath.Join(dir, FilePlan), plan); err != nil {
+		return nil, err
 	}
 	reqs, err := NewJSONL(filepath.Join(dir, FileRequests))
 	if err != nil {

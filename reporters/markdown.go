@@ -154,9 +154,10 @@ func writeMDTable(ew *errWriter, headers []string, rows [][]string, textCols int
 
 // mdReplacer escapes what would change a table cell's meaning or structure:
 // pipes split cells, and *, _, ~, `, <, [ and \ would format, link or inject
-// HTML (a model name or error sample is not trusted text).
+// HTML (a model name or error sample is not trusted text); & would turn a
+// name's "&lt;" into "<" on the page.
 var mdReplacer = strings.NewReplacer(
-	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;",
+	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "&", "&amp;",
 	"[", `\[`, "]", `\]`, "~", `\~`, "\n", " ", "\r", " ",
 )
 

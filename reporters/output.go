@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnerbench/runner/internal/atomicfile"
 	"github.com/runnerbench/runner/reporters/html"
 	"github.com/runnerbench/runner/result"
 )
@@ -105,37 +106,9 @@ func WriteAll(dir string, r *result.Report, formats []string, opts Options) erro
 			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
 			continue
 		}
-		if err := writeFileAtomic(filepath.Join(dir, name), buf.Bytes()); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, name), buf.Bytes()); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// writeFileAtomic writes data to a temporary file beside path, syncs it, and
-// renames it over path.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, 0o644)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		_ = os.Remove(name)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
 }

@@ -24,8 +24,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -43,7 +41,6 @@ type Target struct {
 	Name     string
 	Endpoint *scenario.Endpoint
 	BaseURL  string
-	PlanDir  string // directory of the plan file, for relative paths (tls.ca_file)
 }
 
 // Progress is a live snapshot of the level being run.
@@ -155,7 +152,7 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 	e.headers.Set("Content-Type", "application/json")
 	e.headers.Set("Accept", "text/event-stream")
 	if u.Scheme == "https" {
-		if e.tlsConf, err = tlsConfig(t.Endpoint.TLS, t.PlanDir); err != nil {
+		if e.tlsConf, err = tlsConfig(t.Endpoint.TLS); err != nil {
 			return nil, fmt.Errorf("endpoint %s: %w", t.Name, err)
 		}
 		if e.tlsConf.InsecureSkipVerify {
@@ -166,28 +163,26 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 	return e, nil
 }
 
-func tlsConfig(o *scenario.TLS, planDir string) (*tls.Config, error) {
+// tlsConfig builds the TLS settings of an https endpoint. The extra CAs are
+// the bytes the plan loader read from tls.ca_file after checking that the
+// file is inside the plan's tree; the engine never opens a path a plan names.
+func tlsConfig(o *scenario.TLS) (*tls.Config, error) {
 	c := &tls.Config{MinVersion: tls.VersionTLS12}
 	if o == nil {
 		return c, nil
 	}
 	c.InsecureSkipVerify = o.InsecureSkipVerify
 	c.ServerName = o.ServerName
-	if o.CAFile != "" {
-		path := o.CAFile
-		if !filepath.IsAbs(path) && planDir != "" {
-			path = filepath.Join(planDir, path)
-		}
-		pem, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("tls.ca_file: %w", err)
-		}
+	if o.CAFile != "" && len(o.CAPEM) == 0 {
+		return nil, fmt.Errorf("tls.ca_file %s was not read by the plan loader (load plans with scenario.Load)", o.CAFile)
+	}
+	if len(o.CAPEM) > 0 {
 		pool, err := x509.SystemCertPool()
 		if err != nil || pool == nil {
 			pool = x509.NewCertPool()
 		}
-		if !pool.AppendCertsFromPEM(pem) {
-			return nil, fmt.Errorf("tls.ca_file %s: no PEM certificates found", path)
+		if !pool.AppendCertsFromPEM(o.CAPEM) {
+			return nil, fmt.Errorf("tls.ca_file %s: no PEM certificates found", o.CAFile)
 		}
 		c.RootCAs = pool
 	}
@@ -228,8 +223,22 @@ func (e *Engine) resize(n int) {
 		e.transport.CloseIdleConnections()
 	}
 	e.transport = tr
-	e.client = &http.Client{Transport: tr}
+	e.client = &http.Client{Transport: tr, CheckRedirect: e.sameOriginRedirect}
 	e.idleSize = size
+}
+
+// sameOriginRedirect refuses a redirect that leaves the endpoint's origin:
+// Go's client would carry the plan's headers (an X-Api-Key, say) to the new
+// host, and the job allowed the credentials for this host only. A redirect
+// to another host is an error of the request, named in its sample.
+func (e *Engine) sameOriginRedirect(req *http.Request, via []*http.Request) error {
+	if len(via) >= 10 {
+		return errors.New("stopped after 10 redirects")
+	}
+	if origin := req.URL.Scheme + "://" + req.URL.Host; origin != via[0].URL.Scheme+"://"+via[0].URL.Host {
+		return fmt.Errorf("redirect to another origin (%s) refused: the endpoint's credentials are for its own host only", redact.URL(origin))
+	}
+	return nil
 }
 
 func (e *Engine) warn(msg string) {

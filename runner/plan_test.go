@@ -35,7 +35,7 @@ stages:
     output_tokens: 40
     concurrency: [2]
 `)
-	plan, err := scenario.LoadBytes("plan.yaml", yaml, t.TempDir(), func(string) (string, bool) { return "", false })
+	plan, err := scenario.LoadBytes("plan.yaml", yaml, t.TempDir(), noEnv)
 	if err != nil {
 		t.Fatalf("LoadBytes: %v", err)
 	}

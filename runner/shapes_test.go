@@ -14,7 +14,8 @@ import (
 	"github.com/runnerbench/runner/sim"
 )
 
-func noEnv(string) (string, bool) { return "", false }
+// noEnv loads plans with an empty environment and no allow-list.
+var noEnv = scenario.Options{Getenv: func(string) (string, bool) { return "", false }}
 
 // meanStdev of xs (sample stdev).
 func meanStdev(xs []float64) (mean, sd float64) {

@@ -13,10 +13,10 @@ func BenchmarkLoadQuickstart(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	getenv := env()
+	opts := env()
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := LoadBytes("quickstart.yaml", data, "../plans", getenv); err != nil {
+		if _, err := LoadBytes("quickstart.yaml", data, "../plans", opts); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -34,11 +34,11 @@ func BenchmarkLoadJSONL(b *testing.B) {
 		b.Fatal(err)
 	}
 	plan := []byte(strings.Replace(minimal, "  p: {synthetic: {input_tokens: 32}}", "  p: {file: p.jsonl}", 1))
-	getenv := env()
+	opts := env()
 	b.SetBytes(int64(len(buf)))
 	b.ReportAllocs()
 	for b.Loop() {
-		p, err := LoadBytes("plan.yaml", plan, dir, getenv)
+		p, err := LoadBytes("plan.yaml", plan, dir, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

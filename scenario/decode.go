@@ -48,6 +48,8 @@ type decoder struct {
 	tooBig   bool           // a size limit was hit: stop decoding, report it once
 	keyAt    map[string]pos // key positions by path (for "missing"/"unexpected" messages)
 	getenv   func(string) (string, bool)
+	allow    *EnvAllowList
+	env      []*envString // every value written with ${VAR}, for checkEnv
 	nodes    int
 }
 
@@ -185,9 +187,14 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 			d.fail(n, path, "expected a string, got %s", kindName(n))
 			return
 		}
-		s, err := expandEnv(n.Value, d.getenv)
-		if err != nil {
-			d.fail(n, path, "%v", err)
+		s, ok := d.expand(n, path)
+		if !ok {
+			return
+		}
+		if r, bad := controlChar(s); bad {
+			// An escape sequence in a name or expression would reach the
+			// terminal and CI logs through the reports.
+			d.fail(n, path, "control character %U is not allowed (only tabs and line breaks)", r)
 			return
 		}
 		v.SetString(s)
@@ -356,6 +363,10 @@ func (d *decoder) decodeMap(n *yaml.Node, v reflect.Value, path string, depth in
 			d.probs.add(posOf(k), "duplicate key %q in %s", k.Value, where(path))
 			continue
 		}
+		if r, bad := nameChar(k.Value); bad {
+			// Reported, and still decoded, so its references do not cascade.
+			d.probs.add(posOf(k), "%s: key %q: %U is not allowed in a name (names are shown in reports, logs and the terminal)", displayPath(path), k.Value, r)
+		}
 		seen[k.Value] = true
 		p := join(path, k.Value)
 		d.keyAt[p] = posOf(k)
@@ -422,13 +433,9 @@ func (d *decoder) expandFree(n *yaml.Node, path string) bool {
 		if n.Tag != "!!str" {
 			return true
 		}
-		s, err := expandEnv(n.Value, d.getenv)
-		if err != nil {
-			d.fail(n, path, "%v", err)
-			return false
-		}
+		s, ok := d.expand(n, path)
 		n.Value = s
-		return true
+		return ok
 	case yaml.MappingNode:
 		ok := true
 		for i := 0; i+1 < len(n.Content); i += 2 {

@@ -11,7 +11,7 @@ import (
 // FuzzLoad feeds arbitrary bytes to the plan loader: it must never panic, and
 // a plan it accepts must be internally consistent.
 func FuzzLoad(f *testing.F) {
-	for _, glob := range []string{"../plans/*.yaml", "testdata/invalid/*.yaml"} {
+	for _, glob := range []string{"../plans/*.yaml", "testdata/invalid/*.yaml", "testdata/hostile/*.yaml"} {
 		files, _ := filepath.Glob(glob)
 		for _, name := range files {
 			if b, err := os.ReadFile(name); err == nil {
@@ -21,9 +21,9 @@ func FuzzLoad(f *testing.F) {
 	}
 	f.Add([]byte(minimal))
 	dir := f.TempDir()
-	getenv := env("KEY", "v", "EMPTY", "")
+	opts := env("KEY", "v", "EMPTY", "")
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := LoadBytes("fuzz.yaml", data, dir, getenv)
+		p, err := LoadBytes("fuzz.yaml", data, dir, opts)
 		if err != nil {
 			if p != nil {
 				t.Fatal("a plan and an error")

@@ -19,11 +19,24 @@ import (
 // MaxPlanBytes bounds the size of a plan file.
 const MaxPlanBytes = 4 << 20
 
+// Options are what the job that runs a plan decides, not the plan: a plan
+// may come from a pull request, and the job holds the secrets and the files.
+type Options struct {
+	// Getenv looks up environment variables for ${VAR}; nil means os.LookupEnv.
+	Getenv func(string) (string, bool)
+	// AllowEnv says which variables the plan may read and where their values
+	// may go; nil allows none (a ${VAR:-default} whose variable is unset
+	// still takes its default).
+	AllowEnv *EnvAllowList
+	// AllowDirs are directories, besides the plan's own, whose files the plan
+	// may name (prompt files, tls.ca_file).
+	AllowDirs []string
+}
+
 // Load reads, decodes, validates and compiles the plan at path. Every problem
 // found is returned at once, joined, each an *Error formatted as
-// "file:line:col: message" (see Errors). getenv resolves ${VAR} in string
-// values; nil means os.LookupEnv.
-func Load(path string, getenv func(string) (string, bool)) (*Plan, error) {
+// "file:line:col: message" (see Errors).
+func Load(path string, opts Options) (*Plan, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, &Error{File: path, Msg: "cannot read plan: " + unwrapPathError(err)}
@@ -36,16 +49,22 @@ func Load(path string, getenv func(string) (string, bool)) (*Plan, error) {
 	if len(data) > MaxPlanBytes {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("plan is larger than %d MiB", MaxPlanBytes>>20)}
 	}
-	return LoadBytes(path, data, filepath.Dir(path), getenv)
+	return LoadBytes(path, data, filepath.Dir(path), opts)
 }
 
 // LoadBytes is Load for a plan already in memory. name is used in messages and
-// as Plan.Path; dir is where relative prompt files are found.
-func LoadBytes(name string, data []byte, dir string, getenv func(string) (string, bool)) (*Plan, error) {
+// as Plan.Path; dir is the plan's directory, where the files it names are.
+func LoadBytes(name string, data []byte, dir string, opts Options) (*Plan, error) {
+	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = os.LookupEnv
 	}
 	probs := &problems{file: name}
+	files := newFileRoots(dir, opts.AllowDirs)
+	if files.err != nil {
+		probs.add(pos{}, "%v", files.err)
+		return nil, probs.err()
+	}
 	if len(data) > MaxPlanBytes {
 		probs.add(pos{}, "plan is larger than %d MiB", MaxPlanBytes>>20)
 		return nil, probs.err()
@@ -57,6 +76,7 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 	sum := sha256.Sum256(data)
 	p := &Plan{Path: name, Source: data, Hash: hex.EncodeToString(sum[:])}
 	d := newDecoder(probs, getenv)
+	d.allow = opts.AllowEnv
 	d.decode(root, reflect.ValueOf(p).Elem(), "", 0)
 	if d.tooBig {
 		// A half-decoded oversized plan is not worth validating: its checks
@@ -64,9 +84,11 @@ func LoadBytes(name string, data []byte, dir string, getenv func(string) (string
 		return nil, probs.err()
 	}
 
-	v := &validator{plan: p, probs: probs, at: d.at, keyAt: d.keyAt, dec: d, dir: dir, lines: strings.Split(string(data), "\n")}
+	v := &validator{plan: p, probs: probs, at: d.at, keyAt: d.keyAt, dec: d, dir: dir, files: files, lines: strings.Split(string(data), "\n")}
 	v.validate()
+	v.checkEnv()
 	p.ApplyDefaults()
+	v.loadCAFiles()
 	v.loadPrompts()
 	v.compileChecks()
 	if err := probs.err(); err != nil {

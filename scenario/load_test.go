@@ -16,13 +16,30 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-// env is a fixed environment for tests.
-func env(kv ...string) func(string) (string, bool) {
+// env is a fixed environment for tests, every variable of which the plan may
+// read as a public value (the job's "--allow-env '*'").
+func env(kv ...string) Options {
+	o := jobEnv(kv...)
+	o.AllowEnv = allowList("*")
+	return o
+}
+
+// jobEnv is a fixed environment with no allow-list: add one to o.AllowEnv.
+func jobEnv(kv ...string) Options {
 	m := map[string]string{}
 	for i := 0; i+1 < len(kv); i += 2 {
 		m[kv[i]] = kv[i+1]
 	}
-	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+	return Options{Getenv: func(k string) (string, bool) { v, ok := m[k]; return v, ok }}
+}
+
+// allowList parses an allow-list as RUNNER_ALLOW_ENV would hold it.
+func allowList(spec string) *EnvAllowList {
+	a := &EnvAllowList{}
+	if err := a.Add(AllowEnvVar, spec); err != nil {
+		panic(err)
+	}
+	return a
 }
 
 const minimal = `version: 1
@@ -39,17 +56,14 @@ stages:
     concurrency: [1]
 `
 
-func load(t *testing.T, src string, getenv func(string) (string, bool)) (*Plan, error) {
+func load(t *testing.T, src string, opts Options) (*Plan, error) {
 	t.Helper()
-	if getenv == nil {
-		getenv = env()
-	}
-	return LoadBytes("plan.yaml", []byte(src), t.TempDir(), getenv)
+	return LoadBytes("plan.yaml", []byte(src), t.TempDir(), opts)
 }
 
-func mustLoad(t *testing.T, src string, getenv func(string) (string, bool)) *Plan {
+func mustLoad(t *testing.T, src string, opts Options) *Plan {
 	t.Helper()
-	p, err := load(t, src, getenv)
+	p, err := load(t, src, opts)
 	if err != nil {
 		t.Fatalf("load: %v", err)
 	}
@@ -79,7 +93,7 @@ func TestExamplePlansLoad(t *testing.T) {
 }
 
 func TestDefaults(t *testing.T) {
-	p := mustLoad(t, minimal+"    checks:\n      - expr: failed == 0\n", nil)
+	p := mustLoad(t, minimal+"    checks:\n      - expr: failed == 0\n", env())
 	if p.PromptSet("p").Format != "" {
 		t.Error("file defaults applied to a synthetic prompt set")
 	}
@@ -96,7 +110,7 @@ func TestDefaults(t *testing.T) {
 		t.Error("lookup of an undefined name should be nil")
 	}
 	// Defaults never override what the plan says, and a second pass changes nothing.
-	p = mustLoad(t, strings.Replace(minimal, "concurrency: [1]", "concurrency: [1]\n    api: completions\n    mode: natural\n    warmup: 0\n    temperature: 0.7\n    seed: 9\n    output_tokens: 17", 1), nil)
+	p = mustLoad(t, strings.Replace(minimal, "concurrency: [1]", "concurrency: [1]\n    api: completions\n    mode: natural\n    warmup: 0\n    temperature: 0.7\n    seed: 9\n    output_tokens: 17", 1), env())
 	s = p.Stages[0]
 	before := fmt.Sprintln(s.API, s.Mode, s.OutputTokens, *s.Warmup, *s.Temperature, *s.Seed)
 	p.ApplyDefaults()
@@ -105,11 +119,11 @@ func TestDefaults(t *testing.T) {
 		t.Errorf("explicit values: before %q after %q", before, after)
 	}
 	// Rate stages get poisson arrivals.
-	p = mustLoad(t, strings.Replace(minimal, "concurrency: [1]", "rate: [0.5, 2]\n    duration: 10s", 1), nil)
+	p = mustLoad(t, strings.Replace(minimal, "concurrency: [1]", "rate: [0.5, 2]\n    duration: 10s", 1), env())
 	if p.Stages[0].Arrival != "poisson" || p.Stages[0].Burstiness != 0 {
 		t.Errorf("rate defaults: arrival %q burstiness %g", p.Stages[0].Arrival, p.Stages[0].Burstiness)
 	}
-	p = mustLoad(t, strings.Replace(minimal, "concurrency: [1]", "rate: [2]\n    requests: 5\n    arrival: gamma", 1), nil)
+	p = mustLoad(t, strings.Replace(minimal, "concurrency: [1]", "rate: [2]\n    requests: 5\n    arrival: gamma", 1), env())
 	if p.Stages[0].Burstiness != 1 {
 		t.Errorf("gamma burstiness default: %g", p.Stages[0].Burstiness)
 	}
@@ -220,7 +234,7 @@ stages:
 }
 
 func TestDidYouMean(t *testing.T) {
-	_, err := load(t, strings.Replace(minimal, "concurrency:", "concurency:", 1), nil)
+	_, err := load(t, strings.Replace(minimal, "concurrency:", "concurency:", 1), env())
 	if err == nil || !strings.Contains(err.Error(), `plan.yaml:12:5: unknown key "concurency" in stages[0] (did you mean "concurrency"?)`) {
 		t.Errorf("got %v", err)
 	}
@@ -247,8 +261,8 @@ func TestEnvExpansion(t *testing.T) {
 		t.Errorf("unset variable: %v", err)
 	}
 	for _, bad := range []string{"${", "${1X}", "${A B}"} {
-		if _, err := expandEnv(bad, env()); err == nil {
-			t.Errorf("expandEnv(%q) should fail", bad)
+		if _, err := parseEnvTemplate(bad); err == nil {
+			t.Errorf("parseEnvTemplate(%q) should fail", bad)
 		}
 	}
 }
@@ -293,7 +307,7 @@ func TestLength(t *testing.T) {
 		{"{mean: 5, stdev: 50}", 5, 1, 1 << 30, true, true},
 	}
 	for _, c := range cases {
-		p := mustLoad(t, strings.Replace(minimal, "{input_tokens: 32}", "{input_tokens: "+c.src+"}", 1), nil)
+		p := mustLoad(t, strings.Replace(minimal, "{input_tokens: 32}", "{input_tokens: "+c.src+"}", 1), env())
 		l := p.PromptSet("p").Synthetic.InputTokens
 		if l.Nominal() != c.nominal || l.IsNormal() != c.norm {
 			t.Errorf("%s: nominal %d normal %v", c.src, l.Nominal(), l.IsNormal())
@@ -415,7 +429,7 @@ func TestCheckCompile(t *testing.T) {
       - name: bad
         expr: failed == 0 && ttft_p95 < 1
 `
-	_, err := load(t, src, nil)
+	_, err := load(t, src, env())
 	want := "plan.yaml:17:30: stages[0].checks[2].expr: invalid check expression: unknown name ttft_p95 (did you mean ttft_p95_ms?)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
@@ -426,11 +440,11 @@ func TestCheckCompile(t *testing.T) {
           failed == 0 &&
             ttft_p95 < 1
 `
-	_, err = load(t, block, nil)
+	_, err = load(t, block, env())
 	if want := "plan.yaml:17:13: stages[0].checks[0].expr: invalid check expression: unknown name ttft_p95"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("block scalar position:\n got %v\nwant %s", err, want)
 	}
-	p := mustLoad(t, strings.Split(src, "      - name: bad")[0], nil)
+	p := mustLoad(t, strings.Split(src, "      - name: bad")[0], env())
 	c := p.Stages[0].Checks
 	if got := fmt.Sprint(c[0].Metrics, c[1].Metrics); got != "[ttft_p95_ms baseline.e2e_p99_ms] [failed]" {
 		t.Errorf("metrics read: %s", got)
@@ -449,7 +463,11 @@ func TestInvalidPlans(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
-			_, err := Load(f, env())
+			// The broken prompt files live in testdata/prompts, beside the
+			// plans' directory: the job allows it, as --allow-dir would.
+			opts := env()
+			opts.AllowDirs = []string{"testdata/prompts"}
+			_, err := Load(f, opts)
 			if err == nil {
 				t.Fatal("loaded without error")
 			}
@@ -458,21 +476,26 @@ func TestInvalidPlans(t *testing.T) {
 					t.Errorf("error without a line: %v", e)
 				}
 			}
-			got := err.Error() + "\n"
-			golden := strings.TrimSuffix(f, ".yaml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, rerr := os.ReadFile(golden)
-			if rerr != nil {
-				t.Fatalf("%v (run go test ./scenario -run TestInvalidPlans -update)", rerr)
-			}
-			if got != string(want) {
-				t.Errorf("messages differ from %s:\n got:\n%s\nwant:\n%s", golden, got, want)
-			}
+			checkGolden(t, strings.TrimSuffix(f, ".yaml")+".golden", err.Error()+"\n", "TestInvalidPlans")
 		})
+	}
+}
+
+// checkGolden compares got with the golden file (rewritten with -update);
+// test names the test that -update must run.
+func checkGolden(t *testing.T, golden, got, test string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test ./scenario -run %s -update)", err, test)
+	}
+	if got != string(want) {
+		t.Errorf("messages differ from %s:\n got:\n%s\nwant:\n%s", golden, got, want)
 	}
 }
 
@@ -483,7 +506,7 @@ func TestAliasBomb(t *testing.T) {
 		"  - &s {name: s, endpoint: e, prompts: p, concurrency: [1], checks: [" + checks + "]}\n" +
 		strings.Repeat("  - *s\n", 2000)
 	start := time.Now()
-	_, err := load(t, src, nil)
+	_, err := load(t, src, env())
 	if err == nil || !strings.Contains(err.Error(), "plan is too large: its aliases expand to more than") {
 		t.Fatalf("want a size error, got %.300v", err)
 	}

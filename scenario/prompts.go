@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -48,6 +47,15 @@ func (v *validator) loadFile(path string, ps *PromptSet) {
 		fp = filepath.Join(v.dir, fp)
 	}
 	format := ps.Format
+	if format != "" && !slices.Contains(Formats, format) {
+		return // already reported by validate
+	}
+	// The path is checked before anything else, so a plan learns nothing
+	// about a file it may not read.
+	data, ok := v.readPlanFile(path+".file", ps.File, "prompt file", MaxPromptFileBytes)
+	if !ok {
+		return
+	}
 	if format == "" || format == "auto" {
 		switch strings.ToLower(filepath.Ext(fp)) {
 		case ".jsonl", ".ndjson":
@@ -60,29 +68,6 @@ func (v *validator) loadFile(path string, ps *PromptSet) {
 			v.errf(path+".file", "%s.file: cannot tell the format of %q from its extension: set format to jsonl, sharegpt or csv", path, ps.File)
 			return
 		}
-	}
-	if !slices.Contains(Formats, format) {
-		return // already reported by validate
-	}
-	// A FIFO or device would block or never end; only regular files are read.
-	if st, err := os.Stat(fp); err == nil && !st.Mode().IsRegular() {
-		v.errf(path+".file", "%s.file: %q is not a regular file", path, ps.File)
-		return
-	}
-	f, err := os.Open(fp)
-	if err != nil {
-		v.errf(path+".file", "%s.file: cannot read prompt file %q: %s", path, ps.File, unwrapPathError(err))
-		return
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxPromptFileBytes+1))
-	if err != nil {
-		v.errf(path+".file", "%s.file: cannot read prompt file %q: %s", path, ps.File, unwrapPathError(err))
-		return
-	}
-	if len(data) > MaxPromptFileBytes {
-		v.errf(path+".file", "%s.file: prompt file %q is larger than the %d MiB limit", path, ps.File, MaxPromptFileBytes>>20)
-		return
 	}
 	// Spreadsheet exports often start with a UTF-8 byte-order mark.
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))

@@ -70,12 +70,16 @@ type Timeouts struct {
 
 // TLS configures certificate checking.
 type TLS struct {
-	// CAFile is a PEM bundle of extra trusted CAs (relative to the plan file).
+	// CAFile is a PEM bundle of extra trusted CAs, inside the plan's directory (or an --allow-dir one).
 	CAFile string `yaml:"ca_file,omitempty" json:"ca_file,omitempty"`
 	// InsecureSkipVerify turns certificate checking off; warned about in the log and report.
 	InsecureSkipVerify bool `yaml:"insecure_skip_verify,omitempty" json:"insecure_skip_verify,omitempty"`
 	// ServerName overrides the name checked in the server certificate.
 	ServerName string `yaml:"server_name,omitempty" json:"server_name,omitempty"`
+
+	// CAPEM is the content of CAFile, read and checked by the loader inside
+	// the plan's tree; the engine trusts these bytes and never opens CAFile.
+	CAPEM []byte `yaml:"-" json:"-"`
 }
 
 // Counters names the Prometheus counters Runner reads for an engine it does not know.
@@ -96,7 +100,7 @@ type Counters struct {
 type PromptSet struct {
 	// Synthetic prompts of a requested length in tokens.
 	Synthetic *Synthetic `yaml:"synthetic,omitempty" json:"synthetic,omitempty"`
-	// File of prompts, relative to the plan: JSONL ({"prompt": ...} or {"messages": [...]},
+	// File of prompts, inside the plan's directory (or an --allow-dir one): JSONL ({"prompt": ...} or {"messages": [...]},
 	// optional "max_tokens"), ShareGPT JSON, or CSV.
 	File string `yaml:"file,omitempty" json:"file,omitempty"`
 	// Format of File: auto (by extension), jsonl, sharegpt or csv. Default auto.

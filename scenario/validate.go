@@ -6,6 +6,7 @@ import (
 	"math"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -41,6 +42,7 @@ type validator struct {
 	dec   *decoder
 	lines []string // the plan's source lines, to place errors inside block scalars
 	dir   string
+	files *fileRoots // where the plan may read files
 }
 
 // pos returns where path's value is, or failing that its nearest present parent,
@@ -111,6 +113,8 @@ func (v *validator) validate() {
 		v.errf("name", "missing name: every plan needs a name (it names the results directory)")
 	} else if strings.ContainsAny(p.Name, "/\\\x00") || p.Name == "." || p.Name == ".." {
 		v.errf("name", "name %q must not contain path separators", p.Name)
+	} else {
+		v.name("name", p.Name)
 	}
 	if len(p.Endpoints) == 0 {
 		v.errf("endpoints", "no endpoints: define at least one under endpoints:")
@@ -293,6 +297,8 @@ func (v *validator) stage(path string, s *Stage) {
 	p := v.plan
 	if strings.TrimSpace(s.Name) == "" {
 		v.errf(path+".name", "%s: missing name", path)
+	} else {
+		v.name(path+".name", s.Name)
 	}
 	switch {
 	case s.Endpoint == "":
@@ -421,6 +427,7 @@ func (v *validator) stage(path string, s *Stage) {
 		if c.When != "" && c.Scope == "stage" {
 			v.errf(cp+".when", "%s: when applies to level-scope checks only", cp)
 		}
+		v.name(cp+".name", c.Name)
 		name := c.Name
 		if name == "" {
 			name = c.Expr
@@ -441,6 +448,39 @@ func (v *validator) stage(path string, s *Stage) {
 
 func hasKey[V any](m map[string]V, k string) bool { _, ok := m[k]; return ok }
 
+// name checks a name that reports, logs and the terminal show (the plan's,
+// a stage's, a check's): one line, so a plan cannot forge a line of a CI log
+// (GitHub Actions obeys "::command::" at the start of one), and no
+// bidirectional override, which would make a name read as something else.
+func (v *validator) name(path, s string) {
+	if r, bad := nameChar(s); bad {
+		v.errf(path, "%s: %U is not allowed in a name (names are shown in reports, logs and the terminal)", path, r)
+	}
+}
+
+// controlChar returns the first control character of s other than tab and
+// the line breaks: C0, DEL and C1.
+func controlChar(s string) (rune, bool) {
+	for _, r := range s {
+		if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || (r >= 0x7f && r <= 0x9f) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
+// nameChar returns the first character of s not allowed in a name: any
+// control character, line breaks and tabs included, and the bidirectional
+// embeddings, overrides and isolates.
+func nameChar(s string) (rune, bool) {
+	for _, r := range s {
+		if r < 0x20 || (r >= 0x7f && r <= 0x9f) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			return r, true
+		}
+	}
+	return 0, false
+}
+
 // refHint suggests the intended name for an undefined reference.
 func refHint(name string, defined []string) string {
 	if s := didYouMean(name, defined); s != "" {
@@ -449,5 +489,12 @@ func refHint(name string, defined []string) string {
 	if len(defined) == 0 {
 		return " (none are defined)"
 	}
-	return fmt.Sprintf(" (defined: %s)", strings.Join(defined, ", "))
+	shown := make([]string, len(defined))
+	for i, d := range defined {
+		shown[i] = d
+		if _, bad := nameChar(d); bad {
+			shown[i] = strconv.Quote(d) // never a raw control character on stderr
+		}
+	}
+	return fmt.Sprintf(" (defined: %s)", strings.Join(shown, ", "))
 }

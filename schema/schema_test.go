@@ -87,7 +87,7 @@ func TestExamplePlansMatchSchema(t *testing.T) {
 		if err := s.Validate(yamlAsJSON(t, b)); err != nil {
 			t.Errorf("%s does not match the plan schema: %v", f, err)
 		}
-		if _, err := scenario.Load(f, func(string) (string, bool) { return "", false }); err != nil {
+		if _, err := scenario.Load(f, scenario.Options{Getenv: func(string) (string, bool) { return "", false }}); err != nil {
 			t.Errorf("%s does not load: %v", f, err)
 		}
 	}

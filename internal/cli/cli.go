@@ -63,6 +63,9 @@ usage:
 
 "runner COMMAND --help" describes a command's flags.
 
+A plan reads only the environment variables and files the job allows:
+--allow-env NAME[@HOST] (or RUNNER_ALLOW_ENV) and --allow-dir DIR; see docs/security.md.
+
 exit codes: 0 every check passed, 1 a check failed, 2 invalid plan or command line,
 3 the run could not be carried out, 4 internal error, 130 interrupted.
 `

@@ -57,12 +57,12 @@ stages:
 
 func TestValidate(t *testing.T) {
 	good := writePlan(t, okPlan)
-	code, out, errs := runCLI(t, map[string]string{"KEY": "sk-very-secret"}, "validate", good)
+	code, out, errs := runCLI(t, map[string]string{"KEY": "sk-very-secret", "RUNNER_ALLOW_ENV": "KEY@127.0.0.1"}, "validate", good)
 	if code != 0 || !strings.Contains(out, "ok (1 endpoint, 1 prompt set, 2 stages, 2 levels, 0 checks)") || errs != "" {
 		t.Errorf("valid plan: code %d out %q err %q", code, out, errs)
 	}
 	bad := writePlan(t, strings.Replace(okPlan, "concurrency: [1]", "concurency: [1]\n    mode: pined", 1))
-	code, out, errs = runCLI(t, map[string]string{"KEY": "x"}, "validate", good, bad)
+	code, out, errs = runCLI(t, map[string]string{"KEY": "x", "RUNNER_ALLOW_ENV": "KEY@127.0.0.1"}, "validate", good, bad)
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
 	if code != 2 || len(lines) != 3 || !strings.HasPrefix(lines[0], bad+":14:5: unknown key \"concurency\"") ||
 		!strings.HasPrefix(lines[1], bad+":15:11: stages[0].mode") || lines[2] != "runner: 2 problems" {
@@ -75,7 +75,7 @@ func TestValidate(t *testing.T) {
 
 func TestValidatePrintRedactsSecrets(t *testing.T) {
 	good := writePlan(t, okPlan)
-	code, out, errs := runCLI(t, map[string]string{"KEY": "sk-very-secret"}, "validate", "--print", good)
+	code, out, errs := runCLI(t, map[string]string{"KEY": "sk-very-secret", "RUNNER_ALLOW_ENV": "KEY@127.0.0.1"}, "validate", "--print", good)
 	if code != 0 || errs != "" {
 		t.Fatalf("code %d err %q", code, errs)
 	}
@@ -92,13 +92,16 @@ func TestValidatePrintRedactsSecrets(t *testing.T) {
 	if code, _, errs := runCLI(t, nil, "validate", again); code != 0 {
 		t.Errorf("printed plan does not validate: %s", errs)
 	}
+	plans := mustAbs(t, "../../plans")
 	for _, p := range []string{"../../plans/quickstart.yaml", "../../plans/natural.yaml", "../../plans/slo-gate.yaml"} {
 		code, out, errs := runCLI(t, nil, "validate", "--print", p)
 		if code != 0 {
 			t.Fatalf("%s: %s", p, errs)
 		}
-		again := writePlan(t, strings.ReplaceAll(out, "file: prompts/", "file: "+filepath.Join(mustAbs(t, "../../plans"), "prompts")+"/"))
-		if code, _, errs := runCLI(t, nil, "validate", again); code != 0 {
+		// The printed plan, elsewhere, reads the example's prompt files
+		// where the job allows it.
+		again := writePlan(t, strings.ReplaceAll(out, "file: prompts/", "file: "+filepath.Join(plans, "prompts")+"/"))
+		if code, _, errs := runCLI(t, nil, "validate", "--allow-dir", plans, again); code != 0 {
 			t.Errorf("printed %s does not validate: %s", p, errs)
 		}
 	}
@@ -108,7 +111,7 @@ func TestValidatePrintRedactsSecrets(t *testing.T) {
 // before any traffic: these never reach the engine.
 func TestRunFlagErrors(t *testing.T) {
 	good := writePlan(t, okPlan)
-	env := map[string]string{"KEY": "k"}
+	env := map[string]string{"KEY": "k", "RUNNER_ALLOW_ENV": "KEY@127.0.0.1"}
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -123,11 +126,19 @@ func TestRunFlagErrors(t *testing.T) {
 		{[]string{"valdate", good}, `unknown command or plan file "valdate" (did you mean "validate"?)`},
 		{[]string{"schema", "plna"}, `unknown schema "plna"`},
 		{[]string{}, "no plan given"},
+		{[]string{"run", good, "--allow-env", "KEY,OTHER"}, `run: --allow-env: "KEY,OTHER": separate entries with spaces`},
+		{[]string{"run", good, "--allow-env", "KEY@https://api.example.com"}, "not a URL"},
+		{[]string{"validate", good, "--allow-dir", "/nonexistent-dir-x"}, "validate: --allow-dir /nonexistent-dir-x: not a directory"},
 	} {
 		code, _, errs := runCLI(t, env, tc.args...)
 		if code != 2 || !strings.Contains(errs, tc.want) {
 			t.Errorf("%v: code %d, stderr %q, want %q", tc.args, code, errs, tc.want)
 		}
+	}
+	// A malformed RUNNER_ALLOW_ENV is the job's mistake, said as such.
+	code, _, errs := runCLI(t, map[string]string{"KEY": "k", "RUNNER_ALLOW_ENV": "KEY@"}, "validate", good)
+	if code != 2 || !strings.Contains(errs, `validate: RUNNER_ALLOW_ENV: "KEY@": empty host`) {
+		t.Errorf("bad RUNNER_ALLOW_ENV: code %d, stderr %q", code, errs)
 	}
 }
 
@@ -136,12 +147,12 @@ func TestParseRunOptions(t *testing.T) {
 	if err == nil {
 		t.Fatalf("two positionals should be an error, got %+v", o)
 	}
-	o, err = parseRunOptions(&Env{}, []string{"--quiet", "plan.yaml", "--stage", "a", "--stage=b", "--report", "table, html,table", "--log-format", "json", "--baseline", "b.json", "--out", "o"})
+	o, err = parseRunOptions(&Env{}, []string{"--quiet", "plan.yaml", "--stage", "a", "--stage=b", "--report", "table, html,table", "--log-format", "json", "--baseline", "b.json", "--out", "o", "--allow-env", "A@h.example", "--allow-env=B", "--allow-dir", "d"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(o)
-	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","Stages":["a","b"],"LogFormat":"json","LogLevel":"info","NoProgress":true}`
+	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","Stages":["a","b"],"LogFormat":"json","LogLevel":"info","NoProgress":true,"AllowEnv":["A@h.example","B"],"AllowDirs":["d"]}`
 	if string(got) != want {
 		t.Errorf("options:\n got %s\nwant %s", got, want)
 	}

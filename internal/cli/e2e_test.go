@@ -136,7 +136,7 @@ func childEnv(extra ...string) []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "GITHUB_") || k == "NO_COLOR" || k == "RUNNER_TRACEBACK" || strings.HasPrefix(k, "TEST_") {
+		if strings.HasPrefix(k, "GITHUB_") || k == "NO_COLOR" || k == "RUNNER_TRACEBACK" || k == "RUNNER_ALLOW_ENV" || strings.HasPrefix(k, "TEST_") {
 			continue
 		}
 		env = append(env, kv)

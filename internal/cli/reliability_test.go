@@ -131,7 +131,8 @@ stages:
       - {name: no failures, expr: failed == 0}
   - {name: never, endpoint: gone, prompts: p, concurrency: [1], requests: 1}
 `, strings.TrimPrefix(srv.URL, "http://"), gone))
-	env := childEnv("TEST_KEY="+key, "TEST_HDR="+hdr, "TEST_HDR2="+hdr2, "TEST_URLPASS="+urlPass)
+	// Every secret is a credential for loopback only, as a job would allow it.
+	env := childEnv("TEST_KEY="+key, "TEST_HDR="+hdr, "TEST_HDR2="+hdr2, "TEST_URLPASS="+urlPass, "RUNNER_ALLOW_ENV=*@localhost")
 
 	type run struct {
 		name, stdout, stderr, out string
@@ -572,7 +573,7 @@ prompts:
 stages:
   - {name: s, endpoint: e, prompts: p, concurrency: [1]}
 `)
-	code, out, errs := runCLI(t, map[string]string{"PW": pw}, "validate", "--print", plan)
+	code, out, errs := runCLI(t, map[string]string{"PW": pw}, "validate", "--allow-env", "PW@localhost", "--print", plan)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}

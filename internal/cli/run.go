@@ -30,7 +30,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	p, err := loadPlan(env, opts.PlanPath)
+	p, err := loadPlan(env, opts)
 	if err != nil {
 		return err
 	}

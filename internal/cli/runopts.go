@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"flag"
+	"os"
 	"slices"
 	"strings"
 
@@ -39,6 +41,11 @@ type RunOptions struct {
 	LogLevel  string
 	// NoProgress turns the live progress display off.
 	NoProgress bool
+	// AllowEnv and AllowDirs are what the job allows the plan to read
+	// (--allow-env, with RUNNER_ALLOW_ENV; --allow-dir): the plan cannot
+	// widen them.
+	AllowEnv  []string
+	AllowDirs []string
 }
 
 // HasReport reports whether format was asked for.
@@ -66,10 +73,13 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "no live progress display")
+	var pf planFlags
+	pf.register(fs)
 	pos, err := parseArgs(env, fs, runSynopsis, args)
 	if err != nil {
 		return nil, err
 	}
+	o.AllowEnv, o.AllowDirs = pf.allowEnv, pf.allowDirs
 	switch len(pos) {
 	case 0:
 		return nil, exitcode.Errorf(exitcode.Invalid, "run: no plan given (usage: runner PLAN.yaml [flags])")
@@ -118,11 +128,54 @@ func selectStages(p *scenario.Plan, names []string) ([]*scenario.Stage, error) {
 	return out, nil
 }
 
-// loadPlan loads and validates a plan; its problems carry exitcode.Invalid.
-func loadPlan(env *Env, path string) (*scenario.Plan, error) {
-	p, err := scenario.Load(path, env.Getenv)
+// loadPlan loads and validates the plan of a run, with what the job allows
+// it; its problems carry exitcode.Invalid.
+func loadPlan(env *Env, o *RunOptions) (*scenario.Plan, error) {
+	pf := planFlags{allowEnv: o.AllowEnv, allowDirs: o.AllowDirs}
+	opts, err := pf.options(env, "run")
+	if err != nil {
+		return nil, err
+	}
+	p, err := scenario.Load(o.PlanPath, opts)
 	if err != nil {
 		return nil, exitcode.With(err, exitcode.Invalid)
 	}
 	return p, nil
+}
+
+// planFlags are the flags with which the job, not the plan, decides what a
+// plan may read: environment variables (and where their values may go) and
+// directories besides the plan's own. run and validate share them.
+type planFlags struct {
+	allowEnv  stringList
+	allowDirs stringList
+}
+
+func (pf *planFlags) register(fs *flag.FlagSet) {
+	fs.Var(&pf.allowEnv, "allow-env", "`NAME[@HOST,...]` may be read by the plan: NAME alone as a public value (any field, any host, shown in reports), "+
+		"NAME@HOST as a credential for those hosts only (api_key, headers, a URL's password), never shown; * is every variable; "+
+		"repeatable, and read from "+scenario.AllowEnvVar+" too (entries separated by spaces); see docs/security.md")
+	fs.Var(&pf.allowDirs, "allow-dir", "let the plan read files in `DIR` besides its own directory (repeatable)")
+}
+
+// options builds the loader's options from the flags and RUNNER_ALLOW_ENV;
+// a malformed entry or a missing directory is a command-line error.
+func (pf *planFlags) options(env *Env, cmd string) (scenario.Options, error) {
+	allow := &scenario.EnvAllowList{}
+	if v := env.lookup(scenario.AllowEnvVar); v != "" {
+		if err := allow.Add(scenario.AllowEnvVar, v); err != nil {
+			return scenario.Options{}, exitcode.Errorf(exitcode.Invalid, "%s: %v", cmd, err)
+		}
+	}
+	for _, spec := range pf.allowEnv {
+		if err := allow.Add("--allow-env", spec); err != nil {
+			return scenario.Options{}, exitcode.Errorf(exitcode.Invalid, "%s: %v", cmd, err)
+		}
+	}
+	for _, d := range pf.allowDirs {
+		if st, err := os.Stat(d); err != nil || !st.IsDir() {
+			return scenario.Options{}, exitcode.Errorf(exitcode.Invalid, "%s: --allow-dir %s: not a directory", cmd, d)
+		}
+	}
+	return scenario.Options{Getenv: env.Getenv, AllowEnv: allow, AllowDirs: pf.allowDirs}, nil
 }

@@ -20,7 +20,13 @@ func cmdValidate(_ context.Context, env *Env, args []string) error {
 	fs := newFlagSet("validate")
 	print := fs.Bool("print", false, "print each plan as resolved (defaults applied, ${VAR} expanded, secrets redacted)")
 	quiet := fs.Bool("quiet", false, "print only problems")
+	var pf planFlags
+	pf.register(fs)
 	paths, err := parseArgs(env, fs, validateSynopsis, args)
+	if err != nil {
+		return err
+	}
+	opts, err := pf.options(env, "validate")
 	if err != nil {
 		return err
 	}
@@ -29,7 +35,7 @@ func cmdValidate(_ context.Context, env *Env, args []string) error {
 	}
 	var errs []error
 	for _, path := range paths {
-		p, err := loadForValidate(env, path)
+		p, err := loadForValidate(env, path, opts)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -76,9 +82,9 @@ func plural(n int, what string) string {
 }
 
 // loadForValidate loads a plan file, or stdin for "-".
-func loadForValidate(env *Env, path string) (*scenario.Plan, error) {
+func loadForValidate(env *Env, path string, opts scenario.Options) (*scenario.Plan, error) {
 	if path != "-" {
-		return scenario.Load(path, env.Getenv)
+		return scenario.Load(path, opts)
 	}
 	if env.Stdin == nil {
 		return nil, exitcode.Errorf(exitcode.Invalid, "validate: no stdin")
@@ -87,7 +93,7 @@ func loadForValidate(env *Env, path string) (*scenario.Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("validate: read stdin: %w", err)
 	}
-	return scenario.LoadBytes("<stdin>", data, ".", env.Getenv)
+	return scenario.LoadBytes("<stdin>", data, ".", opts)
 }
 
 // redactURLs returns a copy of p whose endpoint URLs show no password

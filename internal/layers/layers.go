@@ -12,7 +12,7 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse"},
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse"},
 	{"scenario", "sim"},                // plan; the simulator
 	{"runner/servermetrics", "runner"}, // load
 	{"records"},                        // records

@@ -46,8 +46,21 @@ func Error(err error) error {
 	return err
 }
 
-// credentialWords mark a query parameter as a credential by its name.
+// credentialWords mark a URL query parameter whose value is a credential
+// (?api_key=, ?token=, ?sig=), by its name.
 var credentialWords = []string{"key", "token", "secret", "sig", "pass", "auth", "cred"}
+
+// IsCredentialParam reports whether a URL query parameter named name carries
+// a credential, by its name. Every place that shows a URL redacts these.
+func IsCredentialParam(name string) bool {
+	lk := strings.ToLower(name)
+	for _, w := range credentialWords {
+		if strings.Contains(lk, w) {
+			return true
+		}
+	}
+	return false
+}
 
 // URLInPlan is s as a printed plan shows it: still a valid URL of the same
 // shape, with a password in the user info and the value of any query
@@ -66,13 +79,9 @@ func URLInPlan(s string) string {
 	if u.RawQuery != "" {
 		q := u.Query()
 		for k := range q {
-			lk := strings.ToLower(k)
-			for _, w := range credentialWords {
-				if strings.Contains(lk, w) {
-					q[k] = []string{Marker}
-					changed = true
-					break
-				}
+			if IsCredentialParam(k) {
+				q[k] = []string{Marker}
+				changed = true
 			}
 		}
 		u.RawQuery = q.Encode()
