@@ -48,68 +48,73 @@ func WriteMarkdown(w io.Writer, r *result.Report) error {
 	}
 
 	for i := range r.Stages {
-		st := &r.Stages[i]
-		ew.printf("### Stage `%s`\n\n%s\n\n", mdCodeText(st.Name), mdText(stageTitle(st)))
-		if len(st.Points) > 0 {
-			g := buildGrid(st)
-			rows := make([][]string, len(g.rows))
-			for j, row := range g.rows {
-				rows[j] = make([]string, len(row))
-				for k, c := range row {
-					rows[j][k] = mdText(c)
-				}
-			}
-			writeMDTable(ew, g.headers, rows, 2)
-			if g.lowConf {
-				ew.printf("\n%s low confidence: drawn from too few samples to mean much\n", mdText(lowConfMark))
-			}
-			ew.printf("\n")
-		}
-		notes := 0
-		if st.Error != "" {
-			ew.printf("- ❌ stage error: %s\n", mdText(oneLine(st.Error)))
-			notes++
-		}
-		for j := range st.Points {
-			p := &st.Points[j]
-			if p.Error != nil {
-				what := "first failure"
-				if checks.AllFailed(p) {
-					what = "every request failed; first"
-				}
-				ew.printf("- ❌ %s: %s: %s\n", mdText(p.Label()), what, mdText(oneLine(*p.Error)))
-				notes++
-			}
-			for _, wmsg := range p.Warnings {
-				ew.printf("- ⚠️ %s: %s\n", mdText(p.Label()), mdText(oneLine(wmsg)))
-				notes++
-			}
-		}
-		for _, wmsg := range st.Warnings {
-			ew.printf("- ⚠️ %s\n", mdText(oneLine(wmsg)))
-			notes++
-		}
-		if notes > 0 {
-			ew.printf("\n")
-		}
-		if len(st.Checks) > 0 {
-			rows := make([][]string, 0, len(st.Checks))
-			for j := range st.Checks {
-				c := &st.Checks[j]
-				rows = append(rows, []string{
-					statusEmoji(c.Status) + " " + statusWord(c.Status),
-					mdText(c.Name), mdText(levelLabel(c)), mdCode(oneLine(c.Expr)), mdMeasured(c),
-				})
-			}
-			writeMDTable(ew, []string{"", "Check", "Level", "Expression", "Measured"}, rows, 5)
-			ew.printf("\n")
-		}
+		writeMDStage(ew, &r.Stages[i])
 	}
 	if r.RunnerVersion != "" || !r.StartedAt.IsZero() {
 		ew.printf("<sub>runner %s · started %s · plan hash `%s`</sub>\n",
 			mdText(r.RunnerVersion), r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), mdCodeText(r.Plan.Hash))
 	}
 	return ew.err
+}
+
+// writeMDStage writes one stage: its title, its metric table, its notes
+// (errors and warnings) and its checks.
+func writeMDStage(ew *errWriter, st *result.Stage) {
+	ew.printf("### Stage `%s`\n\n%s\n\n", mdCodeText(st.Name), mdText(stageTitle(st)))
+	if len(st.Points) > 0 {
+		g := buildGrid(st)
+		rows := make([][]string, len(g.rows))
+		for j, row := range g.rows {
+			rows[j] = make([]string, len(row))
+			for k, c := range row {
+				rows[j][k] = mdText(c)
+			}
+		}
+		writeMDTable(ew, g.headers, rows, 2)
+		if g.lowConf {
+			ew.printf("\n%s low confidence: drawn from too few samples to mean much\n", mdText(lowConfMark))
+		}
+		ew.printf("\n")
+	}
+	notes := 0
+	if st.Error != "" {
+		ew.printf("- ❌ stage error: %s\n", mdText(oneLine(st.Error)))
+		notes++
+	}
+	for j := range st.Points {
+		p := &st.Points[j]
+		if p.Error != nil {
+			what := "first failure"
+			if checks.AllFailed(p) {
+				what = "every request failed; first"
+			}
+			ew.printf("- ❌ %s: %s: %s\n", mdText(p.Label()), what, mdText(oneLine(*p.Error)))
+			notes++
+		}
+		for _, wmsg := range p.Warnings {
+			ew.printf("- ⚠️ %s: %s\n", mdText(p.Label()), mdText(oneLine(wmsg)))
+			notes++
+		}
+	}
+	for _, wmsg := range st.Warnings {
+		ew.printf("- ⚠️ %s\n", mdText(oneLine(wmsg)))
+		notes++
+	}
+	if notes > 0 {
+		ew.printf("\n")
+	}
+	if len(st.Checks) > 0 {
+		rows := make([][]string, 0, len(st.Checks))
+		for j := range st.Checks {
+			c := &st.Checks[j]
+			rows = append(rows, []string{
+				statusEmoji(c.Status) + " " + statusWord(c.Status),
+				mdText(c.Name), mdText(levelLabel(c)), mdCode(oneLine(c.Expr)), mdMeasured(c),
+			})
+		}
+		writeMDTable(ew, []string{"", "Check", "Level", "Expression", "Measured"}, rows, 5)
+		ew.printf("\n")
+	}
 }
 
 // mdMeasured shows the values a check read as code (metric names keep their
