@@ -36,16 +36,25 @@ type Names struct {
 
 // Known counter names, newest first; the first one the server exposes wins.
 // Counters appear with or without `_total` depending on the engine and the
-// Prometheus client version, so each is looked up both ways.
+// Prometheus client version (llm-d-inference-sim's vLLM names have none), so
+// each is looked up both ways.
+//
+// llama.cpp's speculative-decoding counters mean what vLLM's do: drafts
+// proposed (one per verification step that had a draft), draft tokens
+// proposed, and draft tokens accepted, so the rate and acceptance length
+// below have one definition for both.
 var (
 	knownSpecDrafts = []string{
 		"vllm:spec_decode_num_drafts",
+		"llamacpp:spec_decode_num_drafts",
 	}
 	knownSpecDraftTokens = []string{
 		"vllm:spec_decode_num_draft_tokens",
+		"llamacpp:spec_decode_num_draft_tokens",
 	}
 	knownSpecAcceptedTokens = []string{
 		"vllm:spec_decode_num_accepted_tokens",
+		"llamacpp:spec_decode_num_accepted_tokens",
 	}
 	// vLLM counts prefix-cache queries and hits in tokens. SGLang counts the
 	// prompt tokens it served from cache; with its prompt-token total that is
@@ -92,6 +101,9 @@ var (
 		"llamacpp:tokens_predicted_seconds",
 		"llamacpp:n_decode",
 		"llamacpp:n_tokens_max",
+		"llamacpp:spec_decode_num_drafts",
+		"llamacpp:spec_decode_num_draft_tokens",
+		"llamacpp:spec_decode_num_accepted_tokens",
 	}
 )
 
