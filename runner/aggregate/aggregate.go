@@ -22,8 +22,11 @@
 // number says little about the tail it names.
 //
 // Populations: TTFT, TPOT, TTFAT and E2E are over successful requests (as the
-// reference's are); dispatch lag is over every measured request; ITL is over
-// every inter-token gap the shards were given. "error" is the first failure
+// reference's are); the TTFT overhead (TTFT minus the server's own
+// timings.prompt_ms) over the successes whose stream carried server timings;
+// dispatch lag is over every measured request; ITL is over every inter-token
+// gap the shards were given. reconnects counts every measured request,
+// failed or not, that was re-sent on a new connection. "error" is the first failure
 // by dispatch order (the reference's failed[0]), then completion order.
 // Goodput is the share of all measured requests, failures included, that
 // succeeded within every set SLO bound (inclusive; a request without a TPOT,
@@ -128,6 +131,7 @@ const (
 	latE2E
 	latTTFAT
 	latLag
+	latOverhead // TTFT minus the server's own prompt time
 	nLat
 )
 
@@ -158,6 +162,7 @@ type Shard struct {
 
 	completed, failed int
 	good, mismatch    int
+	reconnects        int
 	outTotal          int64 // Σ output tokens of successes
 	outN, outSum      int64 // successes with tokens > 0: count, Σ
 	outSqHi, outSqLo  uint64
@@ -235,6 +240,9 @@ func (s *Shard) Add(r *result.Request) {
 	if s.lat[latLag].add(r.DispatchLagMs, keep) {
 		rec[latLag] = r.DispatchLagMs
 	}
+	if r.Reconnected {
+		s.reconnects++
+	}
 	if r.OK {
 		s.addOK(r, keep, &rec)
 	} else {
@@ -283,6 +291,10 @@ func (s *Shard) addOK(r *result.Request, keep bool, rec *[nLat]float64) {
 	opt(latTPOT, r.TPOTMs)
 	opt(latTTFAT, r.TTFATMs)
 	opt(latE2E, &r.E2EMs)
+	if r.TTFTMs != nil && r.ServerTimings != nil {
+		v := *r.TTFTMs - r.ServerTimings.PromptMs
+		opt(latOverhead, &v)
+	}
 	tok := int64(r.OutputTokens)
 	s.outTotal += tok
 	if tok > 0 {
@@ -373,6 +385,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 		m.failed += s.failed
 		m.good += s.good
 		m.mismatch += s.mismatch
+		m.reconnects += s.reconnects
 		m.outTotal += s.outTotal
 		m.outN += s.outN
 		m.outSum += s.outSum
@@ -406,6 +419,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 		NRequests:    n,
 		Completed:    m.completed,
 		Failed:       m.failed,
+		Reconnects:   m.reconnects,
 		DurationS:    result.Round(wallS, 3),
 		NaturalStop:  !spec.Pinned,
 		Turn:         spec.Turn,
@@ -447,6 +461,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 	e2e := m.lat[latE2E].finish(false, false, spilled[latE2E])
 	ttfat := m.lat[latTTFAT].finish(false, false, spilled[latTTFAT])
 	lag := m.lat[latLag].finish(false, false, spilled[latLag])
+	overhead := m.lat[latOverhead].finish(false, false, spilled[latOverhead])
 
 	var low []string
 	quant := func(name string, s *summary, q float64) *float64 {
@@ -498,6 +513,9 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 	p.DispatchLagP99Ms = quant("dispatch_lag_p99_ms", &lag, 0.99)
 	p.DispatchLagMaxMs = maxOf(&lag)
 
+	p.TTFTOverheadP50Ms = quant("ttft_overhead_p50_ms", &overhead, 0.50)
+	p.TTFTOverheadP95Ms = quant("ttft_overhead_p95_ms", &overhead, 0.95)
+
 	// ITL always comes from the histogram (3 significant digits): there are
 	// output-tokens-many samples per request, too many to keep.
 	l.mu.Lock()
@@ -548,7 +566,7 @@ func (l *Level) Finish(wall time.Duration, server *servermetrics.Delta) result.P
 			"%d of %d successful requests returned a number of output tokens other than the %d requested: the engine did not honour ignore_eos, so tokens/s is not comparable across levels or runs",
 			m.mismatch, m.completed, spec.OutputTokens))
 	}
-	if !ttft.exact || !tpot.exact || !e2e.exact || !ttfat.exact || !lag.exact {
+	if !ttft.exact || !tpot.exact || !e2e.exact || !ttfat.exact || !lag.exact || !overhead.exact {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
 			"latency percentiles of this level's %d requests are estimated from a histogram (within 0.05%%): exact values are kept for the first %d requests only",
 			n, l.limit))
