@@ -62,6 +62,12 @@ func TestLlamaServerStreams(t *testing.T) {
 				t.Errorf("%s seq %d: client TTFT %.3f ms below the server's prompt time %.3f ms", o.stage.Name, r.Seq, *r.TTFTMs, st.PromptMs)
 			}
 		}
+		// No prefix-cache counters, and spec counters that stay at 0 without
+		// a draft model: both numbers are unknown, not 0.
+		if p.PrefixCacheHitRate != nil || p.SpecAcceptanceRate != nil || p.SpecAcceptanceLength != nil {
+			t.Errorf("%s: prefix hit rate %s, acceptance rate %s, length %s; want null", o.stage.Name,
+				val(p.PrefixCacheHitRate), val(p.SpecAcceptanceRate), val(p.SpecAcceptanceLength))
+		}
 		if p.OutputLenMismatch != 0 || p.NaturalStop == pinned || p.TTFTOverheadP50Ms == nil || p.TTFTOverheadP95Ms == nil {
 			t.Errorf("%s: mismatch %d natural %v overhead %s/%s", o.stage.Name, p.OutputLenMismatch, p.NaturalStop, val(p.TTFTOverheadP50Ms), val(p.TTFTOverheadP95Ms))
 		}

@@ -74,6 +74,7 @@ var (
 	// no counter gives the number. They average over the engine's recent log
 	// interval or its lifetime, not exactly the window: the closest on offer.
 	knownAcceptLengthGauges = []string{"sglang:spec_accept_length"}
+	knownAcceptRateGauges   = []string{"sglang:spec_accept_rate"}
 	knownCacheHitRateGauges = []string{"sglang:cache_hit_rate", "vllm:gpu_prefix_cache_hit_rate"}
 
 	// genericCounters are kept in Delta.Counters (by the name given here,
@@ -359,10 +360,10 @@ type Delta struct {
 	// Counters are the generic totals' deltas (prompt and generation tokens,
 	// requests, ...), by name without `_total`.
 	Counters map[string]float64
-	// SpecAcceptLengthGauge and PrefixCacheHitRateGauge are the engine's own
-	// gauges read after the window, for engines that export no counters
-	// (SGLang); nil when absent.
-	SpecAcceptLengthGauge, PrefixCacheHitRateGauge *float64
+	// SpecAcceptLengthGauge, SpecAcceptRateGauge and PrefixCacheHitRateGauge
+	// are the engine's own gauges read after the window, for engines that
+	// export no counters (SGLang); nil when absent.
+	SpecAcceptLengthGauge, SpecAcceptRateGauge, PrefixCacheHitRateGauge *float64
 }
 
 // Diff returns after − before for every known counter; nil when either is nil.
@@ -409,6 +410,7 @@ func Diff(before, after *Snapshot) *Delta {
 		}
 	}
 	d.SpecAcceptLengthGauge = firstValue(after, knownAcceptLengthGauges)
+	d.SpecAcceptRateGauge = firstValue(after, knownAcceptRateGauges)
 	d.PrefixCacheHitRateGauge = firstValue(after, knownCacheHitRateGauges)
 	return d
 }
@@ -445,14 +447,26 @@ func firstValue(s *Snapshot, names []string) *float64 {
 	return nil
 }
 
-// AcceptanceRate is accepted / proposed draft tokens over the window; nil
-// without the counters or when nothing was drafted.
+// AcceptanceRate is accepted / proposed draft tokens over the window.
+// Without those counters it is the engine's own gauge of the same ratio
+// (SGLang's spec_accept_rate, over its latest batches), when it has one; nil
+// otherwise, and when nothing was drafted.
 func (d *Delta) AcceptanceRate() *float64 {
-	if d == nil || d.SpecDraftTokens == nil || d.SpecAcceptedTokens == nil || *d.SpecDraftTokens <= 0 {
+	if d == nil {
 		return nil
 	}
-	v := *d.SpecAcceptedTokens / *d.SpecDraftTokens
-	return &v
+	if d.SpecDraftTokens != nil && d.SpecAcceptedTokens != nil {
+		if *d.SpecDraftTokens <= 0 {
+			return nil
+		}
+		v := *d.SpecAcceptedTokens / *d.SpecDraftTokens
+		return &v
+	}
+	if g := d.SpecAcceptRateGauge; g != nil && *g > 0 {
+		v := *g
+		return &v
+	}
+	return nil
 }
 
 // AcceptanceLength is vLLM's mean acceptance length: 1 + accepted tokens per

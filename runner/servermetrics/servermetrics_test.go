@@ -105,6 +105,9 @@ sglang:cache_hit_rate{model_name="m"} 0.0075
 # HELP sglang:spec_accept_length The average acceptance length of speculative decoding.
 # TYPE sglang:spec_accept_length gauge
 sglang:spec_accept_length{model_name="m"} 2.4
+# HELP sglang:spec_accept_rate The average acceptance rate of speculative decoding (accepted tokens / total draft tokens in batch).
+# TYPE sglang:spec_accept_rate gauge
+sglang:spec_accept_rate{model_name="m"} 0.35
 `, prompt, cachedDevice, cachedHost)
 }
 
@@ -208,7 +211,7 @@ func TestSGLang(t *testing.T) {
 	d := window(t, Names{}, sglang(1000, 100, 0), sglang(3000, 500, 100))
 	want(t, "prefix hit rate", d.PrefixCacheHitRate(), 0.25) // (400+100)/2000
 	want(t, "acceptance length", d.AcceptanceLength(), 2.4)  // its gauge
-	want(t, "acceptance rate", d.AcceptanceRate(), nil)
+	want(t, "acceptance rate", d.AcceptanceRate(), 0.35)     // its gauge
 	if d.Counters["sglang:generation_tokens"] != 0 || d.Counters["sglang:prompt_tokens"] != 2000 {
 		t.Errorf("counters %v", d.Counters)
 	}
