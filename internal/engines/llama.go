@@ -32,9 +32,13 @@ type LlamaOptions struct {
 }
 
 // StartLlama starts llama-server on a free loopback port with the tiny model:
-// 4 slots of 4096 tokens, Prometheus metrics on, and one thread: llama.cpp's
-// threads spin-wait for each other, so on a small shared machine two threads
-// stall for hundreds of milliseconds whenever one of them loses its core.
+// 4 slots of 4096 tokens, Prometheus metrics on, one compute thread and 32
+// HTTP threads. One compute thread, because llama.cpp's threads spin-wait for
+// each other, so on a small shared machine two of them stall for hundreds of
+// milliseconds whenever one loses its core. 32 HTTP threads, because each
+// kept-alive connection holds one (6 by default with 4 slots): Runner opening
+// 16 connections before a level would wait out the 5 s keep-alive timeout of
+// the idle ones.
 func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, error) {
 	bin, model, err := llamaFiles(root)
 	if err != nil {
