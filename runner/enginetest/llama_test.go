@@ -77,6 +77,32 @@ func TestLlamaServerStreams(t *testing.T) {
 	t.Logf("three stages in %s", time.Since(start).Round(time.Millisecond))
 }
 
+// TestLlamaServerIgnoreEOS proves that llama-server honours ignore_eos,
+// which the random-weight model alone cannot (it almost never ends a stream
+// early): a logit bias makes its end-of-generation tokens (32000
+// <|endoftext|>, 32007 <|end|>) all but certain, so natural mode stops after
+// one token, while pinned mode still runs to max_tokens.
+func TestLlamaServerIgnoreEOS(t *testing.T) {
+	eng := llama(t, false)
+	bias := `extra_body: {logit_bias: {"32000": 100, "32007": 100}}`
+	outs := run(t, eng, engines.LlamaModel, strings.Replace(llamaPlan, "STAGES", `
+  - {name: pinned, endpoint: llama, prompts: synth, input_tokens: 64, output_tokens: 16, concurrency: [2], requests: 6, `+bias+`}
+  - {name: natural, endpoint: llama, prompts: synth, input_tokens: 64, output_tokens: 16, concurrency: [2], requests: 6, mode: natural, `+bias+`}
+`, 1))
+	for _, o := range outs {
+		noFailures(t, o)
+		want, reason := 16, "length"
+		if o.stage.Mode == "natural" {
+			want, reason = 1, "stop"
+		}
+		for _, r := range o.recs {
+			if r.OutputTokens != want || r.FinishReason != reason {
+				t.Errorf("%s seq %d: %d tokens, finish %q; want %d, %q", o.stage.Name, r.Seq, r.OutputTokens, r.FinishReason, want, reason)
+			}
+		}
+	}
+}
+
 // TestLlamaServerWire checks, on the raw stream, the facts about llama-server
 // that the README states and Runner relies on: on chat, usage (with timings)
 // comes in a chunk of its own after the finish chunk, and only when asked
