@@ -149,6 +149,35 @@ func run(t *testing.T, eng *engines.Engine, model, planYAML string) []outcome {
 	return out
 }
 
+// planFor is a plan against endpoint ep (ENDPOINT and MODEL are filled in by
+// run) with two synthetic prompt sets: "synth" of input tokens, and "shared",
+// 384 tokens in two groups sharing a 256-token prefix; stages is its YAML list.
+func planFor(ep string, input int, stages string) string {
+	return fmt.Sprintf(`
+version: 1
+name: engines
+endpoints:
+  %s: {base_url: ENDPOINT, model: MODEL}
+prompts:
+  synth: {synthetic: {input_tokens: %d}}
+  shared: {synthetic: {input_tokens: 384, shared_prefix: {groups: 2, prefix_tokens: 256}}}
+stages:%s`, ep, input, stages)
+}
+
+// streamStages is the stages of a plan that runs pinned chat, pinned
+// completions and natural chat against endpoint ep with prompt set "synth":
+// n requests of out tokens each, conc at a time.
+func streamStages(ep string, out, conc, n int) string {
+	var b strings.Builder
+	for _, s := range []struct{ name, api, mode string }{
+		{"chat", "chat", "pinned"}, {"completions", "completions", "pinned"}, {"natural", "chat", "natural"},
+	} {
+		fmt.Fprintf(&b, "\n  - {name: %s, endpoint: %s, prompts: synth, api: %s, mode: %s, output_tokens: %d, concurrency: [%d], requests: %d}",
+			s.name, ep, s.api, s.mode, out, conc, n)
+	}
+	return b.String() + "\n"
+}
+
 // noFailures fails t for every point with a failed request.
 func noFailures(t *testing.T, o outcome) {
 	t.Helper()

@@ -11,19 +11,6 @@ import (
 // fast, so the tests stay short.
 var simFlags = []string{"--time-to-first-token", "10ms", "--inter-token-latency", "1ms"}
 
-// simPlan is a plan against llm-d-inference-sim; STAGES is replaced by the
-// caller's stages.
-const simPlan = `
-version: 1
-name: llmd
-endpoints:
-  sim: {base_url: ENDPOINT, model: MODEL}
-prompts:
-  synth: {synthetic: {input_tokens: 256}}
-  shared: {synthetic: {input_tokens: 384, shared_prefix: {groups: 2, prefix_tokens: 256}}}
-stages:
-STAGES`
-
 // TestInferenceSimStreams runs pinned chat and completions and natural chat
 // against llm-d-inference-sim: prompts calibrated with its /tokenize land
 // within ±2%, pinned outputs are exactly max_tokens (it honours ignore_eos),
@@ -31,11 +18,7 @@ STAGES`
 // early stops. It sends no timings, so the TTFT overhead is null.
 func TestInferenceSimStreams(t *testing.T) {
 	eng := inferenceSim(t, "plain", simFlags...)
-	outs := run(t, eng, engines.SimModel, strings.Replace(simPlan, "STAGES", `
-  - {name: chat, endpoint: sim, prompts: synth, api: chat, output_tokens: 32, concurrency: [4], requests: 16}
-  - {name: completions, endpoint: sim, prompts: synth, api: completions, output_tokens: 32, concurrency: [4], requests: 16}
-  - {name: natural, endpoint: sim, prompts: synth, api: chat, mode: natural, output_tokens: 32, concurrency: [4], requests: 16}
-`, 1))
+	outs := run(t, eng, engines.SimModel, planFor("sim", 256, streamStages("sim", 32, 4, 16)))
 	for _, o := range outs {
 		noFailures(t, o)
 		p := o.stage.Points[0]
@@ -81,10 +64,10 @@ func TestInferenceSimStreams(t *testing.T) {
 // Runner's nonce, do not.
 func TestInferenceSimPrefixCache(t *testing.T) {
 	eng := inferenceSim(t, "kvcache", append(simFlags, "--enable-kvcache", "--block-size", "16")...)
-	outs := run(t, eng, engines.SimModel, strings.Replace(simPlan, "STAGES", `
+	outs := run(t, eng, engines.SimModel, planFor("sim", 256, `
   - {name: shared, endpoint: sim, prompts: shared, output_tokens: 8, concurrency: [2], requests: 16}
   - {name: unique, endpoint: sim, prompts: synth, output_tokens: 8, concurrency: [2], requests: 16}
-`, 1))
+`))
 	shared, unique := outs[0].stage.Points[0], outs[1].stage.Points[0]
 	noFailures(t, outs[0])
 	noFailures(t, outs[1])
@@ -115,9 +98,9 @@ func TestInferenceSimFailures(t *testing.T) {
 	// flag; a second --failure-types is ignored.
 	eng := inferenceSim(t, "faults", append(simFlags, "--failure-injection-rate", "30",
 		"--failure-types", "rate_limit", "server_error")...)
-	outs := run(t, eng, engines.SimModel, strings.Replace(simPlan, "STAGES", `
+	outs := run(t, eng, engines.SimModel, planFor("sim", 256, `
   - {name: faults, endpoint: sim, prompts: synth, output_tokens: 8, concurrency: [4], requests: 80, warmup: 0}
-`, 1))
+`))
 	p := outs[0].stage.Points[0]
 	byStatus := map[int]int{}
 	for _, r := range outs[0].recs {

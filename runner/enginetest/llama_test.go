@@ -14,18 +14,6 @@ import (
 	"github.com/runnerbench/runner/result"
 )
 
-// llamaPlan is a plan against llama-server with a synthetic, calibrated
-// prompt set; STAGES is replaced by the caller's stages.
-const llamaPlan = `
-version: 1
-name: llama
-endpoints:
-  llama: {base_url: ENDPOINT, model: MODEL}
-prompts:
-  synth: {synthetic: {input_tokens: 512}}
-stages:
-STAGES`
-
 // TestLlamaServerStreams runs pinned chat, pinned completions and natural
 // chat against llama-server: every request succeeds, prompts calibrated on
 // its real tokenizer (and chat template) land within ±2% of 512 tokens,
@@ -35,11 +23,7 @@ STAGES`
 func TestLlamaServerStreams(t *testing.T) {
 	eng := llama(t, false)
 	start := time.Now()
-	outs := run(t, eng, engines.LlamaModel, strings.Replace(llamaPlan, "STAGES", `
-  - {name: chat, endpoint: llama, prompts: synth, api: chat, output_tokens: 24, concurrency: [2], requests: 8}
-  - {name: completions, endpoint: llama, prompts: synth, api: completions, output_tokens: 24, concurrency: [2], requests: 8}
-  - {name: natural, endpoint: llama, prompts: synth, api: chat, mode: natural, output_tokens: 24, concurrency: [2], requests: 8}
-`, 1))
+	outs := run(t, eng, engines.LlamaModel, planFor("llama", 512, streamStages("llama", 24, 2, 8)))
 	for _, o := range outs {
 		noFailures(t, o)
 		p := o.stage.Points[0]
@@ -85,10 +69,10 @@ func TestLlamaServerStreams(t *testing.T) {
 func TestLlamaServerIgnoreEOS(t *testing.T) {
 	eng := llama(t, false)
 	bias := `extra_body: {logit_bias: {"32000": 100, "32007": 100}}`
-	outs := run(t, eng, engines.LlamaModel, strings.Replace(llamaPlan, "STAGES", `
+	outs := run(t, eng, engines.LlamaModel, planFor("llama", 512, `
   - {name: pinned, endpoint: llama, prompts: synth, input_tokens: 64, output_tokens: 16, concurrency: [2], requests: 6, `+bias+`}
   - {name: natural, endpoint: llama, prompts: synth, input_tokens: 64, output_tokens: 16, concurrency: [2], requests: 6, mode: natural, `+bias+`}
-`, 1))
+`))
 	for _, o := range outs {
 		noFailures(t, o)
 		want, reason := 16, "length"
@@ -164,9 +148,9 @@ func TestLlamaServerWire(t *testing.T) {
 // were sent again and are counted, and the log says so once.
 func TestLlamaServerReconnects(t *testing.T) {
 	eng := llama(t, false)
-	outs := run(t, eng, engines.LlamaModel, strings.Replace(llamaPlan, "STAGES", `
+	outs := run(t, eng, engines.LlamaModel, planFor("llama", 512, `
   - {name: sweep, endpoint: llama, prompts: synth, input_tokens: 64, output_tokens: 16, concurrency: [1, 4, 16], requests: 64}
-`, 1))
+`))
 	o := outs[0]
 	noFailures(t, o)
 	marked := map[int]int{}
@@ -195,9 +179,9 @@ func TestLlamaServerReconnects(t *testing.T) {
 // per-request draft counts in the server's timings.
 func TestLlamaServerSpeculative(t *testing.T) {
 	eng := llama(t, true)
-	outs := run(t, eng, engines.LlamaModel, strings.Replace(llamaPlan, "STAGES", `
+	outs := run(t, eng, engines.LlamaModel, planFor("llama", 512, `
   - {name: spec, endpoint: llama, prompts: synth, input_tokens: 128, output_tokens: 64, concurrency: [2], requests: 8, temperature: 0}
-`, 1))
+`))
 	o := outs[0]
 	noFailures(t, o)
 	p := o.stage.Points[0]

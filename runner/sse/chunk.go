@@ -685,19 +685,31 @@ func delta(d []byte, i int) (content, reasoning bool, _ int) {
 	return content, reas || reasC, i
 }
 
-func usage(d []byte, i int, c *Chunk) int {
-	c.Usage, c.PromptTokens, c.CompletionTokens = false, 0, 0
+// object walks the object at i (its '{' not yet consumed), handing each
+// member's key and value index to field, which returns the index after the
+// value. ok is false when the value is not an object (it is skipped). Only
+// the rare chunks with usage or timings come here, and field does not
+// escape, so the closures cost no allocation.
+func object(d []byte, i int, field func(key []byte, i int) int) (_ int, ok bool) {
 	if d[i] != '{' {
-		return skipValue(d, i)
+		return skipValue(d, i), false
 	}
 	i++
-	c.Usage = true
 	for first := true; ; first = false {
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 || !more {
-			return i
+			return i, true
 		}
+		if i = field(key, i); i < 0 {
+			return bad, true
+		}
+	}
+}
+
+func usage(d []byte, i int, c *Chunk) int {
+	c.PromptTokens, c.CompletionTokens = 0, 0
+	i, c.Usage = object(d, i, func(key []byte, i int) int {
 		switch string(key) {
 		case "prompt_tokens":
 			c.PromptTokens, i = intOrSkip(d, i)
@@ -706,28 +718,17 @@ func usage(d []byte, i int, c *Chunk) int {
 		default:
 			i = skipValue(d, i)
 		}
-		if i < 0 {
-			return bad
-		}
-	}
+		return i
+	})
+	return i
 }
 
 // timings reads llama.cpp's timings object. Only the chunks that carry one
 // (the last of a stream) pay for it; the rest never reach this function.
 func timings(d []byte, i int, c *Chunk) int {
-	c.HasTimings, c.Timings = false, Timings{}
-	if d[i] != '{' {
-		return skipValue(d, i)
-	}
-	i++
-	c.HasTimings = true
+	c.Timings = Timings{}
 	t := &c.Timings
-	for first := true; ; first = false {
-		var key []byte
-		var more bool
-		if key, i, more = member(d, i, first); i < 0 || !more {
-			return i
-		}
+	i, c.HasTimings = object(d, i, func(key []byte, i int) int {
 		switch string(key) {
 		case "prompt_n":
 			t.PromptN, i = intOrSkip(d, i)
@@ -746,10 +747,9 @@ func timings(d []byte, i int, c *Chunk) int {
 		default:
 			i = skipValue(d, i)
 		}
-		if i < 0 {
-			return bad
-		}
-	}
+		return i
+	})
+	return i
 }
 
 // floatOrSkip returns the number at i as a float64 (0 for an unparseable or
