@@ -308,9 +308,10 @@ func (w *worker) newRequest(ctx context.Context, body []byte) (*http.Request, er
 // idempotent requests, and a POST is not one; so such a request, one that
 // failed before any response byte on a connection that had carried a request
 // before, is sent again here, once, on a new connection, with its clock
-// restarted. Nothing the server could have acted on is sent twice: a request
-// that got any response byte is never re-sent, and neither is one our own
-// timeout or the run's interruption ended.
+// restarted (the new connection's set-up is then inside its TTFT, as it is
+// for any request on a fresh connection). A request the server answered in
+// any way, by a single response byte, is never re-sent, and neither is one
+// our own timeout or the run's interruption ended.
 func (w *worker) send(rctx context.Context, req *http.Request, body []byte, rec *result.Request, start *time.Time) (*http.Response, error) {
 	var reused, answered atomic.Bool
 	trace := &httptrace.ClientTrace{
