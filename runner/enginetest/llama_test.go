@@ -174,9 +174,11 @@ func TestLlamaServerReconnects(t *testing.T) {
 }
 
 // TestLlamaServerSpeculative: with the model drafting for itself at
-// temperature 0, every drafted token is accepted. Runner reads llama.cpp's
-// counters into the same three numbers as vLLM's, and they agree with the
-// per-request draft counts in the server's timings.
+// temperature 0, nearly every drafted token is accepted (all of them at one
+// stream; two streams batched together can round a logit apart now and
+// then). Runner reads llama.cpp's counters into the same three numbers as
+// vLLM's, and they agree exactly with the per-request draft counts in the
+// server's timings.
 func TestLlamaServerSpeculative(t *testing.T) {
 	eng := llama(t, true)
 	outs := run(t, eng, engines.LlamaModel, planFor("llama", 512, `
@@ -195,12 +197,10 @@ func TestLlamaServerSpeculative(t *testing.T) {
 	}
 	drafts := p.ServerCounters["llamacpp:spec_decode_num_drafts"]
 	switch {
-	case p.SpecAcceptanceRate == nil || *p.SpecAcceptanceRate != 1:
-		t.Errorf("spec_acceptance_rate %s, want 1 (self-drafting at temperature 0)", val(p.SpecAcceptanceRate))
-	case p.SpecDraftTokens == nil || int(*p.SpecDraftTokens) != drafted || drafted == 0:
+	case drafted == 0 || p.SpecDraftTokens == nil || int(*p.SpecDraftTokens) != drafted:
 		t.Errorf("spec_draft_tokens %v, the requests' timings say %d", p.SpecDraftTokens, drafted)
-	case accepted != drafted:
-		t.Errorf("timings: %d of %d drafted tokens accepted", accepted, drafted)
+	case p.SpecAcceptanceRate == nil || *p.SpecAcceptanceRate != float64(accepted)/float64(drafted) || *p.SpecAcceptanceRate < 0.9:
+		t.Errorf("spec_acceptance_rate %s; the timings say %d of %d accepted (self-drafting at temperature 0 accepts nearly all)", val(p.SpecAcceptanceRate), accepted, drafted)
 	case drafts <= 0 || p.SpecAcceptanceLength == nil || *p.SpecAcceptanceLength != result.Round(1+float64(accepted)/drafts, 4):
 		t.Errorf("spec_acceptance_length %s with %v drafts and %d accepted tokens", val(p.SpecAcceptanceLength), drafts, accepted)
 	default:
