@@ -18,6 +18,7 @@ const (
 	latLag
 	latTTFTSched // from the scheduled send time (open loop)
 	latE2ESched
+	latOverhead // TTFT minus the server's own prompt time (llama.cpp timings)
 	nLat
 )
 
@@ -35,6 +36,7 @@ type acc struct {
 
 	completed, failed int
 	good, mismatch    int
+	reconnects        int   // requests re-sent on a new connection
 	outTotal          int64 // Σ output tokens of successes
 	outN, outSum      int64 // successes with tokens > 0: count, Σ
 	outSqHi, outSqLo  uint64
@@ -90,6 +92,9 @@ func newAcc(limit int) *acc {
 // add records one measured request.
 func (a *acc) add(r *result.Request, spec *result.LevelSpec) {
 	a.lat[latLag].add(r.DispatchLagMs)
+	if r.Reconnected {
+		a.reconnects++
+	}
 	if !r.Start.IsZero() {
 		if a.sent == 0 || r.Start.Before(a.firstSend) {
 			a.firstSend = r.Start
@@ -142,6 +147,9 @@ func (a *acc) addOK(r *result.Request, spec *result.LevelSpec) {
 	a.lat[latE2E].add(r.E2EMs)
 	opt(latTTFTSched, r.TTFTFromScheduleMs)
 	opt(latE2ESched, r.E2EFromScheduleMs)
+	if r.TTFTMs != nil && r.ServerTimings != nil {
+		a.lat[latOverhead].add(*r.TTFTMs - r.ServerTimings.PromptMs)
+	}
 	tok := int64(r.OutputTokens)
 	a.outTotal += tok
 	if tok > 0 {

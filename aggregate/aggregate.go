@@ -24,8 +24,11 @@
 // number says little about the tail it names.
 //
 // Populations: TTFT, TPOT, TTFAT and E2E are over successful requests (as the
-// reference's are); dispatch lag is over every measured request; ITL is over
-// every inter-token gap of the level. "error" is the first failure by
+// reference's are); the TTFT overhead (TTFT minus the server's own
+// timings.prompt_ms) over the successes whose stream carried server timings;
+// dispatch lag is over every measured request; ITL is over every
+// inter-token gap of the level; reconnects counts every measured request,
+// failed or not, that was re-sent on a new connection. "error" is the first failure by
 // dispatch order (the reference's failed[0]). Goodput is the share of all
 // measured requests, failures included, that succeeded within every set SLO
 // bound (inclusive; a request without a TPOT, i.e. one output token, is not

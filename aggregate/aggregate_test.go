@@ -319,6 +319,44 @@ func TestFinishServerDelta(t *testing.T) {
 	}
 }
 
+// TestFinishServerTimingsAndReconnects: the TTFT overhead is client TTFT
+// minus the server's prompt_ms over the successes that carry timings, with
+// the reference's percentile rule and the low-confidence marks; reconnects
+// count every re-sent request, failed ones too.
+//
+//	TTFT 10, 20, 30, 40, 50 with prompt_ms 4, 8, 12, 16, 20 → overhead 6, 12, 18, 24, 30
+//	(a sixth success without timings and a failure do not count)
+//	p50 index round(0.5·4) = 2 → 18; p95 index round(3.8) = 4 → 30
+func TestFinishServerTimingsAndReconnects(t *testing.T) {
+	var reqs []*result.Request
+	for i := 1; i <= 5; i++ {
+		r := ok(float64(10*i), 100, 4, 10)
+		r.ServerTimings = &result.ServerTimings{PromptN: 10, PromptMs: float64(4 * i), PredictedN: 4}
+		r.Reconnected = i%2 == 0
+		reqs = append(reqs, r)
+	}
+	reqs = append(reqs, ok(1000, 2000, 4, 10))
+	failed := fail("connect", "EOF")
+	failed.Reconnected = true
+	reqs = append(reqs, failed)
+	p := finish(Spec{}, time.Second, nil, reqs...)
+	eqPtr(t, "ttft_overhead_p50_ms", p.TTFTOverheadP50Ms, 18.0)
+	eqPtr(t, "ttft_overhead_p95_ms", p.TTFTOverheadP95Ms, 30.0)
+	if p.Reconnects != 3 {
+		t.Errorf("reconnects = %d, want 3", p.Reconnects)
+	}
+	if !slices.Contains(p.LowConfidence, "ttft_overhead_p95_ms") || slices.Contains(p.LowConfidence, "ttft_overhead_p50_ms") {
+		t.Errorf("low confidence %q: want the p95 of 5 samples marked, not the p50", p.LowConfidence)
+	}
+	// Without timings the overhead is unknown, not zero.
+	p = finish(Spec{}, time.Second, nil, ok(10, 20, 2, 0))
+	eqPtr(t, "ttft_overhead_p50_ms", p.TTFTOverheadP50Ms, nil)
+	eqPtr(t, "ttft_overhead_p95_ms", p.TTFTOverheadP95Ms, nil)
+	if p.Reconnects != 0 {
+		t.Errorf("reconnects = %d, want 0", p.Reconnects)
+	}
+}
+
 // TestITL: inter-token gaps come from the level's record: percentiles from
 // its histogram, count, mean and max exact.
 func TestITL(t *testing.T) {

@@ -54,6 +54,7 @@ func (b *builder) counts() {
 		NRequests:    n,
 		Completed:    a.completed,
 		Failed:       a.failed,
+		Reconnects:   a.reconnects,
 		DurationS:    result.Round(wallS, 3),
 		NaturalStop:  !spec.Pinned,
 		Turn:         b.turn,
@@ -127,6 +128,9 @@ func (b *builder) latencies() {
 	lag := &b.sum[latLag]
 	p.DispatchLagP99Ms = b.quant("dispatch_lag_p99_ms", lag, 0.99)
 	p.DispatchLagMaxMs = maxOf(lag)
+	overhead := &b.sum[latOverhead]
+	p.TTFTOverheadP50Ms = b.quant("ttft_overhead_p50_ms", overhead, 0.50)
+	p.TTFTOverheadP95Ms = b.quant("ttft_overhead_p95_ms", overhead, 0.95)
 	p.TTFTHist = chart(b.sum[latTTFT].histogram())
 }
 

@@ -352,6 +352,12 @@ func catalogueEntries() []Metric {
 			Help: "the runner's CPU over the window, in percent of one core"},
 		{Name: "client_sched_p90_ms", Title: "Client sched p90", Unit: "ms", Decimals: 3, Better: LowerIsBetter, Kind: KindClient,
 			Help: "p90 of the Go runtime's scheduling latency: how long the runner's goroutines waited for a core"},
+		{Name: "ttft_overhead_p50_ms", Title: "TTFT overhead p50", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+			Help: "p50 of client TTFT minus the server's own prompt time (llama.cpp timings.prompt_ms): queueing, transport and client delay no server dashboard shows"},
+		{Name: "ttft_overhead_p95_ms", Title: "TTFT overhead p95", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+			Help: "p95 of client TTFT minus the server's own prompt time"},
+		{Name: "reconnects", Title: "Reconnects", Unit: "requests", Decimals: 0, Kind: KindServer,
+			Help: "requests sent again once on a new connection: the server had closed their kept-alive connection without a response"},
 		{Name: "client_bottleneck", Title: "Client bottleneck", Kind: KindClient,
 			Help: "true when the runner itself may have set the pace (its numbers include its own delays)"},
 	}

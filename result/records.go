@@ -173,21 +173,34 @@ type ServerDelta struct {
 	// Counters are the generic totals' deltas (prompt and generation tokens,
 	// requests, ...), by name without `_total`.
 	Counters map[string]float64 `json:"counters,omitempty"`
-	// SpecAcceptLengthGauge and PrefixCacheHitRateGauge are the engine's own
-	// gauges read after the window, for engines that export no counters
-	// (SGLang); nil when absent.
+	// SpecAcceptLengthGauge, SpecAcceptRateGauge and PrefixCacheHitRateGauge
+	// are the engine's own gauges read after the window, for engines that
+	// export no counters (SGLang); nil when absent.
 	SpecAcceptLengthGauge   *float64 `json:"spec_accept_length_gauge,omitempty"`
+	SpecAcceptRateGauge     *float64 `json:"spec_accept_rate_gauge,omitempty"`
 	PrefixCacheHitRateGauge *float64 `json:"prefix_cache_hit_rate_gauge,omitempty"`
 }
 
-// AcceptanceRate is accepted / proposed draft tokens over the window; nil
-// without the counters or when nothing was drafted.
+// AcceptanceRate is accepted / proposed draft tokens over the window.
+// Without those counters it is the engine's own gauge of the same ratio
+// (SGLang's spec_accept_rate, over its latest batches), when it has one; nil
+// otherwise, and when nothing was drafted.
 func (d *ServerDelta) AcceptanceRate() *float64 {
-	if d == nil || d.SpecDraftTokens == nil || d.SpecAcceptedTokens == nil || *d.SpecDraftTokens <= 0 {
+	if d == nil {
 		return nil
 	}
-	v := *d.SpecAcceptedTokens / *d.SpecDraftTokens
-	return &v
+	if d.SpecDraftTokens != nil && d.SpecAcceptedTokens != nil {
+		if *d.SpecDraftTokens <= 0 {
+			return nil
+		}
+		v := *d.SpecAcceptedTokens / *d.SpecDraftTokens
+		return &v
+	}
+	if g := d.SpecAcceptRateGauge; g != nil && *g > 0 {
+		v := *g
+		return &v
+	}
+	return nil
 }
 
 // AcceptanceLength is vLLM's mean acceptance length: 1 + accepted tokens per

@@ -76,6 +76,34 @@ type Request struct {
 	UsageReported      bool     `json:"usage_reported"`
 	FinishReason       string   `json:"finish_reason,omitempty"`
 	Turn               int      `json:"turn,omitempty"` // multi-turn conversations: 1-based turn
+	// Reconnected: the request failed before any response byte on a
+	// kept-alive connection that had carried a request before (the server had
+	// closed it), and was sent again once on a new connection; Start and
+	// every time are from that second send.
+	Reconnected bool `json:"reconnected,omitempty"`
+	// ServerTimings is the server's own account of the request, when its
+	// stream carries one (llama.cpp's `timings`); nil otherwise.
+	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+}
+
+// ServerTimings is the per-request timing a server reports in its stream
+// (llama.cpp's `timings` object, under llama.cpp's own field names): the
+// server's view of the request, beside the client's.
+type ServerTimings struct {
+	// PromptN is the prompt tokens the server evaluated (not served from its cache).
+	PromptN int `json:"prompt_n"`
+	// PromptMs is the server's prompt-processing time, up to the first token.
+	PromptMs float64 `json:"prompt_ms"`
+	// PredictedN is the tokens the server generated.
+	PredictedN int `json:"predicted_n"`
+	// PredictedMs is the server's generation time after the first token.
+	PredictedMs float64 `json:"predicted_ms"`
+	// CacheN is the prompt tokens reused from the server's cache.
+	CacheN int `json:"cache_n"`
+	// DraftN and DraftNAccepted are the speculative-decoding draft tokens
+	// proposed and accepted for this request; 0 (omitted) without a draft model.
+	DraftN         int `json:"draft_n,omitempty"`
+	DraftNAccepted int `json:"draft_n_accepted,omitempty"`
 }
 
 // Bucket is one bar of a latency distribution: Count samples at or below UpperMs
@@ -169,9 +197,21 @@ type Point struct {
 	TTFTHist []Bucket `json:"ttft_hist,omitempty" expr:"-"`
 	ITLHist  []Bucket `json:"itl_hist,omitempty" expr:"-"`
 
+	// TTFTOverheadP50Ms and TTFTOverheadP95Ms are percentiles of client TTFT
+	// minus the server's own prompt time (llama.cpp's timings.prompt_ms) over
+	// the successes whose stream reported it: queueing, transport and client
+	// delay, which no server-side dashboard shows. Null when the engine sends
+	// no timings.
+	TTFTOverheadP50Ms *float64 `json:"ttft_overhead_p50_ms" expr:"ttft_overhead_p50_ms"`
+	TTFTOverheadP95Ms *float64 `json:"ttft_overhead_p95_ms" expr:"ttft_overhead_p95_ms"`
+
 	// --- added: failures and goodput ---
 	ErrorsByKind map[string]int    `json:"errors_by_kind" expr:"errors_by_kind"`
 	ErrorSamples map[string]string `json:"error_samples,omitempty" expr:"-"`
+	// Reconnects counts the level's requests that were sent a second time on
+	// a new connection because the server had closed the kept-alive one they
+	// were first written on (see Request.Reconnected).
+	Reconnects int `json:"reconnects" expr:"reconnects"`
 	// Goodput is the share (0..1) of requests that succeeded and met the stage's
 	// per-request SLOs; null when the stage declares none.
 	Goodput *float64 `json:"goodput" expr:"goodput"`

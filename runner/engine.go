@@ -80,7 +80,10 @@ type Engine struct {
 	mu        sync.Mutex
 	transport *http.Transport
 	client    *http.Client
+	fresh     *http.Client // one new connection per request (see worker.send)
 	idleSize  int
+
+	closedOnce sync.Once // the log line about closed keep-alive connections
 
 	calMu sync.Mutex
 	calib map[calibKey]*sizer
@@ -200,8 +203,28 @@ func (e *Engine) resize(n int) {
 		return
 	}
 	size := max(n, 64)
+	tr := e.newTransport()
+	tr.MaxIdleConnsPerHost = size + 8
+	if e.transport != nil {
+		e.transport.CloseIdleConnections()
+	}
+	e.transport = tr
+	e.client = &http.Client{Transport: tr, CheckRedirect: e.sameOriginRedirect}
+	e.idleSize = size
+	if e.fresh == nil {
+		// Re-sends after a connection the server closed (see worker.send)
+		// go out on a connection of their own, dialled for them and closed
+		// after them: a pooled one might be the next the server closed.
+		fr := e.newTransport()
+		fr.DisableKeepAlives = true
+		e.fresh = &http.Client{Transport: fr, CheckRedirect: e.sameOriginRedirect}
+	}
+}
+
+// newTransport is the endpoint's HTTP transport, without pool sizing.
+func (e *Engine) newTransport() *http.Transport {
 	connect := e.timeout.Connect.D()
-	tr := &http.Transport{
+	return &http.Transport{
 		// No proxy from the environment: a benchmark measures the endpoint,
 		// not a proxy in front of it.
 		Proxy: nil,
@@ -214,17 +237,28 @@ func (e *Engine) resize(n int) {
 		ForceAttemptHTTP2:   true,
 		// A gzip layer would delay and batch tokens; servers rarely compress
 		// SSE, but asking for it is never wanted here.
-		DisableCompression:  true,
-		MaxIdleConns:        0,
-		MaxIdleConnsPerHost: size + 8,
-		IdleConnTimeout:     90 * time.Second,
+		DisableCompression: true,
+		MaxIdleConns:       0,
+		IdleConnTimeout:    90 * time.Second,
 	}
-	if e.transport != nil {
-		e.transport.CloseIdleConnections()
-	}
-	e.transport = tr
-	e.client = &http.Client{Transport: tr, CheckRedirect: e.sameOriginRedirect}
-	e.idleSize = size
+}
+
+// clients returns the pooled keep-alive client and the one that dials a new
+// connection for every request.
+func (e *Engine) clients() (pooled, fresh *http.Client) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.client, e.fresh
+}
+
+// noteClosedKeepAlive says, once per endpoint, that the server closes
+// kept-alive connections; every request this affects is still counted in
+// its level's reconnects.
+func (e *Engine) noteClosedKeepAlive(err error) {
+	e.closedOnce.Do(func() {
+		e.log.Warn().Str("error", sample([]byte(redact.Error(err).Error()))).Msg(
+			"the server closed a kept-alive connection without saying so; requests that found their connection closed before any response are sent again once on a new connection (counted as reconnects)")
+	})
 }
 
 // sameOriginRedirect refuses a redirect that leaves the endpoint's origin:

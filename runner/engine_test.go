@@ -272,6 +272,9 @@ func TestStreamVariants(t *testing.T) {
 		{"several tokens per chunk", func(c *sim.Config) { c.TokensPerChunk = 3 }, "chat"},
 		{"completions api", func(c *sim.Config) {}, "completions"},
 		{"speculative decoding", func(c *sim.Config) { c.SpecK = 3 }, "chat"},
+		// llama-server's: a connection closed after each stream (a request
+		// on it re-sent on a new one, timed from that send), timings.
+		{"closes after each stream", func(c *sim.Config) { c.CloseAfterStream, c.LlamaTimings = true, true }, "chat"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -281,9 +284,15 @@ func TestStreamVariants(t *testing.T) {
 			e, col := newEngine(t, s.URL(), nil)
 			st := stage(10, 3)
 			st.API = tt.api
+			if cfg.CloseAfterStream {
+				st.Requests = 6 // a second wave, on the first wave's connections
+			}
 			res := runStage(t, e, synthPlan(40, ""), st)
-			if p := res.Points[0]; p.Failed != 0 || p.Completed != 3 {
+			if p := res.Points[0]; p.Failed != 0 || p.Completed != max(3, st.Requests) {
 				t.Fatalf("completed %d failed %d: %v", p.Completed, p.Failed, p.Error)
+			}
+			if p := res.Points[0]; cfg.CloseAfterStream && p.Reconnects == 0 {
+				t.Error("no request found its connection closed")
 			}
 			for _, r := range col.measured() {
 				tr := truth(t, s, r.Nonce)

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -71,13 +72,11 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.e.url(w.path), bytes.NewReader(j.body))
+	req, err := w.newRequest(rctx, j.body)
 	if err != nil {
 		fail(rec, result.ErrConnect, "building request: "+err.Error())
 		return
 	}
-	req.Header = w.e.headers.Clone()
-	req.ContentLength = int64(len(j.body))
 
 	// One watchdog per request: the first-token bound until the first token,
 	// then the idle bound. Rather than re-arming a timer at every chunk (a
@@ -113,13 +112,10 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	})
 	defer whole.Stop()
 
-	w.e.mu.Lock()
-	client := w.e.client
-	w.e.mu.Unlock()
-
-	start = time.Now()
-	rec.Start = start
-	resp, err := client.Do(req)
+	resp, err := w.send(rctx, req, j.body, rec, &start)
+	if rec.Reconnected {
+		watchdog.Reset(to.FirstToken.D()) // the first-token bound restarts with the clock
+	}
 	if err != nil {
 		kind, msg := classifyTransport(rctx, ctx, err, to.Connect.String())
 		rec.E2EMs = ms(time.Since(start))
@@ -158,6 +154,8 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 		usage              bool
 		promptTok, compTok int
 		end                time.Time
+		hasTimings         bool
+		timings            sse.Timings
 	)
 	rd.Reset(resp.Body)
 	for {
@@ -255,6 +253,9 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 				finishReason, _ = sse.Unescape(c.FinishReason)
 			}
 		}
+		if c.HasTimings {
+			hasTimings, timings = true, c.Timings
+		}
 		if c.Usage {
 			usage, promptTok, compTok = true, c.PromptTokens, c.CompletionTokens
 			if finished {
@@ -271,6 +272,9 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	rec.FinishReason = finishReason
 	rec.UsageReported = usage
 	rec.InputTokens = promptTok
+	if hasTimings {
+		rec.ServerTimings = serverTimings(&timings)
+	}
 	recordTokens(rec, start, first, firstAnswer, maxITL, chunks, reasoning)
 	// Usage is preferred: engines may put several tokens in one chunk.
 	rec.OutputTokens = chunks
@@ -280,6 +284,64 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	if rec.TTFTMs != nil && rec.OutputTokens >= 2 {
 		// The reference's formula: decode time over the tokens after the first.
 		rec.TPOTMs = result.Ptr((rec.E2EMs - *rec.TTFTMs) / float64(rec.OutputTokens-1))
+	}
+}
+
+// newRequest builds the POST of body to the worker's path, with the
+// endpoint's headers.
+func (w *worker) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.url(w.path), bytes.NewReader(body))
+	if err != nil {
+		return nil, err
+	}
+	req.Header = w.e.headers.Clone()
+	req.ContentLength = int64(len(body))
+	return req, nil
+}
+
+// send posts req and sets *start (and rec.Start) to the moment it went out.
+//
+// A server that closes a kept-alive connection without saying so
+// (llama-server does after every stream, though its headers offer
+// keep-alive) makes a request written on that connection before the client
+// saw the close fail with no response at all. Go's transport re-sends only
+// idempotent requests, and a POST is not one; so such a request, one that
+// failed before any response byte on a connection that had carried a request
+// before, is sent again here, once, on a new connection, with its clock
+// restarted (the new connection's set-up is then inside its TTFT, as it is
+// for any request on a fresh connection). A request the server answered in
+// any way, by a single response byte, is never re-sent, and neither is one
+// our own timeout or the run's interruption ended.
+func (w *worker) send(rctx context.Context, req *http.Request, body []byte, rec *result.Request, start *time.Time) (*http.Response, error) {
+	var reused, answered atomic.Bool
+	trace := &httptrace.ClientTrace{
+		GotConn:              func(c httptrace.GotConnInfo) { reused.Store(c.Reused) },
+		GotFirstResponseByte: func() { answered.Store(true) },
+	}
+	req = req.WithContext(httptrace.WithClientTrace(rctx, trace))
+	client, fresh := w.e.clients()
+	*start = time.Now()
+	rec.Start = *start
+	resp, err := client.Do(req)
+	if err == nil || !reused.Load() || answered.Load() || rctx.Err() != nil {
+		return resp, err
+	}
+	w.e.noteClosedKeepAlive(err)
+	again, berr := w.newRequest(rctx, body)
+	if berr != nil {
+		return nil, err
+	}
+	rec.Reconnected = true
+	*start = time.Now()
+	rec.Start = *start
+	return fresh.Do(again)
+}
+
+// serverTimings copies a stream's timings into the request record.
+func serverTimings(t *sse.Timings) *result.ServerTimings {
+	return &result.ServerTimings{
+		PromptN: t.PromptN, PromptMs: t.PromptMs, PredictedN: t.PredictedN, PredictedMs: t.PredictedMs,
+		CacheN: t.CacheN, DraftN: t.DraftN, DraftNAccepted: t.DraftNAccepted,
 	}
 }
 

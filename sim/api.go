@@ -316,6 +316,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 	if req.Stream {
 		st.serveStream()
+		if s.cfg.CloseAfterStream {
+			markClosed(r)
+		}
 	} else {
 		st.serveWhole()
 	}

@@ -77,6 +77,7 @@ type metrics struct {
 	cacheQueries, cacheHits     atomic.Int64
 	specDrafts, specDraftTokens atomic.Int64
 	specAccepted                atomic.Int64
+	droppedConns                atomic.Int64    // completion requests dropped unanswered (close_after_stream)
 	success                     [4]atomic.Int64 // by finishReason index
 	ttft, e2e, queue            *histogram
 }

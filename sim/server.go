@@ -30,7 +30,9 @@ import (
 	"net"
 	"net/http"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -111,7 +113,10 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	s.ln = ln
 	s.url = "http://" + ln.Addr().String() + "/v1"
 	s.srv = &http.Server{
-		Handler:           s.mux,
+		Handler: s.dropClosed(s.mux),
+		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
+			return context.WithValue(ctx, connKey{}, new(connState))
+		},
 		ReadHeaderTimeout: 10 * time.Second,
 		// Thousands of idle keep-alive streams are the point; no write timeout,
 		// since stalls and long generations are deliberate.
@@ -124,6 +129,43 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	go func() { _ = s.srv.Serve(ln) }()
 	s.stopCtx = context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
+}
+
+// connKey keys a connection's connState in its requests' contexts.
+type connKey struct{}
+
+// connState is what the simulator remembers about one client connection.
+type connState struct {
+	// closed: the connection carried a stream and close_after_stream is set,
+	// so it counts as closed by the server.
+	closed atomic.Bool
+}
+
+// markClosed records that the request's connection is to be treated as
+// closed once this response is done (close_after_stream).
+func markClosed(r *http.Request) {
+	if c, ok := r.Context().Value(connKey{}).(*connState); ok {
+		c.closed.Store(true)
+	}
+}
+
+// dropClosed wraps h: a request arriving on a connection the server counts
+// as closed (see Config.CloseAfterStream) gets no response; the connection
+// is dropped, as a request written to a connection llama-server had just
+// closed is.
+func (s *Server) dropClosed(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if c, ok := r.Context().Value(connKey{}).(*connState); ok && c.closed.Load() {
+			if strings.HasSuffix(r.URL.Path, "/completions") {
+				s.m.droppedConns.Add(1)
+			}
+			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
+				_ = conn.Close()
+			}
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // CheckLoopback refuses any listen address that is not a loopback IP, so the
@@ -409,6 +451,11 @@ type Counters struct {
 	PromptTokens, GenerationTokens            int64
 	PrefixCacheQueries, PrefixCacheHits       int64
 	SpecDrafts, SpecDraftTokens, SpecAccepted int64
+	// Dropped counts completion requests that arrived on a connection
+	// close_after_stream had closed and were dropped unanswered (other
+	// requests are dropped too, uncounted). Not in /metrics: no engine counts
+	// what it never answered.
+	Dropped int64
 }
 
 // Counters returns the current counter values.
@@ -423,6 +470,7 @@ func (s *Server) Counters() Counters {
 		SpecDrafts:         s.m.specDrafts.Load(),
 		SpecDraftTokens:    s.m.specDraftTokens.Load(),
 		SpecAccepted:       s.m.specAccepted.Load(),
+		Dropped:            s.m.droppedConns.Load(),
 	}
 }
 

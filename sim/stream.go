@@ -141,10 +141,13 @@ func (st *stream) appendChunk(b []byte, from, to int, final bool) []byte {
 		b = append(b, '"')
 		b = append(b, st.finishReason()...)
 		b = append(b, `","stop_reason":null}]`...)
+		st.sent = to // usage and timings count this chunk's tokens
 		if st.includeUsage && cfg.UsageInFinishChunk {
 			b = append(b, ',')
-			st.sent = to // usage counts this chunk's tokens
 			b = st.appendUsage(b)
+		}
+		if cfg.LlamaTimings && !st.usageChunk() {
+			b = st.appendTimings(b)
 		}
 	} else if st.chat {
 		b = append(b, "null}]"...)
@@ -165,7 +168,47 @@ func (st *stream) appendUsageChunk(b []byte) []byte {
 	b = append(b, st.meta...)
 	b = append(b, `,"choices":[],`...)
 	b = st.appendUsage(b)
+	if st.s.cfg.LlamaTimings {
+		b = st.appendTimings(b)
+	}
 	return append(b, "}\n\n"...)
+}
+
+// usageChunk reports whether usage goes in a chunk of its own after the finish chunk.
+func (st *stream) usageChunk() bool { return st.includeUsage && !st.s.cfg.UsageInFinishChunk }
+
+// appendTimings appends `,"timings":{...}` as llama-server writes it, from
+// the engine's schedule of this request.
+func (st *stream) appendTimings(b []byte) []byte {
+	sq := st.sq
+	sq.mu.Lock()
+	cached, start, drafts := sq.cached, sq.prefillStart, sq.draftTokens
+	accepted := sq.accepted
+	var first, last time.Duration
+	if n := min(st.sent, len(sq.sched)); n > 0 {
+		first, last = sq.sched[0], sq.sched[n-1]
+	}
+	sq.mu.Unlock()
+	msOf := func(b []byte, d time.Duration) []byte {
+		return strconv.AppendFloat(b, float64(d)/float64(time.Millisecond), 'f', 3, 64)
+	}
+	b = append(b, `,"timings":{"cache_n":`...)
+	b = strconv.AppendInt(b, int64(cached), 10)
+	b = append(b, `,"prompt_n":`...)
+	b = strconv.AppendInt(b, int64(sq.promptTokens-cached), 10)
+	b = append(b, `,"prompt_ms":`...)
+	b = msOf(b, max(0, first-start))
+	b = append(b, `,"predicted_n":`...)
+	b = strconv.AppendInt(b, int64(st.sent), 10)
+	b = append(b, `,"predicted_ms":`...)
+	b = msOf(b, last-first)
+	if st.s.cfg.SpecK > 0 {
+		b = append(b, `,"draft_n":`...)
+		b = strconv.AppendInt(b, int64(drafts), 10)
+		b = append(b, `,"draft_n_accepted":`...)
+		b = strconv.AppendInt(b, int64(accepted), 10)
+	}
+	return append(b, '}')
 }
 
 // flush writes the buffer, flushes the connection and stamps the tokens just
@@ -277,7 +320,7 @@ func (st *stream) pump() bool {
 			}
 		}
 		if final {
-			if st.includeUsage && !st.s.cfg.UsageInFinishChunk {
+			if st.usageChunk() {
 				st.buf = st.appendUsageChunk(st.buf)
 			}
 			st.buf = append(st.buf, "data: [DONE]\n\n"...)

@@ -1,7 +1,13 @@
 package sim
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptrace"
 	"slices"
 	"strings"
 	"sync"
@@ -262,5 +268,119 @@ func TestPrefillSharedByStep(t *testing.T) {
 	}
 	if !found {
 		t.Error("the decoding sequence got no token at the end of the shared step")
+	}
+}
+
+// TestCloseAfterStream: a connection that carried a stream counts as closed
+// (llama-server's habit): the next request on it, stream or not, is dropped
+// unanswered and unrecorded, while connections that carried only other
+// requests stay kept alive.
+func TestCloseAfterStream(t *testing.T) {
+	cfg := FastConfig()
+	cfg.CloseAfterStream = true
+	s := startSim(t, cfg)
+	tr := &http.Transport{MaxIdleConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	do := func(method, path string, body any) (reused bool, status int, err error) {
+		var rd io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			rd = bytes.NewReader(b)
+		}
+		trace := &httptrace.ClientTrace{GotConn: func(c httptrace.GotConnInfo) { reused = c.Reused }}
+		req, _ := http.NewRequestWithContext(httptrace.WithClientTrace(t.Context(), trace), method, s.URL()+path, rd)
+		resp, err := client.Do(req)
+		if err != nil {
+			return reused, 0, err
+		}
+		defer resp.Body.Close()
+		_, err = io.Copy(io.Discard, resp.Body)
+		return reused, resp.StatusCode, err
+	}
+	// Non-streamed requests keep the connection.
+	for i := range 3 {
+		reused, status, err := do(http.MethodGet, "/models", nil)
+		if err != nil || status != 200 || reused != (i > 0) {
+			t.Fatalf("GET /models #%d: reused %v, status %d, %v", i, reused, status, err)
+		}
+	}
+	stream := chatBody("["+nonce()+"] hi", 4, map[string]any{"ignore_eos": true})
+	if reused, status, err := do(http.MethodPost, "/chat/completions", stream); err != nil || status != 200 || !reused {
+		t.Fatalf("stream: reused %v, status %d, %v", reused, status, err)
+	}
+	// The next POST goes out on that connection and gets nothing back (Go
+	// does not re-send a POST by itself).
+	reused, _, err := do(http.MethodPost, "/chat/completions", chatBody("["+nonce()+"] again", 4, nil))
+	if err == nil || !reused {
+		t.Fatalf("request after the stream: reused %v, err %v; want a failure on the reused connection", reused, err)
+	}
+	// A new connection serves the next one.
+	reused, status, err := do(http.MethodPost, "/chat/completions", chatBody("["+nonce()+"] fresh", 4, nil))
+	if err != nil || status != 200 || reused {
+		t.Fatalf("on a new connection: reused %v, status %d, %v", reused, status, err)
+	}
+	if c := s.Counters(); c.Dropped != 1 {
+		t.Errorf("dropped %d requests, want 1", c.Dropped)
+	}
+	if n := len(s.Truth()); n != 2 {
+		t.Errorf("truth holds %d requests, want the 2 served streams", n)
+	}
+}
+
+// TestLlamaTimings: llama.cpp's timings object rides on the last chunk (the
+// usage chunk, or the finish chunk without a usage chunk) and agrees with the
+// engine's schedule.
+func TestLlamaTimings(t *testing.T) {
+	cfg := FastConfig()
+	cfg.LlamaTimings = true
+	cfg.SpecK = 2
+	s := startSim(t, cfg)
+	timingsOf := func(c map[string]any) map[string]float64 {
+		raw, ok := c["timings"].(map[string]any)
+		if !ok {
+			return nil
+		}
+		out := map[string]float64{}
+		for k, v := range raw {
+			out[k] = v.(float64)
+		}
+		return out
+	}
+	for _, usage := range []bool{true, false} {
+		nc := nonce()
+		body := chatBody("["+nc+"] how are the boats today", 12, map[string]any{"ignore_eos": true})
+		if !usage {
+			delete(body, "stream_options")
+		}
+		res := doStream(t, t.Context(), s, "/chat/completions", body)
+		last := res.chunks[len(res.chunks)-1]
+		for _, c := range res.chunks[:len(res.chunks)-1] {
+			if timingsOf(c) != nil {
+				t.Errorf("usage %v: timings before the last chunk: %v", usage, c)
+			}
+		}
+		tm := timingsOf(last)
+		if _, _, hasUsage := usageOf(last); tm == nil || hasUsage != usage {
+			t.Fatalf("usage %v: last chunk %v", usage, last)
+		}
+		tr, err := s.TruthByNonce(t.Context(), nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		promptMs := float64(tr.FirstToken.Sub(tr.PrefillStart)) / float64(time.Millisecond)
+		predictedMs := float64(tr.TokenScheduled[len(tr.TokenScheduled)-1].Sub(tr.FirstToken)) / float64(time.Millisecond)
+		want := map[string]float64{
+			"prompt_n": float64(tr.PromptTokens - tr.CachedTokens), "cache_n": float64(tr.CachedTokens),
+			"predicted_n": 12, "draft_n": float64(tr.SpecDraftTokens), "draft_n_accepted": float64(tr.SpecAccepted),
+		}
+		for k, v := range want {
+			if tm[k] != v {
+				t.Errorf("usage %v: timings.%s = %v, want %v", usage, k, tm[k], v)
+			}
+		}
+		if math.Abs(tm["prompt_ms"]-promptMs) > 0.001 || math.Abs(tm["predicted_ms"]-predictedMs) > 0.001 || promptMs < cfg.TTFTMs {
+			t.Errorf("usage %v: prompt_ms %v predicted_ms %v, truth %.3f and %.3f", usage, tm["prompt_ms"], tm["predicted_ms"], promptMs, predictedMs)
+		}
 	}
 }

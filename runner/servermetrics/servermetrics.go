@@ -39,16 +39,25 @@ type Names struct {
 
 // Known counter names, newest first; the first one the server exposes wins.
 // Counters appear with or without `_total` depending on the engine and the
-// Prometheus client version, so each is looked up both ways.
+// Prometheus client version (llm-d-inference-sim's vLLM names have none), so
+// each is looked up both ways.
+//
+// llama.cpp's speculative-decoding counters mean what vLLM's do: drafts
+// proposed (one per verification step that had a draft), draft tokens
+// proposed, and draft tokens accepted, so the rate and acceptance length
+// below have one definition for both.
 var (
 	knownSpecDrafts = []string{
 		"vllm:spec_decode_num_drafts",
+		"llamacpp:spec_decode_num_drafts",
 	}
 	knownSpecDraftTokens = []string{
 		"vllm:spec_decode_num_draft_tokens",
+		"llamacpp:spec_decode_num_draft_tokens",
 	}
 	knownSpecAcceptedTokens = []string{
 		"vllm:spec_decode_num_accepted_tokens",
+		"llamacpp:spec_decode_num_accepted_tokens",
 	}
 	// vLLM counts prefix-cache queries and hits in tokens. SGLang counts the
 	// prompt tokens it served from cache; with its prompt-token total that is
@@ -68,6 +77,7 @@ var (
 	// no counter gives the number. They average over the engine's recent log
 	// interval or its lifetime, not exactly the window: the closest on offer.
 	knownAcceptLengthGauges = []string{"sglang:spec_accept_length"}
+	knownAcceptRateGauges   = []string{"sglang:spec_accept_rate"}
 	knownCacheHitRateGauges = []string{"sglang:cache_hit_rate", "vllm:gpu_prefix_cache_hit_rate"}
 
 	// genericCounters are kept in Delta.Counters (by the name given here,
@@ -95,6 +105,9 @@ var (
 		"llamacpp:tokens_predicted_seconds",
 		"llamacpp:n_decode",
 		"llamacpp:n_tokens_max",
+		"llamacpp:spec_decode_num_drafts",
+		"llamacpp:spec_decode_num_draft_tokens",
+		"llamacpp:spec_decode_num_accepted_tokens",
 	}
 )
 
@@ -376,6 +389,7 @@ func Diff(before, after *Snapshot) *Delta {
 		}
 	}
 	d.SpecAcceptLengthGauge = firstValue(after, knownAcceptLengthGauges)
+	d.SpecAcceptRateGauge = firstValue(after, knownAcceptRateGauges)
 	d.PrefixCacheHitRateGauge = firstValue(after, knownCacheHitRateGauges)
 	return d
 }

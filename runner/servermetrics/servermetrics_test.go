@@ -105,6 +105,9 @@ sglang:cache_hit_rate{model_name="m"} 0.0075
 # HELP sglang:spec_accept_length The average acceptance length of speculative decoding.
 # TYPE sglang:spec_accept_length gauge
 sglang:spec_accept_length{model_name="m"} 2.4
+# HELP sglang:spec_accept_rate The average acceptance rate of speculative decoding (accepted tokens / total draft tokens in batch).
+# TYPE sglang:spec_accept_rate gauge
+sglang:spec_accept_rate{model_name="m"} 0.35
 `, prompt, cachedDevice, cachedHost)
 }
 
@@ -208,7 +211,7 @@ func TestSGLang(t *testing.T) {
 	d := window(t, Names{}, sglang(1000, 100, 0), sglang(3000, 500, 100))
 	want(t, "prefix hit rate", d.PrefixCacheHitRate(), 0.25) // (400+100)/2000
 	want(t, "acceptance length", d.AcceptanceLength(), 2.4)  // its gauge
-	want(t, "acceptance rate", d.AcceptanceRate(), nil)
+	want(t, "acceptance rate", d.AcceptanceRate(), 0.35)     // its gauge
 	if d.Counters["sglang:generation_tokens"] != 0 || d.Counters["sglang:prompt_tokens"] != 2000 {
 		t.Errorf("counters %v", d.Counters)
 	}
@@ -224,6 +227,66 @@ func TestLlamaCpp(t *testing.T) {
 	}
 	if _, ok := d.Counters["llamacpp:prompt_tokens_seconds"]; ok {
 		t.Error("a gauge was diffed as a counter")
+	}
+}
+
+// llamacppSpec is llama-server --metrics with a draft model, as this build
+// writes it (the spec counters come after the gauges; per-position
+// acceptances carry a label).
+func llamacppSpec(drafts, draftTok, accepted float64) string {
+	return llamacpp(100, 40) + fmt.Sprintf(`# HELP llamacpp:spec_decode_num_draft_tokens_total Number of draft tokens generated.
+# TYPE llamacpp:spec_decode_num_draft_tokens_total counter
+llamacpp:spec_decode_num_draft_tokens_total %v
+# HELP llamacpp:spec_decode_num_accepted_tokens_total Number of draft tokens accepted.
+# TYPE llamacpp:spec_decode_num_accepted_tokens_total counter
+llamacpp:spec_decode_num_accepted_tokens_total %v
+# HELP llamacpp:spec_decode_num_drafts_total Number of drafts generated.
+# TYPE llamacpp:spec_decode_num_drafts_total counter
+llamacpp:spec_decode_num_drafts_total %v
+# HELP llamacpp:spec_decode_num_accepted_tokens_per_pos_total Accepted tokens per draft position.
+# TYPE llamacpp:spec_decode_num_accepted_tokens_per_pos_total counter
+llamacpp:spec_decode_num_accepted_tokens_per_pos_total{position="0"} %v
+`, draftTok, accepted, drafts, drafts)
+}
+
+// TestLlamaCppSpec: llama.cpp's speculative-decoding counters give the same
+// three numbers as vLLM's, by the same definitions.
+func TestLlamaCppSpec(t *testing.T) {
+	d := window(t, Names{}, llamacppSpec(10, 29, 29), llamacppSpec(190, 556, 500))
+	want(t, "drafts", d.SpecDrafts, 180.0)
+	want(t, "draft tokens", d.SpecDraftTokens, 527.0)
+	want(t, "accepted", d.SpecAcceptedTokens, 471.0)
+	want(t, "acceptance rate", d.AcceptanceRate(), 471.0/527)
+	want(t, "acceptance length", d.AcceptanceLength(), 1+471.0/180)
+	if d.Counters["llamacpp:spec_decode_num_draft_tokens"] != 527 {
+		t.Errorf("counters %v", d.Counters)
+	}
+	// Counters present but nothing drafted (no draft model): null, not 0.
+	d = window(t, Names{}, llamacppSpec(0, 0, 0), llamacppSpec(0, 0, 0))
+	want(t, "acceptance rate", d.AcceptanceRate(), nil)
+	want(t, "acceptance length", d.AcceptanceLength(), nil)
+}
+
+// inferenceSim is llm-d-inference-sim's /metrics: vLLM's names, but its
+// prefix-cache counters carry no `_total`.
+func inferenceSim(queries, hits float64) string {
+	return fmt.Sprintf(`# HELP vllm:prefix_cache_hits Prefix cache hits, in terms of number of cached tokens.
+# TYPE vllm:prefix_cache_hits counter
+vllm:prefix_cache_hits{model_name="testmodel"} %v
+# HELP vllm:prefix_cache_queries Prefix cache queries, in terms of number of queried tokens.
+# TYPE vllm:prefix_cache_queries counter
+vllm:prefix_cache_queries{model_name="testmodel"} %v
+# HELP vllm:prompt_tokens_total Number of prefill tokens processed.
+# TYPE vllm:prompt_tokens_total counter
+vllm:prompt_tokens_total{model_name="testmodel"} %v
+`, hits, queries, queries)
+}
+
+func TestInferenceSimPrefixCache(t *testing.T) {
+	d := window(t, Names{}, inferenceSim(26, 0), inferenceSim(4026, 3000))
+	want(t, "prefix hit rate", d.PrefixCacheHitRate(), 0.75) // 3000/4000
+	if d.Counters["vllm:prefix_cache_queries"] != 4000 || d.Counters["vllm:prompt_tokens"] != 4000 {
+		t.Errorf("counters %v", d.Counters)
 	}
 }
 

@@ -33,6 +33,18 @@ type Chunk struct {
 	Error bool
 	// ErrorMessage is the raw (still escaped) error message, when one is given.
 	ErrorMessage []byte
+	// HasTimings: the chunk carries a top-level timings object (llama.cpp's
+	// per-request server timings, in its last chunk); Timings holds its
+	// fields, zero where absent.
+	HasTimings bool
+	Timings    Timings
+}
+
+// Timings is llama.cpp's per-request `timings` object: the server's own
+// prompt and generation times and token counts.
+type Timings struct {
+	PromptN, PredictedN, CacheN, DraftN, DraftNAccepted int
+	PromptMs, PredictedMs                               float64
 }
 
 // Token reports whether the chunk carries a token of any kind (what TTFT counts).
@@ -121,6 +133,8 @@ members:
 			i = choices(d, i, c)
 		case "usage":
 			i = usage(d, i, c)
+		case "timings":
+			i = timings(d, i, c)
 		case "error":
 			c.Error, c.ErrorMessage = false, nil
 			i = errorValue(d, i, c)
@@ -671,19 +685,31 @@ func delta(d []byte, i int) (content, reasoning bool, _ int) {
 	return content, reas || reasC, i
 }
 
-func usage(d []byte, i int, c *Chunk) int {
-	c.Usage, c.PromptTokens, c.CompletionTokens = false, 0, 0
+// object walks the object at i (its '{' not yet consumed), handing each
+// member's key and value index to field, which returns the index after the
+// value. ok is false when the value is not an object (it is skipped). Only
+// the rare chunks with usage or timings come here, and field does not
+// escape, so the closures cost no allocation.
+func object(d []byte, i int, field func(key []byte, i int) int) (_ int, ok bool) {
 	if d[i] != '{' {
-		return skipValue(d, i)
+		return skipValue(d, i), false
 	}
 	i++
-	c.Usage = true
 	for first := true; ; first = false {
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 || !more {
-			return i
+			return i, true
 		}
+		if i = field(key, i); i < 0 {
+			return bad, true
+		}
+	}
+}
+
+func usage(d []byte, i int, c *Chunk) int {
+	c.PromptTokens, c.CompletionTokens = 0, 0
+	i, c.Usage = object(d, i, func(key []byte, i int) int {
 		switch string(key) {
 		case "prompt_tokens":
 			c.PromptTokens, i = intOrSkip(d, i)
@@ -692,10 +718,57 @@ func usage(d []byte, i int, c *Chunk) int {
 		default:
 			i = skipValue(d, i)
 		}
-		if i < 0 {
-			return bad
+		return i
+	})
+	return i
+}
+
+// timings reads llama.cpp's timings object. Only the chunks that carry one
+// (the last of a stream) pay for it; the rest never reach this function.
+func timings(d []byte, i int, c *Chunk) int {
+	c.Timings = Timings{}
+	t := &c.Timings
+	i, c.HasTimings = object(d, i, func(key []byte, i int) int {
+		switch string(key) {
+		case "prompt_n":
+			t.PromptN, i = intOrSkip(d, i)
+		case "prompt_ms":
+			t.PromptMs, i = floatOrSkip(d, i)
+		case "predicted_n":
+			t.PredictedN, i = intOrSkip(d, i)
+		case "predicted_ms":
+			t.PredictedMs, i = floatOrSkip(d, i)
+		case "cache_n":
+			t.CacheN, i = intOrSkip(d, i)
+		case "draft_n":
+			t.DraftN, i = intOrSkip(d, i)
+		case "draft_n_accepted":
+			t.DraftNAccepted, i = intOrSkip(d, i)
+		default:
+			i = skipValue(d, i)
 		}
+		return i
+	})
+	return i
+}
+
+// floatOrSkip returns the number at i as a float64 (0 for an unparseable or
+// out-of-range one), or skips a value of another type. The number's grammar
+// is checked by number; strconv parses the checked bytes, through a string
+// conversion that does not escape and so does not allocate.
+func floatOrSkip(d []byte, i int) (float64, int) {
+	if i < len(d) && (d[i] == '-' || (d[i] >= '0' && d[i] <= '9')) {
+		start := i
+		if _, _, i = number(d, i); i < 0 {
+			return 0, bad
+		}
+		v, err := strconv.ParseFloat(string(d[start:i]), 64)
+		if err != nil {
+			return 0, i
+		}
+		return v, i
 	}
+	return 0, skipValue(d, i)
 }
 
 func errorValue(d []byte, i int, c *Chunk) int {

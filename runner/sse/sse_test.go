@@ -132,6 +132,16 @@ func TestParse(t *testing.T) {
 		{"object error", `{"object":"error","message":"bad","type":"BadRequestError","code":400}`, Chunk{Error: true, ErrorMessage: []byte("bad")}, false},
 		{"error null", `{"error":null,"choices":[]}`, Chunk{}, false},
 		{"escaped key", `{"choices":[{"delta":{"cont\u0065nt":"a"}}]}`, Chunk{Content: true}, false},
+		{"llama.cpp chat usage and timings", llamaUsageChunk,
+			Chunk{Usage: true, PromptTokens: 6, CompletionTokens: 40, HasTimings: true, Timings: Timings{
+				PromptN: 6, PromptMs: 5.417, PredictedN: 40, PredictedMs: 180.501, DraftN: 29, DraftNAccepted: 29}}, false},
+		{"llama.cpp completions finish", `{"choices":[{"text":"","index":0,"logprobs":null,"finish_reason":"length"}],"created":1796077267,"model":"tiny","object":"text_completion","usage":{"completion_tokens":3,"prompt_tokens":3,"total_tokens":6},"id":"chatcmpl-m","timings":{"cache_n":1,"prompt_n":2,"prompt_ms":2.959,"prompt_per_token_ms":1.4795,"predicted_n":3,"predicted_ms":1.129}}`,
+			Chunk{Finish: true, FinishReason: []byte("length"), Usage: true, PromptTokens: 3, CompletionTokens: 3, HasTimings: true, Timings: Timings{
+				PromptN: 2, PromptMs: 2.959, PredictedN: 3, PredictedMs: 1.129, CacheN: 1}}, false},
+		{"timings exponent and odd values", `{"timings":{"prompt_ms":1.5e3,"predicted_ms":-0,"prompt_n":"x","cache_n":null,"draft_n":{"a":[1]},"predicted_n":7}}`,
+			Chunk{HasTimings: true, Timings: Timings{PromptMs: 1500, PredictedN: 7}}, false},
+		{"timings null", `{"choices":[],"timings":null}`, Chunk{}, false},
+		{"timings bad number", `{"timings":{"prompt_ms":1.}}`, Chunk{}, true},
 		{"not json", `[DONE`, Chunk{}, true},
 		{"array", `[1,2]`, Chunk{}, true},
 		{"truncated", `{"choices":[{"delta":{"content":"a`, Chunk{}, true},
@@ -160,8 +170,13 @@ func chunkEqual(a, b Chunk) bool {
 	return a.Content == b.Content && a.Reasoning == b.Reasoning && a.Finish == b.Finish &&
 		bytes.Equal(a.FinishReason, b.FinishReason) && a.Usage == b.Usage &&
 		a.PromptTokens == b.PromptTokens && a.CompletionTokens == b.CompletionTokens &&
-		a.Error == b.Error && bytes.Equal(a.ErrorMessage, b.ErrorMessage)
+		a.Error == b.Error && bytes.Equal(a.ErrorMessage, b.ErrorMessage) &&
+		a.HasTimings == b.HasTimings && a.Timings == b.Timings
 }
+
+// llamaUsageChunk is llama-server's last chat chunk (with a draft model):
+// usage and timings after the finish chunk, with no choices.
+const llamaUsageChunk = `{"choices":[],"created":1796077347,"id":"chatcmpl-wlaLbKTvfeVWw9dsB0mEBXM7jjLe9GjZ","model":"tiny","system_fingerprint":"b0-unknown","object":"chat.completion.chunk","usage":{"completion_tokens":40,"prompt_tokens":6,"total_tokens":46,"prompt_tokens_details":{"cached_tokens":0}},"timings":{"cache_n":0,"prompt_n":6,"prompt_ms":5.417,"prompt_per_token_ms":0.9028333333333333,"prompt_per_second":1107.6241462063874,"predicted_n":40,"predicted_ms":180.501,"predicted_per_token_ms":4.512525,"predicted_per_second":221.60542046858467,"draft_n":29,"draft_n_accepted":29}}`
 
 // oracle computes the Chunk facts with encoding/json. Raw strings are
 // compared decoded, so it fills FinishReason and ErrorMessage with Parse's
@@ -191,17 +206,26 @@ func oracle(t testing.TB, data []byte) Chunk {
 			}
 		}
 	}
+	intOf := func(v any) int {
+		f, ok := v.(float64)
+		if !ok || f != float64(int64(f)) || f > 1e17 || f < -1e17 {
+			return 0
+		}
+		return int(f)
+	}
 	if u, ok := top["usage"].(map[string]any); ok {
 		c.Usage = true
-		intOf := func(v any) int {
-			f, ok := v.(float64)
-			if !ok || f != float64(int64(f)) || f > 1e17 || f < -1e17 {
-				return 0
-			}
-			return int(f)
-		}
 		c.PromptTokens = intOf(u["prompt_tokens"])
 		c.CompletionTokens = intOf(u["completion_tokens"])
+	}
+	if tm, ok := top["timings"].(map[string]any); ok {
+		floatOf := func(v any) float64 { f, _ := v.(float64); return f }
+		c.HasTimings = true
+		c.Timings = Timings{
+			PromptN: intOf(tm["prompt_n"]), PromptMs: floatOf(tm["prompt_ms"]),
+			PredictedN: intOf(tm["predicted_n"]), PredictedMs: floatOf(tm["predicted_ms"]),
+			CacheN: intOf(tm["cache_n"]), DraftN: intOf(tm["draft_n"]), DraftNAccepted: intOf(tm["draft_n_accepted"]),
+		}
 	}
 	if e, present := top["error"]; present && e != nil && e != false {
 		c.Error = true
@@ -233,7 +257,8 @@ func checkAgainstOracle(t *testing.T, data []byte) {
 	o := oracle(t, data)
 	if c.Content != o.Content || c.Reasoning != o.Reasoning || c.Finish != o.Finish ||
 		c.Usage != o.Usage || c.Error != o.Error ||
-		(o.Usage && (c.PromptTokens != o.PromptTokens || c.CompletionTokens != o.CompletionTokens)) {
+		(o.Usage && (c.PromptTokens != o.PromptTokens || c.CompletionTokens != o.CompletionTokens)) ||
+		c.HasTimings != o.HasTimings || c.Timings != o.Timings {
 		t.Fatalf("Parse(%q) = %+v, encoding/json says %+v", data, c, o)
 	}
 	if c.Finish && c.FinishReason != nil {
@@ -248,6 +273,7 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte("data:{\"choices\":[{\"delta\":{\"reasoning\":\"x\"},\"finish_reason\":\"stop\"}],\"usage\":{\"prompt_tokens\":3,\"completion_tokens\":1}}\r\n\r\n"))
 	f.Add([]byte(": ping\nevent: x\ndata: {\"error\":{\"message\":\"e\"}}\n\n"))
 	f.Add([]byte("data: {\"object\":\"error\",\"message\":\"bad\"}\ndata: {}\n\n"))
+	f.Add([]byte("data: " + llamaUsageChunk + "\n\ndata: [DONE]\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		whole, err1 := readAll(t, bytes.NewReader(in))
 		split, err2 := readAll(t, iotest.OneByteReader(bytes.NewReader(in)))
@@ -269,11 +295,13 @@ func FuzzReader(f *testing.F) {
 }
 
 func TestParseNoAlloc(t *testing.T) {
-	data := []byte(vllmChunk)
-	var c Chunk
-	allocs := testing.AllocsPerRun(100, func() { _ = Parse(data, &c) })
-	if allocs != 0 {
-		t.Fatalf("Parse allocates %.1f times per chunk", allocs)
+	for _, in := range []string{vllmChunk, llamaUsageChunk} {
+		data := []byte(in)
+		var c Chunk
+		allocs := testing.AllocsPerRun(100, func() { _ = Parse(data, &c) })
+		if allocs != 0 {
+			t.Fatalf("Parse allocates %.1f times per chunk of %.40s…", allocs, in)
+		}
 	}
 }
 

@@ -76,6 +76,22 @@ type Config struct {
 	// TokensPerChunk groups at least this many tokens per chunk (fewer chunks
 	// than tokens, as engines with stream intervals do). Default 1.
 	TokensPerChunk int `yaml:"tokens_per_chunk,omitempty" json:"tokens_per_chunk,omitempty"`
+	// CloseAfterStream closes every connection that carried a streamed
+	// response, as llama-server does although its headers offer keep-alive.
+	// llama-server closes it just after the stream, and a client that writes
+	// its next request before the close arrives gets no response at all;
+	// here that race is always lost, so it can be tested: the next request
+	// on such a connection (of any kind) is read and then dropped with the
+	// connection, unanswered and unrecorded. It needs the simulator's own
+	// listener (Start, `runner sim`, a plan's simulator block).
+	CloseAfterStream bool `yaml:"close_after_stream,omitempty" json:"close_after_stream,omitempty"`
+	// LlamaTimings adds llama.cpp's per-request `timings` object to the last
+	// chunk of each stream (the usage chunk, or the finish chunk when usage
+	// is not sent on its own): prompt_n and cache_n (uncached and cached
+	// prompt tokens), prompt_ms (from the start of the request's prefill step
+	// to its first token), predicted_n, predicted_ms (first token to last),
+	// and with speculative decoding draft_n and draft_n_accepted.
+	LlamaTimings bool `yaml:"llama_timings,omitempty" json:"llama_timings,omitempty"`
 
 	// SpecK is the speculative-decoding draft length (0 = off). Each decode step
 	// drafts SpecK tokens and emits 1 + accepted as one chunk.

@@ -1,0 +1,85 @@
+package engines
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// SimModel is the model name llm-d-inference-sim serves in these tests: not a
+// Hugging Face model, so it never looks one up.
+const SimModel = "runner-test-model"
+
+// simPackage is the simulator's main package, required by the tools module.
+const simPackage = "github.com/llm-d/llm-d-inference-sim/cmd/llm-d-inference-sim"
+
+// BuildInferenceSim builds llm-d-inference-sim from the tools module
+// root/tools/engines (which pins its version) and returns the binary. The
+// binary goes to a fixed place in the user's cache, so a later build whose
+// inputs are unchanged finds it up to date and neither compiles nor links (a
+// fraction of a second); the first build downloads the modules and compiles
+// them, minutes on a small machine. A build that cannot reach the module
+// proxy is an *UnavailableError.
+func BuildInferenceSim(ctx context.Context, root string) (string, error) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", &UnavailableError{Reason: "llm-d-inference-sim: no go command on PATH to build it"}
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	dir = filepath.Join(dir, "runner-test-engines")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	unlock, err := lockFile(filepath.Join(dir, "build.lock"))
+	if err != nil {
+		return "", err
+	}
+	defer unlock()
+	bin := filepath.Join(dir, "llm-d-inference-sim")
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, simPackage)
+	cmd.Dir = filepath.Join(root, "tools", "engines")
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		msg := strings.TrimSpace(out.String())
+		if line, ok := offline(msg); ok {
+			return "", &UnavailableError{Reason: "llm-d-inference-sim: cannot fetch its modules (no module proxy?): " + line}
+		}
+		return "", fmt.Errorf("building llm-d-inference-sim: %w\n%s", err, msg)
+	}
+	return bin, nil
+}
+
+// offline returns the line of go build's output that says the modules could
+// not be downloaded, if one does (as opposed to a compile error).
+func offline(msg string) (string, bool) {
+	for line := range strings.Lines(msg) {
+		for _, s := range []string{"dial tcp", "no such host", "GOPROXY=off", "module lookup disabled",
+			"connection refused", "i/o timeout", "TLS handshake", "network is unreachable"} {
+			if strings.Contains(line, s) {
+				return strings.TrimSpace(line), true
+			}
+		}
+	}
+	return "", false
+}
+
+// StartInferenceSim starts llm-d-inference-sim on a free port: random
+// responses, a fixed seed, the dummy tokenizer (so it never asks Hugging Face
+// about the model), no KV-event publisher, a 16384-token context and 16
+// sequences at once, then args. It binds every interface, like vLLM: send it
+// loopback traffic only (BaseURL is on 127.0.0.1). POD_IP=127.0.0.1 is set
+// for --enable-kvcache.
+func StartInferenceSim(ctx context.Context, bin string, args ...string) (*Engine, error) {
+	base := []string{"--model", SimModel, "--port", "PORT", "--mode", "random", "--seed", "7",
+		"--force-dummy-tokenizer", "--zmq-endpoint=", "--max-model-len", "16384", "--max-num-seqs", "16"}
+	return start(ctx, "llm-d-inference-sim", bin, []string{"POD_IP=127.0.0.1"}, append(base, args...))
+}

@@ -1,0 +1,53 @@
+package engines
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// LlamaModel is the model name llama-server serves (its -a alias).
+const LlamaModel = "tiny"
+
+// llamaFiles returns the llama-server binary and the tiny model under
+// root/../shared/engines.
+func llamaFiles(root string) (bin, model string, err error) {
+	dir := filepath.Join(root, "..", "shared", "engines")
+	bin = filepath.Join(dir, "llama.cpp", "llama-server")
+	model = filepath.Join(dir, "models", "tiny-llama-phi3vocab.gguf")
+	for _, f := range []string{bin, model} {
+		if _, err := os.Stat(f); err != nil {
+			return "", "", &UnavailableError{Reason: fmt.Sprintf("llama-server: %s not found (the engines live in ../shared/engines beside the repository)", f)}
+		}
+	}
+	return bin, model, nil
+}
+
+// LlamaOptions choose how llama-server runs.
+type LlamaOptions struct {
+	// Draft makes the model draft for itself (speculative decoding,
+	// --spec-type draft-simple): at temperature 0 every draft is accepted.
+	Draft bool
+}
+
+// StartLlama starts llama-server on a free loopback port with the tiny model:
+// 4 slots of 4096 tokens, Prometheus metrics on, one compute thread and 32
+// HTTP threads. One compute thread, because llama.cpp's threads spin-wait for
+// each other, so on a small shared machine two of them stall for hundreds of
+// milliseconds whenever one loses its core. 32 HTTP threads, because each
+// kept-alive connection holds one (6 by default with 4 slots): Runner opening
+// 16 connections before a level would wait out the 5 s keep-alive timeout of
+// the idle ones.
+func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, error) {
+	bin, model, err := llamaFiles(root)
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"-m", model, "--host", "127.0.0.1", "--port", "PORT", "-a", LlamaModel,
+		"-c", "16384", "-np", "4", "-t", "1", "--threads-http", "32", "--metrics", "--no-webui"}
+	if o.Draft {
+		args = append(args, "-md", model, "--spec-type", "draft-simple")
+	}
+	return start(ctx, "llama-server", bin, nil, args)
+}
