@@ -26,7 +26,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 		return nil
 	}
 	for _, c := range stage.Checks {
-		if c == nil || c.Scope == "stage" {
+		if c == nil || c.Scope == scenario.ScopeStage {
 			continue
 		}
 		for i := range res.Points {
@@ -46,7 +46,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 		}
 	}
 	for _, c := range stage.Checks {
-		if c != nil && c.Scope == "stage" {
+		if c != nil && c.Scope == scenario.ScopeStage {
 			var base []result.Point
 			if baseline != nil {
 				base = baseline.Points
@@ -119,12 +119,12 @@ func newOutcome(c *scenario.Check) result.CheckOutcome {
 	if name == "" {
 		name = c.Expr
 	}
-	return result.CheckOutcome{Name: name, Expr: c.Expr, Scope: scope, Severity: sev}
+	return result.CheckOutcome{Name: name, Expr: c.Expr, Scope: string(scope), Severity: string(sev)}
 }
 
 // failStatus is what a failing check reports: warn for severity warn.
 func failStatus(c *scenario.Check) string {
-	if c.Severity == "warn" {
+	if c.Severity == scenario.SeverityWarn {
 		return result.StatusWarn
 	}
 	return result.StatusFail

@@ -10,8 +10,8 @@ import (
 
 func check(t *testing.T, name, src, scope, severity, when string) *scenario.Check {
 	t.Helper()
-	c := &scenario.Check{Name: name, Expr: src, Scope: scope, Severity: severity, When: when}
-	prog, metrics, err := scenario.CompileCheck(src, scope)
+	c := &scenario.Check{Name: name, Expr: src, Scope: scenario.Scope(scope), Severity: scenario.Severity(severity), When: when}
+	prog, metrics, err := scenario.CompileCheck(src, scenario.Scope(scope))
 	if err != nil {
 		t.Fatalf("compile %q: %v", src, err)
 	}

@@ -91,15 +91,8 @@ type Engine struct {
 	warnings []string
 }
 
-// Default timeouts for a Target whose plan did not get ApplyDefaults.
-var defaultTimeouts = scenario.Timeouts{
-	Connect:    scenario.Duration(scenario.DefaultConnectTimeout),
-	FirstToken: scenario.Duration(scenario.DefaultFirstTokenTimeout),
-	Idle:       scenario.Duration(scenario.DefaultIdleTimeout),
-	Request:    scenario.Duration(scenario.DefaultRequestTimeout),
-}
-
-// NewEngine validates the target and builds its HTTP transport and client.
+// NewEngine builds the target's HTTP transport and client. It trusts the
+// endpoint as scenario loaded it (defaults applied).
 func NewEngine(t Target, opts Options) (*Engine, error) {
 	if t.Endpoint == nil {
 		return nil, errors.New("runner: target has no endpoint")
@@ -132,19 +125,6 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 		timeout: t.Endpoint.Timeouts,
 		nonces:  newNonceGen(),
 		calib:   map[calibKey]*sizer{},
-	}
-	if e.model == "" && t.Endpoint.Simulator != nil {
-		e.model = scenario.DefaultSimModel
-	}
-	for _, p := range []struct{ v, d *scenario.Duration }{
-		{&e.timeout.Connect, &defaultTimeouts.Connect},
-		{&e.timeout.FirstToken, &defaultTimeouts.FirstToken},
-		{&e.timeout.Idle, &defaultTimeouts.Idle},
-		{&e.timeout.Request, &defaultTimeouts.Request},
-	} {
-		if *p.v <= 0 {
-			*p.v = *p.d
-		}
 	}
 	for k, v := range t.Endpoint.Headers {
 		e.headers.Set(k, v.Reveal())

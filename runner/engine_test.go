@@ -198,7 +198,7 @@ func TestRequestBody(t *testing.T) {
 				Headers: map[string]scenario.Secret{"X-Team": "bench"},
 			})
 			st := stage(8, 2)
-			st.Mode = mode
+			st.Mode = scenario.Mode(mode)
 			st.ExtraBody = map[string]any{"top_p": 0.5, "stream": false, "stream_options": map[string]any{"continuous_usage_stats": true}}
 			res := runStage(t, e, synthPlan(32, ""), st)
 			if res.Points[0].Failed != 0 {
@@ -283,7 +283,7 @@ func TestStreamVariants(t *testing.T) {
 			s := startSim(t, cfg)
 			e, col := newEngine(t, s.URL(), nil)
 			st := stage(10, 3)
-			st.API = tt.api
+			st.API = scenario.API(tt.api)
 			if cfg.CloseAfterStream {
 				st.Requests = 6 // a second wave, on the first wave's connections
 			}
@@ -473,7 +473,7 @@ func TestCalibration(t *testing.T) {
 			e, col := newEngine(t, sp.URL+"/v1", nil)
 			for _, n := range []int{128, 1024, 3000} {
 				st := stage(2, 4)
-				st.API = tc.api
+				st.API = scenario.API(tc.api)
 				res := runStage(t, e, synthPlan(n, ""), st)
 				p := res.Points[0]
 				if p.MeanInputTokens == nil || math.Abs(*p.MeanInputTokens-float64(n)) > 0.02*float64(n) {
@@ -576,7 +576,7 @@ func TestServerMetricsAndProgress(t *testing.T) {
 	cfg.SpecK = 2
 	s := startSim(t, cfg)
 	var progress []Progress
-	e, err := NewEngine(Target{Name: "x", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.URL()},
+	e, err := NewEngine(Target{Name: "x", Endpoint: defaulted(&scenario.Endpoint{Model: "sim"}), BaseURL: s.URL()},
 		Options{OnProgress: func(p Progress) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatal(err)

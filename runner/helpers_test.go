@@ -241,6 +241,7 @@ func newEngine(t testing.TB, baseURL string, ep *scenario.Endpoint) (*Engine, *c
 		ep.Model = "sim"
 	}
 	ep.BaseURL = baseURL
+	defaulted(ep)
 	col := &collector{}
 	e, err := NewEngine(Target{Name: "test", Endpoint: ep, BaseURL: baseURL}, Options{Logger: zerolog.Nop()})
 	if err != nil {
@@ -252,6 +253,13 @@ func newEngine(t testing.TB, baseURL string, ep *scenario.Endpoint) (*Engine, *c
 		e.Close()
 	})
 	return e, col
+}
+
+// defaulted applies the plan loader's defaults to an endpoint built in code
+// (the engine trusts a loaded plan) and returns it.
+func defaulted(ep *scenario.Endpoint) *scenario.Endpoint {
+	(&scenario.Plan{Endpoints: map[string]*scenario.Endpoint{"test": ep}}).ApplyDefaults()
+	return ep
 }
 
 // collectors maps an engine built by newEngine to its collector.
@@ -273,6 +281,9 @@ func (s testSink) Request(r *result.Request) {
 
 // runStageCtx runs st on e and returns its result; err is RunStage's.
 func runStageCtx(ctx context.Context, e *Engine, plan *scenario.Plan, st *scenario.Stage) (*result.Stage, error) {
+	// The engine trusts a loaded plan; a plan built in code gets the
+	// loader's defaults here.
+	(&scenario.Plan{Prompts: plan.Prompts, Stages: []*scenario.Stage{st}}).ApplyDefaults()
 	sink := testSink{Stage: aggregate.NewStage(0)}
 	if c, ok := collectors.Load(e); ok {
 		sink.col = c.(*collector)
@@ -288,7 +299,7 @@ func runStageCtx(ctx context.Context, e *Engine, plan *scenario.Plan, st *scenar
 // synthPlan is a plan with one synthetic prompt set of the given input length.
 func synthPlan(input int, sizing string) *scenario.Plan {
 	return &scenario.Plan{Prompts: map[string]*scenario.PromptSet{
-		"p": {Synthetic: &scenario.Synthetic{InputTokens: scenario.Length{Fixed: input}, Sizing: sizing}},
+		"p": {Synthetic: &scenario.Synthetic{InputTokens: scenario.Length{Fixed: input}, Sizing: scenario.Sizing(sizing)}},
 	}}
 }
 
@@ -346,7 +357,7 @@ func benchEngine(b *testing.B, maxSeqs int) (*Engine, *remoteSim) {
 	cfg.ZeroLatency = true
 	cfg.MaxNumSeqs = maxSeqs
 	s := startRemoteSim(b, cfg)
-	e, err := NewEngine(Target{Name: "bench", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.url},
+	e, err := NewEngine(Target{Name: "bench", Endpoint: defaulted(&scenario.Endpoint{Model: "sim"}), BaseURL: s.url},
 		Options{Logger: zerolog.Nop()})
 	if err != nil {
 		b.Fatal(err)

@@ -14,10 +14,7 @@ func (e *Engine) scraper() *servermetrics.Scraper {
 	}
 	var names servermetrics.Names
 	if c := e.t.Endpoint.Counters; c != nil {
-		names = servermetrics.Names{
-			SpecDrafts: c.SpecDrafts, SpecDraftTokens: c.SpecDraftTokens, SpecAcceptedTokens: c.SpecAcceptedTokens,
-			PrefixCacheQueries: c.PrefixCacheQueries, PrefixCacheHits: c.PrefixCacheHits,
-		}
+		names = *c
 	}
 	e.mu.Lock()
 	client := e.client

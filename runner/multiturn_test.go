@@ -205,19 +205,6 @@ func TestMultiTurnOpenLoopSynthetic(t *testing.T) {
 	}
 }
 
-func TestMultiTurnNeedsChat(t *testing.T) {
-	s := startSim(t, fastSim())
-	e, _ := newEngine(t, s.URL(), nil)
-	plan := synthPlan(30, "reference")
-	plan.Prompts["p"].Turns = 2
-	st := stage(5, 1)
-	st.API = "completions"
-	_, err := runStageCtx(t.Context(), e, plan, st)
-	if err == nil || !strings.Contains(err.Error(), "chat API") {
-		t.Fatalf("error %v", err)
-	}
-}
-
 func TestReplyText(t *testing.T) {
 	stream := "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n" +
 		"data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n" +

@@ -6,13 +6,8 @@ import (
 	"math/rand/v2"
 	"sync"
 	"time"
-)
 
-// Arrival processes of open-loop levels.
-const (
-	arrivalPoisson  = "poisson"
-	arrivalConstant = "constant"
-	arrivalGamma    = "gamma"
+	"github.com/runnerbench/runner/scenario"
 )
 
 // defaultRateLevel bounds an open-loop level that names neither requests nor
@@ -29,7 +24,7 @@ const defaultRateLevel = 10 * time.Second
 type arrivals struct {
 	rng   *rand.Rand
 	rate  float64
-	kind  string
+	kind  scenario.Arrival
 	shape float64 // gamma shape k = 1/burstiness
 	i     int
 	t     float64 // seconds
@@ -37,7 +32,7 @@ type arrivals struct {
 
 // newArrivals returns the schedule generator for (seed, rate, arrival,
 // burstiness). The same inputs always give the same schedule.
-func newArrivals(seed int64, rate float64, arrival string, burstiness float64) *arrivals {
+func newArrivals(seed int64, rate float64, arrival scenario.Arrival, burstiness float64) *arrivals {
 	a := &arrivals{
 		// A stream of its own (the second PCG word), so the schedule does
 		// not share draws with the prompt and length sampling.
@@ -46,15 +41,15 @@ func newArrivals(seed int64, rate float64, arrival string, burstiness float64) *
 		kind: arrival,
 	}
 	if a.kind == "" {
-		a.kind = arrivalPoisson
+		a.kind = scenario.ArrivalPoisson
 	}
-	if a.kind == arrivalGamma {
+	if a.kind == scenario.ArrivalGamma {
 		if !(burstiness > 0) {
 			burstiness = 1
 		}
 		a.shape = 1 / burstiness
 		if burstiness == 1 {
-			a.kind = arrivalPoisson // gamma with shape 1 is the exponential
+			a.kind = scenario.ArrivalPoisson // gamma with shape 1 is the exponential
 		}
 	}
 	return a
@@ -69,9 +64,9 @@ func (a *arrivals) next() time.Duration {
 		return 0
 	}
 	switch a.kind {
-	case arrivalConstant:
+	case scenario.ArrivalConstant:
 		a.t = float64(i) / a.rate
-	case arrivalGamma:
+	case scenario.ArrivalGamma:
 		// Gamma(k, θ) with θ = 1/(rate·k): mean kθ = 1/rate, CV² = 1/k =
 		// burstiness.
 		a.t += gammaDraw(a.rng, a.shape) / (a.rate * a.shape)
@@ -112,7 +107,7 @@ func gammaDraw(r *rand.Rand, k float64) float64 {
 // burstiness), stopping after n requests (n > 0) and before offset dur
 // (dur > 0), whichever comes first. At least one of n and dur must be
 // positive; with neither it returns nil.
-func Schedule(seed int64, rate float64, arrival string, burstiness float64, n int, dur time.Duration) []time.Duration {
+func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness float64, n int, dur time.Duration) []time.Duration {
 	if !(rate > 0) || (n <= 0 && dur <= 0) {
 		return nil
 	}
@@ -139,7 +134,7 @@ func Schedule(seed int64, rate float64, arrival string, burstiness float64, n in
 // measured from the schedule.
 type openLoop struct {
 	rate       float64
-	arrival    string
+	arrival    scenario.Arrival
 	burstiness float64
 	seed       int64
 	maxConc    int

@@ -33,7 +33,7 @@ func gapStats(offs []time.Duration) (mean, cv2 float64) {
 func TestScheduleArrivals(t *testing.T) {
 	const n = 40000
 	for _, c := range []struct {
-		arrival    string
+		arrival    scenario.Arrival
 		burstiness float64
 		rate       float64
 		cv2        float64 // expected squared CV of the gaps
@@ -114,7 +114,7 @@ func TestScheduleBounds(t *testing.T) {
 }
 
 // rateStage is an open-loop stage over prompt set "p".
-func rateStage(output int, arrival string, rates ...float64) *scenario.Stage {
+func rateStage(output int, arrival scenario.Arrival, rates ...float64) *scenario.Stage {
 	return &scenario.Stage{
 		Name: "open", Prompts: "p", API: "chat", Mode: "pinned",
 		OutputTokens: scenario.Length{Fixed: output}, Rate: rates, Arrival: arrival,
@@ -286,8 +286,8 @@ func TestOpenLoopDuration(t *testing.T) {
 
 // BenchmarkSchedule is the cost of drawing one arrival.
 func BenchmarkSchedule(b *testing.B) {
-	for _, arrival := range []string{"constant", "poisson", "gamma"} {
-		b.Run(arrival, func(b *testing.B) {
+	for _, arrival := range scenario.Arrivals {
+		b.Run(string(arrival), func(b *testing.B) {
 			a := newArrivals(1, 1000, arrival, 4)
 			var last time.Duration
 			for b.Loop() {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/scenario"
 
 	"bytes"
 	"context"
@@ -129,7 +130,10 @@ func (s *sizer) words(tokens int) int {
 
 // calibKey names a calibration: tokenizers and chat templates differ by model
 // and by API, so each pair gets its own.
-type calibKey struct{ model, api string }
+type calibKey struct {
+	model string
+	api   scenario.API
+}
 
 // counter counts the tokens a prompt occupies on the server.
 type counter func(ctx context.Context, text string) (int, error)
@@ -176,10 +180,10 @@ func calibrate(ctx context.Context, count counter) (overhead, perWord float64, e
 }
 
 // tokenizeCounter counts with a vLLM-style /tokenize at the server's origin.
-func (e *Engine) tokenizeCounter(api string) counter {
+func (e *Engine) tokenizeCounter(api scenario.API) counter {
 	return func(ctx context.Context, text string) (int, error) {
 		body := map[string]any{"model": e.model}
-		if api == apiChat {
+		if api == scenario.APIChat {
 			body["messages"] = []map[string]string{{"role": "user", "content": text}}
 		} else {
 			body["prompt"] = text
@@ -198,11 +202,11 @@ func (e *Engine) tokenizeCounter(api string) counter {
 }
 
 // probeCounter counts with a one-token completion and its usage.prompt_tokens.
-func (e *Engine) probeCounter(api string) counter {
+func (e *Engine) probeCounter(api scenario.API) counter {
 	return func(ctx context.Context, text string) (int, error) {
 		body := map[string]any{"model": e.model, "max_tokens": 1, "temperature": 0, "stream": false}
 		path := "/completions"
-		if api == apiChat {
+		if api == scenario.APIChat {
 			path = "/chat/completions"
 			body["messages"] = []map[string]string{{"role": "user", "content": text}}
 		} else {
@@ -255,7 +259,7 @@ func (e *Engine) postJSON(ctx context.Context, url string, body, out any) error 
 
 // sizerFor returns the stage's prompt sizer, calibrating once per model and
 // API for the engine's lifetime (a run).
-func (e *Engine) sizerFor(ctx context.Context, api string, reference bool) (*sizer, string) {
+func (e *Engine) sizerFor(ctx context.Context, api scenario.API, reference bool) (*sizer, string) {
 	if reference {
 		return &sizer{reference: true, source: "reference"}, ""
 	}

@@ -36,7 +36,7 @@ func TestReconnectAfterServerClose(t *testing.T) {
 	s := startSim(t, cfg)
 	var logs testutil.SyncBuffer
 	col := &collector{}
-	e, err := NewEngine(Target{Name: "closer", Endpoint: &scenario.Endpoint{Model: "sim"}, BaseURL: s.URL()}, Options{
+	e, err := NewEngine(Target{Name: "closer", Endpoint: defaulted(&scenario.Endpoint{Model: "sim"}), BaseURL: s.URL()}, Options{
 		Logger: zerolog.New(&logs),
 	})
 	if err != nil {

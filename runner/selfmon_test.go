@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"github.com/runnerbench/runner/aggregate"
 	"math"
 	"runtime"
 	"sync"
@@ -9,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runnerbench/runner/aggregate"
 
 	"github.com/runnerbench/runner/sim"
 )

@@ -299,7 +299,7 @@ func TestExamplePlans(t *testing.T) {
 				if servers[st.Endpoint] == nil {
 					servers[st.Endpoint] = startSim(t, *ep.Simulator)
 				}
-				e, err := NewEngine(Target{Name: st.Endpoint, Endpoint: ep, BaseURL: servers[st.Endpoint].URL()}, Options{})
+				e, err := NewEngine(Target{Name: st.Endpoint, Endpoint: defaulted(ep), BaseURL: servers[st.Endpoint].URL()}, Options{})
 				if err != nil {
 					t.Fatal(err)
 				}

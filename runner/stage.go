@@ -12,13 +12,6 @@ import (
 	"github.com/runnerbench/runner/scenario"
 )
 
-const (
-	apiChat        = "chat"
-	apiCompletions = "completions"
-	modePinned     = "pinned"
-	modeNatural    = "natural"
-)
-
 // Warm-up requests are small, like the reference's (32 input, 8 output
 // tokens): they exist to open a connection and wake the engine, not to load it.
 // prefixTagTokens is what a "[prefix-N] " group tag costs in a typical
@@ -37,7 +30,7 @@ var reservedKeys = map[string]bool{"stream": true, "messages": true, "prompt": t
 // stagePlan is a stage compiled for sending: how to build request i's body.
 type stagePlan struct {
 	st        *scenario.Stage
-	api       string
+	api       scenario.API
 	path      string
 	pinned    bool
 	temp      float64
@@ -66,79 +59,38 @@ func (sp *stagePlan) unit() unit {
 // sweep is the stage's load shape across levels.
 func (sp *stagePlan) sweep() Sweep { return newListSweep(sp) }
 
+// compileStage prepares st for sending. It trusts the plan as scenario
+// loaded it (validated, defaults applied): nothing is checked or defaulted
+// twice.
 func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*stagePlan, []string, error) {
-	var warns []string
-	sp := &stagePlan{st: st, api: st.API, model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens, seed: 1}
-	if sp.api == "" {
-		sp.api = apiChat
+	sp := &stagePlan{
+		st: st, api: st.API, path: "/chat/completions", pinned: st.Mode == scenario.ModePinned,
+		temp: *st.Temperature, seed: *st.Seed, warmups: *st.Warmup,
+		model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens,
 	}
-	switch sp.api {
-	case apiChat:
-		sp.path = "/chat/completions"
-	case apiCompletions:
+	if sp.api == scenario.APICompletions {
 		sp.path = "/completions"
-	default:
-		return nil, nil, fmt.Errorf("stage %s: unknown api %q (chat or completions)", st.Name, sp.api)
 	}
-	switch st.Mode {
-	case "", modePinned:
-		sp.pinned = true
-	case modeNatural:
-	default:
-		return nil, nil, fmt.Errorf("stage %s: unknown mode %q (pinned or natural)", st.Name, st.Mode)
-	}
-	if st.Temperature != nil {
-		sp.temp = *st.Temperature
-	}
-	if st.Seed != nil {
-		sp.seed = *st.Seed
-	}
-	if sp.output.IsZero() {
-		sp.output = scenario.Length{Fixed: scenario.DefaultOutputTokens}
-	}
-	var ps *scenario.PromptSet
-	if plan != nil {
-		ps = plan.PromptSet(st.Prompts)
-	}
-	switch {
-	case ps == nil && st.Prompts != "":
-		return nil, nil, fmt.Errorf("stage %s: unknown prompt set %q", st.Name, st.Prompts)
-	case ps != nil && ps.Synthetic == nil:
-		if len(ps.Loaded) == 0 {
-			return nil, nil, fmt.Errorf("stage %s: prompt set %q has no prompts loaded", st.Name, st.Prompts)
-		}
-		sp.loaded = ps.Loaded
-	default:
-		sp.synthetic = true
-		if ps != nil {
-			sp.input = ps.Synthetic.InputTokens
-		}
-		if st.InputTokens != nil {
-			sp.input = *st.InputTokens
-		}
-		if sp.input.IsZero() {
-			return nil, nil, fmt.Errorf("stage %s: synthetic prompts need input_tokens", st.Name)
-		}
-		if ps != nil && ps.Synthetic.SharedPrefix != nil && ps.Synthetic.SharedPrefix.Groups > 0 && ps.Synthetic.SharedPrefix.PrefixTokens > 0 {
-			sp.shared = ps.Synthetic.SharedPrefix
-		}
-		reference := ps != nil && ps.Synthetic.Sizing == "reference"
-		s, w := e.sizerFor(ctx, sp.api, reference)
-		if w != "" {
-			warns = append(warns, w)
-		}
-		sp.sizer = s
-	}
-	sp.warmups = scenario.DefaultWarmup
-	if st.Warmup != nil {
-		sp.warmups = max(0, *st.Warmup)
-	}
-	if ps != nil && ps.Turns > 1 {
-		if sp.api != apiChat {
-			return nil, nil, fmt.Errorf("stage %s: prompt set %q has turns: %d, which needs the chat API (completions has no conversation to resend)", st.Name, st.Prompts, ps.Turns)
-		}
+	ps := plan.PromptSet(st.Prompts)
+	if ps.Turns > 1 {
 		sp.turns = ps.Turns
 	}
+	if ps.Synthetic == nil {
+		sp.loaded = ps.Loaded
+		return sp, nil, nil
+	}
+	sp.synthetic = true
+	sp.input = ps.Synthetic.InputTokens
+	if st.InputTokens != nil {
+		sp.input = *st.InputTokens
+	}
+	sp.shared = ps.Synthetic.SharedPrefix
+	var warns []string
+	s, w := e.sizerFor(ctx, sp.api, ps.Synthetic.Sizing == scenario.SizingReference)
+	if w != "" {
+		warns = append(warns, w)
+	}
+	sp.sizer = s
 	return sp, warns, nil
 }
 
@@ -220,7 +172,7 @@ func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message) er
 	} else if _, ok := sp.extra["ignore_eos"]; !ok {
 		delete(body, "ignore_eos")
 	}
-	if sp.api == apiChat {
+	if sp.api == scenario.APIChat {
 		if messages == nil {
 			messages = []scenario.Message{{Role: "user", Content: text}}
 		}
@@ -283,7 +235,7 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 			Name: e.t.Name, BaseURL: redact.URL(e.baseURL), Model: e.model,
 			Simulator: e.t.Endpoint.Simulator != nil,
 		},
-		API: st.API, Mode: st.Mode, Load: "concurrency",
+		API: string(st.API), Mode: string(st.Mode), Load: "concurrency",
 	}
 	if len(st.Rate) > 0 {
 		info.Load = "rate"
@@ -294,11 +246,7 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 		return err
 	}
 	sweep := sp.sweep()
-	info.API, info.Load = sp.api, sweep.Kind()
-	info.Mode = modeNatural
-	if sp.pinned {
-		info.Mode = modePinned
-	}
+	info.Load = sweep.Kind()
 	e.mu.Lock()
 	info.Warnings = append(append(info.Warnings, e.warnings...), warns...)
 	e.mu.Unlock()

@@ -34,7 +34,7 @@ func TestTLS(t *testing.T) {
 	run := func(tls *scenario.TLS) (*result.Stage, *collector, *Engine) {
 		ep := &scenario.Endpoint{Model: "sim", BaseURL: ts.URL + "/v1", TLS: tls}
 		col := &collector{}
-		e, err := NewEngine(Target{Name: "tls", Endpoint: ep, BaseURL: ts.URL + "/v1"}, Options{})
+		e, err := NewEngine(Target{Name: "tls", Endpoint: defaulted(ep), BaseURL: ts.URL + "/v1"}, Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -35,9 +35,9 @@ var (
 // CompileCheck compiles a check expression for its scope (level or stage), and
 // returns the program and the metric names it reads. Exported for tools that
 // build checks outside a plan file (and for tests).
-func CompileCheck(src, scope string) (*vm.Program, []string, error) {
+func CompileCheck(src string, scope Scope) (*vm.Program, []string, error) {
 	var env any = result.LevelEnv{}
-	if scope == "stage" {
+	if scope == ScopeStage {
 		env = result.StageEnv{}
 	}
 	prog, err := expr.Compile(src, expr.Env(env), expr.AsBool())
@@ -113,10 +113,10 @@ func (v *validator) compileChecks() {
 			} else {
 				c.Program, c.Metrics = prog, metrics
 			}
-			if c.When != "" && c.Scope == "level" {
-				prog, _, err := CompileCheck(c.When, "level")
+			if c.When != "" && c.Scope == ScopeLevel {
+				prog, _, err := CompileCheck(c.When, ScopeLevel)
 				if err != nil {
-					v.exprError(cp+".when", "level", err)
+					v.exprError(cp+".when", ScopeLevel, err)
 				} else {
 					c.WhenProgram = prog
 				}
@@ -127,7 +127,7 @@ func (v *validator) compileChecks() {
 
 // exprError reports a compile error at its place inside the expression, with
 // the closest metric names for an unknown one.
-func (v *validator) exprError(path, scope string, err error) {
+func (v *validator) exprError(path string, scope Scope, err error) {
 	at := v.pos(path)
 	msg := err.Error()
 	var fe *file.Error
@@ -157,14 +157,14 @@ func (v *validator) exprError(path, scope string, err error) {
 		msg = fmt.Sprintf("the expression must be true or false, but it gives %s", m[1])
 	}
 	names := metrics()
-	if scope == "stage" {
+	if scope == ScopeStage {
 		names = append([]string{"points", "baseline"}, names...)
 	} else {
 		names = append([]string{"baseline"}, names...)
 	}
 	for _, re := range []*regexp.Regexp{unknownNameRE, noFieldRE} {
 		if m := re.FindStringSubmatch(msg); m != nil {
-			if scope == "stage" && re == unknownNameRE && slices.Contains(metrics(), m[1]) {
+			if scope == ScopeStage && re == unknownNameRE && slices.Contains(metrics(), m[1]) {
 				msg += fmt.Sprintf(" (a stage-scope check sees points: write e.g. all(points, .%s ...))", m[1])
 			} else if hint := metricHint(m[1], names); hint != "" {
 				msg += hint
@@ -204,8 +204,8 @@ func (c *Check) Compile() error {
 		return fmt.Errorf("check %q: %w", c.Name, err)
 	}
 	c.Program, c.Metrics = prog, metrics
-	if c.When != "" && scope == "level" {
-		w, _, err := CompileCheck(c.When, "level")
+	if c.When != "" && scope == ScopeLevel {
+		w, _, err := CompileCheck(c.When, ScopeLevel)
 		if err != nil {
 			return fmt.Errorf("check %q: when: %w", c.Name, err)
 		}

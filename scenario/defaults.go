@@ -5,17 +5,17 @@ import "time"
 // Defaults applied by ApplyDefaults. They are documented in README.md's plan
 // reference; keep the two in step.
 const (
-	DefaultAPI          = "chat"
-	DefaultMode         = "pinned"
+	DefaultAPI          = APIChat
+	DefaultMode         = ModePinned
 	DefaultOutputTokens = 256
 	DefaultWarmup       = 1
 	DefaultSeed         = 1
-	DefaultScope        = "level"
-	DefaultSeverity     = "fail"
-	DefaultArrival      = "poisson"
+	DefaultScope        = ScopeLevel
+	DefaultSeverity     = SeverityFail
+	DefaultArrival      = ArrivalPoisson
 	DefaultSimModel     = "sim"
-	DefaultSizing       = "calibrated"
-	DefaultFormat       = "auto"
+	DefaultSizing       = SizingCalibrated
+	DefaultFormat       = FormatAuto
 	DefaultColumn       = "prompt"
 	DefaultTurns        = 1
 
@@ -73,7 +73,7 @@ func (p *Plan) ApplyDefaults() {
 		}
 		if len(s.Rate) > 0 {
 			setStr(&s.Arrival, DefaultArrival)
-			if s.Arrival == "gamma" && s.Burstiness == 0 {
+			if s.Arrival == ArrivalGamma && s.Burstiness == 0 {
 				s.Burstiness = 1
 			}
 		}
@@ -100,7 +100,7 @@ func (p *Plan) ApplyDefaults() {
 	}
 }
 
-func setStr(s *string, def string) {
+func setStr[T ~string](s *T, def T) {
 	if *s == "" {
 		*s = def
 	}

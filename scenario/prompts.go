@@ -56,14 +56,14 @@ func (v *validator) loadFile(path string, ps *PromptSet) {
 	if !ok {
 		return
 	}
-	if format == "" || format == "auto" {
+	if format == "" || format == FormatAuto {
 		switch strings.ToLower(filepath.Ext(fp)) {
 		case ".jsonl", ".ndjson":
-			format = "jsonl"
+			format = FormatJSONL
 		case ".json":
-			format = "sharegpt"
+			format = FormatShareGPT
 		case ".csv":
-			format = "csv"
+			format = FormatCSV
 		default:
 			v.errf(path+".file", "%s.file: cannot tell the format of %q from its extension: set format to jsonl, sharegpt or csv", path, ps.File)
 			return
@@ -73,11 +73,11 @@ func (v *validator) loadFile(path string, ps *PromptSet) {
 	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	fe := &fileErrs{v: v, file: fp}
 	switch format {
-	case "jsonl":
+	case FormatJSONL:
 		ps.Loaded = parseJSONL(data, fe)
-	case "sharegpt":
+	case FormatShareGPT:
 		ps.Loaded = parseShareGPT(data, fe)
-	case "csv":
+	case FormatCSV:
 		ps.Loaded = parseCSV(data, ps.Column, fe)
 	}
 	if len(ps.Loaded) == 0 && fe.n == 0 {

@@ -104,7 +104,7 @@ type PromptSet struct {
 	// optional "max_tokens"), ShareGPT JSON, or CSV.
 	File string `yaml:"file,omitempty" json:"file,omitempty"`
 	// Format of File: auto (by extension), jsonl, sharegpt or csv. Default auto.
-	Format string `yaml:"format,omitempty" json:"format,omitempty"`
+	Format Format `yaml:"format,omitempty" json:"format,omitempty"`
 	// Column names the prompt column of a CSV file. Default "prompt".
 	Column string `yaml:"column,omitempty" json:"column,omitempty"`
 	// Inline prompts, one string each.
@@ -136,7 +136,7 @@ type Synthetic struct {
 	InputTokens Length `yaml:"input_tokens" json:"input_tokens"`
 	// Sizing is how text length is chosen: calibrated (default; probe the server's tokenizer)
 	// or reference (the reference generator's tokens/0.75 words, for comparing old results).
-	Sizing string `yaml:"sizing,omitempty" json:"sizing,omitempty"`
+	Sizing Sizing `yaml:"sizing,omitempty" json:"sizing,omitempty"`
 	// SharedPrefix makes groups of prompts share a prefix, to measure prefix caching on purpose.
 	SharedPrefix *SharedPrefix `yaml:"shared_prefix,omitempty" json:"shared_prefix,omitempty"`
 }
@@ -169,9 +169,9 @@ type Stage struct {
 	// Prompts names an entry of prompts.
 	Prompts string `yaml:"prompts" json:"prompts"`
 	// API is chat (/v1/chat/completions, default) or completions (/v1/completions).
-	API string `yaml:"api,omitempty" json:"api,omitempty"`
+	API API `yaml:"api,omitempty" json:"api,omitempty"`
 	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops).
-	Mode string `yaml:"mode,omitempty" json:"mode,omitempty"`
+	Mode Mode `yaml:"mode,omitempty" json:"mode,omitempty"`
 	// InputTokens overrides the synthetic prompt set's input length for this stage.
 	InputTokens *Length `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty"`
 	// OutputTokens is max_tokens per request. Default 256.
@@ -181,7 +181,7 @@ type Stage struct {
 	// Rate levels in requests per second (open loop).
 	Rate []float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
 	// Arrival is the open-loop arrival process: poisson (default), constant or gamma.
-	Arrival string `yaml:"arrival,omitempty" json:"arrival,omitempty"`
+	Arrival Arrival `yaml:"arrival,omitempty" json:"arrival,omitempty"`
 	// Burstiness is the gamma shape's inverse: 1 is Poisson, above 1 burstier.
 	Burstiness float64 `yaml:"burstiness,omitempty" json:"burstiness,omitempty"`
 	// MaxConcurrency caps in-flight requests in open loop (0: no cap).
@@ -226,9 +226,9 @@ type Check struct {
 	// When limits a level-scope check to the levels where this expression is true.
 	When string `yaml:"when,omitempty" json:"when,omitempty"`
 	// Scope is level (default: evaluated on every level) or stage (sees points).
-	Scope string `yaml:"scope,omitempty" json:"scope,omitempty"`
+	Scope Scope `yaml:"scope,omitempty" json:"scope,omitempty"`
 	// Severity is fail (default: a failure fails the run) or warn (reported only).
-	Severity string `yaml:"severity,omitempty" json:"severity,omitempty"`
+	Severity Severity `yaml:"severity,omitempty" json:"severity,omitempty"`
 
 	// Program and WhenProgram are compiled by the loader.
 	Program     *vm.Program `yaml:"-" json:"-"`

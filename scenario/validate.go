@@ -23,17 +23,6 @@ const (
 	MaxLevels      = 1_000      // load levels per stage
 )
 
-// Allowed values of the plan's enumerations.
-var (
-	APIs       = []string{"chat", "completions"}
-	Modes      = []string{"pinned", "natural"}
-	Arrivals   = []string{"poisson", "constant", "gamma"}
-	Scopes     = []string{"level", "stage"}
-	Severities = []string{"fail", "warn"}
-	Sizings    = []string{"calibrated", "reference"}
-	Formats    = []string{"auto", "jsonl", "sharegpt", "csv"}
-)
-
 type validator struct {
 	plan  *Plan
 	probs *problems
@@ -94,11 +83,16 @@ func (v *validator) suppressed(path string) bool {
 	}
 }
 
-func (v *validator) enum(path, val string, allowed []string) {
+// enum checks that val is one of allowed (or unset).
+func enum[T ~string](v *validator, path string, val T, allowed []T) {
 	if val == "" || slices.Contains(allowed, val) {
 		return
 	}
-	v.errf(path, "%s: %q is not one of %s%s", path, val, strings.Join(allowed, ", "), didYouMean(val, allowed))
+	names := make([]string, len(allowed))
+	for i, a := range allowed {
+		names[i] = string(a)
+	}
+	v.errf(path, "%s: %q is not one of %s%s", path, val, strings.Join(names, ", "), didYouMean(string(val), names))
 }
 
 func (v *validator) validate() {
@@ -220,11 +214,11 @@ func (v *validator) promptSet(path string, ps *PromptSet) {
 	case n > 1:
 		v.errf(path, "%s: give only one of synthetic, file or inline", path)
 	}
-	v.enum(path+".format", ps.Format, Formats)
+	enum(v, path+".format", ps.Format, Formats)
 	if (ps.Format != "" || ps.Column != "") && ps.File == "" {
 		v.errf(path, "%s: format and column apply to file prompts only", path)
 	}
-	if ps.Column != "" && ps.Format != "" && ps.Format != "csv" && ps.Format != "auto" {
+	if ps.Column != "" && ps.Format != "" && ps.Format != FormatCSV && ps.Format != FormatAuto {
 		v.errf(path+".column", "%s: column applies to csv files only", path)
 	}
 	if ps.Turns < 0 || ps.Turns > MaxTurns {
@@ -244,7 +238,7 @@ func (v *validator) promptSet(path string, ps *PromptSet) {
 		} else {
 			v.length(sp+".input_tokens", syn.InputTokens)
 		}
-		v.enum(sp+".sizing", syn.Sizing, Sizings)
+		enum(v, sp+".sizing", syn.Sizing, Sizings)
 		if sh := syn.SharedPrefix; sh != nil {
 			pp := sp + ".shared_prefix"
 			if sh.Groups < 1 || sh.Groups > MaxRequests {
@@ -315,12 +309,12 @@ func (v *validator) stage(path string, s *Stage) {
 	default:
 		ps = p.Prompts[s.Prompts]
 	}
-	v.enum(path+".api", s.API, APIs)
-	if ps != nil && ps.Turns > 1 && s.API == "completions" {
+	enum(v, path+".api", s.API, APIs)
+	if ps != nil && ps.Turns > 1 && s.API == APICompletions {
 		v.errf(path+".api", "%s: prompt set %q has turns: %d, which needs api: chat (completions has no conversation history)", path, s.Prompts, ps.Turns)
 	}
-	v.enum(path+".mode", s.Mode, Modes)
-	v.enum(path+".arrival", s.Arrival, Arrivals)
+	enum(v, path+".mode", s.Mode, Modes)
+	enum(v, path+".arrival", s.Arrival, Arrivals)
 	if s.InputTokens != nil {
 		v.length(path+".input_tokens", *s.InputTokens)
 		if ps != nil && ps.Synthetic == nil {
@@ -379,7 +373,7 @@ func (v *validator) stage(path string, s *Stage) {
 		if !(s.Burstiness > 0) || math.IsInf(s.Burstiness, 0) {
 			v.errf(path+".burstiness", "%s: burstiness must be positive, got %g", path, s.Burstiness)
 		}
-		if s.Arrival != "gamma" {
+		if s.Arrival != ArrivalGamma {
 			v.errf(path+".burstiness", "%s: burstiness applies to arrival: gamma only", path)
 		}
 	}
@@ -422,9 +416,9 @@ func (v *validator) stage(path string, s *Stage) {
 		if strings.TrimSpace(c.Expr) == "" {
 			v.errf(cp+".expr", "%s: missing expr", cp)
 		}
-		v.enum(cp+".scope", c.Scope, Scopes)
-		v.enum(cp+".severity", c.Severity, Severities)
-		if c.When != "" && c.Scope == "stage" {
+		enum(v, cp+".scope", c.Scope, Scopes)
+		enum(v, cp+".severity", c.Severity, Severities)
+		if c.When != "" && c.Scope == ScopeStage {
 			v.errf(cp+".when", "%s: when applies to level-scope checks only", cp)
 		}
 		v.name(cp+".name", c.Name)

@@ -28,14 +28,13 @@ import (
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
 )
 
-// Names overrides the counter names for an engine Runner does not know (the
-// plan's endpoint.counters block). An empty name means the known defaults.
-// A name matches with or without the `_total` suffix.
-type Names struct {
-	SpecDrafts, SpecDraftTokens, SpecAcceptedTokens, PrefixCacheQueries, PrefixCacheHits string
-}
+// Names overrides the counter names for an engine Runner does not know: the
+// plan's endpoint.counters block, as the plan declares it. An empty name
+// means the known defaults. A name matches with or without `_total`.
+type Names = scenario.Counters
 
 // Known counter names, newest first; the first one the server exposes wins.
 // Counters appear with or without `_total` depending on the engine and the

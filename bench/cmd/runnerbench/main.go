@@ -234,6 +234,7 @@ func runJob(j job) (out outcome) {
 		}
 	}
 	ep := &scenario.Endpoint{Model: "sim", BaseURL: j.URL}
+	(&scenario.Plan{Endpoints: map[string]*scenario.Endpoint{"bench": ep}}).ApplyDefaults()
 	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: ep, BaseURL: j.URL},
 		runner.Options{Logger: zerolog.Nop()})
 	if err != nil {
@@ -250,6 +251,7 @@ func runJob(j job) (out outcome) {
 		OutputTokens: scenario.Length{Fixed: j.Output}, Concurrency: []int{j.Conc},
 		Requests: j.Requests, Warmup: &warm,
 	}
+	(&scenario.Plan{Prompts: plan.Prompts, Stages: []*scenario.Stage{st}}).ApplyDefaults()
 	runtime.GC()
 	debug.FreeOSMemory()
 	out.BaseRSSKiB = procStatus("VmRSS")

@@ -132,16 +132,25 @@ func addEnums(root *jsonschema.Schema) {
 			}
 		}
 	}
-	set(root.Definitions["Stage"], "api", scenario.APIs)
-	set(root.Definitions["Stage"], "mode", scenario.Modes)
-	set(root.Definitions["Stage"], "arrival", scenario.Arrivals)
-	set(root.Definitions["Check"], "scope", scenario.Scopes)
-	set(root.Definitions["Check"], "severity", scenario.Severities)
-	set(root.Definitions["Synthetic"], "sizing", scenario.Sizings)
-	set(root.Definitions["PromptSet"], "format", scenario.Formats)
+	set(root.Definitions["Stage"], "api", strs(scenario.APIs))
+	set(root.Definitions["Stage"], "mode", strs(scenario.Modes))
+	set(root.Definitions["Stage"], "arrival", strs(scenario.Arrivals))
+	set(root.Definitions["Check"], "scope", strs(scenario.Scopes))
+	set(root.Definitions["Check"], "severity", strs(scenario.Severities))
+	set(root.Definitions["Synthetic"], "sizing", strs(scenario.Sizings))
+	set(root.Definitions["PromptSet"], "format", strs(scenario.Formats))
 	if p, ok := root.Properties.Get("version"); ok {
 		p.Const = 1
 	}
+}
+
+// strs is an enumeration's values as strings.
+func strs[T ~string](vs []T) []string {
+	out := make([]string, len(vs))
+	for i, v := range vs {
+		out[i] = string(v)
+	}
+	return out
 }
 
 // nullable marks report fields that are null in JSON (pointers, and slices and

@@ -1,0 +1,81 @@
+package scenario
+
+// The plan's enumerations: typed, so the engine and the checks use the
+// plan's own values instead of declaring their own copies.
+
+// API is the OpenAI-compatible API a stage calls.
+type API string
+
+// APIs.
+const (
+	APIChat        API = "chat"        // /v1/chat/completions
+	APICompletions API = "completions" // /v1/completions
+)
+
+// Mode is how a stage's requests end.
+type Mode string
+
+// Modes.
+const (
+	ModePinned  Mode = "pinned"  // ignore_eos: every request emits exactly its max_tokens
+	ModeNatural Mode = "natural" // the model stops where it will
+)
+
+// Arrival is an open-loop stage's arrival process.
+type Arrival string
+
+// Arrival processes.
+const (
+	ArrivalPoisson  Arrival = "poisson"
+	ArrivalConstant Arrival = "constant"
+	ArrivalGamma    Arrival = "gamma"
+)
+
+// Scope is what a check sees: one level, or the whole stage.
+type Scope string
+
+// Scopes.
+const (
+	ScopeLevel Scope = "level"
+	ScopeStage Scope = "stage"
+)
+
+// Severity is what a failed check does to the run.
+type Severity string
+
+// Severities.
+const (
+	SeverityFail Severity = "fail" // fails the run
+	SeverityWarn Severity = "warn" // reported only
+)
+
+// Sizing is how synthetic prompts are sized in tokens.
+type Sizing string
+
+// Sizings.
+const (
+	SizingCalibrated Sizing = "calibrated" // probe the server's tokenizer
+	SizingReference  Sizing = "reference"  // the reference generator's tokens / 0.75 words
+)
+
+// Format is a prompt file's format.
+type Format string
+
+// Formats.
+const (
+	FormatAuto     Format = "auto" // by extension
+	FormatJSONL    Format = "jsonl"
+	FormatShareGPT Format = "sharegpt"
+	FormatCSV      Format = "csv"
+)
+
+// Allowed values of the plan's enumerations, in the order messages list them.
+var (
+	APIs       = []API{APIChat, APICompletions}
+	Modes      = []Mode{ModePinned, ModeNatural}
+	Arrivals   = []Arrival{ArrivalPoisson, ArrivalConstant, ArrivalGamma}
+	Scopes     = []Scope{ScopeLevel, ScopeStage}
+	Severities = []Severity{SeverityFail, SeverityWarn}
+	Sizings    = []Sizing{SizingCalibrated, SizingReference}
+	Formats    = []Format{FormatAuto, FormatJSONL, FormatShareGPT, FormatCSV}
+)
