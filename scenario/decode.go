@@ -93,87 +93,35 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 	for n.Kind == yaml.AliasNode && n.Alias != nil {
 		n = n.Alias
 	}
-	d.nodes++
-	switch {
-	case d.tooBig:
+	if !d.enter(n, path, depth) {
 		return
-	case d.nodes > MaxValues:
-		d.tooBig = true
-		d.probs.add(posOf(n), "plan is too large: its aliases expand to more than %d values", MaxValues)
-		return
-	case depth > maxDepth:
-		d.tooBig = true
-		d.probs.add(posOf(n), "plan is nested more than %d levels deep", maxDepth)
-		return
-	}
-	d.at[path] = posOf(n)
-	switch n.Style {
-	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
-		d.quoted[path] = true
-	case yaml.LiteralStyle, yaml.FoldedStyle:
-		d.block[path] = true
 	}
 	t := v.Type()
-	isNull := n.Kind == yaml.ScalarNode && n.Tag == "!!null"
-
-	if t.Kind() == reflect.Pointer {
-		if isNull {
-			v.Set(reflect.Zero(t))
-			return
-		}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		v.Set(reflect.Zero(t))
+		return
+	}
+	switch {
+	case t.Kind() == reflect.Pointer:
 		if v.IsNil() {
 			v.Set(reflect.New(t.Elem()))
 		}
 		d.decode(n, v.Elem(), path, depth)
-		return
-	}
-	if isNull {
-		v.Set(reflect.Zero(t))
-		return
-	}
-
-	if t == lengthType {
+	case t == lengthType:
 		d.decodeLength(n, v, path, depth)
-		return
-	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
-		if n.Kind != yaml.ScalarNode && t.Kind() == reflect.Struct {
-			// Check the keys strictly on a scratch value first: the type's own
-			// UnmarshalYAML may use n.Decode, which is not strict.
-			before := len(d.probs.list)
-			d.decodeStruct(n, reflect.New(t).Elem(), path, depth)
-			if len(d.probs.list) > before {
-				return
-			}
-		}
-		if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(n); err != nil {
-			d.fail(n, path, "%s", cleanYAMLError(err))
-		}
-		return
-	}
-	if n.Kind == yaml.ScalarNode && t.Kind() != reflect.String && reflect.PointerTo(t).Implements(textUnmarshalerType) {
+	case reflect.PointerTo(t).Implements(unmarshalerType):
+		d.decodeUnmarshaler(n, v, path, depth)
+	case n.Kind == yaml.ScalarNode && t.Kind() != reflect.String && reflect.PointerTo(t).Implements(textUnmarshalerType):
 		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
 			d.fail(n, path, "%s", err)
 		}
-		return
-	}
-
-	switch t.Kind() {
-	case reflect.Struct:
+	case t.Kind() == reflect.Struct:
 		d.decodeStruct(n, v, path, depth)
-	case reflect.Map:
+	case t.Kind() == reflect.Map:
 		d.decodeMap(n, v, path, depth)
-	case reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			d.fail(n, path, "expected a list, got %s", kindName(n))
-			return
-		}
-		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
-		for i, c := range n.Content {
-			d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
-		}
-		v.Set(s)
-	case reflect.Interface:
+	case t.Kind() == reflect.Slice:
+		d.decodeSlice(n, v, path, depth)
+	case t.Kind() == reflect.Interface:
 		var x any
 		if err := n.Decode(&x); err != nil {
 			d.fail(n, path, "%s", cleanYAMLError(err))
@@ -182,16 +130,81 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		if x != nil {
 			v.Set(reflect.ValueOf(x))
 		}
+	default:
+		d.decodeScalar(n, v, path)
+	}
+}
+
+// enter counts a value against the plan's size limits and notes where it
+// is (and how it is quoted); false means decoding stops here.
+func (d *decoder) enter(n *yaml.Node, path string, depth int) bool {
+	d.nodes++
+	switch {
+	case d.tooBig:
+		return false
+	case d.nodes > MaxValues:
+		d.tooBig = true
+		d.probs.add(posOf(n), "plan is too large: its aliases expand to more than %d values", MaxValues)
+		return false
+	case depth > maxDepth:
+		d.tooBig = true
+		d.probs.add(posOf(n), "plan is nested more than %d levels deep", maxDepth)
+		return false
+	}
+	d.at[path] = posOf(n)
+	switch n.Style {
+	case yaml.DoubleQuotedStyle, yaml.SingleQuotedStyle:
+		d.quoted[path] = true
+	case yaml.LiteralStyle, yaml.FoldedStyle:
+		d.block[path] = true
+	}
+	return true
+}
+
+// decodeUnmarshaler decodes a type with its own UnmarshalYAML, checking a
+// mapping's keys strictly first: its own method may use n.Decode, which is
+// not strict.
+func (d *decoder) decodeUnmarshaler(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if n.Kind != yaml.ScalarNode && v.Kind() == reflect.Struct {
+		before := len(d.probs.list)
+		d.decodeStruct(n, reflect.New(v.Type()).Elem(), path, depth)
+		if len(d.probs.list) > before {
+			return
+		}
+	}
+	if err := v.Addr().Interface().(yaml.Unmarshaler).UnmarshalYAML(n); err != nil {
+		d.fail(n, path, "%s", cleanYAMLError(err))
+	}
+}
+
+func (d *decoder) decodeSlice(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if n.Kind != yaml.SequenceNode {
+		d.fail(n, path, "expected a list, got %s", kindName(n))
+		return
+	}
+	s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+	for i, c := range n.Content {
+		d.decode(c, s.Index(i), fmt.Sprintf("%s[%d]", path, i), depth+1)
+	}
+	v.Set(s)
+}
+
+// decodeScalar decodes a string, bool or number, strictly by its YAML tag:
+// "8" is not a number and yes is not a bool.
+func (d *decoder) decodeScalar(n *yaml.Node, v reflect.Value, path string) {
+	bad := func(want string) { d.fail(n, path, "expected %s, got %s", want, kindName(n)) }
+	scalar := n.Kind == yaml.ScalarNode
+	switch v.Kind() {
 	case reflect.String:
-		if n.Kind != yaml.ScalarNode {
-			d.fail(n, path, "expected a string, got %s", kindName(n))
+		if !scalar {
+			bad("a string")
 			return
 		}
 		s, ok := d.expand(n, path)
 		if !ok {
 			return
 		}
-		if r, bad := controlChar(s); bad {
+		if r, isCtl := controlChar(s); isCtl {
 			// An escape sequence in a name or expression would reach the
 			// terminal and CI logs through the reports.
 			d.fail(n, path, "control character %U is not allowed (only tabs and line breaks)", r)
@@ -200,42 +213,38 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		v.SetString(s)
 	case reflect.Bool:
 		var b bool
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || n.Decode(&b) != nil {
-			d.fail(n, path, "expected true or false, got %s", kindName(n))
+		if !scalar || n.Tag != "!!bool" || n.Decode(&b) != nil {
+			bad("true or false")
 			return
 		}
 		v.SetBool(b)
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
 		var i int64
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil {
-			d.fail(n, path, "expected an integer, got %s", kindName(n))
-			return
-		}
-		if v.OverflowInt(i) {
+		if !scalar || n.Tag != "!!int" || n.Decode(&i) != nil {
+			bad("an integer")
+		} else if v.OverflowInt(i) {
 			d.fail(n, path, "%d is out of range", i)
-			return
+		} else {
+			v.SetInt(i)
 		}
-		v.SetInt(i)
 	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		var i uint64
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || n.Decode(&i) != nil {
-			d.fail(n, path, "expected a non-negative integer, got %s", kindName(n))
-			return
-		}
-		if v.OverflowUint(i) {
+		if !scalar || n.Tag != "!!int" || n.Decode(&i) != nil {
+			bad("a non-negative integer")
+		} else if v.OverflowUint(i) {
 			d.fail(n, path, "%d is out of range", i)
-			return
+		} else {
+			v.SetUint(i)
 		}
-		v.SetUint(i)
 	case reflect.Float32, reflect.Float64:
 		var f float64
-		if n.Kind != yaml.ScalarNode || (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&f) != nil {
-			d.fail(n, path, "expected a number, got %s", kindName(n))
+		if !scalar || (n.Tag != "!!int" && n.Tag != "!!float") || n.Decode(&f) != nil {
+			bad("a number")
 			return
 		}
 		v.SetFloat(f)
 	default:
-		d.fail(n, path, "unsupported field type %s", t)
+		d.fail(n, path, "unsupported field type %s", v.Type())
 	}
 }
 

@@ -287,28 +287,10 @@ func (v *validator) minMax(path string, l Length, required bool) {
 	}
 }
 
+// stage validates one stage: what it refers to, its load, its limits and
+// its checks.
 func (v *validator) stage(path string, s *Stage) {
-	p := v.plan
-	if strings.TrimSpace(s.Name) == "" {
-		v.errf(path+".name", "%s: missing name", path)
-	} else {
-		v.name(path+".name", s.Name)
-	}
-	switch {
-	case s.Endpoint == "":
-		v.errf(path+".endpoint", "%s: missing endpoint", path)
-	case p.Endpoints[s.Endpoint] == nil && !hasKey(p.Endpoints, s.Endpoint):
-		v.errf(path+".endpoint", "%s: unknown endpoint %q%s", path, s.Endpoint, refHint(s.Endpoint, slices.Sorted(maps.Keys(p.Endpoints))))
-	}
-	var ps *PromptSet
-	switch {
-	case s.Prompts == "":
-		v.errf(path+".prompts", "%s: missing prompts", path)
-	case !hasKey(p.Prompts, s.Prompts):
-		v.errf(path+".prompts", "%s: unknown prompt set %q%s", path, s.Prompts, refHint(s.Prompts, slices.Sorted(maps.Keys(p.Prompts))))
-	default:
-		ps = p.Prompts[s.Prompts]
-	}
+	ps := v.stageRefs(path, s)
 	enum(v, path+".api", s.API, APIs)
 	if ps != nil && ps.Turns > 1 && s.API == APICompletions {
 		v.errf(path+".api", "%s: prompt set %q has turns: %d, which needs api: chat (completions has no conversation history)", path, s.Prompts, ps.Turns)
@@ -324,7 +306,40 @@ func (v *validator) stage(path string, s *Stage) {
 	if v.has(path+".output_tokens") || !s.OutputTokens.IsZero() {
 		v.length(path+".output_tokens", s.OutputTokens)
 	}
+	v.stageLoad(path, s)
+	v.stageLimits(path, s)
+	v.stageChecks(path, s)
+}
 
+// stageRefs checks the stage's name and the endpoint and prompt set it
+// names, and returns the prompt set (nil when unknown).
+func (v *validator) stageRefs(path string, s *Stage) *PromptSet {
+	p := v.plan
+	if strings.TrimSpace(s.Name) == "" {
+		v.errf(path+".name", "%s: missing name", path)
+	} else {
+		v.name(path+".name", s.Name)
+	}
+	switch {
+	case s.Endpoint == "":
+		v.errf(path+".endpoint", "%s: missing endpoint", path)
+	case p.Endpoints[s.Endpoint] == nil && !hasKey(p.Endpoints, s.Endpoint):
+		v.errf(path+".endpoint", "%s: unknown endpoint %q%s", path, s.Endpoint, refHint(s.Endpoint, slices.Sorted(maps.Keys(p.Endpoints))))
+	}
+	switch {
+	case s.Prompts == "":
+		v.errf(path+".prompts", "%s: missing prompts", path)
+	case !hasKey(p.Prompts, s.Prompts):
+		v.errf(path+".prompts", "%s: unknown prompt set %q%s", path, s.Prompts, refHint(s.Prompts, slices.Sorted(maps.Keys(p.Prompts))))
+	default:
+		return p.Prompts[s.Prompts]
+	}
+	return nil
+}
+
+// stageLoad checks the load shape: exactly one of concurrency and rate, the
+// levels, and the settings that go with each.
+func (v *validator) stageLoad(path string, s *Stage) {
 	hasC, hasR := v.has(path+".concurrency"), v.has(path+".rate")
 	switch {
 	case hasC && hasR:
@@ -333,18 +348,8 @@ func (v *validator) stage(path string, s *Stage) {
 		v.errf(path, "%s: needs concurrency: [...] (closed loop) or rate: [...] (open loop)", path)
 	}
 	if hasC {
-		if len(s.Concurrency) == 0 {
-			v.errf(path+".concurrency", "%s: concurrency list is empty", path)
-		}
-		if len(s.Concurrency) > MaxLevels {
-			v.errf(path+".concurrency", "%s: more than %d levels", path, MaxLevels)
-		}
-		for i, c := range s.Concurrency {
-			if c < 1 || c > MaxConcurrency {
-				ip := fmt.Sprintf("%s.concurrency[%d]", path, i)
-				v.errf(ip, "%s: concurrency must be between 1 and %d, got %d", ip, MaxConcurrency, c)
-			}
-		}
+		levelList(v, path+".concurrency", "concurrency", s.Concurrency, func(c int) bool { return c >= 1 && c <= MaxConcurrency },
+			fmt.Sprintf("must be between 1 and %d", MaxConcurrency))
 		if s.Arrival != "" {
 			v.errf(path+".arrival", "%s: arrival applies to rate (open-loop) stages only", path)
 		}
@@ -353,20 +358,13 @@ func (v *validator) stage(path string, s *Stage) {
 		}
 	}
 	if hasR {
-		if len(s.Rate) == 0 {
-			v.errf(path+".rate", "%s: rate list is empty", path)
-		}
-		if len(s.Rate) > MaxLevels {
-			v.errf(path+".rate", "%s: more than %d levels", path, MaxLevels)
-		}
-		for i, r := range s.Rate {
-			if !(r > 0) || r > MaxRate || math.IsInf(r, 0) {
-				ip := fmt.Sprintf("%s.rate[%d]", path, i)
-				v.errf(ip, "%s: rate must be above 0 and at most %g requests/s, got %g", ip, MaxRate, r)
-			}
-		}
+		levelList(v, path+".rate", "rate", s.Rate, func(r float64) bool { return r > 0 && r <= MaxRate && !math.IsInf(r, 0) },
+			fmt.Sprintf("must be above 0 and at most %g requests/s", MaxRate))
 		if s.Ramp != 0 {
 			v.errf(path+".ramp", "%s: ramp applies to concurrency (closed-loop) stages only", path)
+		}
+		if s.Requests == 0 && s.Duration == 0 {
+			v.errf(path, "%s: a rate stage needs requests or duration, to know when a level ends", path)
 		}
 	}
 	if s.Burstiness != 0 {
@@ -377,6 +375,26 @@ func (v *validator) stage(path string, s *Stage) {
 			v.errf(path+".burstiness", "%s: burstiness applies to arrival: gamma only", path)
 		}
 	}
+}
+
+// levelList checks a list of levels: not empty, not too long, each one ok.
+func levelList[T int | float64](v *validator, path, what string, levels []T, ok func(T) bool, rule string) {
+	if len(levels) == 0 {
+		v.errf(path, "%s: %s list is empty", strings.TrimSuffix(path, "."+what), what)
+	}
+	if len(levels) > MaxLevels {
+		v.errf(path, "%s: more than %d levels", strings.TrimSuffix(path, "."+what), MaxLevels)
+	}
+	for i, l := range levels {
+		if !ok(l) {
+			ip := fmt.Sprintf("%s[%d]", path, i)
+			v.errf(ip, "%s: %s %s, got %v", ip, what, rule, l)
+		}
+	}
+}
+
+// stageLimits checks the stage's numbers against their limits.
+func (v *validator) stageLimits(path string, s *Stage) {
 	if s.MaxConcurrency < 0 || s.MaxConcurrency > MaxConcurrency {
 		v.errf(path+".max_concurrency", "%s: max_concurrency must be between 0 and %d, got %d", path, MaxConcurrency, s.MaxConcurrency)
 	}
@@ -387,9 +405,6 @@ func (v *validator) stage(path string, s *Stage) {
 	}
 	v.nonNegDur(path+".duration", s.Duration)
 	v.nonNegDur(path+".ramp", s.Ramp)
-	if hasR && s.Requests == 0 && s.Duration == 0 {
-		v.errf(path, "%s: a rate stage needs requests or duration, to know when a level ends", path)
-	}
 	if s.Warmup != nil && (*s.Warmup < 0 || *s.Warmup > MaxWarmup) {
 		v.errf(path+".warmup", "%s: warmup must be between 0 and %d, got %d", path, MaxWarmup, *s.Warmup)
 	}
@@ -406,6 +421,10 @@ func (v *validator) stage(path string, s *Stage) {
 			v.errf(path+".slo", "%s.slo: set at least one of ttft_ms, tpot_ms, e2e_ms", path)
 		}
 	}
+}
+
+// stageChecks checks each check's fields and that names are unique.
+func (v *validator) stageChecks(path string, s *Stage) {
 	checkNames := map[string]int{}
 	for i, c := range s.Checks {
 		cp := fmt.Sprintf("%s.checks[%d]", path, i)
@@ -426,16 +445,17 @@ func (v *validator) stage(path string, s *Stage) {
 		if name == "" {
 			name = c.Expr
 		}
-		if name != "" {
-			if j, dup := checkNames[name]; dup {
-				at := cp + ".name"
-				if c.Name == "" {
-					at = cp + ".expr"
-				}
-				v.errf(at, "%s: duplicate check name %q (also checks[%d])", cp, name, j)
-			} else {
-				checkNames[name] = i
+		if name == "" {
+			continue
+		}
+		if j, dup := checkNames[name]; dup {
+			at := cp + ".name"
+			if c.Name == "" {
+				at = cp + ".expr"
 			}
+			v.errf(at, "%s: duplicate check name %q (also checks[%d])", cp, name, j)
+		} else {
+			checkNames[name] = i
 		}
 	}
 }
