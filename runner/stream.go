@@ -1,0 +1,221 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/sse"
+)
+
+// streamClock times a stream's token chunks: one clock read per chunk, and
+// every duration taken from the request's own start.
+type streamClock struct {
+	start, first, last, firstAnswer time.Time
+	maxITL                          time.Duration
+	chunks, reasoning               int
+}
+
+// token notes a chunk carrying content or reasoning that arrived at now. It
+// returns the gap since the previous token chunk (0 for the first).
+func (c *streamClock) token(now time.Time, content, reasoning bool) (gap time.Duration) {
+	if c.chunks == 0 {
+		c.first = now
+	} else {
+		gap = now.Sub(c.last)
+		c.maxITL = max(c.maxITL, gap)
+	}
+	if content && c.firstAnswer.IsZero() {
+		c.firstAnswer = now
+	}
+	if reasoning && !content {
+		c.reasoning++
+	}
+	c.last = now
+	c.chunks++
+	return gap
+}
+
+// record fills the timing fields that do not depend on success.
+func (c *streamClock) record(rec *result.Request) {
+	rec.Chunks = c.chunks
+	rec.ReasoningChunks = c.reasoning
+	if c.chunks == 0 {
+		return
+	}
+	rec.TTFTMs = result.Ptr(ms(c.first.Sub(c.start)))
+	if !c.firstAnswer.IsZero() && !c.firstAnswer.Equal(c.first) {
+		rec.TTFATMs = result.Ptr(ms(c.firstAnswer.Sub(c.start)))
+	}
+	if c.chunks > 1 {
+		rec.MaxITLMs = result.Ptr(ms(c.maxITL))
+	}
+}
+
+// streamEnd is what a stream says about how it ends: its finish, its usage,
+// its server timings, [DONE].
+type streamEnd struct {
+	finished, sawDone  bool
+	finishReason       string
+	finishAt           time.Time // when the finish (or a later usage) chunk arrived
+	end                time.Time // the end of the stream, as E2E counts it
+	usage              bool
+	promptTok, compTok int
+	hasTimings         bool
+	timings            sse.Timings
+}
+
+// note takes the end-of-stream fields of chunk c, which arrived at now
+// (zero when it carried no token: then the clock is read only if needed).
+func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
+	if c.Finish {
+		s.finished = true
+		if now.IsZero() {
+			now = time.Now() // a finish chunk without a token
+		}
+		s.finishAt = now
+		if c.FinishReason != nil {
+			// Copy: the chunk's bytes are reused by the next read.
+			s.finishReason, _ = sse.Unescape(c.FinishReason)
+		}
+	}
+	if c.HasTimings {
+		s.hasTimings, s.timings = true, c.Timings
+	}
+	if c.Usage {
+		s.usage, s.promptTok, s.compTok = true, c.PromptTokens, c.CompletionTokens
+		if s.finished {
+			if now.IsZero() {
+				now = time.Now()
+			}
+			s.finishAt = now
+		}
+	}
+}
+
+// read reads the stream of a 200 event-stream response into rec: every
+// chunk timed, the stream's end judged. A stream that does not complete (a
+// finish_reason or [DONE]) is a failure with its reason. Token gaps go
+// straight into the worker's batch; nothing is stored per chunk.
+func (w *worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog) {
+	clk := streamClock{start: wd.start}
+	var st streamEnd
+	rd, c := w.rd, &w.chunk
+	rd.Reset(body)
+	for {
+		data, err := rd.Next()
+		if err != nil {
+			if st.sawDone {
+				break // end was taken at [DONE]; how the drain ended does not matter
+			}
+			if !st.endOfBody(err) {
+				failRead(ctx, rctx, rec, &clk, err)
+				return
+			}
+			break
+		}
+		if st.sawDone {
+			continue // drain to EOF so the connection goes back to the pool
+		}
+		if string(data) == "[DONE]" {
+			st.sawDone, st.end = true, time.Now()
+			// Read on to EOF so the connection goes back to the pool, but
+			// do not wait long for a server that keeps the stream open.
+			wd.draining()
+			continue
+		}
+		if !w.chunkOK(data, rec, &clk) {
+			return
+		}
+		var now time.Time // read at most once per chunk
+		if c.Content || c.Reasoning {
+			now = time.Now() // the one clock read per token chunk
+			gap := clk.token(now, c.Content, c.Reasoning)
+			wd.token(now, clk.chunks == 1)
+			if clk.chunks > 1 && w.itl != nil {
+				w.itl.add(gap)
+			}
+		}
+		st.note(c, now)
+	}
+	succeed(rec, &clk, &st)
+}
+
+// endOfBody judges a read error that ends the body before [DONE]: true when
+// the stream had already finished (a finish_reason completes it), false when
+// it is a failure. A clean EOF after the finish ends the stream now; a cut or
+// stall after it must not stretch its E2E.
+func (s *streamEnd) endOfBody(err error) bool {
+	s.end = time.Now()
+	if !s.finished {
+		return false
+	}
+	if err != io.EOF {
+		s.end = s.finishAt
+	}
+	return true
+}
+
+// failRead records a stream that ended before it completed.
+func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, err error) {
+	rec.E2EMs = ms(time.Since(clk.start))
+	switch {
+	case err == io.EOF:
+		fail(rec, result.ErrTruncated, fmt.Sprintf("stream ended without finish_reason or [DONE] after %d chunks", clk.chunks))
+	case errors.Is(err, sse.ErrLineTooLong):
+		fail(rec, result.ErrMalformed, "stream line longer than the reader's limit")
+	default:
+		kind, msg := classifyRead(rctx, ctx, err, clk.chunks)
+		fail(rec, kind, msg)
+	}
+	clk.record(rec)
+}
+
+// chunkOK parses one data line into the worker's chunk; an unparseable
+// chunk or an error object inside the stream fails the request (false).
+func (w *worker) chunkOK(data []byte, rec *result.Request, clk *streamClock) bool {
+	c := &w.chunk
+	if err := sse.Parse(data, c); err != nil {
+		rec.E2EMs = ms(time.Since(clk.start))
+		fail(rec, result.ErrMalformed, "unparseable chunk: "+sample(data))
+		clk.record(rec)
+		return false
+	}
+	if c.Error {
+		rec.E2EMs = ms(time.Since(clk.start))
+		msg := "error in stream"
+		if c.ErrorMessage != nil {
+			m, _ := sse.Unescape(c.ErrorMessage)
+			msg = sample([]byte(m))
+		}
+		fail(rec, result.ErrServer, msg)
+		clk.record(rec)
+		return false
+	}
+	return true
+}
+
+// succeed records a completed stream.
+func succeed(rec *result.Request, clk *streamClock, st *streamEnd) {
+	rec.OK = true
+	rec.E2EMs = ms(st.end.Sub(clk.start))
+	rec.FinishReason = st.finishReason
+	rec.UsageReported = st.usage
+	rec.InputTokens = st.promptTok
+	if st.hasTimings {
+		rec.ServerTimings = serverTimings(&st.timings)
+	}
+	clk.record(rec)
+	// Usage is preferred: engines may put several tokens in one chunk.
+	rec.OutputTokens = clk.chunks
+	if st.usage && st.compTok > 0 {
+		rec.OutputTokens = st.compTok
+	}
+	if rec.TTFTMs != nil && rec.OutputTokens >= 2 {
+		// The reference's formula: decode time over the tokens after the first.
+		rec.TPOTMs = result.Ptr((rec.E2EMs - *rec.TTFTMs) / float64(rec.OutputTokens-1))
+	}
+}
