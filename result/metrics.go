@@ -273,6 +273,8 @@ func latencyFamily(family, title, what string, kind Kind, better Better, stats [
 // allStats is the statistic set every latency family reports.
 var allStats = []string{"p50", "p90", "p95", "p99", "mean", "max"}
 
+// catalogueEntries is the catalogue's data: a table, longer than a function
+// usually is here because each row says one metric once.
 func catalogueEntries() []Metric {
 	ms := []Metric{
 		// --- the reference generator's metrics ---

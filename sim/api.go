@@ -199,14 +199,69 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	if !ok {
 		return
 	}
-	if req.N != nil && *req.N != 1 {
-		writeError(w, http.StatusBadRequest, "BadRequestError", "the simulator supports only n = 1")
+	pi, maxTokens, ok := s.checkRequest(w, &req, chat)
+	if !ok {
 		return
 	}
-	text, idCount, err := promptText(&req, chat)
+	// Arrival index, random draws and the engine's FIFO queue are taken in
+	// one critical section, so arrival order is queue order and a rerun with
+	// the same arrival order draws the same lengths, faults and acceptances.
+	s.arrMu.Lock()
+	a := s.arrive(&req, pi, maxTokens, chat)
+	t := &a.rec.t
+	if s.serveFault(w, a.rec, a.fault) { // unlocks arrMu
+		return
+	}
+	sq := &seq{
+		promptTokens: pi.tokens,
+		blockHashes:  pi.blockHashes,
+		outputTokens: t.TargetTokens,
+		arrival:      a.arrival,
+		rng:          a.rng,
+		notify:       make(chan struct{}, 1),
+		// Sized up front (bounded) so the hot path does not grow slices per token.
+		sched:    make([]time.Duration, 0, min(t.TargetTokens, 4096)),
+		stepEnds: make([]int32, 0, min(t.TargetTokens, 4096)),
+	}
+	ok = s.eng.submit(sq)
+	s.arrMu.Unlock()
+	if !ok {
+		t.Status = http.StatusServiceUnavailable
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "simulator is shutting down")
+		t.End = time.Now()
+		s.finish(a.rec)
+		return
+	}
+	st := &stream{
+		s: s, w: w, r: r, rec: a.rec, sq: sq, chat: chat, id: a.id,
+		created:      time.Now().Unix(),
+		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
+	}
+	if chat {
+		st.reasoning = min(s.cfg.ReasoningTokens, t.TargetTokens)
+	}
+	if req.Stream {
+		st.serveStream()
+		if s.cfg.CloseAfterStream {
+			markClosed(r)
+		}
+	} else {
+		st.serveWhole()
+	}
+}
+
+// checkRequest refuses what vLLM refuses (n != 1, max_tokens < 1, a prompt
+// and completion past the context length) with a 400, and returns the
+// prompt's analysis and the request's max_tokens.
+func (s *Server) checkRequest(w http.ResponseWriter, req *apiRequest, chat bool) (promptInfo, int, bool) {
+	if req.N != nil && *req.N != 1 {
+		writeError(w, http.StatusBadRequest, "BadRequestError", "the simulator supports only n = 1")
+		return promptInfo{}, 0, false
+	}
+	text, idCount, err := promptText(req, chat)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
-		return
+		return promptInfo{}, 0, false
 	}
 	maxTokens := s.cfg.DefaultMaxTokens
 	if req.MaxCompletionTokens != nil {
@@ -217,42 +272,47 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	}
 	if maxTokens < 1 {
 		writeError(w, http.StatusBadRequest, "BadRequestError", "max_tokens must be at least 1, got "+strconv.Itoa(maxTokens))
-		return
+		return promptInfo{}, 0, false
 	}
 	pi := analyzePrompt(text, idCount, s.cfg.BlockSize)
 	if pi.tokens+maxTokens > s.cfg.MaxModelLen {
 		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).",
 			s.cfg.MaxModelLen, pi.tokens+maxTokens, pi.tokens, maxTokens))
-		return
+		return promptInfo{}, 0, false
 	}
+	return pi, maxTokens, true
+}
 
-	// Arrival index, random draws and the engine's FIFO queue are taken in
-	// one critical section, so arrival order is queue order and a rerun with
-	// the same arrival order draws the same lengths, faults and acceptances.
-	s.arrMu.Lock()
+// arrival is a request as registered: its record and its random draws.
+type arrival struct {
+	rec     *record
+	id      string
+	arrival time.Duration
+	rng     *rand.Rand
+	fault   Fault
+}
+
+// arrive registers a request (under arrMu): its arrival index, its own
+// generator seeded by (seed, arrival index), so the same arrival order gives
+// the same lengths, faults and acceptances however requests are batched,
+// and its ground-truth record.
+func (s *Server) arrive(req *apiRequest, pi promptInfo, maxTokens int, chat bool) arrival {
 	rec, idx := s.register(pi.nonce)
-	arrival := time.Since(s.epoch)
-	// One generator per request, seeded by (seed, arrival index): the same
-	// arrival order gives the same lengths, faults and acceptances however the
-	// requests end up batched together.
-	rng := rand.New(rand.NewPCG(uint64(s.cfg.Seed), uint64(idx)))
-	fault := drawFault(s.cfg.Faults, rng.Float64())
+	a := arrival{rec: rec, arrival: time.Since(s.epoch), rng: rand.New(rand.NewPCG(uint64(s.cfg.Seed), uint64(idx)))}
+	a.fault = drawFault(s.cfg.Faults, a.rng.Float64())
 	target := maxTokens
 	if !req.IgnoreEOS {
-		target = naturalLength(rng, s.cfg.OutputMean, s.cfg.OutputStdev, maxTokens)
+		target = naturalLength(a.rng, s.cfg.OutputMean, s.cfg.OutputStdev, maxTokens)
 	}
-	prefix := "cmpl-"
+	prefix, endpoint := "cmpl-", "completions"
 	if chat {
-		prefix = "chatcmpl-"
+		prefix, endpoint = "chatcmpl-", "chat"
 	}
-	id := prefix + fmt.Sprintf("%016x", splitmix(uint64(s.cfg.Seed)<<32^uint64(idx)))
-	s.setID(rec, id)
+	a.id = prefix + fmt.Sprintf("%016x", splitmix(uint64(s.cfg.Seed)<<32^uint64(idx)))
+	s.setID(rec, a.id)
 	t := &rec.t
-	t.Endpoint = "completions"
-	if chat {
-		t.Endpoint = "chat"
-	}
+	t.Endpoint = endpoint
 	t.Nonce = pi.nonce
 	t.Stream = req.Stream
 	t.PromptTokens = pi.tokens
@@ -260,9 +320,16 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	t.MaxTokens = maxTokens
 	t.IgnoreEOS = req.IgnoreEOS
 	t.TargetTokens = target
-	t.Fault = fault
-	t.Arrival = s.at(arrival)
+	t.Fault = a.fault
+	t.Arrival = s.at(a.arrival)
+	return a
+}
 
+// serveFault answers a request whose fault strikes before any stream (an
+// HTTP error, a proxy's HTML page): it unlocks arrMu and returns true. Other
+// requests are left to the caller, arrMu still held.
+func (s *Server) serveFault(w http.ResponseWriter, rec *record, fault Fault) bool {
+	t := &rec.t
 	switch fault {
 	case FaultHTTP429, FaultHTTP500, FaultHTTP503:
 		s.arrMu.Unlock()
@@ -271,9 +338,6 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		t.Status = code
 		s.beginFinish(rec)
 		writeError(w, code, typ, "simulated "+http.StatusText(code))
-		t.End = time.Now()
-		s.finish(rec)
-		return
 	case FaultHTML:
 		s.arrMu.Unlock()
 		t.Status = http.StatusOK
@@ -281,47 +345,12 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusOK)
 		_, _ = w.Write([]byte("<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1><p>simulated proxy error page</p></body></html>\n"))
-		t.End = time.Now()
-		s.finish(rec)
-		return
+	default:
+		return false
 	}
-
-	sq := &seq{
-		promptTokens: pi.tokens,
-		blockHashes:  pi.blockHashes,
-		outputTokens: target,
-		arrival:      arrival,
-		rng:          rng,
-		notify:       make(chan struct{}, 1),
-		// Sized up front (bounded) so the hot path does not grow slices per token.
-		sched:    make([]time.Duration, 0, min(target, 4096)),
-		stepEnds: make([]int32, 0, min(target, 4096)),
-	}
-	ok = s.eng.submit(sq)
-	s.arrMu.Unlock()
-	if !ok {
-		t.Status = http.StatusServiceUnavailable
-		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "simulator is shutting down")
-		t.End = time.Now()
-		s.finish(rec)
-		return
-	}
-	st := &stream{
-		s: s, w: w, r: r, rec: rec, sq: sq, chat: chat, id: id,
-		created:      time.Now().Unix(),
-		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
-	}
-	if chat {
-		st.reasoning = min(s.cfg.ReasoningTokens, target)
-	}
-	if req.Stream {
-		st.serveStream()
-		if s.cfg.CloseAfterStream {
-			markClosed(r)
-		}
-	} else {
-		st.serveWhole()
-	}
+	t.End = time.Now()
+	s.finish(rec)
+	return true
 }
 
 func readBody(w http.ResponseWriter, r *http.Request) ([]byte, error) {

@@ -129,42 +129,12 @@ func (e *engine) loop() {
 		timer     = time.NewTimer(time.Hour)
 	)
 	timer.Stop()
-	zero := e.cfg.ZeroLatency
-	ttft, perTok := ms(e.cfg.TTFTMs), e.cfg.PrefillMsPerToken
-	itl, perSeq := ms(e.cfg.ITLMs), ms(e.cfg.ITLMsPerSeq)
 	idle := true
 	for {
-		// Admit from the FIFO queue up to max_num_seqs, dropping sequences
-		// whose client went away.
-		e.running = compactCancelled(e.running)
-		e.mu.Lock()
-		if e.closed {
-			e.mu.Unlock()
+		var ok bool
+		if admitted, ok = e.admit(admitted[:0]); !ok {
 			return
 		}
-		admitted = admitted[:0]
-		free := e.cfg.MaxNumSeqs - len(e.running)
-		n := 0
-		for n < len(e.waiting) && len(admitted) < free {
-			s := e.waiting[n]
-			n++
-			if s.cancelled.Load() {
-				continue
-			}
-			admitted = append(admitted, s)
-		}
-		if n > 0 {
-			copy(e.waiting, e.waiting[n:])
-			clear(e.waiting[len(e.waiting)-n:])
-			e.waiting = e.waiting[:len(e.waiting)-n]
-		}
-		// Whoever is still waiting now was held back by a full batch.
-		for _, s := range e.waiting {
-			s.skipped = true
-		}
-		e.m.waiting.Store(int64(len(e.waiting)))
-		e.mu.Unlock()
-
 		if len(admitted) == 0 && len(e.running) == 0 {
 			e.m.running.Store(0)
 			<-e.wake
@@ -178,36 +148,8 @@ func (e *engine) loop() {
 			stepStart = now
 		}
 		idle = false
-
-		// Cost of this step.
-		var dur time.Duration
-		if len(admitted) > 0 {
-			uncached := 0
-			for _, s := range admitted {
-				s.cachedTokens = e.cache.lookupInsert(s, e.cfg)
-				uncached += s.promptTokens - s.cachedTokens
-				e.m.promptTokens.Add(int64(s.promptTokens))
-				e.m.cacheQueries.Add(int64(s.promptTokens))
-				e.m.cacheHits.Add(int64(s.cachedTokens))
-				s.mu.Lock()
-				s.prefillStart = stepStart
-				e.m.queue.observe((stepStart - s.arrival).Seconds())
-				s.queued = s.skipped
-				s.admitted = true
-				s.cached = s.cachedTokens
-				s.mu.Unlock()
-			}
-			dur += ttft + time.Duration(float64(uncached)*perTok*float64(time.Millisecond))
-		}
-		decoding := len(e.running)
-		if decoding > 0 {
-			dur += itl + time.Duration(decoding-1)*perSeq
-		}
-		if zero {
-			dur = 0
-		}
-		e.m.running.Store(int64(decoding + len(admitted)))
-		stepEnd := stepStart + dur
+		stepEnd := stepStart + e.stepCost(admitted, stepStart)
+		e.m.running.Store(int64(len(e.running) + len(admitted)))
 		if wait := stepEnd - e.now(); wait > 0 {
 			timer.Reset(wait)
 			select {
@@ -217,42 +159,110 @@ func (e *engine) loop() {
 				return
 			}
 		}
-
-		// Emit: one token to each new sequence (its prefill's output), 1 +
-		// accepted drafts to each decoding one.
-		kept := e.running[:0]
-		for _, s := range e.running {
-			if s.cancelled.Load() {
-				continue
-			}
-			k, acc := 1, 0
-			if e.cfg.SpecK > 0 {
-				for acc < e.cfg.SpecK && s.rng.Float64() < e.cfg.SpecAcceptance {
-					acc++
-				}
-				if rem := s.outputTokens - s.generated - 1; acc > rem {
-					acc = rem
-				}
-				k += acc
-			}
-			if e.emit(s, k, stepEnd, e.cfg.SpecK > 0, acc) {
-				kept = append(kept, s)
-			}
-		}
-		clear(e.running[len(kept):])
-		e.running = kept
-		for _, s := range admitted {
-			if s.cancelled.Load() {
-				continue
-			}
-			s.started = true
-			e.m.ttft.observe((stepEnd - s.arrival).Seconds())
-			if e.emit(s, 1, stepEnd, false, 0) {
-				e.running = append(e.running, s)
-			}
-		}
+		e.emitStep(admitted, stepEnd)
 		e.m.running.Store(int64(len(e.running)))
 		stepStart = stepEnd
+	}
+}
+
+// admit moves waiting sequences into the batch from the FIFO queue, up to
+// max_num_seqs, dropping those whose client went away, and returns them
+// (appended to admitted). false means the engine is closed.
+func (e *engine) admit(admitted []*seq) ([]*seq, bool) {
+	e.running = compactCancelled(e.running)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return admitted, false
+	}
+	free := e.cfg.MaxNumSeqs - len(e.running)
+	n := 0
+	for n < len(e.waiting) && len(admitted) < free {
+		s := e.waiting[n]
+		n++
+		if s.cancelled.Load() {
+			continue
+		}
+		admitted = append(admitted, s)
+	}
+	if n > 0 {
+		copy(e.waiting, e.waiting[n:])
+		clear(e.waiting[len(e.waiting)-n:])
+		e.waiting = e.waiting[:len(e.waiting)-n]
+	}
+	// Whoever is still waiting now was held back by a full batch.
+	for _, s := range e.waiting {
+		s.skipped = true
+	}
+	e.m.waiting.Store(int64(len(e.waiting)))
+	return admitted, true
+}
+
+// stepCost is what the step starting at stepStart costs: prefill for the
+// newly admitted sequences (their uncached prompt tokens, after a prefix-cache
+// lookup), plus a decode step for the running ones.
+func (e *engine) stepCost(admitted []*seq, stepStart time.Duration) time.Duration {
+	var dur time.Duration
+	if len(admitted) > 0 {
+		uncached := 0
+		for _, s := range admitted {
+			s.cachedTokens = e.cache.lookupInsert(s, e.cfg)
+			uncached += s.promptTokens - s.cachedTokens
+			e.m.promptTokens.Add(int64(s.promptTokens))
+			e.m.cacheQueries.Add(int64(s.promptTokens))
+			e.m.cacheHits.Add(int64(s.cachedTokens))
+			s.mu.Lock()
+			s.prefillStart = stepStart
+			e.m.queue.observe((stepStart - s.arrival).Seconds())
+			s.queued = s.skipped
+			s.admitted = true
+			s.cached = s.cachedTokens
+			s.mu.Unlock()
+		}
+		dur += ms(e.cfg.TTFTMs) + time.Duration(float64(uncached)*e.cfg.PrefillMsPerToken*float64(time.Millisecond))
+	}
+	if decoding := len(e.running); decoding > 0 {
+		dur += ms(e.cfg.ITLMs) + time.Duration(decoding-1)*ms(e.cfg.ITLMsPerSeq)
+	}
+	if e.cfg.ZeroLatency {
+		return 0
+	}
+	return dur
+}
+
+// emitStep ends a step at stepEnd: one token to each newly admitted
+// sequence (its prefill's output), 1 + accepted drafts to each decoding one.
+func (e *engine) emitStep(admitted []*seq, stepEnd time.Duration) {
+	kept := e.running[:0]
+	for _, s := range e.running {
+		if s.cancelled.Load() {
+			continue
+		}
+		k, acc := 1, 0
+		if e.cfg.SpecK > 0 {
+			for acc < e.cfg.SpecK && s.rng.Float64() < e.cfg.SpecAcceptance {
+				acc++
+			}
+			if rem := s.outputTokens - s.generated - 1; acc > rem {
+				acc = rem
+			}
+			k += acc
+		}
+		if e.emit(s, k, stepEnd, e.cfg.SpecK > 0, acc) {
+			kept = append(kept, s)
+		}
+	}
+	clear(e.running[len(kept):])
+	e.running = kept
+	for _, s := range admitted {
+		if s.cancelled.Load() {
+			continue
+		}
+		s.started = true
+		e.m.ttft.observe((stepEnd - s.arrival).Seconds())
+		if e.emit(s, 1, stepEnd, false, 0) {
+			e.running = append(e.running, s)
+		}
 	}
 }
 

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -453,56 +454,13 @@ func (st *stream) end(how int) {
 func (st *stream) serveWhole() {
 	st.setup("")
 	ctx := st.r.Context()
-	for {
-		select {
-		case <-st.sq.notify:
-		case <-ctx.Done():
-			st.end(finishAbort)
-			return
-		}
-		st.sq.mu.Lock()
-		done := st.sq.done
-		st.sq.mu.Unlock()
-		if done {
-			break
-		}
-		if st.sq.cancelled.Load() {
-			st.end(finishAbort)
-			return
-		}
+	if !st.waitDone(ctx) {
+		st.end(finishAbort)
+		return
 	}
 	st.begin()
-	total := st.sq.outputTokens
-	st.sent = total
-	text := string(st.tokenText(nil, st.reasoning, total))
-	reasoning := string(st.tokenText(nil, 0, st.reasoning))
-	usage := map[string]any{"prompt_tokens": st.rec.t.PromptTokens, "completion_tokens": total, "total_tokens": st.rec.t.PromptTokens + total}
-	if st.s.cfg.PromptTokensDetails {
-		st.sq.mu.Lock()
-		usage["prompt_tokens_details"] = map[string]int{"cached_tokens": st.sq.cached}
-		st.sq.mu.Unlock()
-	}
-	var resp any
-	if st.chat {
-		msg := map[string]any{"role": "assistant", "content": text}
-		if st.reasoning > 0 {
-			msg[st.s.cfg.ReasoningField] = reasoning
-		}
-		resp = map[string]any{
-			"id": st.id, "object": "chat.completion", "created": st.created, "model": st.s.cfg.Model,
-			"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil,
-				"finish_reason": st.finishReason(), "stop_reason": nil}},
-			"usage": usage,
-		}
-	} else {
-		resp = map[string]any{
-			"id": st.id, "object": "text_completion", "created": st.created, "model": st.s.cfg.Model,
-			"choices": []any{map[string]any{"index": 0, "text": text, "logprobs": nil,
-				"finish_reason": st.finishReason(), "stop_reason": nil}},
-			"usage": usage,
-		}
-	}
-	body, _ := json.Marshal(resp)
+	st.sent = st.sq.outputTokens
+	body := st.wholeBody()
 	st.rec.t.Status = http.StatusOK
 	switch st.rec.t.Fault {
 	case FaultDisconnect:
@@ -541,6 +499,55 @@ func (st *stream) serveWhole() {
 	default:
 		st.end(finishIndex(st.finishReason()))
 	}
+}
+
+// waitDone waits until the engine has generated every token of a
+// non-streamed request; false when the client went away first.
+func (st *stream) waitDone(ctx context.Context) bool {
+	for {
+		select {
+		case <-st.sq.notify:
+		case <-ctx.Done():
+			return false
+		}
+		st.sq.mu.Lock()
+		done := st.sq.done
+		st.sq.mu.Unlock()
+		if done {
+			return true
+		}
+		if st.sq.cancelled.Load() {
+			return false
+		}
+	}
+}
+
+// wholeBody is a non-streamed response: the whole text, its usage.
+func (st *stream) wholeBody() []byte {
+	total := st.sq.outputTokens
+	text := string(st.tokenText(nil, st.reasoning, total))
+	usage := map[string]any{"prompt_tokens": st.rec.t.PromptTokens, "completion_tokens": total, "total_tokens": st.rec.t.PromptTokens + total}
+	if st.s.cfg.PromptTokensDetails {
+		st.sq.mu.Lock()
+		usage["prompt_tokens_details"] = map[string]int{"cached_tokens": st.sq.cached}
+		st.sq.mu.Unlock()
+	}
+	choice := map[string]any{"index": 0, "logprobs": nil, "finish_reason": st.finishReason(), "stop_reason": nil}
+	object := "text_completion"
+	if st.chat {
+		msg := map[string]any{"role": "assistant", "content": text}
+		if st.reasoning > 0 {
+			msg[st.s.cfg.ReasoningField] = string(st.tokenText(nil, 0, st.reasoning))
+		}
+		choice["message"], object = msg, "chat.completion"
+	} else {
+		choice["text"] = text
+	}
+	body, _ := json.Marshal(map[string]any{
+		"id": st.id, "object": object, "created": st.created, "model": st.s.cfg.Model,
+		"choices": []any{choice}, "usage": usage,
+	})
+	return body
 }
 
 // stallTimer fires after the configured stall_ms; with stall_ms 0 it never

@@ -146,6 +146,52 @@ func redactLine(p []byte) ([]byte, bool) {
 	return buf.Bytes(), true
 }
 
+// redactObject copies a JSON object to buf, keeping its key order, with
+// secret keys' values replaced and every other value redacted in turn.
+func redactObject(buf *bytes.Buffer, raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if _, err := dec.Token(); err != nil { // {
+		return err
+	}
+	buf.WriteByte('{')
+	first := true
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("json object key is %T", tok)
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return err
+		}
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		kb, _ := json.Marshal(key)
+		buf.Write(kb)
+		buf.WriteByte(':')
+		if IsSecretKey(key) {
+			rb, _ := json.Marshal(Redacted)
+			buf.Write(rb)
+			continue
+		}
+		if err := redactValue(buf, val); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil { // }
+		return err
+	}
+	buf.WriteByte('}')
+	return nil
+}
+
 // redactValue copies one JSON value to buf, replacing secret fields' values
 // in objects at any depth and bearer tokens in strings.
 func redactValue(buf *bytes.Buffer, raw json.RawMessage) error {
@@ -155,46 +201,7 @@ func redactValue(buf *bytes.Buffer, raw json.RawMessage) error {
 	}
 	switch raw[0] {
 	case '{':
-		dec := json.NewDecoder(bytes.NewReader(raw))
-		dec.UseNumber()
-		if _, err := dec.Token(); err != nil { // {
-			return err
-		}
-		buf.WriteByte('{')
-		first := true
-		for dec.More() {
-			tok, err := dec.Token()
-			if err != nil {
-				return err
-			}
-			key, ok := tok.(string)
-			if !ok {
-				return fmt.Errorf("json object key is %T", tok)
-			}
-			var val json.RawMessage
-			if err := dec.Decode(&val); err != nil {
-				return err
-			}
-			if !first {
-				buf.WriteByte(',')
-			}
-			first = false
-			kb, _ := json.Marshal(key)
-			buf.Write(kb)
-			buf.WriteByte(':')
-			if IsSecretKey(key) {
-				rb, _ := json.Marshal(Redacted)
-				buf.Write(rb)
-				continue
-			}
-			if err := redactValue(buf, val); err != nil {
-				return err
-			}
-		}
-		if _, err := dec.Token(); err != nil { // }
-			return err
-		}
-		buf.WriteByte('}')
+		return redactObject(buf, raw)
 	case '[':
 		var elems []json.RawMessage
 		if err := json.Unmarshal(raw, &elems); err != nil {

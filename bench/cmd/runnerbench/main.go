@@ -233,25 +233,19 @@ func runJob(j job) (out outcome) {
 			samples <- reqSample{r.Nonce, r.Start.UnixNano(), *r.TTFTMs, r.E2EMs, r.OutputTokens}
 		}
 	}
-	ep := &scenario.Endpoint{Model: "sim", BaseURL: j.URL}
-	(&scenario.Plan{Endpoints: map[string]*scenario.Endpoint{"bench": ep}}).ApplyDefaults()
-	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: ep, BaseURL: j.URL},
+	plan, err := benchPlan(j)
+	if err != nil {
+		out.Err = err.Error()
+		return out
+	}
+	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: plan.Endpoints["bench"], BaseURL: j.URL},
 		runner.Options{Logger: zerolog.Nop()})
 	if err != nil {
 		out.Err = err.Error()
 		return out
 	}
 	defer e.Close()
-	plan := &scenario.Plan{Prompts: map[string]*scenario.PromptSet{
-		"p": {Synthetic: &scenario.Synthetic{InputTokens: scenario.Length{Fixed: j.Input}, Sizing: "reference"}},
-	}}
-	warm := 1
-	st := &scenario.Stage{
-		Name: "bench", Prompts: "p", API: "chat", Mode: "pinned",
-		OutputTokens: scenario.Length{Fixed: j.Output}, Concurrency: []int{j.Conc},
-		Requests: j.Requests, Warmup: &warm,
-	}
-	(&scenario.Plan{Prompts: plan.Prompts, Stages: []*scenario.Stage{st}}).ApplyDefaults()
+	st := plan.Stages[0]
 	runtime.GC()
 	debug.FreeOSMemory()
 	out.BaseRSSKiB = procStatus("VmRSS")
@@ -283,6 +277,21 @@ func runJob(j job) (out outcome) {
 		out.Point.TTFTHist, out.Point.ITLHist = nil, nil
 	}
 	return out
+}
+
+// benchPlan is the job's plan: one closed-loop level against the job's URL,
+// with the loader's defaults applied, as the engine expects.
+func benchPlan(j job) (*scenario.Plan, error) {
+	src := fmt.Sprintf(`version: 1
+name: bench
+endpoints:
+  bench: {base_url: %q, model: sim}
+prompts:
+  p: {synthetic: {input_tokens: %d, sizing: reference}}
+stages:
+  - {name: bench, endpoint: bench, prompts: p, output_tokens: %d, concurrency: [%d], requests: %d, warmup: 1}
+`, j.URL, j.Input, j.Output, j.Conc, j.Requests)
+	return scenario.LoadBytes("bench.yaml", []byte(src), ".", scenario.Options{})
 }
 
 // benchSink computes the points as a run does, and shows every request to
