@@ -16,23 +16,13 @@ import (
 	"github.com/runnerbench/runner/internal/testutil"
 )
 
-func freeLoopbackAddr(t *testing.T) string {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
 func TestSimServesUntilCancelled(t *testing.T) {
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "sim.yaml")
 	if err := os.WriteFile(cfgPath, []byte("model: my-model\nitl_ms: 3\nfaults:\n  stall_ms: 5\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	addr := freeLoopbackAddr(t)
+	addr := closedPort(t)
 	ctx, cancel := context.WithCancel(t.Context())
 	var stdout, stderr testutil.SyncBuffer
 	done := make(chan error, 1)
