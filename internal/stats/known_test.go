@@ -3,6 +3,8 @@ package stats
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -92,34 +94,29 @@ func TestRateNeedsMovingWall(t *testing.T) {
 
 // A report compares many metrics; the gate's family must keep the chance
 // that any unchanged one is called worse near (1 − 95%)/2. Each A/A "plan"
-// here has 2 levels × 3 metrics of independent requests (TTFT p50, TPOT
-// p90, E2E p95, say): independence is where Bonferroni is tight and where
-// an uncorrected family fails most, 1 − 0.975⁶ = 14% of plans.
+// here has 6 comparisons of independent requests: independence is where
+// Bonferroni is tight and where an uncorrected family fails most,
+// 1 − 0.975⁶ = 14% of plans.
 func TestFamilyFalseAlarms(t *testing.T) {
-	stats := []Statistic{Percentile(0.5), Percentile(0.9), Percentile(0.95)}
-	const plans, levels = 100, 2
-	m := levels * len(stats)
+	const plans, m = 100, 6
 	conf := FamilyConfidence(DefaultConfidence, m)
-	failed, uncorrected := 0, 0
-	for i := range plans {
-		r := rand.New(rand.NewPCG(uint64(i), 99))
-		worse, worseAlone := false, false
-		for j := range m {
-			base := Sample{Values: latencies(r, 100, 0.2, 0, 1)}
-			cur := Sample{Values: latencies(r, 100, 0.2, 0, 1)}
-			st := stats[j%len(stats)]
-			d, err := Compare(base, cur, st, LowerIsBetter, Options{Confidence: conf, Seed: uint64(i*m + j)})
-			if err != nil {
-				t.Fatal(err)
+	outcome := make([][2]bool, plans) // failed corrected, failed at 95% each
+	var wg sync.WaitGroup
+	workers := runtime.GOMAXPROCS(0)
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < plans; i += workers {
+				outcome[i] = familyPlan(t, uint64(i), m, conf)
 			}
-			worse = worse || d.Fails(0)
-			alone, _ := Compare(base, cur, st, LowerIsBetter, Options{Resamples: 500, Seed: uint64(i*m + j)})
-			worseAlone = worseAlone || alone.Fails(0)
-		}
-		if worse {
+		})
+	}
+	wg.Wait()
+	failed, uncorrected := 0, 0
+	for _, o := range outcome {
+		if o[0] {
 			failed++
 		}
-		if worseAlone {
+		if o[1] {
 			uncorrected++
 		}
 	}
@@ -131,6 +128,28 @@ func TestFamilyFalseAlarms(t *testing.T) {
 			failed, plans, m, conf, uncorrected)
 	}
 	t.Logf("A/A plans failing the gate: %d of %d corrected, %d uncorrected", failed, plans, uncorrected)
+}
+
+// familyPlan is one A/A plan of m independent comparisons: TTFT p50, TPOT
+// p90, E2E p95 at 2 levels, say. It reports whether the gate fails at the
+// family's confidence, and at 95% each (200 resamples: a contrast only).
+func familyPlan(t *testing.T, seed uint64, m int, conf float64) [2]bool {
+	stats := []Statistic{Percentile(0.5), Percentile(0.9), Percentile(0.95)}
+	r := rand.New(rand.NewPCG(seed, 99))
+	var out [2]bool
+	for j := range m {
+		base := Sample{Values: latencies(r, 100, 0.2, 0, 1)}
+		cur := Sample{Values: latencies(r, 100, 0.2, 0, 1)}
+		st := stats[j%len(stats)]
+		d, err := Compare(base, cur, st, LowerIsBetter, Options{Confidence: conf, Seed: seed*uint64(m) + uint64(j)})
+		alone, err2 := Compare(base, cur, st, LowerIsBetter, Options{Resamples: 200, Seed: seed*uint64(m) + uint64(j)})
+		if err != nil || err2 != nil {
+			t.Error(err, err2)
+		}
+		out[0] = out[0] || d.Fails(0)
+		out[1] = out[1] || alone.Fails(0)
+	}
+	return out
 }
 
 func ExampleCompare() {
