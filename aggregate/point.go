@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/runnerbench/runner/internal/hist"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -140,7 +141,7 @@ func (b *builder) quant(name string, s *summary, q float64) *float64 {
 	if !ok {
 		return nil
 	}
-	if s.n < minSamples(q) {
+	if s.n < int64(hist.MinSamples(q)) {
 		b.low = append(b.low, name)
 	}
 	return result.Ptr(v)
@@ -255,17 +256,4 @@ func (b *builder) validity(whole bool) {
 			"latency percentiles of this level's %d requests are estimated from a histogram (within 0.05%%): exact values are kept for the first %d requests only",
 			p.NRequests, b.limit))
 	}
-}
-
-// minSamples is the low-confidence rule documented on the package.
-func minSamples(q float64) int64 {
-	switch {
-	case q <= 0.5:
-		return 5
-	case q <= 0.9:
-		return 10
-	case q <= 0.95:
-		return 20
-	}
-	return 100
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runnerbench/runner/internal/dist"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -69,37 +70,11 @@ func (a *arrivals) next() time.Duration {
 	case scenario.ArrivalGamma:
 		// Gamma(k, θ) with θ = 1/(rate·k): mean kθ = 1/rate, CV² = 1/k =
 		// burstiness.
-		a.t += gammaDraw(a.rng, a.shape) / (a.rate * a.shape)
+		a.t += dist.Gamma(a.rng, a.shape) / (a.rate * a.shape)
 	default:
 		a.t += a.rng.ExpFloat64() / a.rate
 	}
 	return time.Duration(math.Round(a.t * float64(time.Second)))
-}
-
-// gammaDraw draws from Gamma(k, 1) by Marsaglia and Tsang's method; for k < 1
-// it draws Gamma(k+1, 1)·U^(1/k), the standard boost.
-func gammaDraw(r *rand.Rand, k float64) float64 {
-	if k < 1 {
-		u := r.Float64()
-		for u == 0 {
-			u = r.Float64()
-		}
-		return gammaDraw(r, k+1) * math.Pow(u, 1/k)
-	}
-	d := k - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if u < 1-0.0331*x*x*x*x || math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
 }
 
 // Schedule is an open-loop schedule as a pure function: the due offsets of a

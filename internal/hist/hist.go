@@ -120,6 +120,22 @@ func Index(p float64, n int) int {
 	return max(0, min(n-1, idx))
 }
 
+// MinSamples is the low-confidence rule: how many samples the q-quantile
+// needs to mean much. A p50 needs 5, a p90 10, a p95 20 and anything further
+// in the tail 100: below these counts the chosen sample is one of the few
+// largest, so the number says little about the tail it names.
+func MinSamples(q float64) int {
+	switch {
+	case q <= 0.5:
+		return 5
+	case q <= 0.9:
+		return 10
+	case q <= 0.95:
+		return 20
+	}
+	return 100
+}
+
 // Quantile applies the reference's percentile rule to the histogram: the
 // sample at sorted index Index(p, n), estimated by the representative value
 // of the bucket that holds it, in ms. ok is false when empty.

@@ -3,6 +3,8 @@ package stats
 import (
 	"math"
 	"math/rand/v2"
+
+	"github.com/runnerbench/runner/internal/dist"
 )
 
 // rng is the generator of one comparison: PCG seeded from the options, so
@@ -19,36 +21,11 @@ func newRand(seed uint64) *rng {
 	return &rng{pcg: pcg, Rand: rand.New(pcg)}
 }
 
-// gammaDraw draws from Gamma(shape, 1) for shape ≥ 1 by Marsaglia and
-// Tsang's squeeze (ACM TOMS 26(3), 2000): one normal and one uniform per
-// try, and more than 95% of tries are accepted for every shape, so a draw
-// costs the same for shape 2 as for shape 10⁷ (a p99 of ten million
-// requests).
-func gammaDraw(r *rng, shape float64) float64 {
-	d := shape - 1.0/3
-	c := 1 / math.Sqrt(9*d)
-	for {
-		x := r.NormFloat64()
-		v := 1 + c*x
-		if v <= 0 {
-			continue
-		}
-		v = v * v * v
-		u := r.Float64()
-		if u < 1-0.0331*x*x*x*x {
-			return d * v
-		}
-		if math.Log(u) < 0.5*x*x+d*(1-v+math.Log(v)) {
-			return d * v
-		}
-	}
-}
-
 // betaDraw draws from Beta(a, b), a, b ≥ 1, as X/(X+Y) with X ~ Gamma(a)
 // and Y ~ Gamma(b).
 func betaDraw(r *rng, a, b float64) float64 {
-	x := gammaDraw(r, a)
-	y := gammaDraw(r, b)
+	x := dist.Gamma(r.Rand, a)
+	y := dist.Gamma(r.Rand, b)
 	return x / (x + y)
 }
 

@@ -32,6 +32,8 @@ package stats
 import (
 	"fmt"
 	"math"
+
+	"github.com/runnerbench/runner/internal/hist"
 )
 
 // Direction says which way a metric improves.
@@ -161,27 +163,13 @@ func (s Sample) size(k Kind) int {
 // resampling interval to mean much.
 func MinSamples(s Statistic) int {
 	if s.Kind != KindPercentile {
-		return 5
+		return hist.MinSamples(0.5)
 	}
-	switch q := s.P; {
-	case q <= 0.5:
-		return 5
-	case q <= 0.9:
-		return 10
-	case q <= 0.95:
-		return 20
-	}
-	return 100
+	return hist.MinSamples(s.P)
 }
 
 // PercentileIndex is the project's percentile index into n sorted samples:
 // round_half_even(p·(n−1)), clamped to [0, n−1]. The product is the same
 // IEEE multiplication Python does, so a product that lands on .5 exactly
-// goes to the even neighbour (runner/aggregate applies the same rule).
-func PercentileIndex(p float64, n int) int {
-	if n <= 0 {
-		return 0
-	}
-	idx := int(math.RoundToEven(float64(p * float64(n-1))))
-	return max(0, min(n-1, idx))
-}
+// goes to the even neighbour (it is hist.Index, the rule aggregate applies).
+func PercentileIndex(p float64, n int) int { return hist.Index(p, n) }
