@@ -249,7 +249,7 @@ func runJob(j job) (out outcome) {
 	st := &scenario.Stage{
 		Name: "bench", Prompts: "p", API: "chat", Mode: "pinned",
 		OutputTokens: scenario.Length{Fixed: j.Output}, Concurrency: []int{j.Conc},
-		Requests: j.Requests, Warmup: &warm,
+		Requests: scenario.PerLevel{Each: j.Requests}, Warmup: &warm,
 	}
 	(&scenario.Plan{Prompts: plan.Prompts, Stages: []*scenario.Stage{st}}).ApplyDefaults()
 	runtime.GC()
