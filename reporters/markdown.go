@@ -95,6 +95,10 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 			ew.printf("- ⚠️ %s: %s\n", mdText(p.Label()), mdText(oneLine(wmsg)))
 			notes++
 		}
+		for _, note := range p.Notes {
+			ew.printf("- %s: %s\n", mdText(p.Label()), mdText(oneLine(note)))
+			notes++
+		}
 	}
 	for _, wmsg := range st.Warnings {
 		ew.printf("- ⚠️ %s\n", mdText(oneLine(wmsg)))

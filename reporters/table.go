@@ -111,6 +111,9 @@ func writeStageNotes(ew *errWriter, st *result.Stage, color bool) {
 		for _, wmsg := range p.Warnings {
 			ew.printf("  %s %s: %s\n", paint(color, ansiYellow, "!"), p.Label(), oneLine(wmsg))
 		}
+		for _, note := range p.Notes {
+			ew.printf("  %s\n", paint(color, ansiDim, "· "+p.Label()+": "+oneLine(note)))
+		}
 	}
 	for _, wmsg := range st.Warnings {
 		ew.printf("  %s %s\n", paint(color, ansiYellow, "!"), oneLine(wmsg))
