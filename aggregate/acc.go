@@ -36,7 +36,7 @@ type acc struct {
 
 	completed, failed int
 	good, mismatch    int
-	capped            int // natural-mode successes cut at max_tokens
+	capped            int   // natural-mode successes cut at max_tokens
 	reconnects        int   // requests re-sent on a new connection
 	outTotal          int64 // Σ output tokens of successes
 	outN, outSum      int64 // successes with tokens > 0: count, Σ

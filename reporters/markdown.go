@@ -89,6 +89,9 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 				what = "every request failed; first"
 			}
 			ew.printf("- ❌ %s: %s: %s\n", mdText(p.Label()), what, mdText(oneLine(*p.Error)))
+			if hint := checks.FailureHint(st, p); hint != "" {
+				ew.printf("  %s\n", mdText(hint))
+			}
 			notes++
 		}
 		for _, wmsg := range p.Warnings {

@@ -424,4 +424,3 @@ func sample(b []byte) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-func discard(r io.Reader) (int64, error) { return io.Copy(io.Discard, io.LimitReader(r, 1<<20)) }

@@ -160,8 +160,8 @@ func (v *validator) requestsHoldConcurrency(rp string, s *Stage) {
 	for i, c := range s.Concurrency {
 		n := r.At(i)
 		fixed[i] = strconv.Itoa(max(n, c))
-		if n < 1 || n > MaxRequests || n >= c {
-			continue
+		if n < 1 || n > MaxRequests || n >= c || c > MaxConcurrency {
+			continue // in range and enough, or refused already
 		}
 		if r.List != nil {
 			ip := fmt.Sprintf("%s[%d]", rp, i)
@@ -183,4 +183,3 @@ func (v *validator) requestsHoldConcurrency(rp string, s *Stage) {
 		v.errf(rp, "%s: %d requests a level cannot keep levels %s at their concurrency: they would be labelled with a load they never ran; %s", rp, r.Each, strings.Join(short, ", "), fix)
 	}
 }
-

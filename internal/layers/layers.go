@@ -12,13 +12,13 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse"},
-	{"scenario", "sim"},                // plan; the simulator
-	{"runner/servermetrics", "runner"}, // load
-	{"records"},                        // records
-	{"aggregate"},                      // report
-	{"checks"},                         // checks
-	{"pipeline"},                       // run a plan
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "internal/engines", "sim/simconfig", "runner/sse"},
+	{"scenario", "sim"}, // plan; the simulator
+	{"runner/servermetrics", "runner", "runner/enginetest"}, // load
+	{"records"},   // records
+	{"aggregate"}, // report
+	{"checks"},    // checks
+	{"pipeline"},  // run a plan
 	{"reporters/html", "reporters", "internal/compare"}, // outputs
 	{"internal/cli", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost"},
 	{"cmd/runner"},

@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -254,6 +255,9 @@ func stageWarnings(st *result.Stage) []warning {
 		lw := where + ", " + pt.Label()
 		if pt.Interrupted {
 			ws = append(ws, warning{Where: lw, Kind: "error", Text: "level interrupted: its numbers cover part of the planned window"})
+		}
+		if hint := checks.FailureHint(st, pt); hint != "" {
+			ws = append(ws, warning{Where: lw, Kind: "error", Text: "every request failed: " + hint})
 		}
 		if pt.ClientBottleneck {
 			t := "client bottleneck: the load generator, not the server, may have limited this level"
