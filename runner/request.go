@@ -423,4 +423,3 @@ func sample(b []byte) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.Join(strings.Fields(s), " ")
 }
-
