@@ -371,7 +371,7 @@ func catalogueEntries() []Metric {
 	ms = append(ms, latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, allStats, "tpot_p50_ms")...)
 	ms = append(ms, latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, allStats)...)
 	ms = append(ms, latencyFamily("e2e", "E2E", "request latency, send to end of stream", KindServer, LowerIsBetter, allStats)...)
-	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token", KindServer, LowerIsBetter, allStats)...)
+	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token; the TTFT when no reasoning came first", KindServer, LowerIsBetter, allStats)...)
 	ms = append(ms, latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop)", KindServer, LowerIsBetter, allStats)...)
 	ms = append(ms, latencyFamily("e2e_from_schedule", "E2E from schedule", "request latency from the scheduled send time (open loop)", KindServer, LowerIsBetter, allStats)...)
 	return ms
