@@ -75,7 +75,12 @@ func (b *builder) inFlight() {
 		return
 	}
 	conc := b.spec.Concurrency
-	if b.spec.Rate != nil || conc <= 0 || a.completed == 0 || *p.MaxInFlight >= conc {
+	if b.rec.Shard != nil && b.rec.ShardConcurrency > 0 {
+		conc = b.rec.ShardConcurrency // one shard's record holds its own streams
+	}
+	// An interrupted level, or one whose every request failed, already says
+	// its numbers are partial or absent.
+	if b.spec.Rate != nil || conc <= 0 || a.completed == 0 || b.rec.Interrupted || *p.MaxInFlight >= conc {
 		return
 	}
 	p.Warnings = append(p.Warnings, fmt.Sprintf(

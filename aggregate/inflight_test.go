@@ -57,6 +57,20 @@ func TestFewerInFlightThanLabelled(t *testing.T) {
 	if p := finish(Spec{Concurrency: 4, Rate: f(1)}, time.Second, nil, short...); len(p.Warnings) != 0 {
 		t.Fatalf("an open-loop level warned about its cap: %q", p.Warnings)
 	}
+	// One shard of a sharded level is judged by its own streams.
+	l := newLevel(Spec{Concurrency: 4})
+	for _, r := range short {
+		l.Add(r)
+	}
+	rec := record(time.Second, nil)
+	rec.Shard, rec.ShardConcurrency = &result.Shard{Index: 0, Count: 2}, 2
+	if p := l.Point(rec); len(p.Warnings) != 0 {
+		t.Fatalf("a shard that held its 2 streams warned: %q", p.Warnings)
+	}
+	rec.Shard, rec.Interrupted = nil, true
+	if p := l.Point(rec); len(p.Warnings) != 0 {
+		t.Fatalf("an interrupted level warned about its peak: %q", p.Warnings)
+	}
 }
 
 // TestMaxInFlightPastTheLimit: past the exact limit the spans are dropped

@@ -524,7 +524,7 @@ func levelRowOf(p *result.Point) levelRow {
 	if p.ClientBottleneck {
 		row.Flags = append(row.Flags, "client bottleneck")
 	}
-	if p.MaxInFlight != nil && p.Rate == nil && *p.MaxInFlight < p.Concurrency && p.Completed > 0 {
+	if p.MaxInFlight != nil && p.Rate == nil && *p.MaxInFlight < p.Concurrency && p.Completed > 0 && !p.Interrupted {
 		row.Flags = append(row.Flags, "fewer in flight than labelled")
 	}
 	row.FlagsWarning = len(row.Flags) > 0
