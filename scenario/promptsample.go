@@ -85,8 +85,9 @@ func promptBytes(p *Prompt) int64 {
 
 // entryReader reads a prompt file for a streaming decoder (ShareGPT's JSON,
 // CSV) and keeps the two things the decoder cannot: a bound on one entry
-// (the bytes read past mark, the entry's start, may not exceed limit, so a
-// runaway value fails instead of filling memory), and the file's line
+// (the bytes read past mark, the entry's start, may not exceed limit, plus
+// 1 MiB for the decoder's read-ahead, so a runaway value fails instead of
+// filling memory), and the file's line
 // numbers, for messages, without holding the file: it remembers the
 // offsets of the newlines not yet asked about, which lie within the
 // decoder's buffer.
