@@ -36,6 +36,7 @@ type acc struct {
 
 	completed, failed int
 	good, mismatch    int
+	capped            int   // natural-mode successes cut at max_tokens
 	reconnects        int   // requests re-sent on a new connection
 	outTotal          int64 // Σ output tokens of successes
 	outN, outSum      int64 // successes with tokens > 0: count, Σ
@@ -46,6 +47,11 @@ type acc struct {
 	// send time (for an open loop's achieved rate).
 	sent                int
 	firstSend, lastSend time.Time
+
+	// spans are the measured requests' [start, end) times, kept up to limit
+	// requests for the exact peak in flight; spilled once there were more.
+	spans   []span
+	spilled bool
 
 	firstErr    string
 	firstErrKey order
@@ -103,6 +109,7 @@ func (a *acc) add(r *result.Request, spec *result.LevelSpec) {
 			a.lastSend = r.Start
 		}
 		a.sent++
+		a.addSpan(r)
 	}
 	if r.OK {
 		a.addOK(r, spec)
@@ -143,7 +150,7 @@ func (a *acc) addOK(r *result.Request, spec *result.LevelSpec) {
 	}
 	opt(latTTFT, r.TTFTMs)
 	opt(latTPOT, r.TPOTMs)
-	opt(latTTFAT, r.TTFATMs)
+	opt(latTTFAT, ttfat(r))
 	a.lat[latE2E].add(r.E2EMs)
 	opt(latTTFTSched, r.TTFTFromScheduleMs)
 	opt(latE2ESched, r.E2EFromScheduleMs)
@@ -179,9 +186,34 @@ func (a *acc) addOK(r *result.Request, spec *result.LevelSpec) {
 			a.mismatch++
 		}
 	}
+	if !spec.Pinned && cutAtMaxTokens(r) {
+		a.capped++
+	}
 	if spec.SLO.Set() && spec.SLO.Met(r) {
 		a.good++
 	}
+}
+
+// ttfat is a success's time to its first answer token. The record carries
+// one only when reasoning came first; a request whose first token was
+// already an answer (a model that does not reason, or did not here) waited
+// exactly its TTFT for it, so that is its TTFAT. One that reasoned and never
+// answered (cut at max_tokens mid-thought) has none.
+func ttfat(r *result.Request) *float64 {
+	if r.TTFATMs != nil || r.ReasoningChunks > 0 {
+		return r.TTFATMs
+	}
+	return r.TTFTMs
+}
+
+// cutAtMaxTokens reports whether the server stopped a success at its
+// max_tokens: finish_reason "length", or, from a server that sends no finish
+// reason, output that reached the max_tokens asked for.
+func cutAtMaxTokens(r *result.Request) bool {
+	if r.FinishReason != "" {
+		return r.FinishReason == "length"
+	}
+	return r.MaxTokens > 0 && r.OutputTokens >= r.MaxTokens
 }
 
 // errMessage is the reference's error field: "kind: message".

@@ -24,7 +24,10 @@
 // number says little about the tail it names.
 //
 // Populations: TTFT, TPOT, TTFAT and E2E are over successful requests (as the
-// reference's are); the TTFT overhead (TTFT minus the server's own
+// reference's are); a success whose first token was already an answer (no
+// reasoning came first) waited its TTFT for its first answer, so that is its
+// TTFAT; max_tokens_hit_rate is over a natural-mode level's successes;
+// max_in_flight over every measured request's [start, start + E2E); the TTFT overhead (TTFT minus the server's own
 // timings.prompt_ms) over the successes whose stream carried server timings;
 // dispatch lag is over every measured request; ITL is over every
 // inter-token gap of the level; reconnects counts every measured request,
@@ -76,7 +79,9 @@ func NewLevel(spec result.LevelSpec, exactLimit int) *Level {
 	l := &Level{spec: spec, limit: exactLimit, all: newAcc(exactLimit)}
 	for range spec.Turns {
 		if spec.Turns > 1 {
-			l.turns = append(l.turns, newAcc(exactLimit))
+			t := newAcc(exactLimit)
+			t.spilled = true // a turn's point has no peak in flight: keep no spans
+			l.turns = append(l.turns, t)
 		}
 	}
 	return l

@@ -25,7 +25,7 @@ const (
 // schedLimitMs allows, or requests leaving late (dispatch lag p99 above 10 ms
 // or above 10% of the TTFT p50, whichever is smaller). Requests that waited
 // for a max_concurrency slot were late by the plan's design, not the
-// client's: with such waits the lag does not flag the client, and a warning
+// client's: with such waits the lag does not flag the client, and a note
 // says how many waited.
 func (b *builder) client() {
 	p, rec := &b.p, b.rec
@@ -57,7 +57,7 @@ func (b *builder) client() {
 		}
 	}
 	if rec.CapWaits > 0 {
-		p.Warnings = append(p.Warnings, fmt.Sprintf(
+		p.Notes = append(p.Notes, fmt.Sprintf(
 			"%d of %d requests waited for a free max_concurrency slot (%d): the schedule offered more than the cap lets through, and the waits show as dispatch lag and in the latency from the schedule",
 			rec.CapWaits, p.NRequests, b.spec.Concurrency))
 	}

@@ -39,8 +39,8 @@ func TestClientBottleneck(t *testing.T) {
 			b.client()
 			p := b.p
 			warned := len(p.Warnings) > 0
-			if tt.capWaits > 0 {
-				warned = len(p.Warnings) > 1 // the cap-wait note is not a bottleneck warning
+			if notes := len(p.Notes) > 0; notes != (tt.capWaits > 0) {
+				t.Fatalf("cap waits %d, notes %q", tt.capWaits, p.Notes)
 			}
 			if p.ClientBottleneck != tt.want || warned != tt.want {
 				t.Fatalf("bottleneck %v warnings %q", p.ClientBottleneck, p.Warnings)

@@ -2,6 +2,9 @@ package checks
 
 import (
 	"fmt"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/runnerbench/runner/result"
 )
@@ -32,6 +35,9 @@ func RunProblems(rep *result.Report) []string {
 				if pt.Error != nil {
 					msg += " (first: " + *pt.Error + ")"
 				}
+				if hint := FailureHint(&st, &pt); hint != "" {
+					msg += ": " + hint
+				}
 				out = append(out, msg)
 			}
 		}
@@ -59,4 +65,22 @@ func FailedChecks(rep *result.Report) []string {
 		}
 	}
 	return out
+}
+
+// FailureHint says what most likely went wrong when every request of a
+// level failed the same way, or "" when it has no guess. Today: every
+// request answered HTTP 404 and the stage's base_url has no /v1 path
+// segment, the mistake behind most 404s (OpenAI-compatible servers serve
+// /v1/chat/completions; base_url is the API root, /v1 included).
+func FailureHint(st *result.Stage, p *result.Point) string {
+	if !AllFailed(p) || len(p.ErrorsByKind) != 1 || p.ErrorsByKind["http_404"] != p.Failed {
+		return ""
+	}
+	base := st.Endpoint.BaseURL
+	u, err := url.Parse(base)
+	if err != nil || slices.Contains(strings.Split(u.Path, "/"), "v1") {
+		return ""
+	}
+	return fmt.Sprintf("base_url %s has no /v1, and OpenAI-compatible servers serve /v1/chat/completions and /v1/completions: did you mean base_url: %s/v1?",
+		base, strings.TrimRight(base, "/"))
 }

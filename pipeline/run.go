@@ -36,6 +36,9 @@ type Options struct {
 	OnProgress func(runner.Progress)
 	// OnLevelDone is called after each level's records are durable; may be nil.
 	OnLevelDone func()
+	// OnLevel receives each level's point once it is computed (a multi-turn
+	// level's, not its turns'); may be nil.
+	OnLevel func(stage string, p *result.Point)
 }
 
 // Run runs the plan's stages and returns the report, also when the run is
@@ -222,7 +225,11 @@ func (s *stageSink) LevelDone(rec *result.LevelRecord) result.Point {
 	if f := s.run.o.OnLevelDone; f != nil {
 		f()
 	}
-	return s.agg.LevelDone(rec)
+	p := s.agg.LevelDone(rec)
+	if f := s.run.o.OnLevel; f != nil {
+		f(rec.Stage, &p)
+	}
+	return p
 }
 
 // filesNeeded is the most sockets any selected level keeps open at once (its

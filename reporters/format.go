@@ -81,6 +81,14 @@ var columns = []column{
 	{metric: "itl_p99_ms"},
 	{metric: "e2e_p95_ms"},
 	{metric: "prefill_tps"},
+	// Natural mode's point is where the model stops: its length spread, and
+	// how much of it is the max_tokens cap's rather than the model's.
+	{metric: "mean_output_tokens", show: natural},
+	{metric: "output_token_stdev", show: natural},
+	{metric: "max_tokens_hit_rate", show: natural},
+	// What an open-loop level held is an outcome worth reading; a closed
+	// loop's is its label, shown when a level fell short of it.
+	{metric: "max_in_flight", show: inFlightShown},
 	{metric: "goodput", show: reported("goodput")},
 	{metric: "spec_acceptance_rate", show: reported("spec_acceptance_rate")},
 	// Shown once the server reports real prefix-cache hits: beside a
@@ -89,6 +97,17 @@ var columns = []column{
 	{metric: "prefix_cache_hit_rate", show: func(st *result.Stage) bool {
 		return anyPoint(st, func(p *result.Point) bool { return p.PrefixCacheHitRate != nil && *p.PrefixCacheHitRate >= 0.01 })
 	}},
+}
+
+// natural shows a column on natural-mode stages.
+func natural(st *result.Stage) bool { return st.Mode == "natural" }
+
+// inFlightShown shows the peak in flight on open-loop stages, and on closed
+// loops where some level held fewer requests than its concurrency.
+func inFlightShown(st *result.Stage) bool {
+	return anyPoint(st, func(p *result.Point) bool {
+		return p.MaxInFlight != nil && (p.Rate != nil || *p.MaxInFlight < p.Concurrency)
+	})
 }
 
 // stageGrid is a stage's metric table as strings: the headers and one row per

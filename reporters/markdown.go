@@ -89,10 +89,17 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 				what = "every request failed; first"
 			}
 			ew.printf("- ❌ %s: %s: %s\n", mdText(p.Label()), what, mdText(oneLine(*p.Error)))
+			if hint := checks.FailureHint(st, p); hint != "" {
+				ew.printf("  %s\n", mdText(hint))
+			}
 			notes++
 		}
 		for _, wmsg := range p.Warnings {
 			ew.printf("- ⚠️ %s: %s\n", mdText(p.Label()), mdText(oneLine(wmsg)))
+			notes++
+		}
+		for _, note := range p.Notes {
+			ew.printf("- %s: %s\n", mdText(p.Label()), mdText(oneLine(note)))
 			notes++
 		}
 	}

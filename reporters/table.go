@@ -87,10 +87,21 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 	for _, wmsg := range r.Warnings {
 		ew.printf("! %s\n", wmsg)
 	}
-	t := count(r)
-	v := verdictOf(r)
-	ew.printf("%s: %s\n", paint(opts.Color, ansiBold+statusColor(v), statusWord(v)), verdictText(r, t))
+	writeVerdict(ew, r, opts.Color)
 	return ew.err
+}
+
+// WriteVerdict prints the verdict line alone ("PASS: 6 passed, 0 failed,
+// ..."), the table's last line: what --quiet prints.
+func WriteVerdict(w io.Writer, r *result.Report, color bool) error {
+	ew := &errWriter{w: w}
+	writeVerdict(ew, r, color)
+	return ew.err
+}
+
+func writeVerdict(ew *errWriter, r *result.Report, color bool) {
+	v := verdictOf(r)
+	ew.printf("%s: %s\n", paint(color, ansiBold+statusColor(v), statusWord(v)), verdictText(r, count(r)))
 }
 
 // writeStageNotes prints what a reader must know before trusting the numbers:
@@ -107,9 +118,15 @@ func writeStageNotes(ew *errWriter, st *result.Stage, color bool) {
 				what = "every request failed; first"
 			}
 			ew.printf("  %s %s: %s: %s\n", paint(color, ansiRed, "✗"), p.Label(), what, oneLine(*p.Error))
+			if hint := checks.FailureHint(st, p); hint != "" {
+				ew.printf("    %s\n", hint)
+			}
 		}
 		for _, wmsg := range p.Warnings {
 			ew.printf("  %s %s: %s\n", paint(color, ansiYellow, "!"), p.Label(), oneLine(wmsg))
+		}
+		for _, note := range p.Notes {
+			ew.printf("  %s\n", paint(color, ansiDim, "· "+p.Label()+": "+oneLine(note)))
 		}
 	}
 	for _, wmsg := range st.Warnings {

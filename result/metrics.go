@@ -93,7 +93,7 @@ type Metric struct {
 // compared and tabulated).
 func (m *Metric) Numeric() bool {
 	switch pointType.Field(m.field).Type {
-	case reflect.TypeFor[int](), reflect.TypeFor[float64](), reflect.TypeFor[*float64](), reflect.TypeFor[*int64]():
+	case reflect.TypeFor[int](), reflect.TypeFor[float64](), reflect.TypeFor[*float64](), reflect.TypeFor[*int64](), reflect.TypeFor[*int]():
 		return true
 	}
 	return false
@@ -327,6 +327,12 @@ func catalogueEntries() []Metric {
 			Help: "mean output tokens of successes"},
 		{Name: "turn", Title: "Turn", Decimals: 0, Kind: KindLoad,
 			Help: "turn of a multi-turn conversation a per-turn point covers (0: the whole level)"},
+		{Name: "max_in_flight", Title: "Peak in flight", Unit: "requests", Decimals: 0, Kind: KindClient,
+			Aliases: []string{"peak_concurrency", "max_concurrency_reached", "in_flight", "peak_in_flight"},
+			Help:    "most measured requests in flight at once, from their start and end times: a closed-loop level below its concurrency ran a lighter load than its label"},
+		{Name: "max_tokens_hit_rate", Title: "Cut at max_tokens", Unit: "share", Decimals: 4, Kind: KindServer,
+			Aliases: []string{"truncation_rate", "length_stop_rate", "finish_length_rate", "capped_share"},
+			Help:    "share of a natural-mode level's successes the server cut at max_tokens (finish_reason \"length\"); null in pinned mode"},
 
 		// --- failures and goodput ---
 		{Name: "errors_by_kind", Title: "Errors by kind", Kind: KindServer,
@@ -367,7 +373,7 @@ func catalogueEntries() []Metric {
 	ms = append(ms, latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, allStats, "tpot_p50_ms")...)
 	ms = append(ms, latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, allStats)...)
 	ms = append(ms, latencyFamily("e2e", "E2E", "request latency, send to end of stream", KindServer, LowerIsBetter, allStats)...)
-	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token", KindServer, LowerIsBetter, allStats)...)
+	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token; the TTFT when no reasoning came first", KindServer, LowerIsBetter, allStats)...)
 	ms = append(ms, latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop)", KindServer, LowerIsBetter, allStats)...)
 	ms = append(ms, latencyFamily("e2e_from_schedule", "E2E from schedule", "request latency from the scheduled send time (open loop)", KindServer, LowerIsBetter, allStats)...)
 	return ms

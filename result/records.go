@@ -104,6 +104,12 @@ type LevelRecord struct {
 	Client ClientLoad `json:"client"`
 	// CapWaits counts open-loop arrivals that waited for a max_concurrency slot.
 	CapWaits int64 `json:"cap_waits,omitempty"`
+	// MaxInFlight is the most measured requests this process had in flight
+	// at once, counted live. The point takes its max_in_flight from the
+	// requests' own start and end times while the level keeps them exactly
+	// (aggregate.DefaultExactLimit), and from this past that; 0 when not
+	// counted.
+	MaxInFlight int `json:"max_in_flight,omitempty"`
 	// Interrupted is set when the run was stopped inside the level.
 	Interrupted bool `json:"interrupted,omitempty"`
 }

@@ -148,6 +148,17 @@ type Point struct {
 	MeanInputTokens  *float64 `json:"mean_input_tokens" expr:"mean_input_tokens"` // server-reported
 	MeanOutputTokens *float64 `json:"mean_output_tokens" expr:"mean_output_tokens"`
 	Turn             int      `json:"turn,omitempty" expr:"turn"` // multi-turn per-turn points
+	// MaxInFlight is the most measured requests the level had in flight at
+	// once (from their start and end times): what a closed-loop level's
+	// concurrency label claims, and what an open-loop level actually held.
+	// Null for a per-turn point, and for a level past the exact limit whose
+	// record carries no live peak.
+	MaxInFlight *int `json:"max_in_flight" expr:"max_in_flight"`
+	// MaxTokensHitRate is the share (0..1) of a natural-mode level's
+	// successes the server cut at max_tokens (finish_reason "length"): the
+	// part of the length spread that is the cap's, not the model's. Null in
+	// pinned mode, where every request runs to max_tokens on purpose.
+	MaxTokensHitRate *float64 `json:"max_tokens_hit_rate" expr:"max_tokens_hit_rate"`
 
 	// --- added: latency distributions (ms, 2 dp) ---
 	TTFTP90Ms   *float64 `json:"ttft_p90_ms" expr:"ttft_p90_ms"`
@@ -235,8 +246,15 @@ type Point struct {
 	ClientSchedP90Ms *float64 `json:"client_sched_p90_ms" expr:"client_sched_p90_ms"`
 	ClientBottleneck bool     `json:"client_bottleneck" expr:"client_bottleneck"`
 	LowConfidence    []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
-	Warnings         []string `json:"warnings,omitempty" expr:"-"`
-	Interrupted      bool     `json:"interrupted,omitempty" expr:"-"`
+	// Warnings say what makes a number of this level wrong: the client set
+	// the pace, the nonce did not defeat the prefix cache, the engine did not
+	// hold the pinned length, fewer requests were in flight than the label says.
+	Warnings []string `json:"warnings,omitempty" expr:"-"`
+	// Notes say how a number was obtained without making it wrong
+	// (percentiles estimated from a histogram, arrivals that waited for the
+	// max_concurrency cap).
+	Notes       []string `json:"notes,omitempty" expr:"-"`
+	Interrupted bool     `json:"interrupted,omitempty" expr:"-"`
 }
 
 // LevelEnv is what a level-scope check expression sees: every Point metric by

@@ -19,7 +19,7 @@ func BenchmarkLevel(b *testing.B) {
 			e, _ := benchEngine(b, 1024)
 			const out = 256
 			st := stage(out, conc)
-			st.Requests = max(conc, 64)
+			st.Requests.Each = max(conc, 64)
 			plan := synthPlan(64, "reference")
 			var chunks, cpu int64
 			var wall time.Duration
@@ -35,7 +35,7 @@ func BenchmarkLevel(b *testing.B) {
 				wall += time.Since(t0)
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 				cpu += int64(cpuTime(&ru1) - cpuTime(&ru0))
-				chunks += int64(st.Requests*out + warmupOutputTokens)
+				chunks += int64(st.Requests.Each*out + warmupOutputTokens)
 			}
 			b.ReportMetric(float64(chunks)/wall.Seconds(), "chunks/s")
 			b.ReportMetric(float64(cpu)/float64(chunks), "cpu-ns/chunk")

@@ -21,6 +21,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -284,11 +285,16 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 	var last error
 	delay := 100 * time.Millisecond
 	for {
-		for _, u := range urls {
-			err := e.get(ctx, u)
-			if err == nil {
-				return nil
-			}
+		models, err := e.get(ctx, urls[0])
+		if err == nil {
+			e.checkModels(models)
+			return nil
+		}
+		last = err
+		if _, err := e.get(ctx, urls[1]); err == nil {
+			e.checkBaseURL(last)
+			return nil
+		} else {
 			last = err
 		}
 		t := time.NewTimer(delay)
@@ -303,12 +309,14 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 	}
 }
 
-func (e *Engine) get(ctx context.Context, u string) error {
+// get fetches u and returns the start of its body (up to 1 MiB) when the
+// server answers 200.
+func (e *Engine) get(ctx context.Context, u string) ([]byte, error) {
 	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	e.setAuth(req)
 	e.mu.Lock()
@@ -316,14 +324,14 @@ func (e *Engine) get(ctx context.Context, u string) error {
 	e.mu.Unlock()
 	resp, err := c.Do(req)
 	if err != nil {
-		return redact.Error(err)
+		return nil, redact.Error(err)
 	}
 	defer resp.Body.Close()
-	_, _ = discard(resp.Body)
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: http %d", redact.URL(u), resp.StatusCode)
+		return nil, &httpStatusError{url: redact.URL(u), status: resp.StatusCode}
 	}
-	return nil
+	return body, nil
 }
 
 // Close releases the engine's idle connections.

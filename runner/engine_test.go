@@ -50,12 +50,12 @@ func TestAccuracy(t *testing.T) {
 			const out = 12
 			st := stage(out, conc)
 			if conc == 1 {
-				st.Requests = 8
+				st.Requests.Each = 8
 			}
 			res := runStage(t, e, synthPlan(64, ""), st)
 			p := res.Points[0]
 			reqs := col.measured()
-			if p.Failed != 0 || p.Completed != len(reqs) || len(reqs) != max(conc, st.Requests) {
+			if p.Failed != 0 || p.Completed != len(reqs) || len(reqs) != max(conc, st.Requests.Each) {
 				t.Fatalf("completed %d failed %d of %d records: %v", p.Completed, p.Failed, len(reqs), p.Error)
 			}
 			var gapSum float64
@@ -285,10 +285,10 @@ func TestStreamVariants(t *testing.T) {
 			st := stage(10, 3)
 			st.API = scenario.API(tt.api)
 			if cfg.CloseAfterStream {
-				st.Requests = 6 // a second wave, on the first wave's connections
+				st.Requests.Each = 6 // a second wave, on the first wave's connections
 			}
 			res := runStage(t, e, synthPlan(40, ""), st)
-			if p := res.Points[0]; p.Failed != 0 || p.Completed != max(3, st.Requests) {
+			if p := res.Points[0]; p.Failed != 0 || p.Completed != max(3, st.Requests.Each) {
 				t.Fatalf("completed %d failed %d: %v", p.Completed, p.Failed, p.Error)
 			}
 			if p := res.Points[0]; cfg.CloseAfterStream && p.Reconnects == 0 {

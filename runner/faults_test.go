@@ -49,7 +49,7 @@ func TestMixedFaultLevel(t *testing.T) {
 	e, col := newEngine(t, s.URL(), &scenario.Endpoint{Timeouts: scenario.Timeouts{Idle: scenario.Duration(500 * time.Millisecond)}})
 	st := stage(8, 20)
 	n, w := 200, 0
-	st.Requests, st.Warmup = n, &w
+	st.Requests.Each, st.Warmup = n, &w
 	res := runStage(t, e, synthPlan(24, "reference"), st)
 	if len(res.Points) != 1 {
 		t.Fatalf("%d points, want 1", len(res.Points))
@@ -119,7 +119,7 @@ func TestRefusedConnectionLevel(t *testing.T) {
 	e, col := newEngine(t, "http://"+addr+"/v1", nil)
 	st := stage(4, 3)
 	n, w := 9, 0
-	st.Requests, st.Warmup = n, &w
+	st.Requests.Each, st.Warmup = n, &w
 	res := runStage(t, e, synthPlan(16, "reference"), st)
 	p := res.Points[0]
 	if p.NRequests != n || p.Failed != n || p.ErrorsByKind[result.ErrConnect] != n || !strings.Contains(p.ErrorSamples[result.ErrConnect], "refused") {

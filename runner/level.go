@@ -37,6 +37,8 @@ type levelRun struct {
 	done, failed atomic.Int64
 	outTok       atomic.Int64
 	capWaits     atomic.Int64 // open-loop arrivals that waited for a max_concurrency slot
+	inFlight     atomic.Int64 // measured requests on the wire now
+	peak         atomic.Int64 // the most there were at once
 
 	itlMu   sync.Mutex
 	itl     result.ITL  // every measured inter-token gap of the level
@@ -120,7 +122,9 @@ func (lr *levelRun) sendOne(ctx context.Context, w *worker, p prepared, due time
 		fail(rec, result.ErrMalformed, p.err.Error())
 	} else {
 		rec.MaxTokens = p.job.maxTokens
+		lr.enter()
 		w.do(ctx, p.job, rec)
+		lr.inFlight.Add(-1)
 	}
 	late := ms(rec.Start.Sub(due))
 	rec.DispatchLagMs = max(0, late)
@@ -138,6 +142,18 @@ func (lr *levelRun) sendOne(ctx context.Context, w *worker, p prepared, due time
 		lr.failed.Add(1)
 	}
 	lr.sink.Request(rec)
+}
+
+// enter counts a measured request going on the wire, for the level's live
+// peak in flight (what its record carries past the exact limit).
+func (lr *levelRun) enter() {
+	n := lr.inFlight.Add(1)
+	for {
+		p := lr.peak.Load()
+		if n <= p || lr.peak.CompareAndSwap(p, n) {
+			return
+		}
+	}
 }
 
 // unit is what one claimed request of a level is: a single request, or a
@@ -207,6 +223,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	}
 	rec.ITL = lr.itl
 	rec.CapWaits = lr.capWaits.Load()
+	rec.MaxInFlight = int(lr.peak.Load())
 	rec.Interrupted = ctx.Err() != nil
 	e.log.Debug().Str("stage", sp.st.Name).Str("level_label", lvl.Spec.Label).
 		Int64("done", lr.done.Load()).Int64("failed", lr.failed.Load()).Dur("wall", rec.Wall()).Msg("level done")

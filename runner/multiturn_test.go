@@ -100,7 +100,7 @@ func TestMultiTurn(t *testing.T) {
 	}
 	e, col := newEngine(t, rc.URL+"/v1", nil)
 	st := stage(6, 2)
-	st.Requests = 2 // conversations
+	st.Requests.Each = 2 // conversations
 	res := runStage(t, e, plan, st)
 	if len(res.Points) != 4 {
 		t.Fatalf("%d points, want the level and 3 turns", len(res.Points))
@@ -181,7 +181,7 @@ func TestMultiTurnOpenLoopSynthetic(t *testing.T) {
 	plan := synthPlan(200, "reference")
 	plan.Prompts["p"].Turns = 2
 	st := rateStage(5, "constant", 100)
-	st.Requests = 4
+	st.Requests.Each = 4
 	res := runStage(t, e, plan, st)
 	if len(res.Points) != 3 || res.Points[0].NRequests != 8 || res.Points[2].Turn != 2 || res.Points[2].Completed != 4 {
 		t.Fatalf("points %d, level %d requests", len(res.Points), res.Points[0].NRequests)
@@ -234,7 +234,7 @@ func TestMultiTurnFailureEndsConversation(t *testing.T) {
 	plan.Prompts["p"].Turns = 4
 	warm := 0
 	st := stage(4, 3)
-	st.Requests, st.Warmup = 12, &warm
+	st.Requests.Each, st.Warmup = 12, &warm
 	res := runStage(t, e, plan, st)
 	byConv := map[string][]int{}
 	failed := 0
@@ -284,7 +284,7 @@ func TestMultiTurnSharedPrefix(t *testing.T) {
 	plan.Prompts["p"].Turns = 2
 	plan.Prompts["p"].Synthetic.SharedPrefix = &scenario.SharedPrefix{Groups: 2, PrefixTokens: 128}
 	st := stage(4, 2)
-	st.Requests = 4
+	st.Requests.Each = 4
 	res := runStage(t, e, plan, st)
 	if p := res.Points[0]; p.Completed != 8 {
 		t.Fatalf("completed %d (%v)", p.Completed, p.Error)

@@ -143,7 +143,7 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 	s := startSim(t, cfg)
 	e, col := newEngine(t, s.URL(), nil)
 	st := rateStage(30, "poisson", 100)
-	st.Requests = 60
+	st.Requests.Each = 60
 	seed := int64(9)
 	st.Seed = &seed
 	res := runStage(t, e, synthPlan(20, "reference"), st)
@@ -225,15 +225,15 @@ func TestOpenLoopMaxConcurrency(t *testing.T) {
 	s := startSim(t, cfg)
 	e, col := newEngine(t, s.URL(), nil)
 	st := rateStage(20, "constant", 200)
-	st.Requests, st.MaxConcurrency = 20, 2
+	st.Requests.Each, st.MaxConcurrency = 20, 2
 	res := runStage(t, e, synthPlan(20, "reference"), st)
 	p := res.Points[0]
 	if p.Completed != 20 || p.Concurrency != 2 {
 		t.Fatalf("completed %d conc %d (%v)", p.Completed, p.Concurrency, p.Error)
 	}
 	rs := col.measured()
-	if n := maxOverlap(rs); n > 2 {
-		t.Fatalf("%d requests in flight with max_concurrency 2", n)
+	if n := maxOverlap(rs); n > 2 || p.MaxInFlight == nil || *p.MaxInFlight != n {
+		t.Fatalf("%d requests in flight with max_concurrency 2; the point says %v", n, p.MaxInFlight)
 	}
 	// 20 requests of ~100 ms, 2 at a time: the last leaves ~900 ms after it
 	// was due (95 ms on the schedule).
@@ -241,12 +241,12 @@ func TestOpenLoopMaxConcurrency(t *testing.T) {
 	if last.DispatchLagMs < 300 || *last.E2EFromScheduleMs < last.E2EMs+300 {
 		t.Fatalf("last request's lag %.1f ms, e2e %.1f, from schedule %.1f", last.DispatchLagMs, last.E2EMs, *last.E2EFromScheduleMs)
 	}
-	// The cap, not the client, made them late: no bottleneck flag, a warning instead.
+	// The cap, not the client, made them late: no bottleneck flag, a note instead.
 	if p.DispatchLagMaxMs == nil || *p.DispatchLagMaxMs < 300 || (!raceOn && p.ClientBottleneck) {
 		t.Fatalf("lag max %v, bottleneck %v", deref(p.DispatchLagMaxMs), p.ClientBottleneck)
 	}
-	if !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "max_concurrency slot") }) {
-		t.Fatalf("no cap warning in %q", p.Warnings)
+	if !slices.ContainsFunc(p.Notes, func(w string) bool { return strings.Contains(w, "max_concurrency slot") }) {
+		t.Fatalf("no cap note in %q", p.Notes)
 	}
 	// Requests that waited for a slot are due on the constant schedule all the same.
 	for i, d := range dueOffsets(rs) {
@@ -309,11 +309,11 @@ func BenchmarkOpenLoopLag(b *testing.B) {
 		b.Run(fmt.Sprint("rate=", rate), func(b *testing.B) {
 			e, _ := benchEngine(b, 1024)
 			st := rateStage(16, "poisson", rate)
-			st.Requests = int(rate / 2) // half a second per level
+			st.Requests.Each = int(rate / 2) // half a second per level
 			plan := synthPlan(64, "reference")
 			// The seeded schedule's own rate: a Poisson sample of a few
 			// hundred arrivals is a few percent off the nominal one.
-			sched := Schedule(1, rate, "poisson", 0, st.Requests, 0)
+			sched := Schedule(1, rate, "poisson", 0, st.Requests.Each, 0)
 			schedRate := float64(len(sched)-1) / sched[len(sched)-1].Seconds()
 			var p99, mx, share float64
 			n := 0

@@ -45,7 +45,7 @@ func TestReconnectAfterServerClose(t *testing.T) {
 	collectors.Store(e, col)
 	t.Cleanup(func() { collectors.Delete(e); e.Close() })
 	st := stage(4, 1, 4, 16)
-	st.Requests = 48
+	st.Requests.Each = 48
 	res := runStage(t, e, synthPlan(32, "reference"), st)
 
 	recs := col.measured()
@@ -125,7 +125,7 @@ func TestNoResendAfterResponse(t *testing.T) {
 	e, col := newEngine(t, s.URL(), nil)
 	st := stage(6, 4)
 	n, w := 64, 0
-	st.Requests, st.Warmup = n, &w
+	st.Requests.Each, st.Warmup = n, &w
 	res := runStage(t, e, synthPlan(24, "reference"), st)
 	p := res.Points[0]
 	served := map[string]int{}
@@ -216,7 +216,7 @@ func TestNoResendAfterPartialResponse(t *testing.T) {
 	e, col := newEngine(t, "http://"+ps.ln.Addr().String()+"/v1", nil)
 	st := stage(1, 1)
 	n, w := 4, 0
-	st.Requests, st.Warmup = n, &w
+	st.Requests.Each, st.Warmup = n, &w
 	res := runStage(t, e, synthPlan(8, "reference"), st)
 	p := res.Points[0]
 	if got := ps.posts.Load(); got != int64(n) {

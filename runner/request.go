@@ -226,5 +226,3 @@ func sample(b []byte) string {
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	return strings.Join(strings.Fields(s), " ")
 }
-
-func discard(r io.Reader) (int64, error) { return io.Copy(io.Discard, io.LimitReader(r, 1<<20)) }

@@ -18,7 +18,7 @@ func BenchmarkChunkAllocs(b *testing.B) {
 	const reqs = 64
 	perReq := func(out int) float64 {
 		st := stage(out, 8)
-		st.Requests = reqs
+		st.Requests.Each = reqs
 		var m0, m1 runtime.MemStats
 		runtime.ReadMemStats(&m0)
 		res, err := runStageCtx(context.Background(), e, plan, st)

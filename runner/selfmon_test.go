@@ -23,7 +23,7 @@ func TestClientBottleneckFlagged(t *testing.T) {
 	s := startSim(t, cfg)
 	e, _ := newEngine(t, s.URL(), nil)
 	st := stage(16, 8)
-	st.Requests = 48
+	st.Requests.Each = 48
 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	var stop atomic.Bool
@@ -66,8 +66,8 @@ func TestClientBottleneckFlagged(t *testing.T) {
 	if len(p.Warnings) == 0 {
 		t.Fatal("bottleneck flagged without a warning saying why")
 	}
-	if p.Completed != st.Requests {
-		t.Fatalf("completed %d of %d", p.Completed, st.Requests)
+	if p.Completed != st.Requests.Each {
+		t.Fatalf("completed %d of %d", p.Completed, st.Requests.Each)
 	}
 }
 
@@ -81,7 +81,7 @@ func TestClientBottleneckNotFlagged(t *testing.T) {
 	s := startSim(t, cfg)
 	e, _ := newEngine(t, s.URL(), nil)
 	st := stage(16, 4)
-	st.Requests = 16
+	st.Requests.Each = 16
 	res := runStage(t, e, synthPlan(32, "reference"), st)
 	p := res.Points[0]
 	if p.ClientCPUPercent == nil {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
@@ -59,7 +60,7 @@ func TestSyntheticLengths(t *testing.T) {
 	}}}}
 	st := stage(0, 8)
 	st.OutputTokens = scenario.Length{Min: 10, Max: 40}
-	st.Requests = 240
+	st.Requests.Each = 240
 	seed := int64(5)
 	st.Seed = &seed
 	res := runStage(t, e, plan, st)
@@ -100,7 +101,7 @@ func TestSyntheticLengths(t *testing.T) {
 
 	// The same seed draws the same lengths for the same requests.
 	e2, col2 := newEngine(t, sp.URL+"/v1", nil)
-	st.Requests = 40
+	st.Requests.Each = 40
 	runStage(t, e2, plan, st)
 	bodies = bodiesByNonce(sp, "/v1/chat/completions")
 	for _, r := range col2.measured() {
@@ -115,7 +116,7 @@ func TestRamp(t *testing.T) {
 	s := startSim(t, fastSim())
 	e, col := newEngine(t, s.URL(), nil)
 	st := stage(4, 4)
-	st.Requests = 4 // one per worker: all are first requests
+	st.Requests.Each = 4 // one per worker: all are first requests
 	st.Ramp = scenario.Duration(200 * time.Millisecond)
 	res := runStage(t, e, synthPlan(20, "reference"), st)
 	if res.Points[0].Completed != 4 {
@@ -146,7 +147,7 @@ func TestSharedPrefixHitRate(t *testing.T) {
 		"unique": {Synthetic: &scenario.Synthetic{InputTokens: scenario.Length{Fixed: 320}}},
 	}}
 	st := stage(4, 4)
-	st.Requests = 24
+	st.Requests.Each = 24
 	st.Prompts = "shared"
 	shared := runStage(t, e, plan, st).Points[0]
 	st.Prompts = "unique"
@@ -236,7 +237,7 @@ func TestPromptFiles(t *testing.T) {
 	for _, st := range plan.Stages {
 		e, col := newEngine(t, sp.URL+"/v1", plan.Endpoints["sim"])
 		res := runStage(t, e, plan, st)
-		if p := res.Points[0]; p.Failed != 0 || p.Completed != st.Requests {
+		if p := res.Points[0]; p.Failed != 0 || p.Completed != st.Requests.Each {
 			t.Fatalf("stage %s: %d completed, %d failed (%v)", st.Name, p.Completed, p.Failed, p.Error)
 		}
 		path := "/v1/chat/completions"
@@ -322,5 +323,45 @@ func TestExamplePlans(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// levelSink keeps each level's record beside the points.
+type levelSink struct {
+	*aggregate.Stage
+	recs []*result.LevelRecord
+}
+
+func (s *levelSink) LevelDone(rec *result.LevelRecord) result.Point {
+	s.recs = append(s.recs, rec)
+	return s.Stage.LevelDone(rec)
+}
+
+// TestPerLevelRequests: each level sends its own count of requests, and
+// reports its peak in flight, from the requests' times, within what its
+// record counted live (which brackets each request from just before its
+// send to just after its end) and never above its concurrency.
+func TestPerLevelRequests(t *testing.T) {
+	s := startSim(t, fastSim())
+	e, _ := newEngine(t, s.URL(), nil)
+	st := stage(4, 1, 3)
+	st.Requests.List = []int{2, 7}
+	plan := synthPlan(20, "reference")
+	(&scenario.Plan{Prompts: plan.Prompts, Stages: []*scenario.Stage{st}}).ApplyDefaults()
+	sink := &levelSink{Stage: aggregate.NewStage(0)}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := e.RunStage(ctx, plan, st, sink); err != nil {
+		t.Fatal(err)
+	}
+	res := sink.Result()
+	for i, want := range []struct{ n, conc int }{{2, 1}, {7, 3}} {
+		p, rec := res.Points[i], sink.recs[i]
+		if p.NRequests != want.n || p.Completed != want.n {
+			t.Fatalf("%s: %d requests (%d completed), want %d", p.Label(), p.NRequests, p.Completed, want.n)
+		}
+		if p.MaxInFlight == nil || *p.MaxInFlight < 1 || *p.MaxInFlight > rec.MaxInFlight || rec.MaxInFlight > want.conc {
+			t.Fatalf("%s: max_in_flight %v, live %d, concurrency %d", p.Label(), p.MaxInFlight, rec.MaxInFlight, want.conc)
+		}
 	}
 }

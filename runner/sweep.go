@@ -45,20 +45,19 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 		if i >= len(rates) {
 			return Level{}, false
 		}
-		return s.sp.rateLevel(rates[i]), true
+		return s.sp.rateLevel(rates[i], st.Requests.At(i)), true
 	}
 	if i >= len(st.Concurrency) {
 		return Level{}, false
 	}
-	return s.sp.closedLevel(st.Concurrency[i]), true
+	return s.sp.closedLevel(st.Concurrency[i], st.Requests.At(i)), true
 }
 
-// closedLevel is a closed-loop level of conc streams: the stage's requests,
-// or by default the reference's single wave of conc requests unless a
-// duration bounds the level.
-func (sp *stagePlan) closedLevel(conc int) Level {
+// closedLevel is a closed-loop level of conc streams sending requests (the
+// stage's count for the level), or by default the reference's single wave
+// of conc requests unless a duration bounds the level.
+func (sp *stagePlan) closedLevel(conc, requests int) Level {
 	st := sp.st
-	requests := st.Requests
 	if requests <= 0 && st.Duration <= 0 {
 		requests = conc
 	}
@@ -71,14 +70,15 @@ func (sp *stagePlan) closedLevel(conc int) Level {
 	}
 }
 
-// rateLevel is an open-loop level at rate requests/s, capped at the stage's
+// rateLevel is an open-loop level at rate requests/s sending requests (the
+// stage's count for the level; 0: rate × duration), capped at the stage's
 // max_concurrency.
-func (sp *stagePlan) rateLevel(rate float64) Level {
+func (sp *stagePlan) rateLevel(rate float64, requests int) Level {
 	st := sp.st
 	return Level{
 		Spec:        sp.levelSpec("rate="+strconv.FormatFloat(rate, 'g', -1, 64), st.MaxConcurrency, &rate),
 		Concurrency: st.MaxConcurrency,
-		Requests:    rateLevelTotal(st.Requests, st.Duration.D(), rate),
+		Requests:    rateLevelTotal(requests, st.Duration.D(), rate),
 		Duration:    st.Duration.D(),
 		Load: &openLoop{rate: rate, arrival: st.Arrival, burstiness: st.Burstiness,
 			seed: sp.seed, maxConc: st.MaxConcurrency},

@@ -88,7 +88,7 @@ func TestSharedPrefix(t *testing.T) {
 	plan := synthPlan(200, "")
 	plan.Prompts["p"].Synthetic.SharedPrefix = &scenario.SharedPrefix{Groups: 2, PrefixTokens: 128}
 	st := stage(4, 1)
-	st.Requests = 6
+	st.Requests.Each = 6
 	res := runStage(t, e, plan, st)
 	if p := res.Points[0]; p.Failed != 0 {
 		t.Fatalf("failed %d", p.Failed)

@@ -19,7 +19,7 @@ func (e *Engine) primeConnections(ctx context.Context, conc int) {
 	}
 	var wg sync.WaitGroup
 	for range conc {
-		wg.Go(func() { _ = e.get(ctx, e.url("/models")) })
+		wg.Go(func() { _, _ = e.get(ctx, e.url("/models")) })
 	}
 	wg.Wait()
 }

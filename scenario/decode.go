@@ -31,6 +31,7 @@ var (
 	unmarshalerType     = reflect.TypeFor[yaml.Unmarshaler]()
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	lengthType          = reflect.TypeFor[Length]()
+	perLevelType        = reflect.TypeFor[PerLevel]()
 )
 
 // decoder walks a yaml.Node tree into a Go value, recording problems and the
@@ -109,6 +110,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		d.decode(n, v.Elem(), path, depth)
 	case t == lengthType:
 		d.decodeLength(n, v, path, depth)
+	case t == perLevelType:
+		d.decodePerLevel(n, v, path, depth)
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		d.decodeUnmarshaler(n, v, path, depth)
 	case n.Kind == yaml.ScalarNode && t.Kind() != reflect.String && reflect.PointerTo(t).Implements(textUnmarshalerType):

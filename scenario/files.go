@@ -129,6 +129,29 @@ func (r *fileRoots) resolve(name, what string) (string, string) {
 // most limit bytes. what names the file in messages ("prompt file").
 // Problems are reported at path's position; ok is false after one.
 func (v *validator) readPlanFile(path, name, what string, limit int64) ([]byte, bool) {
+	f, ok := v.openPlanFile(path, name, what)
+	if !ok {
+		return nil, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		v.errf(path, "%s: cannot read %s %q: %s", path, what, name, unwrapPathError(err))
+		return nil, false
+	}
+	if int64(len(data)) > limit {
+		v.errf(path, "%s: %s %q is larger than the %d MiB limit", path, what, name, limit>>20)
+		return nil, false
+	}
+	return data, true
+}
+
+// openPlanFile opens the file the plan names at field path for reading as
+// a stream, through the same gate as readPlanFile (inside the plan's tree, a
+// regular file), for files too large to hold: a prompt file's reader keeps
+// only what the plan will send. Problems are reported at path's position;
+// ok is false after one. The caller closes the file.
+func (v *validator) openPlanFile(path, name, what string) (*os.File, bool) {
 	real, msg := v.files.resolve(name, what)
 	if msg != "" {
 		v.errf(path, "%s: %s", path, msg)
@@ -143,17 +166,14 @@ func (v *validator) readPlanFile(path, name, what string, limit int64) ([]byte, 
 		v.errf(path, "%s: cannot read %s %q: %s", path, what, name, unwrapPathError(err))
 		return nil, false
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		v.errf(path, "%s: cannot read %s %q: %s", path, what, name, unwrapPathError(err))
+	// A path swapped for a FIFO between the check and the open would block
+	// every read: check what was opened.
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		v.errf(path, "%s: %q is not a regular file", path, name)
 		return nil, false
 	}
-	if int64(len(data)) > limit {
-		v.errf(path, "%s: %s %q is larger than the %d MiB limit", path, what, name, limit>>20)
-		return nil, false
-	}
-	return data, true
+	return f, true
 }
 
 // loadCAFiles reads every endpoint's tls.ca_file, so the engine trusts

@@ -14,15 +14,30 @@ import (
 	"strings"
 )
 
-// MaxPromptFileBytes bounds a prompt file, so pointing a plan at a huge file is
-// a clear error rather than an out-of-memory crash. Prompts are held in memory
-// for the whole run; 64 MiB is far more than any benchmark needs.
-const MaxPromptFileBytes = 64 << 20
+// Prompt files are read as a stream, never whole: the dataset most published
+// numbers use (ShareGPT_V3_unfiltered_cleaned_split.json) is about 640 MB,
+// and a plan sends a few thousand of its prompts at most. The loader keeps
+// only the prompts the plan's stages can send (a seeded sample, see
+// reservoir), so memory follows what is held, not the file's size.
+const (
+	// MaxHeldPrompts is the most prompts a prompt set holds.
+	MaxHeldPrompts = 1_000_000
+	// UnboundedHeldPrompts is what a prompt set holds for a stage whose
+	// levels are bounded by duration only: the stage cycles through them.
+	UnboundedHeldPrompts = 10_000
+	// MaxHeldPromptBytes bounds the text a prompt set holds.
+	MaxHeldPromptBytes = 256 << 20
+	// MaxPromptEntryBytes bounds one entry of a prompt file (a JSONL line, a
+	// ShareGPT conversation, a CSV row): beyond it the file is not a prompt
+	// file (or a corrupt one), and reading on would only fill memory.
+	MaxPromptEntryBytes = 64 << 20
+)
 
-// maxFileErrors bounds how many bad lines of one prompt file are reported.
+// maxFileErrors bounds how many bad entries of one prompt file are reported.
 const maxFileErrors = 10
 
 func (v *validator) loadPrompts() {
+	needs := promptNeeds(v.plan)
 	for _, name := range slices.Sorted(maps.Keys(v.plan.Prompts)) {
 		ps := v.plan.Prompts[name]
 		if ps == nil {
@@ -36,12 +51,56 @@ func (v *validator) loadPrompts() {
 				ps.Loaded[i] = Prompt{Text: s, Line: v.pos(fmt.Sprintf("%s.inline[%d]", path, i)).line}
 			}
 		case ps.File != "" && ps.Synthetic == nil && len(ps.Inline) == 0:
-			v.loadFile(path, ps)
+			v.loadFile(path, ps, needs[name])
 		}
 	}
 }
 
-func (v *validator) loadFile(path string, ps *PromptSet) {
+// promptNeed is what the plan can send from one prompt set: how many
+// distinct prompts (the most any level takes, conversations times their
+// turns), and the seed of the first stage that uses it, which seeds its
+// sample.
+type promptNeed struct {
+	count int
+	seed  int64
+}
+
+// promptNeeds says, per prompt set, how many prompts the plan's stages can
+// send. A level takes its prompts in order from the set's first (cycling
+// past its end), so a set needs as many as its largest level sends: its
+// requests, or by default its concurrency; a level bounded by duration
+// alone takes UnboundedHeldPrompts. Sets no stage uses need none.
+func promptNeeds(p *Plan) map[string]promptNeed {
+	out := map[string]promptNeed{}
+	for _, st := range p.Stages {
+		if st == nil || p.Prompts[st.Prompts] == nil {
+			continue
+		}
+		turns := max(1, p.Prompts[st.Prompts].Turns)
+		levels := len(st.Concurrency) + len(st.Rate)
+		most := 0
+		for i := range levels {
+			n := st.Requests.At(i)
+			switch {
+			case n > 0:
+			case st.Duration > 0 || len(st.Rate) > 0:
+				n = UnboundedHeldPrompts
+			default:
+				n = st.Concurrency[i] // the reference's single wave
+			}
+			most = max(most, min(n, MaxHeldPrompts)*turns)
+		}
+		need, seen := out[st.Prompts]
+		if !seen && st.Seed != nil {
+			need.seed = *st.Seed
+		}
+		need.count = min(max(need.count, most), MaxHeldPrompts)
+		out[st.Prompts] = need
+	}
+	return out
+}
+
+func (v *validator) loadFile(path string, ps *PromptSet, need promptNeed) {
 	fp := ps.File
 	if !filepath.IsAbs(fp) && v.dir != "" {
 		fp = filepath.Join(v.dir, fp)
@@ -52,10 +111,11 @@ func (v *validator) loadFile(path string, ps *PromptSet) {
 	}
 	// The path is checked before anything else, so a plan learns nothing
 	// about a file it may not read.
-	data, ok := v.readPlanFile(path+".file", ps.File, "prompt file", MaxPromptFileBytes)
+	f, ok := v.openPlanFile(path+".file", ps.File, "prompt file")
 	if !ok {
 		return
 	}
+	defer f.Close()
 	if format == "" || format == FormatAuto {
 		switch strings.ToLower(filepath.Ext(fp)) {
 		case ".jsonl", ".ndjson":
@@ -69,22 +129,30 @@ func (v *validator) loadFile(path string, ps *PromptSet) {
 			return
 		}
 	}
-	// Spreadsheet exports often start with a UTF-8 byte-order mark.
-	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	fe := &fileErrs{v: v, file: fp}
+	res := newReservoir(need.count, need.seed, fe)
+	br := bufio.NewReaderSize(f, 256<<10)
+	// Spreadsheet exports often start with a UTF-8 byte-order mark.
+	if b, _ := br.Peek(3); string(b) == "\xef\xbb\xbf" {
+		_, _ = br.Discard(3)
+	}
 	switch format {
 	case FormatJSONL:
-		ps.Loaded = parseJSONL(data, fe)
+		readJSONL(br, fe, res.add)
 	case FormatShareGPT:
-		ps.Loaded = parseShareGPT(data, fe)
+		readShareGPT(br, fe, res.add)
 	case FormatCSV:
-		ps.Loaded = parseCSV(data, ps.Column, fe)
+		readCSV(br, ps.Column, fe, res.add)
 	}
-	if len(ps.Loaded) == 0 && fe.n == 0 {
+	switch {
+	case fe.n > 0:
+	case res.seen == 0:
 		v.errf(path+".file", "%s.file: prompt file %q contains no prompts", path, ps.File)
-	}
-	if fe.n > 0 {
-		ps.Loaded = nil
+	case res.tooBig:
+		v.errf(path+".file", "%s.file: the %d prompts the plan can send from %q hold more than %d MiB of text: send fewer requests a level, or use a file of shorter prompts",
+			path, res.k, ps.File, MaxHeldPromptBytes>>20)
+	default:
+		ps.Loaded = res.prompts()
 	}
 }
 
@@ -105,6 +173,9 @@ func (fe *fileErrs) add(line int, format string, args ...any) {
 	}
 }
 
+// full reports whether reading on would only find errors nobody is shown.
+func (fe *fileErrs) full() bool { return fe.n > maxFileErrors }
+
 // jsonlRecord is one line of a JSONL prompt file. Other keys are ignored:
 // real datasets carry ids and metadata.
 type jsonlRecord struct {
@@ -113,59 +184,93 @@ type jsonlRecord struct {
 	MaxTokens *int            `json:"max_tokens"`
 }
 
-func parseJSONL(data []byte, fe *fileErrs) []Prompt {
-	var out []Prompt
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 0, 64<<10), MaxPromptFileBytes)
-	line := 0
-	for sc.Scan() {
-		line++
-		b := bytes.TrimSpace(sc.Bytes())
-		if len(b) == 0 {
+// readJSONL reads one prompt a line, line by line.
+func readJSONL(br *bufio.Reader, fe *fileErrs, emit func(Prompt)) {
+	var buf []byte
+	for line := 1; !fe.full(); line++ {
+		b, err := readLine(br, buf[:0])
+		buf = b
+		if errors.Is(err, errEntryTooLarge) {
+			fe.add(line, "line is longer than %d MiB", MaxPromptEntryBytes>>20)
 			continue
 		}
-		var r jsonlRecord
-		if err := json.Unmarshal(b, &r); err != nil {
-			fe.add(line, "not valid JSON: %s", jsonMsg(err))
-			continue
-		}
-		p := Prompt{Line: line}
-		switch {
-		case r.Prompt != nil && len(r.Messages) > 0:
-			fe.add(line, "give \"prompt\" or \"messages\", not both")
-			continue
-		case r.Prompt != nil:
-			if strings.TrimSpace(*r.Prompt) == "" {
-				fe.add(line, "\"prompt\" is empty")
-				continue
-			}
-			p.Text = *r.Prompt
-		case len(r.Messages) > 0:
-			if err := json.Unmarshal(r.Messages, &p.Messages); err != nil || len(p.Messages) == 0 {
-				fe.add(line, "\"messages\" must be a non-empty list of {\"role\": ..., \"content\": \"...\"}")
-				continue
-			}
-			if msg := checkMessages(p.Messages); msg != "" {
+		if b := bytes.TrimSpace(b); len(b) > 0 {
+			if p, msg := parseJSONLine(b); msg != "" {
 				fe.add(line, "%s", msg)
-				continue
+			} else {
+				p.Line = line
+				emit(p)
 			}
-		default:
-			fe.add(line, "expected a \"prompt\" string or a \"messages\" list")
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			fe.add(line, "cannot read: %v", err)
+			return
+		}
+	}
+}
+
+// parseJSONLine parses one JSONL line into a prompt, or says what is wrong
+// with it.
+func parseJSONLine(b []byte) (Prompt, string) {
+	var r jsonlRecord
+	if err := json.Unmarshal(b, &r); err != nil {
+		return Prompt{}, "not valid JSON: " + jsonMsg(err)
+	}
+	var p Prompt
+	switch {
+	case r.Prompt != nil && len(r.Messages) > 0:
+		return p, "give \"prompt\" or \"messages\", not both"
+	case r.Prompt != nil:
+		if strings.TrimSpace(*r.Prompt) == "" {
+			return p, "\"prompt\" is empty"
+		}
+		p.Text = *r.Prompt
+	case len(r.Messages) > 0:
+		if err := json.Unmarshal(r.Messages, &p.Messages); err != nil || len(p.Messages) == 0 {
+			return p, "\"messages\" must be a non-empty list of {\"role\": ..., \"content\": \"...\"}"
+		}
+		if msg := checkMessages(p.Messages); msg != "" {
+			return p, msg
+		}
+	default:
+		return p, "expected a \"prompt\" string or a \"messages\" list"
+	}
+	if r.MaxTokens != nil {
+		if *r.MaxTokens < 1 || *r.MaxTokens > MaxTokens {
+			return p, fmt.Sprintf("max_tokens must be between 1 and %d, got %d", MaxTokens, *r.MaxTokens)
+		}
+		p.MaxTokens = *r.MaxTokens
+	}
+	return p, ""
+}
+
+var errEntryTooLarge = errors.New("entry too large")
+
+// readLine reads one line into buf (without its newline). A line longer
+// than MaxPromptEntryBytes is skipped to its end and reported as
+// errEntryTooLarge, so one runaway line costs no more memory than that.
+func readLine(br *bufio.Reader, buf []byte) ([]byte, error) {
+	tooLong := false
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if !tooLong {
+			if len(buf)+len(chunk) > MaxPromptEntryBytes {
+				tooLong, buf = true, buf[:0]
+			} else {
+				buf = append(buf, chunk...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
-		if r.MaxTokens != nil {
-			if *r.MaxTokens < 1 || *r.MaxTokens > MaxTokens {
-				fe.add(line, "max_tokens must be between 1 and %d, got %d", MaxTokens, *r.MaxTokens)
-				continue
-			}
-			p.MaxTokens = *r.MaxTokens
+		if tooLong && (err == nil || err == io.EOF) {
+			return buf, errEntryTooLarge
 		}
-		out = append(out, p)
+		return buf, err
 	}
-	if err := sc.Err(); err != nil {
-		fe.add(line+1, "cannot read: %v", err)
-	}
-	return out
 }
 
 func checkMessages(ms []Message) string {
@@ -194,64 +299,97 @@ type shareGPTRecord struct {
 	} `json:"conversations"`
 }
 
-func parseShareGPT(data []byte, fe *fileErrs) []Prompt {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
+// readShareGPT reads a ShareGPT JSON list one conversation at a time, with
+// the decoder's tokens, holding one conversation at a time. A conversation
+// of the wrong shape is reported (entry and line) and skipped; broken JSON
+// ends the file, since nothing after it can be trusted to be where it seems.
+func readShareGPT(br *bufio.Reader, fe *fileErrs, emit func(Prompt)) {
+	er := &entryReader{r: br, limit: MaxPromptEntryBytes}
+	dec := json.NewDecoder(er)
 	tok, err := dec.Token()
 	if err != nil || tok != json.Delim('[') {
-		fe.add(lineAt(dec.InputOffset()), "a ShareGPT file must be a JSON list of {\"conversations\": [...]}")
-		return nil
+		fe.add(er.line(dec.InputOffset()), "a ShareGPT file must be a JSON list of {\"conversations\": [...]}")
+		return
 	}
-	var out []Prompt
-	for dec.More() {
-		off := dec.InputOffset()
-		// Skip the whitespace and comma before the element, so the line is the element's.
-		for off < int64(len(data)) && strings.ContainsRune(" \t\r\n,", rune(data[off])) {
-			off++
-		}
+	for entry := 1; dec.More() && !fe.full(); entry++ {
+		er.mark = dec.InputOffset()
+		line := er.line(er.mark + leadingSpace(dec))
 		var r shareGPTRecord
 		if err := dec.Decode(&r); err != nil {
-			fe.add(lineAt(off), "not valid ShareGPT JSON: %s", jsonMsg(err))
-			return nil
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				fe.add(line, "entry %d: not a ShareGPT conversation: %s", entry, jsonMsg(err))
+				continue
+			}
+			if errors.Is(err, errEntryTooLarge) {
+				fe.add(line, "entry %d is larger than %d MiB", entry, MaxPromptEntryBytes>>20)
+			} else {
+				fe.add(line, "entry %d: not valid ShareGPT JSON: %s", entry, jsonMsg(err))
+			}
+			return
 		}
 		for _, c := range r.Conversations {
 			if (c.From == "human" || c.From == "user") && strings.TrimSpace(c.Value) != "" {
-				out = append(out, Prompt{Text: c.Value, Line: lineAt(off)})
+				emit(Prompt{Text: c.Value, Line: line})
 				break
 			}
 		}
 		// A conversation without a human turn is skipped: dumps contain them.
 	}
-	if _, err := dec.Token(); err != nil {
-		fe.add(lineAt(dec.InputOffset()), "not valid JSON: %s", jsonMsg(err))
+	if fe.full() {
+		return
 	}
-	return out
+	if _, err := dec.Token(); err != nil {
+		fe.add(er.line(dec.InputOffset()), "not valid JSON: %s", jsonMsg(err))
+	}
 }
 
-func parseCSV(data []byte, column string, fe *fileErrs) []Prompt {
+// leadingSpace is how many bytes of whitespace and the separating comma
+// come before the decoder's next value, so an entry's line is its own and
+// not the line its predecessor ended on. It reads the decoder's buffer
+// without consuming it.
+func leadingSpace(dec *json.Decoder) int64 {
+	br, ok := dec.Buffered().(io.ByteReader)
+	if !ok {
+		return 0
+	}
+	var n int64
+	for {
+		b, err := br.ReadByte()
+		if err != nil || strings.IndexByte(" \t\r\n,", b) < 0 {
+			return n
+		}
+		n++
+	}
+}
+
+// readCSV reads a header row, then one prompt a row from column.
+func readCSV(br *bufio.Reader, column string, fe *fileErrs, emit func(Prompt)) {
 	if column == "" {
 		column = DefaultColumn
 	}
-	r := csv.NewReader(bytes.NewReader(data))
+	er := &entryReader{r: br, limit: MaxPromptEntryBytes}
+	r := csv.NewReader(er)
 	r.FieldsPerRecord = -1
+	r.ReuseRecord = true
 	header, err := r.Read()
 	if err == io.EOF {
-		return nil
+		return
 	}
 	if err != nil {
 		fe.add(1, "invalid CSV: %v", err)
-		return nil
+		return
 	}
 	col := slices.Index(header, column)
 	if col < 0 {
-		fe.add(1, "no %q column in the header%s", column, didYouMean(column, header))
-		return nil
+		fe.add(1, "no %q column in the header%s", column, didYouMean(column, slices.Clone(header)))
+		return
 	}
-	var out []Prompt
-	for {
+	for !fe.full() {
+		er.mark = r.InputOffset()
 		rec, err := r.Read()
 		if err == io.EOF {
-			return out
+			return
 		}
 		line, _ := r.FieldPos(0)
 		if err != nil {
@@ -259,13 +397,17 @@ func parseCSV(data []byte, column string, fe *fileErrs) []Prompt {
 			if errors.As(err, &pe) {
 				line = pe.Line
 			}
-			fe.add(line, "invalid CSV: %v", err)
-			return out
+			if errors.Is(err, errEntryTooLarge) {
+				fe.add(line, "row is larger than %d MiB", MaxPromptEntryBytes>>20)
+			} else {
+				fe.add(line, "invalid CSV: %v", err)
+			}
+			return
 		}
 		if col >= len(rec) || strings.TrimSpace(rec[col]) == "" {
 			fe.add(line, "empty %q value", column)
 			continue
 		}
-		out = append(out, Prompt{Text: rec[col], Line: line})
+		emit(Prompt{Text: strings.Clone(rec[col]), Line: line})
 	}
 }

@@ -250,7 +250,8 @@ func TestPlanFilesStayInTree(t *testing.T) {
 		{"missing.jsonl", nil, `cannot read prompt file "missing.jsonl": no such file or directory`},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
-			src := strings.Replace(minimal, "  p: {synthetic: {input_tokens: 32}}\n", "  p: {synthetic: {input_tokens: 32}}\n  x: {file: \""+tc.file+"\", format: jsonl}\n", 1)
+			src := strings.Replace(minimal, "  p: {synthetic: {input_tokens: 32}}\n", "  p: {synthetic: {input_tokens: 32}}\n  x: {file: \""+tc.file+"\", format: jsonl}\n", 1) +
+				"  - {name: x, endpoint: sim, prompts: x, concurrency: [1]}\n" // a set is held as far as a stage sends it
 			if strings.HasSuffix(tc.file, ".csv") || strings.HasSuffix(tc.file, "config") {
 				src = strings.Replace(src, "format: jsonl", "format: csv", 1)
 			}

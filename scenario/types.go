@@ -186,9 +186,11 @@ type Stage struct {
 	Burstiness float64 `yaml:"burstiness,omitempty" json:"burstiness,omitempty"`
 	// MaxConcurrency caps in-flight requests in open loop (0: no cap).
 	MaxConcurrency int `yaml:"max_concurrency,omitempty" json:"max_concurrency,omitempty"`
-	// Requests per level. Default: the level's concurrency (the reference's single wave),
-	// or rate × duration in open loop.
-	Requests int `yaml:"requests,omitempty" json:"requests,omitempty"`
+	// Requests per level: one number for every level, or a list with one per level
+	// (requests: [8, 32, 64] beside concurrency: [1, 8, 32]). A closed-loop level needs at
+	// least as many as its concurrency. Default: the level's concurrency (the reference's
+	// single wave), or rate × duration in open loop.
+	Requests PerLevel `yaml:"requests,omitempty" json:"requests,omitempty"`
 	// Duration bounds each level by time instead of (or as well as) requests.
 	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	// Ramp spreads worker starts over this time at the start of each closed-loop level.

@@ -363,7 +363,7 @@ func (v *validator) stageLoad(path string, s *Stage) {
 		if s.Ramp != 0 {
 			v.errf(path+".ramp", "%s: ramp applies to concurrency (closed-loop) stages only", path)
 		}
-		if s.Requests == 0 && s.Duration == 0 {
+		if s.Requests.IsZero() && s.Duration == 0 {
 			v.errf(path, "%s: a rate stage needs requests or duration, to know when a level ends", path)
 		}
 	}
@@ -398,11 +398,7 @@ func (v *validator) stageLimits(path string, s *Stage) {
 	if s.MaxConcurrency < 0 || s.MaxConcurrency > MaxConcurrency {
 		v.errf(path+".max_concurrency", "%s: max_concurrency must be between 0 and %d, got %d", path, MaxConcurrency, s.MaxConcurrency)
 	}
-	if s.Requests < 0 || s.Requests > MaxRequests {
-		v.errf(path+".requests", "%s: requests must be between 1 and %d, got %d", path, MaxRequests, s.Requests)
-	} else if s.Requests == 0 && v.has(path+".requests") {
-		v.errf(path+".requests", "%s: requests must be at least 1 (leave it out for the default)", path)
-	}
+	v.stageRequests(path, s)
 	v.nonNegDur(path+".duration", s.Duration)
 	v.nonNegDur(path+".ramp", s.Ramp)
 	if s.Warmup != nil && (*s.Warmup < 0 || *s.Warmup > MaxWarmup) {

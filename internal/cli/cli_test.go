@@ -152,9 +152,13 @@ func TestParseRunOptions(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(o)
-	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","Stages":["a","b"],"LogFormat":"json","LogLevel":"info","NoProgress":true,"AllowEnv":["A@h.example","B"],"AllowDirs":["d"]}`
+	// --quiet logs warnings and errors only, unless --log-level says otherwise.
+	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","Stages":["a","b"],"LogFormat":"json","LogLevel":"warn","NoProgress":true,"AllowEnv":["A@h.example","B"],"AllowDirs":["d"]}`
 	if string(got) != want {
 		t.Errorf("options:\n got %s\nwant %s", got, want)
+	}
+	if o, _ = parseRunOptions(&Env{}, []string{"--quiet", "--log-level", "info", "plan.yaml"}); o == nil || o.LogLevel != "info" {
+		t.Errorf("--quiet overrode an explicit --log-level: %+v", o)
 	}
 	o, _ = parseRunOptions(&Env{}, []string{"--", "-plan-with-dash.yaml"})
 	if o == nil || o.PlanPath != "-plan-with-dash.yaml" || strings.Join(o.Reports, ",") != strings.Join(DefaultReports, ",") || o.NoProgress {

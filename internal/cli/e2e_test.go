@@ -861,8 +861,11 @@ func TestE2EExamplePlans(t *testing.T) {
 		if compared != 2 {
 			t.Errorf("%d levels compared with the baseline, want 2", compared)
 		}
+		// Two runs on a shared machine may differ by more than the plan's
+		// 10% throughput bound: the exit code must follow whatever the
+		// fail-severity checks decided, each on the values it read.
 		for _, c := range rep.Stages[0].Checks {
-			if c.Name == "no failures" && c.Status != result.StatusPass {
+			if c.Severity == "fail" && c.Status == result.StatusFail {
 				failed = true
 			}
 		}

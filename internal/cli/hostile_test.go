@@ -312,7 +312,10 @@ stages:
 // TestHostileOutputPaths: a run writes only inside its output directory. A
 // plan name made of dots and dashes lands in results/ under the working
 // directory when --out is not given; a requests.jsonl planted in --out as a
-// symbolic link (a pull request can commit one) is replaced, not followed.
+// symbolic link (a pull request can commit one) is never followed: a
+// directory holding nothing but the link is no result directory and is
+// refused, and one holding an earlier run has the link removed with that
+// run's files, its target untouched.
 func TestHostileOutputPaths(t *testing.T) {
 	root := t.TempDir()
 	victim := filepath.Join(root, "victim.sh")
@@ -338,11 +341,29 @@ stages:
 	if code, _, stderr := runCLI(t, nil, "plan.yaml", "--no-progress", "--quiet"); code != 0 {
 		t.Fatalf("default output: exit %d\n%s", code, stderr)
 	}
+	if code, _, stderr := runCLI(t, nil, plan, "--out", out, "--no-progress", "--quiet"); code != 2 || !strings.Contains(stderr, "no run header") {
+		t.Fatalf("planted output: exit %d, want 2 (not a result directory)\n%s", code, stderr)
+	}
+	if err := os.Remove(filepath.Join(out, "requests.jsonl")); err != nil {
+		t.Fatal(err)
+	}
 	if code, _, stderr := runCLI(t, nil, plan, "--out", out, "--no-progress", "--quiet"); code != 0 {
-		t.Fatalf("planted output: exit %d\n%s", code, stderr)
+		t.Fatalf("first run into out: exit %d\n%s", code, stderr)
+	}
+	if err := os.Remove(filepath.Join(out, "requests.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(out, "requests.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCLI(t, nil, plan, "--out", out, "--no-progress", "--quiet"); code != 0 {
+		t.Fatalf("planted output in an earlier run: exit %d\n%s", code, stderr)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "echo untouched\n" {
 		t.Errorf("the link's target was written: %q", b)
+	}
+	if st, err := os.Lstat(filepath.Join(out, "requests.jsonl")); err != nil || !st.Mode().IsRegular() {
+		t.Errorf("requests.jsonl is not the run's own file: %v %v", st, err)
 	}
 	entries, _ := os.ReadDir(root)
 	if len(entries) != 2 {

@@ -24,7 +24,7 @@ func cmdReport(_ context.Context, env *Env, args []string) error {
 	var reports string
 	fs.StringVar(&o.Out, "out", "", "write the reports into this `dir`ectory instead of DIR")
 	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
-	fs.BoolVar(&o.Quiet, "quiet", false, "print only problems and the verdict")
+	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout")
 	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks compare against (baseline.*)")
 	pos, err := parseArgs(env, fs, reportSynopsis, args)
 	if err != nil {
@@ -50,6 +50,12 @@ func cmdReport(_ context.Context, env *Env, args []string) error {
 		out = dir
 	}
 	log, _ := logging.New(env.Stderr, o.LogFormat, o.LogLevel, false)
+	if !within(out, dir) || !within(dir, out) { // another directory than DIR
+		// Another directory gets this run's reports alone, as --out of a run does.
+		if err := prepareOutDir(out, o.Baseline, log); err != nil {
+			return err
+		}
+	}
 	writeErr := writeReports(env, o, out, rep, baseline, log)
 	return exitError(rep, nil, writeErr)
 }

@@ -50,6 +50,9 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if outDir == "" {
 		outDir = reporters.DefaultOutDir(p.Name, time.Now().UTC())
 	}
+	if err := prepareOutDir(outDir, opts.Baseline, log); err != nil {
+		return err
+	}
 	// Records are appended as requests finish, so an interrupted or killed run
 	// keeps everything already measured.
 	recs, err := records.Create(outDir, p.Source)
@@ -57,17 +60,24 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 		return exitcode.With(err, exitcode.RunFailed)
 	}
 	defer recs.Close()
-	progress := reporters.NewProgress(env.Stderr, !opts.Quiet && !opts.NoProgress && env.StdoutIsTerminal && env.StderrIsTerminal)
+	live := !opts.Quiet && !opts.NoProgress && env.StdoutIsTerminal && env.StderrIsTerminal
+	progress := reporters.NewProgress(env.Stderr, live)
 	defer progress.Close()
 	log.Info().Str("plan", p.Path).Int("stages", len(stages)).Str("out", outDir).Msg("run starting")
 
-	rep, runErr := pipeline.Run(ctx, pipeline.Options{
+	o := pipeline.Options{
 		Plan: p, Stages: stages, Records: recs,
 		Baseline: baseline, BaselinePath: opts.Baseline,
 		RunnerVersion: VersionString(), Logger: log,
 		OnProgress:  func(u runner.Progress) { progress.Update(reporters.ProgressUpdate(u)) },
 		OnLevelDone: progress.LevelDone,
-	})
+	}
+	if !live {
+		// No progress bar (CI, a pipe, --no-progress): one log line per
+		// finished level, so a long level is not a silent minute in the log.
+		o.OnLevel = func(stage string, pt *result.Point) { logLevel(log, stage, pt) }
+	}
+	rep, runErr := pipeline.Run(ctx, o)
 	progress.Close()
 	if err := recs.Close(); err != nil {
 		log.Error().Err(err).Msg("closing the records")
@@ -84,8 +94,14 @@ func writeReports(env *Env, opts *RunOptions, outDir string, rep *result.Report,
 	if err != nil {
 		errs = append(errs, err)
 	}
-	if opts.HasReport(reporters.FormatTable) && (!opts.Quiet || rep.Verdict != result.StatusPass) {
-		color := reporters.UseColor(env.StdoutIsTerminal, env.Getenv)
+	color := reporters.UseColor(env.StdoutIsTerminal, env.Getenv)
+	switch {
+	case opts.Quiet:
+		// --quiet: the verdict line, always, and nothing else on stdout.
+		if err := reporters.WriteVerdict(env.Stdout, rep, color); err != nil {
+			errs = append(errs, fmt.Errorf("write verdict: %w", err))
+		}
+	case opts.HasReport(reporters.FormatTable):
 		if err := reporters.WriteTable(env.Stdout, rep, reporters.TableOptions{Color: color}); err != nil {
 			errs = append(errs, fmt.Errorf("write table: %w", err))
 		}
@@ -142,4 +158,19 @@ func loadBaseline(path string) (*result.Report, error) {
 		return nil, exitcode.Errorf(exitcode.Invalid, "--baseline %s: %w", path, err)
 	}
 	return rep, nil
+}
+
+// logLevel logs one finished level: what a CI log shows where a terminal
+// would show a progress bar.
+func logLevel(log zerolog.Logger, stage string, p *result.Point) {
+	ev := log.Info().Str("stage", stage).Str("level_label", p.Label()).
+		Int("ok", p.Completed).Int("failed", p.Failed).Float64("duration_s", p.DurationS).
+		Float64("output_tps_total", p.OutputTPSTotal)
+	if p.TTFTP50Ms != nil {
+		ev = ev.Float64("ttft_p50_ms", *p.TTFTP50Ms)
+	}
+	if p.MaxInFlight != nil {
+		ev = ev.Int("max_in_flight", *p.MaxInFlight)
+	}
+	ev.Msg("level done")
 }

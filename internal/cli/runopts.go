@@ -30,7 +30,8 @@ type RunOptions struct {
 	Out string
 	// Reports are the report formats to write, from ReportFormats.
 	Reports []string
-	// Quiet prints only problems and the verdict (and implies NoProgress).
+	// Quiet prints the verdict line alone on stdout and only warnings and
+	// errors on stderr (unless LogLevel was given), and implies NoProgress.
 	Quiet bool
 	// Baseline is a previous report.json that checks can compare against.
 	Baseline string
@@ -67,7 +68,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	var stages stringList
 	fs.StringVar(&o.Out, "out", "", "output `dir`ectory (default results/<plan>-<UTC timestamp>/)")
 	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
-	fs.BoolVar(&o.Quiet, "quiet", false, "print only problems and the verdict")
+	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout, and only warnings and errors on stderr")
 	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks can compare against (baseline.*)")
 	fs.Var(&stages, "stage", "run only this stage `name` (repeatable)")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log `format`: text or json")
@@ -99,7 +100,14 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 		return nil, exitcode.Errorf(exitcode.Invalid, "run: --log-level: %q is not one of %s%s", o.LogLevel, strings.Join(LogLevels, ", "), suggest(o.LogLevel, LogLevels))
 	}
 	if o.Quiet {
+		// Quiet: the verdict line on stdout, problems on stderr; a
+		// --log-level given explicitly still wins.
 		o.NoProgress = true
+		explicit := false
+		fs.Visit(func(f *flag.Flag) { explicit = explicit || f.Name == "log-level" })
+		if !explicit {
+			o.LogLevel = "warn"
+		}
 	}
 	return o, nil
 }

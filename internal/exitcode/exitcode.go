@@ -10,7 +10,7 @@ import (
 // Code is a process exit status.
 type Code int
 
-// The exit codes of DESIGN.md.
+// The exit codes of the design contract (docs/design.md).
 const (
 	OK           Code = 0   // every check passed
 	ChecksFailed Code = 1   // one or more checks failed

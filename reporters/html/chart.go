@@ -33,6 +33,9 @@ type xy struct {
 	X   float64
 	Y   *float64
 	Tip string // tooltip text, plain (escaped on output)
+	// Plain points are drawn on the line without a marker: a distribution's
+	// empty buckets, whose many dots would hide the curve's shape.
+	Plain bool
 }
 
 // series is one line on a chart.
@@ -381,7 +384,7 @@ func (c lineChart) svg(title string) template.HTML {
 		}
 		flush()
 		for _, p := range s.Points {
-			if p.Y == nil || !finite(*p.Y) || !finite(p.X) {
+			if p.Y == nil || !finite(*p.Y) || !finite(p.X) || p.Plain {
 				continue
 			}
 			fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3.5" data-x="%s" data-y="%s"><title>%s</title></circle>`,

@@ -17,11 +17,13 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -102,7 +104,10 @@ type stageView struct {
 	Load         string
 	Error        string
 	BaselineNote string
+	Natural      bool // natural mode: the levels table shows the length spread
 	Levels       []levelRow
+	LowConf      bool     // some cell is marked low-confidence
+	Notes        []string // how numbers were obtained ("c=4: ...")
 	Charts       []chartView
 	Samples      []sampleRow
 }
@@ -110,6 +115,7 @@ type stageView struct {
 type levelRow struct {
 	Label        string
 	Requests     int
+	InFlight     string
 	Completed    int
 	Failed       int
 	DurationS    string
@@ -123,6 +129,9 @@ type levelRow struct {
 	ITLP99       string
 	E2EP99       string
 	Goodput      string
+	OutMean      string // natural mode: the length spread
+	OutStdev     string
+	CutShare     string
 	Flags        []string
 	FlagsWarning bool
 }
@@ -228,6 +237,10 @@ func findStage(r *result.Report, name string) *result.Stage {
 	return nil
 }
 
+// stageWarnings lists what makes a stage's numbers wrong or partial: its
+// error, its warnings, and per level an interruption, a client bottleneck
+// and the level's validity warnings (the nonce did not defeat the cache, the
+// engine did not hold the pinned length, fewer in flight than labelled).
 func stageWarnings(st *result.Stage) []warning {
 	var ws []warning
 	where := "stage " + st.Name
@@ -243,6 +256,9 @@ func stageWarnings(st *result.Stage) []warning {
 		if pt.Interrupted {
 			ws = append(ws, warning{Where: lw, Kind: "error", Text: "level interrupted: its numbers cover part of the planned window"})
 		}
+		if hint := checks.FailureHint(st, pt); hint != "" {
+			ws = append(ws, warning{Where: lw, Kind: "error", Text: "every request failed: " + hint})
+		}
 		if pt.ClientBottleneck {
 			t := "client bottleneck: the load generator, not the server, may have limited this level"
 			if pt.ClientCPUPercent != nil {
@@ -250,14 +266,9 @@ func stageWarnings(st *result.Stage) []warning {
 			}
 			ws = append(ws, warning{Where: lw, Kind: "bottleneck", Text: t})
 		}
-		if len(pt.LowConfidence) > 0 {
-			ws = append(ws, warning{Where: lw, Kind: "lowconf",
-				Text: "low confidence (too few samples): " + strings.Join(pt.LowConfidence, ", ")})
-		}
-		if pt.OutputLenMismatch > 0 {
-			ws = append(ws, warning{Where: lw, Kind: "warn", Text: strconv.Itoa(pt.OutputLenMismatch) +
-				" responses had a different output length than requested (ignore_eos not honoured?)"})
-		}
+		// Low confidence and notes are not here: they say how sure or how
+		// obtained a number is, not that it is wrong, and are marked quietly
+		// in the level table. An ignore_eos mismatch is among the warnings.
 		for _, w := range pt.Warnings {
 			ws = append(ws, warning{Where: lw, Kind: "warn", Text: w})
 		}
@@ -435,9 +446,14 @@ func f(v float64) *float64 { return &v }
 
 func buildStage(st, bst *result.Stage, anchor string) stageView {
 	sv := stageView{Name: st.Name, Anchor: anchor, Endpoint: st.Endpoint, API: st.API, Mode: st.Mode,
-		Load: st.Load, Error: st.Error}
+		Load: st.Load, Error: st.Error, Natural: st.Mode == "natural"}
 	for i := range st.Points {
-		sv.Levels = append(sv.Levels, levelRowOf(&st.Points[i]))
+		p := &st.Points[i]
+		sv.Levels = append(sv.Levels, levelRowOf(p))
+		sv.LowConf = sv.LowConf || len(p.LowConfidence) > 0
+		for _, n := range p.Notes {
+			sv.Notes = append(sv.Notes, p.Label()+": "+n)
+		}
 	}
 	st, bst = chartStage(st), chartStage(bst)
 	add := func(title string, c interface {
@@ -482,15 +498,25 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 
 func levelRowOf(p *result.Point) levelRow {
 	label := p.Label()
-	row := levelRow{
-		Label: label, Requests: p.NRequests, Completed: p.Completed, Failed: p.Failed,
-		DurationS: num(p.DurationS), TPSTotal: num(p.OutputTPSTotal), TPSStream: num(p.OutputTPSPerStream),
-		TTFTP50: fmtPtr(p.TTFTP50Ms), TTFTP95: fmtPtr(p.TTFTP95Ms), TTFTP99: fmtPtr(p.TTFTP99Ms),
-		TPOTP50: fmtPtr(p.TPOTP50Ms), TPOTP99: fmtPtr(p.TPOTP99Ms), ITLP99: fmtPtr(p.ITLP99Ms),
-		E2EP99: fmtPtr(p.E2EP99Ms), Goodput: "—",
+	// cell shows a latency, marked "~" when drawn from too few samples: a
+	// quiet mark, as in the terminal table, not a warning.
+	cell := func(name string, v *float64) string {
+		s := fmtPtr(v)
+		if v != nil && slices.Contains(p.LowConfidence, name) {
+			s = lowConfMark + s
+		}
+		return s
 	}
-	if p.Goodput != nil {
-		row.Goodput = num(result.Round(*p.Goodput*100, 1)) + "%"
+	row := levelRow{
+		Label: label, Requests: p.NRequests, Completed: p.Completed, Failed: p.Failed, InFlight: "—",
+		DurationS: num(p.DurationS), TPSTotal: num(p.OutputTPSTotal), TPSStream: num(p.OutputTPSPerStream),
+		TTFTP50: cell("ttft_p50_ms", p.TTFTP50Ms), TTFTP95: cell("ttft_p95_ms", p.TTFTP95Ms), TTFTP99: cell("ttft_p99_ms", p.TTFTP99Ms),
+		TPOTP50: cell("tpot_p50_ms", p.TPOTP50Ms), TPOTP99: cell("tpot_p99_ms", p.TPOTP99Ms), ITLP99: cell("itl_p99_ms", p.ITLP99Ms),
+		E2EP99: cell("e2e_p99_ms", p.E2EP99Ms), Goodput: percent(p.Goodput),
+		OutMean: fmtPtr(p.MeanOutputTokens), OutStdev: fmtPtr(p.OutputTokenStdev), CutShare: percent(p.MaxTokensHitRate),
+	}
+	if p.MaxInFlight != nil {
+		row.InFlight = strconv.Itoa(*p.MaxInFlight)
 	}
 	if p.Interrupted {
 		row.Flags = append(row.Flags, "interrupted")
@@ -498,11 +524,22 @@ func levelRowOf(p *result.Point) levelRow {
 	if p.ClientBottleneck {
 		row.Flags = append(row.Flags, "client bottleneck")
 	}
-	if len(p.LowConfidence) > 0 {
-		row.Flags = append(row.Flags, "low confidence: "+strings.Join(p.LowConfidence, ", "))
+	if p.MaxInFlight != nil && p.Rate == nil && *p.MaxInFlight < p.Concurrency && p.Completed > 0 && !p.Interrupted {
+		row.Flags = append(row.Flags, "fewer in flight than labelled")
 	}
 	row.FlagsWarning = len(row.Flags) > 0
 	return row
+}
+
+// lowConfMark prefixes a value drawn from too few samples to mean much.
+const lowConfMark = "~"
+
+// percent shows a share as a percentage with one decimal, or an em dash.
+func percent(v *float64) string {
+	if v == nil || !finite(*v) {
+		return "—"
+	}
+	return num(result.Round(*v*100, 1)) + "%"
 }
 
 // tradeoffChart plots per-stream tok/s against total tok/s, one point per
@@ -571,7 +608,7 @@ func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Poi
 				continue
 			}
 			pct := float64(cum) * 100 / float64(total)
-			s.Points = append(s.Points, xy{X: b.UpperMs, Y: f(result.Round(pct, 2)),
+			s.Points = append(s.Points, xy{X: b.UpperMs, Y: f(result.Round(pct, 2)), Plain: b.Count <= 0,
 				Tip: fmt.Sprintf("%s · ≤ %s ms: %d in bucket, %s%% cumulative", p.Label(), num(b.UpperMs), b.Count, num(result.Round(pct, 2)))})
 			if cum == total {
 				break

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 
 	"github.com/invopop/jsonschema"
@@ -44,6 +45,7 @@ func Schemas() (plan, report []byte, err error) {
 
 var (
 	lengthType   = reflect.TypeFor[scenario.Length]()
+	perLevelType = reflect.TypeFor[scenario.PerLevel]()
 	durationType = reflect.TypeFor[scenario.Duration]()
 	secretType   = reflect.TypeFor[scenario.Secret]()
 )
@@ -64,6 +66,17 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 				),
 			},
 		}
+	case perLevelType:
+		count := func() *jsonschema.Schema {
+			return &jsonschema.Schema{Type: "integer", Minimum: json.Number("1"), Maximum: json.Number(strconv.Itoa(scenario.MaxRequests))}
+		}
+		return &jsonschema.Schema{
+			Description: "A count for every level, or a list with one count per level, in the order the levels are listed.",
+			OneOf: []*jsonschema.Schema{
+				count(),
+				{Type: "array", Items: count(), MinItems: ptrU64(1)},
+			},
+		}
 	case durationType:
 		return &jsonschema.Schema{
 			Type:        "string",
@@ -75,6 +88,8 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 	}
 	return nil
 }
+
+func ptrU64(n uint64) *uint64 { return &n }
 
 // object builds a closed object schema from name, schema pairs, in order.
 func object(kv ...any) *jsonschema.Schema {

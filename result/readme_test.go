@@ -1,0 +1,73 @@
+package result
+
+import (
+	"flag"
+	"os"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the README's metric table from the catalogue")
+
+// The README's table of every metric sits between these lines.
+const (
+	tableBegin = "<!-- metrics:begin (generated from result.Metrics(): go test ./result -run TestReadmeMetricTable -update) -->"
+	tableEnd   = "<!-- metrics:end -->"
+)
+
+// metricTable renders the catalogue as the README's Markdown table.
+func metricTable() string {
+	var b strings.Builder
+	b.WriteString("| metric | unit | kind | better | meaning | reference |\n| --- | --- | --- | --- | --- | --- |\n")
+	cell := strings.NewReplacer("|", `\|`, "<", "&lt;", ">", "&gt;", "\n", " ")
+	for _, m := range Metrics() {
+		unit := m.Unit
+		switch unit {
+		case "":
+			unit = "–"
+		case "share":
+			unit = "share (0–1)"
+		}
+		better := m.Better.String()
+		if better == "neutral" {
+			better = "–"
+		}
+		ref := ""
+		if m.Reference {
+			ref = "✓"
+		}
+		b.WriteString("| `" + m.Name + "` | " + unit + " | " + m.Kind.String() + " | " + better + " | " + cell.Replace(m.Help) + " | " + ref + " |\n")
+	}
+	return b.String()
+}
+
+// TestReadmeMetricTable holds README.md's table of every metric to the
+// catalogue: a metric added, renamed or re-described without the README
+// following fails here; -update rewrites the table.
+func TestReadmeMetricTable(t *testing.T) {
+	const path = "../README.md"
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
+	if i < 0 || j < i {
+		t.Fatalf("README.md has no metric table between %q and %q", tableBegin, tableEnd)
+	}
+	want := readme[:i+len(tableBegin)] + "\n" + metricTable() + readme[j:]
+	if *update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if readme != want {
+		t.Errorf("README.md's metric table is stale: go test ./result -run TestReadmeMetricTable -update")
+	}
+	for _, m := range Metrics() {
+		if !strings.Contains(readme[i:j], "| `"+m.Name+"` |") {
+			t.Errorf("README.md's metric table lacks %s", m.Name)
+		}
+	}
+}
