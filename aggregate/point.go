@@ -35,6 +35,7 @@ func (b *builder) point(whole bool) result.Point {
 		b.itl()
 		b.server()
 		b.client()
+		b.shardWarnings()
 	}
 	b.validity(whole)
 	b.p.LowConfidence = b.low
