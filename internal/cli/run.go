@@ -38,6 +38,10 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	sharding, err := shardingFor(env, opts, p, stages)
+	if err != nil {
+		return err
+	}
 	baseline, err := loadBaseline(opts.Baseline)
 	if err != nil {
 		return err
@@ -67,6 +71,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 		RunnerVersion: VersionString(), Logger: log,
 		OnProgress:  func(u runner.Progress) { progress.Update(reporters.ProgressUpdate(u)) },
 		OnLevelDone: progress.LevelDone,
+		Sharding:    sharding,
 	})
 	progress.Close()
 	if err := recs.Close(); err != nil {
