@@ -67,8 +67,9 @@ func (s *SLO) Met(r *Request) bool {
 
 // Shard says which part of a sharded run a record belongs to.
 type Shard struct {
-	// Index is this shard's number, 0-based; Count how many shards the run has.
+	// Index is this shard's number, 0-based.
 	Index int `json:"index"`
+	// Count is how many shards the run has.
 	Count int `json:"count"`
 }
 
