@@ -21,5 +21,5 @@ var Layers = [][]string{
 	{"pipeline"},                       // run a plan
 	{"reporters/html", "reporters", "internal/compare"}, // outputs
 	{"internal/cli", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost"},
-	{"cmd/runner"},
+	{"cmd/runner", "deploy/kubernetes"},
 }
