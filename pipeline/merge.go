@@ -19,9 +19,11 @@ import (
 // the plan, every shard's requests, and one record per level whose window
 // is the union of the shards' windows (earliest start to latest end), whose
 // token gaps are all the shards' gaps, whose server counters are one
-// shard's (the lowest index that read them: the server is shared, and each
-// shard's reads bracket the same scheduled window, so a sum would count it
-// N times), and whose Parts keep each shard's window and client load. The
+// shard's (the lowest index that read them: the server is shared, and every
+// shard reads them just before the scheduled window opens and at the slot's
+// end, when all shards' requests of the level are done, so each shard's
+// delta covers the whole level and a sum would count it N times), and whose
+// Parts keep each shard's window and client load. The
 // report is then computed from that directory by Recompute, the code that
 // `runner report` runs, so the merged report is a function of the merged
 // records, and its percentiles are those of the union of the shards'

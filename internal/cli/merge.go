@@ -3,7 +3,6 @@ package cli
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/internal/logging"
@@ -25,12 +24,7 @@ Exits as a run would have.`
 // cmdMerge implements "runner merge SHARD_DIR... --out DIR".
 func cmdMerge(_ context.Context, env *Env, args []string) error {
 	fs := newFlagSet("merge")
-	o := &RunOptions{LogFormat: "text", LogLevel: "warn"}
-	var reports string
-	fs.StringVar(&o.Out, "out", "", "write the merged result directory into `dir` (required; not one of the shards')")
-	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
-	fs.BoolVar(&o.Quiet, "quiet", false, "print only problems and the verdict")
-	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks compare against (baseline.*)")
+	o, reports := reportFlags(fs, "write the merged result directory into `dir` (required; not one of the shards')")
 	dirs, err := parseArgs(env, fs, mergeSynopsis, args)
 	if err != nil {
 		return err
@@ -41,10 +35,7 @@ func cmdMerge(_ context.Context, env *Env, args []string) error {
 	if o.Out == "" {
 		return exitcode.Errorf(exitcode.Invalid, "merge: --out DIR is required: the merged result directory")
 	}
-	if o.Reports, err = parseReportFormats(reports); err != nil {
-		return err
-	}
-	baseline, err := loadBaseline(o.Baseline)
+	baseline, err := o.reportInputs(*reports)
 	if err != nil {
 		return err
 	}

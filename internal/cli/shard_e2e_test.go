@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -265,19 +264,7 @@ func TestE2EOneShardMergeIsTheRun(t *testing.T) {
 			if code2 != code {
 				t.Fatalf("merge: exit %d, the run exited %d\n%s", code2, code, stderr)
 			}
-			for _, f := range []string{"report.json", "junit.xml", "summary.md", "report.html"} {
-				a, err := os.ReadFile(filepath.Join(run, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := os.ReadFile(filepath.Join(merged, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(a, b) {
-					t.Errorf("%s of the merge differs from the run's:\n%s", f, firstDiff(a, b))
-				}
-			}
+			sameReports(t, run, merged, "of the merge differs from the run's")
 		})
 	}
 }
