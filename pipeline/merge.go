@@ -181,10 +181,8 @@ func (s *Shards) Count() int { return len(s.runs) }
 // evaluated once on the merged levels against baseline when given. out must
 // not be one of the shards' directories.
 func (s *Shards) Write(out string, baseline *result.Report, baselinePath string) (*result.Report, error) {
-	for _, r := range s.runs {
-		if sameDir(out, r.dir) {
-			return nil, refuse("--out %s is shard %d's own directory: merge into a new one", out, r.part.Index)
-		}
+	if err := s.CheckOut(out); err != nil {
+		return nil, err
 	}
 	w, err := records.Create(out, s.runs[0].run.Plan)
 	if err != nil {
@@ -202,6 +200,18 @@ func (s *Shards) Write(out string, baseline *result.Report, baselinePath string)
 		return nil, err
 	}
 	return Recompute(out, baseline, baselinePath)
+}
+
+// CheckOut refuses an output directory that is one of the shards': writing
+// there would replace the records being merged. Check it before anything
+// clears or writes out.
+func (s *Shards) CheckOut(out string) error {
+	for _, r := range s.runs {
+		if sameDir(out, r.dir) {
+			return refuse("--out %s is shard %d's own directory: merge into a new one", out, r.part.Index)
+		}
+	}
+	return nil
 }
 
 // sameDir reports whether a and b name the same existing directory.

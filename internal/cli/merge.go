@@ -40,6 +40,9 @@ func cmdMerge(_ context.Context, env *Env, args []string) error {
 		return err
 	}
 	shards, err := pipeline.ReadShards(dirs)
+	if err == nil {
+		err = shards.CheckOut(o.Out) // before anything touches --out
+	}
 	if err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "merge: %w", err)
 	}
