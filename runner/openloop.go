@@ -142,8 +142,8 @@ type openLoop struct {
 	part       result.Shard // a shard's part of the schedule (Count ≤ 1: all of it)
 }
 
-// conns is the cap, or about one second's arrivals.
-func (o *openLoop) conns() int { return rateConns(o.rate, o.maxConc) }
+// conns is the cap, or about one second's arrivals (of this shard's part).
+func (o *openLoop) conns() int { return rateConns(o.rate/float64(max(1, o.part.Count)), o.maxConc) }
 
 func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 	sched := o.arrivals()
