@@ -56,6 +56,8 @@ type acc struct {
 	firstErr    string
 	firstErrKey order
 	kinds       map[string]*kindStat
+
+	lagShard map[int]*series // a merged level's dispatch lags by shard (nil: not kept)
 }
 
 type kindStat struct {
@@ -98,6 +100,9 @@ func newAcc(limit int) *acc {
 // add records one measured request.
 func (a *acc) add(r *result.Request, spec *result.LevelSpec) {
 	a.lat[latLag].add(r.DispatchLagMs)
+	if a.lagShard != nil {
+		a.addShardLag(r)
+	}
 	if r.Reconnected {
 		a.reconnects++
 	}

@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/runnerbench/runner/result"
 )
@@ -26,40 +27,51 @@ const (
 // or above 10% of the TTFT p50, whichever is smaller). Requests that waited
 // for a max_concurrency slot were late by the plan's design, not the
 // client's: with such waits the lag does not flag the client, and a note
-// says how many waited.
+// says how many waited. A level merged from shards is judged shard by shard
+// (partsClient).
 func (b *builder) client() {
 	p, rec := &b.p, b.rec
-	wall := rec.Wall()
-	if wall <= 0 {
+	if len(rec.Parts) > 0 {
+		b.partsClient()
+	} else if wall := rec.Wall(); wall > 0 {
+		p.ClientCPUPercent = result.Ptr(result.Round(100*float64(rec.Client.CPUNs)/float64(wall), 1))
+		p.ClientSchedP90Ms = rec.Client.SchedP90Ms
+		b.judgeClient("", rec.Client, wall, p.DispatchLagP99Ms, rec.CapWaits)
+	} else {
 		return
-	}
-	cpuPct := 100 * float64(rec.Client.CPUNs) / float64(wall)
-	p.ClientCPUPercent = result.Ptr(result.Round(cpuPct, 1))
-	p.ClientSchedP90Ms = rec.Client.SchedP90Ms
-	if s := rec.Client.SchedP90Ms; s != nil {
-		if limit := SchedLimitMs(p); *s > limit {
-			b.bottleneck(fmt.Sprintf(
-				"client scheduling latency p90 %.2f ms exceeds %.2f ms: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", *s, limit))
-		}
-	}
-	if procs := max(1, rec.Client.Procs); cpuPct >= CPUBusyShare*100*float64(procs) {
-		b.bottleneck(fmt.Sprintf(
-			"client CPU at %.0f%% of %d usable cores: the runner may be the bottleneck, latencies include its own delays", cpuPct, procs))
-	}
-	if lag := p.DispatchLagP99Ms; lag != nil && rec.CapWaits == 0 {
-		limit := lagP99LimitMs
-		if p.TTFTP50Ms != nil {
-			limit = min(limit, lagP99TTFTShare**p.TTFTP50Ms)
-		}
-		if *lag > limit {
-			b.bottleneck(fmt.Sprintf(
-				"dispatch lag p99 %.2f ms exceeds %.2f ms: requests left the client late, the runner may be the bottleneck", *lag, limit))
-		}
 	}
 	if rec.CapWaits > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf(
 			"%d of %d requests waited for a free max_concurrency slot (%d): the schedule offered more than the cap lets through, and the waits show as dispatch lag and in the latency from the schedule",
 			rec.CapWaits, p.NRequests, b.spec.Concurrency))
+	}
+}
+
+// judgeClient flags the level when one client (who: "" for the level's
+// own, "shard i: " for a shard's) may have set the pace: its CPU share over
+// its window, its scheduling latency, or its requests' dispatch lag p99.
+func (b *builder) judgeClient(who string, c result.ClientLoad, wall time.Duration, lagP99 *float64, capWaits int64) {
+	p := &b.p
+	cpuPct := 100 * float64(c.CPUNs) / float64(wall)
+	if s := c.SchedP90Ms; s != nil {
+		if limit := SchedLimitMs(p); *s > limit {
+			b.bottleneck(who + fmt.Sprintf(
+				"client scheduling latency p90 %.2f ms exceeds %.2f ms: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", *s, limit))
+		}
+	}
+	if procs := max(1, c.Procs); cpuPct >= CPUBusyShare*100*float64(procs) {
+		b.bottleneck(who + fmt.Sprintf(
+			"client CPU at %.0f%% of %d usable cores: the runner may be the bottleneck, latencies include its own delays", cpuPct, procs))
+	}
+	if lagP99 != nil && capWaits == 0 {
+		limit := lagP99LimitMs
+		if p.TTFTP50Ms != nil {
+			limit = min(limit, lagP99TTFTShare**p.TTFTP50Ms)
+		}
+		if *lagP99 > limit {
+			b.bottleneck(who + fmt.Sprintf(
+				"dispatch lag p99 %.2f ms exceeds %.2f ms: requests left the client late, the runner may be the bottleneck", *lagP99, limit))
+		}
 	}
 }
 

@@ -37,6 +37,7 @@ func (b *builder) point(whole bool) result.Point {
 		b.server()
 		b.client()
 		b.inFlight()
+		b.shardWarnings()
 	}
 	b.validity(whole)
 	b.p.LowConfidence = b.low

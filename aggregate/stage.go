@@ -38,8 +38,12 @@ func (s *Stage) StageStarted(st *result.StageRecord) {
 
 // LevelStarted opens a level.
 func (s *Stage) LevelStarted(rec *result.LevelRecord) {
+	l := NewLevel(rec.Spec, s.limit)
+	if len(rec.Parts) > 0 {
+		l.trackShards()
+	}
 	s.mu.Lock()
-	s.levels[rec.Level] = NewLevel(rec.Spec, s.limit)
+	s.levels[rec.Level] = l
 	s.mu.Unlock()
 }
 

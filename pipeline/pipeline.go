@@ -47,8 +47,14 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, baselin
 		rep.EndedAt, rep.StopReason = end.EndedAt, end.StopReason
 		rep.Warnings = append(rep.Warnings, end.Warnings...)
 	}
+	shard := shardReport(rep, h)
 	for _, sr := range stages {
 		res := sr.agg.Result()
+		if shard {
+			res.Checks = checks.Deferred(sr.plan, res, deferredChecks)
+			rep.Stages = append(rep.Stages, *res)
+			continue
+		}
 		base := checks.BaselineStage(baseline, res.Name)
 		res.Checks = checks.EvaluateStage(sr.plan, res, base)
 		if baseline != nil {

@@ -39,6 +39,9 @@ type Options struct {
 	// OnLevel receives each level's point once it is computed (a multi-turn
 	// level's, not its turns'); may be nil.
 	OnLevel func(stage string, p *result.Point)
+	// Sharding makes the run one shard of a sharded run, or schedules its
+	// levels (runner.NewSharding; nil: a whole run, levels back to back).
+	Sharding *runner.Sharding
 }
 
 // Run runs the plan's stages and returns the report, also when the run is
@@ -57,6 +60,7 @@ func Run(ctx context.Context, o Options) (*result.Report, error) {
 	for _, st := range o.Stages {
 		h.Stages = append(h.Stages, st.Name)
 	}
+	describeSharding(h, o.Sharding)
 	r := &run{o: o, log: o.Logger}
 	r.write(records.Entry{Kind: records.KindRun, Run: h})
 	stages, runErr := r.execute(ctx)
@@ -146,7 +150,7 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 			r.log.Info().Str("endpoint", name).Str("url", baseURL).Msg("simulator started")
 		}
 		eng, err := runner.NewEngine(runner.Target{Name: name, Endpoint: ep, BaseURL: baseURL},
-			runner.Options{Logger: r.log, OnProgress: r.o.OnProgress})
+			runner.Options{Logger: r.log, OnProgress: r.o.OnProgress, Sharding: r.o.Sharding})
 		if err != nil {
 			return engines, closeAll, fmt.Errorf("endpoint %s: %w", name, err)
 		}

@@ -55,9 +55,15 @@ type Header struct {
 	Stages []string `json:"stages"`
 	// Shard is this run's part of a sharded run.
 	Shard *result.Shard `json:"shard,omitempty"`
-	// StartAt is the wall-clock instant a sharded run's first level was
-	// scheduled to start at.
-	StartAt *time.Time `json:"start_at,omitempty"`
+	// StartAt is the wall-clock instant a scheduled run's (every sharded
+	// run's) first level slot began at; SlotWarmupNs and SlotDrainNs are the
+	// slot's warm-up allowance and drain bound, from which every level's
+	// instants follow (runner.Schedule).
+	StartAt      *time.Time `json:"start_at,omitempty"`
+	SlotWarmupNs int64      `json:"slot_warmup_ns,omitempty"`
+	SlotDrainNs  int64      `json:"slot_drain_ns,omitempty"`
+	// Shards is how many shards a merged run was merged from (0: one run).
+	Shards int `json:"shards,omitempty"`
 }
 
 // End is how a run ended: written last.

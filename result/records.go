@@ -67,8 +67,9 @@ func (s *SLO) Met(r *Request) bool {
 
 // Shard says which part of a sharded run a record belongs to.
 type Shard struct {
-	// Index is this shard's number, 0-based; Count how many shards the run has.
+	// Index is this shard's number, 0-based.
 	Index int `json:"index"`
+	// Count is how many shards the run has.
 	Count int `json:"count"`
 }
 
@@ -112,6 +113,23 @@ type LevelRecord struct {
 	MaxInFlight int `json:"max_in_flight,omitempty"`
 	// Interrupted is set when the run was stopped inside the level.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Parts are the shards' own accounts of a level merged from several
+	// (runner merge), by shard index: each one's window, lateness and client
+	// load, which the merged window and client diagnostics are judged by.
+	Parts []LevelPart `json:"parts,omitempty"`
+}
+
+// LevelPart is one shard's part of a merged level: what its own level record
+// said of its window and of the client that ran it.
+type LevelPart struct {
+	Shard       int        `json:"shard"`
+	Skipped     bool       `json:"skipped,omitempty"`
+	Start       time.Time  `json:"start"`
+	End         time.Time  `json:"end"`
+	WallNs      int64      `json:"wall_ns"`
+	LateStartMs float64    `json:"late_start_ms,omitempty"`
+	Client      ClientLoad `json:"client"`
+	CapWaits    int64      `json:"cap_waits,omitempty"`
 }
 
 // Wall is the measured window's length.

@@ -81,6 +81,9 @@ type Request struct {
 	// closed it), and was sent again once on a new connection; Start and
 	// every time are from that second send.
 	Reconnected bool `json:"reconnected,omitempty"`
+	// Shard is the index of the shard that sent the request, in a sharded
+	// run (0, and omitted, otherwise).
+	Shard int `json:"shard,omitempty"`
 	// ServerTimings is the server's own account of the request, when its
 	// stream carries one (llama.cpp's `timings`); nil otherwise.
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
@@ -328,6 +331,11 @@ type Report struct {
 	Stages     []Stage  `json:"stages"`
 	Warnings   []string `json:"warnings,omitempty"`
 	Baseline   string   `json:"baseline,omitempty"` // path of the baseline report, when given
+	// Shard is set on the report of one shard of a sharded run: its levels
+	// hold that shard's part only, and its checks are left to runner merge.
+	Shard *Shard `json:"shard,omitempty"`
+	// Shards is how many shards a merged report was merged from (0: one run).
+	Shards int `json:"shards,omitempty"`
 }
 
 // Label names a level for people: "c=32" for closed loop, "rate=4" for open

@@ -61,6 +61,9 @@ type Options struct {
 	Logger zerolog.Logger
 	// OnProgress receives a snapshot at most ~10 times a second per level; may be nil.
 	OnProgress func(Progress)
+	// Sharding makes the engine's stages one shard of a sharded run, or
+	// schedules their levels (nil: the whole run, levels back to back).
+	Sharding *Sharding
 }
 
 // Engine runs stages against one endpoint. It is safe to run one stage at a
@@ -124,7 +127,7 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 		origin:  u.Scheme + "://" + u.Host,
 		headers: http.Header{},
 		timeout: t.Endpoint.Timeouts,
-		nonces:  newNonceGen(),
+		nonces:  opts.Sharding.nonceGen(t.Name),
 		calib:   map[calibKey]*sizer{},
 	}
 	for k, v := range t.Endpoint.Headers {

@@ -29,6 +29,7 @@ type levelRun struct {
 	stopAt time.Time // zero = no duration bound
 	start  time.Time // set by begin
 
+	ctx      context.Context         // the level's context
 	cancel   context.CancelCauseFunc // cancels the level's context
 	grace    *time.Timer
 	stopProg func()
@@ -46,7 +47,8 @@ type levelRun struct {
 }
 
 // claim hands out the next request's sequence number, or false when the
-// level has sent all it should.
+// level has sent all it should. A shard's n-th request is the level's
+// request n·N+i (Part.global).
 func (lr *levelRun) claim() (int, bool) {
 	if !lr.stopAt.IsZero() && !time.Now().Before(lr.stopAt) {
 		return 0, false
@@ -55,7 +57,7 @@ func (lr *levelRun) claim() (int, bool) {
 	if lr.total > 0 && n >= int64(lr.total) {
 		return 0, false
 	}
-	return int(n), true
+	return lr.lvl.Part.global(int(n)), true
 }
 
 // newWorker returns a worker whose token gaps count toward the level.
@@ -69,14 +71,24 @@ func (lr *levelRun) newWorker() *worker {
 
 // begin opens the measured window: the dispatcher calls it once, right
 // before the first measured request goes out (after preparing the first
-// wave, so building bodies is not inside anyone's TTFT).
+// wave, so building bodies is not inside anyone's TTFT). A scheduled level
+// waits for its slot's opening instant, and its duration and grace are
+// counted from the schedule, so every shard's window closes together.
 func (lr *levelRun) begin() {
+	slot := lr.lvl.Slot
+	if slot != nil {
+		sleepUntil(lr.ctx, slot.Open)
+	}
 	lr.start = time.Now()
 	if d := lr.lvl.Duration; d > 0 {
-		lr.stopAt = lr.start.Add(d)
-		lr.grace = time.AfterFunc(d+durationGrace, func() {
-			lr.cancel(&interruptError{"cut at the level's grace deadline (duration + " + durationGrace.String() + ")"})
-		})
+		stopAt, cutAt := lr.start.Add(d), lr.start.Add(d+durationGrace)
+		why := "cut at the level's grace deadline (duration + " + durationGrace.String() + ")"
+		if slot != nil {
+			stopAt, cutAt = slot.Open.Add(d), slot.End
+			why = "cut at the end of the level's scheduled slot (its drain bound)"
+		}
+		lr.stopAt = stopAt
+		lr.grace = time.AfterFunc(time.Until(cutAt), func() { lr.cancel(&interruptError{why}) })
 	}
 	lr.stopProg = lr.e.progress(lr)
 }
@@ -105,7 +117,7 @@ func (lr *levelRun) exec(ctx context.Context, w *worker, seq int, due time.Time)
 
 // newRecord starts the record of measured request seq.
 func (lr *levelRun) newRecord(seq int) *result.Request {
-	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Seq: seq}
+	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Seq: seq, Shard: lr.e.shardIndex()}
 	if r := lr.lvl.Spec.Rate; r != nil {
 		rec.Rate = *r
 	} else {
@@ -184,11 +196,16 @@ func (single) send(ctx context.Context, lr *levelRun, w *worker, p prepared, due
 // gone to the sink as they finished.
 func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level, scraper *servermetrics.Scraper, sink Sink) *result.LevelRecord {
 	rec := &result.LevelRecord{Stage: sp.st.Name, Level: idx, Spec: lvl.Spec}
+	lvl.Part.describe(rec)
 	sink.LevelStarted(rec)
+	if !e.slotBegins(ctx, lvl) {
+		return rec // this shard's part of the level is empty
+	}
 	lr := &levelRun{e: e, sp: sp, idx: idx, lvl: lvl, unit: sp.unit(), sink: sink, total: lvl.Requests}
 	conns := lvl.Load.conns()
 	e.primeConnections(ctx, conns)
 	e.warmup(ctx, sp, idx, conns, sp.warmups, sink)
+	nearOpen(ctx, lvl)
 
 	before := e.readCounters(ctx, scraper)
 	var ru0, ru1 syscall.Rusage
@@ -199,13 +216,16 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	// deadline after a duration-bounded level's end.
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	lr.cancel = cancel
+	lr.ctx, lr.cancel = lctx, cancel
 	lvl.Load.dispatch(lctx, lr)
 	if lr.start.IsZero() {
 		lr.begin() // a dispatcher that sent nothing
 	}
 	end := time.Now()
 	rec.Start, rec.End, rec.WallNs = lr.start.Round(0), end.Round(0), int64(end.Sub(lr.start))
+	if lvl.Slot != nil {
+		rec.LateStartMs = max(0, result.Round(ms(lr.start.Sub(lvl.Slot.Open)), 3))
+	}
 	if lr.grace != nil {
 		lr.grace.Stop()
 	}
@@ -216,6 +236,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	if _, lat, ok := SchedLatency(sched0, ReadSched(), 0.90); ok {
 		rec.Client.SchedP90Ms = result.Ptr(result.Round(float64(lat)/float64(time.Millisecond), 3))
 	}
+	atSlotEnd(ctx, lvl)
 	after := e.readCounters(context.WithoutCancel(ctx), scraper)
 	rec.Server = servermetrics.Diff(before, after)
 	for _, b := range lr.batches { // every worker has stopped

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/dist"
+	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -113,13 +114,14 @@ type openLoop struct {
 	burstiness float64
 	seed       int64
 	maxConc    int
+	part       result.Shard // a shard's part of the schedule (Count ≤ 1: all of it)
 }
 
-// conns is the cap, or about one second's arrivals.
-func (o *openLoop) conns() int { return rateConns(o.rate, o.maxConc) }
+// conns is the cap, or about one second's arrivals (of this shard's part).
+func (o *openLoop) conns() int { return rateConns(o.rate/float64(max(1, o.part.Count)), o.maxConc) }
 
 func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
-	sched := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
+	sched := o.arrivals()
 	var sem chan struct{}
 	if o.maxConc > 0 {
 		sem = make(chan struct{}, o.maxConc)

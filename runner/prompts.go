@@ -24,9 +24,14 @@ import (
 // birthday odds), and different from run to run because the key comes from
 // crypto/rand, so a second run against the same server cannot hit the first
 // run's prefix cache either.
+//
+// In a sharded run every shard has the same key (Sharding.nonceGen) and
+// counts n·stride + phase (its index among stride shards): the shards'
+// counters are disjoint, so their nonces are too.
 type nonceGen struct {
-	key uint64
-	n   atomic.Uint64
+	key           uint64
+	stride, phase uint64 // 0, 0: a whole run's counter
+	n             atomic.Uint64
 }
 
 const mask48 = 1<<48 - 1
@@ -39,7 +44,11 @@ func newNonceGen() *nonceGen {
 
 // next returns a fresh nonce.
 func (g *nonceGen) next() string {
-	x := (g.n.Add(1) + g.key) & mask48
+	c := g.n.Add(1)
+	if g.stride > 1 {
+		c = c*g.stride + g.phase
+	}
+	x := (c + g.key) & mask48
 	// Xor-shifts and odd multipliers are bijections modulo 2^48, so distinct
 	// counters give distinct nonces; they only scatter the bits.
 	x ^= x >> 23

@@ -40,6 +40,12 @@ type Level struct {
 	Duration time.Duration
 	// Load decides when each measured request goes out.
 	Load Dispatcher
+	// Part is this shard's part of the level in a sharded run (nil: the
+	// whole level); Concurrency, Requests and Load are already cut to it.
+	Part *Part
+	// Slot places the level in a scheduled run (nil: it starts when the
+	// last level ended).
+	Slot *Slot
 }
 
 // Dispatcher is a load shape within a level: it decides when each of the

@@ -245,7 +245,7 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 		sink.StageStarted(info)
 		return err
 	}
-	sweep := sp.sweep()
+	sweep := e.coordinate(st.Name, sp.sweep())
 	info.Load = sweep.Kind()
 	e.mu.Lock()
 	info.Warnings = append(append(info.Warnings, e.warnings...), warns...)
@@ -267,5 +267,5 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 		p := sink.LevelDone(rec)
 		last = &p
 	}
-	return nil
+	return sweepErr(sweep)
 }

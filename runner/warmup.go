@@ -40,7 +40,7 @@ func (e *Engine) warmup(ctx context.Context, sp *stagePlan, idx, conc, n int, si
 				if seq >= n {
 					return
 				}
-				rec := &result.Request{Stage: sp.st.Name, Level: idx, Concurrency: conc, Seq: seq, Warmup: true}
+				rec := &result.Request{Stage: sp.st.Name, Level: idx, Concurrency: conc, Seq: seq, Warmup: true, Shard: e.shardIndex()}
 				j, err := sp.build(idx, seq, true)
 				if err != nil {
 					rec.Start = time.Now()

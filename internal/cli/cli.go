@@ -59,6 +59,7 @@ usage:
   runner sim [flags]                serve the built-in simulator on a loopback port
   runner compare BASE.json NEW.json per-metric deltas between two reports
   runner report DIR                 recompute a result directory's reports from its records
+  runner merge SHARD_DIR... --out DIR  one result directory from a sharded run's shards
   runner version                    print the version
 
 "runner COMMAND --help" describes a command's flags.
@@ -78,6 +79,7 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 	"sim":      cmdSim,
 	"compare":  cmdCompare,
 	"report":   cmdReport,
+	"merge":    cmdMerge,
 	"version":  cmdVersion,
 }
 

@@ -957,20 +957,27 @@ func TestE2ERecomputeEqualsLive(t *testing.T) {
 			if code2 != code {
 				t.Fatalf("report: exit %d, the run exited %d\n%s", code2, code, stderr)
 			}
-			for _, f := range []string{"report.json", "junit.xml", "summary.md", "report.html"} {
-				a, err := os.ReadFile(filepath.Join(live, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				b, err := os.ReadFile(filepath.Join(again, f))
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(a, b) {
-					t.Errorf("%s recomputed from the records differs from the live one:\n%s", f, firstDiff(a, b))
-				}
-			}
+			sameReports(t, live, again, "recomputed from the records differs from the live one")
 		})
+	}
+}
+
+// sameReports fails the test for each report file of dir b that is not, byte
+// for byte, dir a's.
+func sameReports(t *testing.T, a, b, differs string) {
+	t.Helper()
+	for _, f := range []string{"report.json", "junit.xml", "summary.md", "report.html"} {
+		x, err := os.ReadFile(filepath.Join(a, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		y, err := os.ReadFile(filepath.Join(b, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(x, y) {
+			t.Errorf("%s %s:\n%s", f, differs, firstDiff(x, y))
+		}
 	}
 }
 

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"slices"
 	"strings"
 
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/internal/logging"
 	"github.com/runnerbench/runner/pipeline"
+	"github.com/runnerbench/runner/result"
 )
 
 const reportSynopsis = `runner report DIR [flags]
@@ -20,12 +22,7 @@ run.jsonl and requests.jsonl. The checks are the ones the run recorded; with
 // cmdReport implements "runner report DIR".
 func cmdReport(_ context.Context, env *Env, args []string) error {
 	fs := newFlagSet("report")
-	o := &RunOptions{LogFormat: "text", LogLevel: "warn"}
-	var reports string
-	fs.StringVar(&o.Out, "out", "", "write the reports into this `dir`ectory instead of DIR")
-	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
-	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout")
-	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks compare against (baseline.*)")
+	o, reports := reportFlags(fs, "write the reports into this `dir`ectory instead of DIR")
 	pos, err := parseArgs(env, fs, reportSynopsis, args)
 	if err != nil {
 		return err
@@ -34,10 +31,7 @@ func cmdReport(_ context.Context, env *Env, args []string) error {
 		return exitcode.Errorf(exitcode.Invalid, "report: expected one result directory, got %d", len(pos))
 	}
 	dir := pos[0]
-	if o.Reports, err = parseReportFormats(reports); err != nil {
-		return err
-	}
-	baseline, err := loadBaseline(o.Baseline)
+	baseline, err := o.reportInputs(*reports)
 	if err != nil {
 		return err
 	}
@@ -76,4 +70,25 @@ func parseReportFormats(s string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// reportFlags registers the flags of the commands that compute reports from
+// records (report, merge); outUsage says what --out is there. It returns
+// the options and --report's value.
+func reportFlags(fs *flag.FlagSet, outUsage string) (*RunOptions, *string) {
+	o := &RunOptions{LogFormat: "text", LogLevel: "warn"}
+	fs.StringVar(&o.Out, "out", "", outUsage)
+	reports := fs.String("report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
+	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout")
+	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks compare against (baseline.*)")
+	return o, reports
+}
+
+// reportInputs parses --report into o and reads the --baseline report.
+func (o *RunOptions) reportInputs(reports string) (*result.Report, error) {
+	var err error
+	if o.Reports, err = parseReportFormats(reports); err != nil {
+		return nil, err
+	}
+	return loadBaseline(o.Baseline)
 }

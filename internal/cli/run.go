@@ -38,6 +38,10 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	sharding, err := shardingFor(env, opts, p, stages)
+	if err != nil {
+		return err
+	}
 	baseline, err := loadBaseline(opts.Baseline)
 	if err != nil {
 		return err
@@ -71,6 +75,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 		RunnerVersion: VersionString(), Logger: log,
 		OnProgress:  func(u runner.Progress) { progress.Update(reporters.ProgressUpdate(u)) },
 		OnLevelDone: progress.LevelDone,
+		Sharding:    sharding,
 	}
 	if !live {
 		// No progress bar (CI, a pipe, --no-progress): one log line per

@@ -5,6 +5,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/scenario"
@@ -47,6 +48,15 @@ type RunOptions struct {
 	// widen them.
 	AllowEnv  []string
 	AllowDirs []string
+	// Shard is --shard i/N, Shards --shards N (the index from
+	// $JOB_COMPLETION_INDEX); StartAt is --start-at (RFC 3339), and
+	// SlotWarmup and SlotDrain a scheduled level slot's warm-up allowance
+	// and drain bound (shard.go).
+	Shard      string
+	Shards     int
+	StartAt    string
+	SlotWarmup time.Duration
+	SlotDrain  time.Duration
 }
 
 // HasReport reports whether format was asked for.
@@ -76,6 +86,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "no live progress display")
 	var pf planFlags
 	pf.register(fs)
+	o.registerShardFlags(fs)
 	pos, err := parseArgs(env, fs, runSynopsis, args)
 	if err != nil {
 		return nil, err

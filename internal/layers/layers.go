@@ -20,6 +20,6 @@ var Layers = [][]string{
 	{"checks"},                         // checks
 	{"pipeline"},                       // run a plan
 	{"reporters/html", "reporters", "internal/compare"}, // outputs
-	{"internal/cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost"},
-	{"cmd/runner"},
+	{"internal/cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench"},
+	{"cmd/runner", "deploy/kubernetes"},
 }

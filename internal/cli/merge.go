@@ -1,0 +1,60 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/internal/logging"
+	"github.com/runnerbench/runner/pipeline"
+)
+
+const mergeSynopsis = `runner merge SHARD_DIR... --out DIR [flags]
+
+Merge the result directories of a sharded run's shards (runner PLAN --shard i/N
+or --shards N) into one result directory, as one process running the whole
+plan would have left it: plan.yaml, every shard's requests, run.jsonl with
+one record per level (the union of the shards' windows, all their token gaps,
+one shard's server counters) and every report. Checks are evaluated once, on
+the merged levels; with --baseline they compare against that report. Shards
+of different plans, runner versions, shard counts or schedules, a shard
+missing or given twice, or levels that do not match are refused (exit 2).
+Exits as a run would have.`
+
+// cmdMerge implements "runner merge SHARD_DIR... --out DIR".
+func cmdMerge(_ context.Context, env *Env, args []string) error {
+	fs := newFlagSet("merge")
+	o, reports := reportFlags(fs, "write the merged result directory into `dir` (required; not one of the shards')")
+	dirs, err := parseArgs(env, fs, mergeSynopsis, args)
+	if err != nil {
+		return err
+	}
+	if len(dirs) == 0 {
+		return exitcode.Errorf(exitcode.Invalid, "merge: no shard directories given (usage: runner merge SHARD_DIR... --out DIR)")
+	}
+	if o.Out == "" {
+		return exitcode.Errorf(exitcode.Invalid, "merge: --out DIR is required: the merged result directory")
+	}
+	baseline, err := o.reportInputs(*reports)
+	if err != nil {
+		return err
+	}
+	shards, err := pipeline.ReadShards(dirs)
+	if err == nil {
+		err = shards.CheckOut(o.Out) // before anything touches --out
+	}
+	if err != nil {
+		return exitcode.Errorf(exitcode.Invalid, "merge: %w", err)
+	}
+	rep, err := shards.Write(o.Out, baseline, o.Baseline)
+	if err != nil {
+		code := exitcode.RunFailed
+		if errors.Is(err, pipeline.ErrRefused) {
+			code = exitcode.Invalid
+		}
+		return exitcode.Errorf(code, "merge: %w", err)
+	}
+	log, _ := logging.New(env.Stderr, o.LogFormat, o.LogLevel, false)
+	writeErr := writeReports(env, o, o.Out, rep, baseline, log)
+	return exitError(rep, nil, writeErr)
+}

@@ -1,0 +1,384 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// Sharded runs: several processes (a Kubernetes Indexed Job's pods, a CI
+// matrix's jobs) each run one shard of every level, and runner merge makes
+// one result of their records. No shard waits for or talks to another: what
+// a shard sends follows from the plan, its index and the shard count alone,
+// and when follows from a shared wall-clock instant (--start-at) and the plan.
+//
+// Shard i of N takes, of every level:
+//   - closed loop: concurrency/N streams, one more for each i < concurrency%N;
+//     requests split the same way;
+//   - open loop: arrivals i, i+N, i+2N, ... of the whole level's seeded
+//     schedule, so the union of the shards' arrivals is exactly the plan's
+//     schedule, whatever the arrival process; a max_concurrency cap split as
+//     concurrency is;
+//   - in both, the request (conversation) numbered n on the shard is the
+//     level's request n·N+i: sequence numbers, which seed each request's
+//     prompt and lengths, are the ones one process would have used, so the
+//     union of the shards sends exactly one process's prompts.
+//
+// A shard whose part of a level is empty (fewer streams than shards) still
+// records the level, marked skipped, so every shard's records list the same
+// levels.
+
+// Sharding makes an engine's stages one shard of a run that several
+// processes make together, or (with Part.Count 1) a run whose levels start
+// at scheduled instants.
+type Sharding struct {
+	// Part is this process's shard (Count 1: the whole run).
+	Part result.Shard
+	// Timetable places every level at a wall-clock instant (nil: each level
+	// starts when the last one ended).
+	Timetable *Timetable
+	// Key is the same on every shard of a run (the plan's hash and
+	// --start-at) and keys the prompts' nonces, so the shards' nonces are
+	// distinct by construction (see nonceGen).
+	Key string
+}
+
+// NewSharding checks that stages can run as shard part of a sharded run,
+// their levels scheduled from startAt (zero: not scheduled), with slots of
+// warmup + each stage's duration + drain, and returns what the engines need.
+// It returns nil for a whole, unscheduled run. A sharded run must be
+// scheduled: shards agree on when each level runs only through the clock.
+func NewSharding(part result.Shard, startAt time.Time, warmup, drain time.Duration, key string, stages []*scenario.Stage) (*Sharding, error) {
+	if part.Count < 1 || part.Count > MaxShards || part.Index < 0 || part.Index >= part.Count {
+		return nil, fmt.Errorf("shard %d/%d: want an index from 0 to count-1 and a count from 1 to %d", part.Index, part.Count, MaxShards)
+	}
+	if part.Count == 1 && startAt.IsZero() {
+		return nil, nil
+	}
+	if startAt.IsZero() {
+		return nil, errors.New("a sharded run needs --start-at: shards start each level together only at an instant they all know, and never talk to each other")
+	}
+	tt, err := NewTimetable(startAt, warmup, drain, stages)
+	if err != nil {
+		return nil, err
+	}
+	for _, st := range stages {
+		if c := st.MaxConcurrency; c > 0 && c < part.Count {
+			return nil, fmt.Errorf("stage %s: max_concurrency %d cannot be split over %d shards (each shard needs a cap of at least 1)", st.Name, c, part.Count)
+		}
+	}
+	return &Sharding{Part: part, Timetable: tt, Key: key}, nil
+}
+
+// MaxShards bounds a run's shard count.
+const MaxShards = 1000
+
+// sharded reports whether s splits levels (more than one shard).
+func (s *Sharding) sharded() bool { return s != nil && s.Part.Count > 1 }
+
+// share is shard i's part of n things split over count shards: n/count,
+// and one more for each of the first n%count shards.
+func share(n, i, count int) int {
+	s := n / count
+	if i < n%count {
+		s++
+	}
+	return s
+}
+
+// Timetable places the levels of a scheduled run on the wall clock. Every
+// level has a slot: its warm-up allowance (connections, warm-up requests and
+// the first counter read), its stage's duration (the measured window), then
+// its drain bound (requests still in flight are cut at the slot's end). The
+// first slot begins at StartAt and each next one where the last ends, so
+// every instant follows from the plan and three settings, which every shard
+// has: no shard waits for another.
+type Timetable struct {
+	StartAt       time.Time
+	Warmup, Drain time.Duration
+	first         map[string]time.Time // each stage's first slot
+	slot          map[string]time.Duration
+	levels        map[string]int
+	end           time.Time
+}
+
+// Slot is a level's place in a scheduled run.
+type Slot struct {
+	// Start is when the level's warm-ups begin, Open when its measured
+	// window opens (and its duration is counted from), End when requests
+	// still in flight are cut.
+	Start, Open, End time.Time
+}
+
+// NewTimetable lays out stages' levels from startAt. Every stage must be
+// bounded by duration and list its levels (concurrency or rate), or its
+// slots could not be known in advance.
+func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scenario.Stage) (*Timetable, error) {
+	if warmup < 0 || drain < 0 {
+		return nil, errors.New("the slot's warm-up allowance and drain bound must not be negative")
+	}
+	s := &Timetable{StartAt: startAt, Warmup: warmup, Drain: drain,
+		first: map[string]time.Time{}, slot: map[string]time.Duration{}, levels: map[string]int{}}
+	at := startAt
+	for _, st := range stages {
+		d := st.Duration.D()
+		if d <= 0 {
+			return nil, fmt.Errorf("stage %s has no duration: a sharded or scheduled (--start-at) run starts each level at an instant fixed in advance, so every level must be bounded by duration", st.Name)
+		}
+		n := len(st.Concurrency) + len(st.Rate)
+		if n == 0 {
+			return nil, fmt.Errorf("stage %s lists no levels (concurrency or rate): a scheduled run must know every level in advance", st.Name)
+		}
+		s.first[st.Name], s.slot[st.Name], s.levels[st.Name] = at, warmup+d+drain, n
+		at = at.Add(time.Duration(n) * (warmup + d + drain))
+	}
+	s.end = at
+	return s, nil
+}
+
+// Slot is level idx of stage's slot; false for a level the schedule does
+// not have.
+func (s *Timetable) Slot(stage string, idx int) (Slot, bool) {
+	first, ok := s.first[stage]
+	if !ok || idx < 0 || idx >= s.levels[stage] {
+		return Slot{}, false
+	}
+	length := s.slot[stage]
+	start := first.Add(time.Duration(idx) * length)
+	return Slot{Start: start, Open: start.Add(s.Warmup), End: start.Add(length)}, true
+}
+
+// End is when the last slot ends.
+func (s *Timetable) End() time.Time { return s.end }
+
+// Part is one shard's part of a level.
+type Part struct {
+	Shard result.Shard
+	// Concurrency is the shard's streams (closed loop) or its part of the
+	// in-flight cap (open loop; 0: none).
+	Concurrency int
+	// Rate is the mean arrival rate of the shard's part of an open-loop
+	// level: the level's rate / N.
+	Rate *float64
+	// Empty is set when the shard has nothing of the level to send.
+	Empty bool
+}
+
+// global is the level's sequence number of the shard's n-th claimed request.
+func (p *Part) global(n int) int {
+	if p == nil {
+		return n
+	}
+	return n*p.Shard.Count + p.Shard.Index
+}
+
+// describe writes the part into the level's record.
+func (p *Part) describe(rec *result.LevelRecord) {
+	if p == nil {
+		return
+	}
+	sh := p.Shard
+	rec.Shard, rec.ShardConcurrency, rec.ShardRate, rec.Skipped = &sh, p.Concurrency, p.Rate, p.Empty
+}
+
+// coordinate wraps a stage's sweep so that each level it gives is this
+// process's part, at its scheduled instant; the sweep is returned as it is
+// for a whole, unscheduled run.
+func (e *Engine) coordinate(stage string, inner Sweep) Sweep {
+	if e.opts.Sharding == nil {
+		return inner
+	}
+	return &shardSweep{inner: inner, sh: e.opts.Sharding, stage: stage}
+}
+
+// shardSweep is a Sweep's levels as one shard runs them: each level cut to
+// the shard's part (Level.Part) and placed in its slot (Level.Slot). The
+// level's Spec keeps the whole level's values and label, so levels match
+// across shards.
+type shardSweep struct {
+	inner Sweep
+	sh    *Sharding
+	stage string
+	idx   int
+	err   error
+}
+
+// Kind is the inner sweep's.
+func (s *shardSweep) Kind() string { return s.inner.Kind() }
+
+// MaxConns is the largest shard's part of the inner sweep's.
+func (s *shardSweep) MaxConns() int {
+	n := s.inner.MaxConns()
+	if s.sh.sharded() {
+		n = share(n, 0, s.sh.Part.Count)
+	}
+	return n
+}
+
+// Next is the inner sweep's next level, cut and scheduled. A level the
+// schedule has no slot for, or a load shape that cannot be split, ends the
+// stage with an error (Err).
+func (s *shardSweep) Next(last *result.Point) (Level, bool) {
+	lvl, ok := s.inner.Next(last)
+	if !ok || s.err != nil {
+		return Level{}, false
+	}
+	idx := s.idx
+	s.idx++
+	if tt := s.sh.Timetable; tt != nil {
+		slot, ok := tt.Slot(s.stage, idx)
+		if !ok {
+			s.err = fmt.Errorf("level %d (%s) has no slot in the timetable", idx, lvl.Spec.Label)
+			return Level{}, false
+		}
+		lvl.Slot = &slot
+	}
+	if s.sh.sharded() {
+		if err := cut(&lvl, s.sh.Part); err != nil {
+			s.err = err
+			return Level{}, false
+		}
+	}
+	return lvl, true
+}
+
+// Err is why the sweep ended early, if it did.
+func (s *shardSweep) Err() error { return s.err }
+
+// cut makes lvl shard part's part of it.
+func cut(lvl *Level, part result.Shard) error {
+	i, n := part.Index, part.Count
+	p := &Part{Shard: part}
+	switch d := lvl.Load.(type) {
+	case closedLoop:
+		d.conc = share(d.conc, i, n)
+		lvl.Load, lvl.Concurrency, p.Concurrency = d, d.conc, d.conc
+		p.Empty = d.conc == 0
+	case *openLoop:
+		o := *d
+		o.part = part
+		if o.maxConc > 0 {
+			o.maxConc = share(o.maxConc, i, n)
+		}
+		rate := o.rate / float64(n)
+		lvl.Load, lvl.Concurrency, p.Concurrency, p.Rate = &o, o.maxConc, o.maxConc, &rate
+		// Arrival i must fall inside the level for the shard to send anything.
+		p.Empty = len(Schedule(o.seed, o.rate, o.arrival, o.burstiness, i+1, lvl.Duration)) <= i
+	default:
+		return fmt.Errorf("level %s: its load shape (%T) cannot be split across shards", lvl.Spec.Label, lvl.Load)
+	}
+	if lvl.Requests > 0 {
+		lvl.Requests = share(lvl.Requests, i, n)
+		p.Empty = p.Empty || lvl.Requests == 0
+	}
+	lvl.Part = p
+	return nil
+}
+
+// arrivalSource gives an open loop's due offsets, one per claimed request.
+type arrivalSource interface{ next() time.Duration }
+
+// arrivals is the open loop's schedule: the whole level's, or shard part's
+// share of it.
+func (o *openLoop) arrivals() arrivalSource {
+	a := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
+	if o.part.Count <= 1 {
+		return a
+	}
+	return &partArrivals{a: a, stride: o.part.Count, phase: o.part.Index}
+}
+
+// partArrivals is arrivals phase, phase+stride, phase+2·stride, ... of the
+// whole level's schedule: every shard draws the whole schedule (the draws
+// are the schedule's meaning) and keeps its own.
+type partArrivals struct {
+	a             *arrivals
+	stride, phase int
+	started       bool
+}
+
+func (p *partArrivals) next() time.Duration {
+	skip := p.stride - 1
+	if !p.started {
+		skip, p.started = p.phase, true
+	}
+	for range skip {
+		p.a.next()
+	}
+	return p.a.next()
+}
+
+// nonceGen is this engine's nonce generator: a random key for a whole run;
+// for a shard, the key every shard of the run derives from Key and the
+// endpoint, with the counter n·N+i, so two shards never make the same nonce.
+func (s *Sharding) nonceGen(endpoint string) *nonceGen {
+	if !s.sharded() {
+		return newNonceGen()
+	}
+	sum := sha256.Sum256([]byte("runner nonces\x00" + s.Key + "\x00" + endpoint))
+	return &nonceGen{key: binary.LittleEndian.Uint64(sum[:8]), stride: uint64(s.Part.Count), phase: uint64(s.Part.Index)}
+}
+
+// shardIndex is the index records of this engine's requests carry (0 for a
+// whole run).
+func (e *Engine) shardIndex() int {
+	if s := e.opts.Sharding; s.sharded() {
+		return s.Part.Index
+	}
+	return 0
+}
+
+// sweepErr is why a sweep ended its stage early, for sweeps that can.
+func sweepErr(s Sweep) error {
+	if es, ok := s.(interface{ Err() error }); ok {
+		return es.Err()
+	}
+	return nil
+}
+
+// slotBegins skips a level of which this shard has no part (logged: the
+// level's records still say so), and waits for a scheduled level's slot to
+// begin. False: nothing of the level to send.
+func (e *Engine) slotBegins(ctx context.Context, lvl Level) bool {
+	if p := lvl.Part; p != nil && p.Empty {
+		e.log.Warn().Str("level_label", lvl.Spec.Label).Int("shard", p.Shard.Index).Int("shards", p.Shard.Count).
+			Msg("this shard's part of the level is empty (fewer streams, requests or arrivals than shards): level skipped")
+		return false
+	}
+	if s := lvl.Slot; s != nil {
+		sleepUntil(ctx, s.Start)
+	}
+	return true
+}
+
+// openLead is how long before a scheduled window opens a shard reads the
+// server's counters and prepares its first requests: late enough that the
+// other shards' warm-ups (done within the allowance) are outside the
+// counters' window, early enough for the reads to be done when it opens (a
+// preparation that takes longer shows as LateStartMs).
+const openLead = 100 * time.Millisecond
+
+// nearOpen waits, after a scheduled level's warm-ups, until openLead before
+// its window opens.
+func nearOpen(ctx context.Context, lvl Level) {
+	if s := lvl.Slot; s != nil {
+		sleepUntil(ctx, s.Open.Add(-openLead))
+	}
+}
+
+// atSlotEnd waits, after a scheduled level's window, until its slot ends,
+// when every shard's requests of the level have finished or been cut: the
+// server's counters read then cover the whole level's load on the shared
+// server, whichever shard's reads the merge keeps (the next slot's
+// warm-ups begin only then).
+func atSlotEnd(ctx context.Context, lvl Level) {
+	if s := lvl.Slot; s != nil {
+		sleepUntil(ctx, s.End)
+	}
+}
