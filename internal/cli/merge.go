@@ -46,6 +46,12 @@ func cmdMerge(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "merge: %w", err)
 	}
+	log, _ := logging.New(env.Stderr, o.LogFormat, o.LogLevel, false)
+	// --out holds one result, as a run's does: an earlier merge there is
+	// replaced, anything else refused (after CheckOut: never a shard's own).
+	if err := prepareOutDir(o.Out, o.Baseline, log); err != nil {
+		return err
+	}
 	rep, err := shards.Write(o.Out, baseline, o.Baseline)
 	if err != nil {
 		code := exitcode.RunFailed
@@ -54,7 +60,6 @@ func cmdMerge(_ context.Context, env *Env, args []string) error {
 		}
 		return exitcode.Errorf(code, "merge: %w", err)
 	}
-	log, _ := logging.New(env.Stderr, o.LogFormat, o.LogLevel, false)
 	writeErr := writeReports(env, o, o.Out, rep, baseline, log)
 	return exitError(rep, nil, writeErr)
 }

@@ -265,6 +265,11 @@ func TestE2EOneShardMergeIsTheRun(t *testing.T) {
 				t.Fatalf("merge: exit %d, the run exited %d\n%s", code2, code, stderr)
 			}
 			sameReports(t, run, merged, "of the merge differs from the run's")
+			// Merging again into the same --out replaces the earlier merge.
+			if code3, _, stderr := runRunner(t, childEnv(), "merge", run, "--out", merged, "--quiet", "--report", formats); code3 != code {
+				t.Fatalf("second merge into the same --out: exit %d, want %d\n%s", code3, code, stderr)
+			}
+			sameReports(t, run, merged, "of the second merge differs from the run's")
 		})
 	}
 }
