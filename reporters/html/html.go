@@ -13,10 +13,12 @@
 package html
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -103,6 +105,7 @@ type stageView struct {
 	Error        string
 	BaselineNote string
 	Levels       []levelRow
+	Search       *searchView
 	Charts       []chartView
 	Samples      []sampleRow
 }
@@ -400,6 +403,8 @@ func loadSeries(st *result.Stage, m metric, dashed bool) series {
 // chartStage is st with only the points the load charts should draw: a
 // multi-turn stage may hold per-turn points (Turn > 0) beside each level's
 // aggregate, and mixing them would zigzag the curves. They stay in the table.
+// A search's probes ran in search order; the curves take them in load order
+// (probe order among repeats, which show as a vertical run at their load).
 func chartStage(st *result.Stage) *result.Stage {
 	if st == nil {
 		return nil
@@ -410,7 +415,13 @@ func chartStage(st *result.Stage) *result.Stage {
 			agg = append(agg, p)
 		}
 	}
-	if len(agg) == 0 || len(agg) == len(st.Points) {
+	if st.Search != nil {
+		slices.SortStableFunc(agg, func(a, b result.Point) int {
+			x, _ := loadX(st, &a)
+			y, _ := loadX(st, &b)
+			return cmp.Compare(x, y)
+		})
+	} else if len(agg) == 0 || len(agg) == len(st.Points) {
 		return st
 	}
 	c := *st
@@ -439,6 +450,8 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 	for i := range st.Points {
 		sv.Levels = append(sv.Levels, levelRowOf(&st.Points[i]))
 	}
+	sv.Search = buildSearch(st)
+	sv.Charts = searchCharts(st, anchor)
 	st, bst = chartStage(st), chartStage(bst)
 	add := func(title string, c interface {
 		svg(string) template.HTML
