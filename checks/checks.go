@@ -279,7 +279,7 @@ func capacityValue(caps map[string]*float64, target string) (any, bool) {
 // request succeeded.
 func verdict(c *scenario.Check, env any, nulls []string) (status, msg string) {
 	if len(nulls) > 0 {
-		return failStatus(c), fmt.Sprintf("metric %s is null (not produced by this run)", strings.Join(nulls, ", "))
+		return failStatus(c), nullMessage(nulls)
 	}
 	v, err := expr.Run(c.Program, env)
 	if err != nil {
@@ -289,6 +289,27 @@ func verdict(c *scenario.Check, env any, nulls []string) (status, msg string) {
 		return result.StatusPass, ""
 	}
 	return failStatus(c), "expression is false"
+}
+
+// nullMessage names the null values a check read: metrics the run could not
+// produce, capacities a search decided none for.
+func nullMessage(nulls []string) string {
+	var metrics, caps []string
+	for _, n := range nulls {
+		if _, ok := scenario.CapacityTarget(strings.TrimPrefix(n, "baseline.")); ok {
+			caps = append(caps, n)
+		} else {
+			metrics = append(metrics, n)
+		}
+	}
+	var parts []string
+	if len(metrics) > 0 {
+		parts = append(parts, fmt.Sprintf("metric %s is null (not produced by this run)", strings.Join(metrics, ", ")))
+	}
+	if len(caps) > 0 {
+		parts = append(parts, fmt.Sprintf("%s is null (the search decided no capacity: see its status)", strings.Join(caps, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // levelValue returns the value a level-scope metric name reads (dereferenced)

@@ -170,7 +170,9 @@ func (v *validator) exprError(path string, scope Scope, err error) {
 	}
 	for _, re := range []*regexp.Regexp{unknownNameRE, noFieldRE} {
 		if m := re.FindStringSubmatch(msg); m != nil {
-			if scope == ScopeStage && re == unknownNameRE && slices.Contains(metrics(), m[1]) {
+			if scope == ScopeLevel && re == unknownNameRE && m[1] == "capacity" {
+				msg += " (capacity is read by a stage-scope check: add scope: stage)"
+			} else if scope == ScopeStage && re == unknownNameRE && slices.Contains(metrics(), m[1]) {
 				msg += fmt.Sprintf(" (a stage-scope check sees points: write e.g. all(points, .%s ...))", m[1])
 			} else if hint := metricHint(m[1], names); hint != "" {
 				msg += hint
@@ -178,7 +180,11 @@ func (v *validator) exprError(path string, scope Scope, err error) {
 			break
 		}
 	}
-	v.probs.add(at, "%s: invalid check expression: %s", path, msg)
+	what := "check"
+	if strings.Contains(path, ".search.targets[") {
+		what = "target"
+	}
+	v.probs.add(at, "%s: invalid %s expression: %s", path, what, msg)
 }
 
 // metricHint suggests the metric a synonym stands for ("tpot_median_ms"),
