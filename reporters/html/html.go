@@ -18,6 +18,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -274,15 +275,17 @@ func checkRowOf(stage string, c result.CheckOutcome) checkRow {
 	if row.Level == "" && c.Scope == "stage" {
 		row.Level = "(stage)"
 	}
-	keys := make([]string, 0, len(c.Values))
-	for k := range c.Values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		row.Values = append(row.Values, kv{K: k, V: anyString(c.Values[k])})
-	}
+	row.Values = sortedKV(c.Values, anyString)
 	return row
+}
+
+// sortedKV lists a map's entries in key order, each value shown by show.
+func sortedKV[V any](m map[string]V, show func(V) string) []kv {
+	var out []kv
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, kv{K: k, V: show(m[k])})
+	}
+	return out
 }
 
 // anyString prints a value a check read. Values come from JSON (float64,

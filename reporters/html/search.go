@@ -43,14 +43,7 @@ func buildSearch(st *result.Stage) *searchView {
 				row.Capacity = "≥ " + row.Capacity
 			}
 		}
-		keys := make([]string, 0, len(t.AtCapacity))
-		for k := range t.AtCapacity {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			row.At = append(row.At, kv{K: k, V: num(t.AtCapacity[k])})
-		}
+		row.At = sortedKV(t.AtCapacity, num)
 		v.Rows = append(v.Rows, row)
 		for _, n := range t.Notes {
 			v.Notes = append(v.Notes, t.Name+": "+n)
