@@ -11,8 +11,9 @@ import (
 
 // searchFixture is a capacity search's report whose outcome package search
 // computed from its probes: interactive found but not confident (c=7 stayed
-// unclear over four probes), roomy holding at max, strict failing at min,
-// mid unresolved when the probe budget ran out.
+// unclear over four probes), roomy holding at max, strict failing at min
+// (each confirmed by a second probe), mid unresolved when the probe budget
+// ran out.
 func searchFixture(t testing.TB) *result.Report {
 	t.Helper()
 	return readFixture(t, filepath.Join("testdata", "search.json"))
@@ -33,9 +34,9 @@ func TestSearchInEveryTextReport(t *testing.T) {
 	table := tableText(t, r)
 	rows := map[string][]string{
 		"interactive": {"6", "found, not confident", "c=6 (2 probes)", "c=7 (4 probes, unclear)", "3000.00"},
-		"roomy":       {"≥ 16", "holds at max, confident", "c=16 (1 probe)", nullCell},
-		"strict":      {nullCell, "fails at min, confident", nullCell, "c=1 (1 probe)"},
-		"mid":         {nullCell, "unresolved", "c=8 (2 probes)", "c=16 (1 probe)"},
+		"roomy":       {"≥ 16", "holds at max, confident", "c=16 (2 probes)", nullCell},
+		"strict":      {nullCell, "fails at min, confident", nullCell, "c=1 (2 probes)"},
+		"mid":         {nullCell, "unresolved", "c=8 (2 probes)", "c=16 (2 probes)"},
 	}
 	for target, cells := range rows {
 		line := rowOf(table, target)
@@ -52,7 +53,7 @@ func TestSearchInEveryTextReport(t *testing.T) {
 			t.Errorf("junit.xml has no testcase for %s", target)
 		}
 	}
-	line := "capacity search over concurrency 1–16, precision 1: 12 probes, 12.1 s measured; stopped: the probe budget ran out (budget 12 probes)"
+	line := "capacity search over concurrency 1–16, precision 1: 14 probes, 14.1 s measured; stopped: the probe budget ran out (budget 14 probes)"
 	note := "interactive: c=7 stayed statistically unclear after 4 probes and was decided by its estimate"
 	for name, doc := range map[string]string{"table": table, "summary.md": md.String(), "junit.xml": junit.String()} {
 		if !strings.Contains(doc, line) || !strings.Contains(doc, "c=7 stayed statistically unclear after 4 probes") {
@@ -66,7 +67,7 @@ func TestSearchInEveryTextReport(t *testing.T) {
 		t.Error("junit.xml lacks the search's stop property")
 	}
 	// Probes are levels, labelled in the order they ran.
-	if rowOf(table, "probe 12 c=16") == "" || !strings.Contains(md.String(), "| probe 8 c=7 |") {
+	if rowOf(table, "probe 14 c=1") == "" || !strings.Contains(md.String(), "| probe 8 c=7 |") {
 		t.Error("probe levels missing")
 	}
 }

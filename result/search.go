@@ -69,8 +69,10 @@ type SearchTarget struct {
 	// its bracket, never a guess.
 	Capacity *float64 `json:"capacity"`
 	// Confident is set when every decision the outcome rests on (Pass and
-	// Fail) was statistically clear; unset when one was decided by its
-	// estimate after its repeats ran out, or the search is unresolved.
+	// Fail) was statistically clear and confirmed by a second probe (unless
+	// the plan allows no repeats); unset when one was decided by its
+	// estimate after its repeats ran out, was probed only once, or the
+	// search is unresolved.
 	Confident bool `json:"confident"`
 	// Pass is the highest load that passed below Fail; Fail the lowest load
 	// that failed. Null where none did (yet).

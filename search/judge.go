@@ -23,6 +23,9 @@ import (
 const (
 	priorNoise = 0.05
 	priorDOF   = 2
+	// clipAt is how many typical deviations from its load's median a probe
+	// may weigh at most (see values).
+	clipAt = 3
 	// maxCorners bounds the corners tried: past it only the all-low and
 	// all-high corners are (a target reading more than ten noisy metrics).
 	maxCorners = 10
@@ -37,6 +40,17 @@ type verdict struct {
 	// decided by its estimate, and not confident).
 	decided bool
 	est     []result.SearchEstimate
+}
+
+// exact reports whether the outcome read only values no accident can move
+// (load settings, flags): it needs no second probe to confirm it.
+func (v *verdict) exact() bool {
+	for _, e := range v.est {
+		if e.Interval != result.IntervalExact || e.Value == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // box is a noisy metric's interval.
@@ -91,26 +105,19 @@ func (s *state) judge(t *scenario.Target, l *load) *verdict {
 // how many probes had it null.
 func (s *state) estimate(m *result.Metric, l *load) (result.SearchEstimate, *box, int) {
 	e := result.SearchEstimate{Metric: m.Name, Interval: result.IntervalExact}
-	var vals []float64
 	k, n := 0.0, 0.0 // goodput: requests meeting the SLO, of all
 	for _, p := range l.probes {
-		x, ok := m.Value(p)
-		if !ok {
-			continue
+		if x, ok := m.Value(p); ok {
+			k += math.Round(x * float64(p.NRequests))
+			n += float64(p.NRequests)
 		}
-		vals = append(vals, x)
-		k += math.Round(x * float64(p.NRequests))
-		n += float64(p.NRequests)
 	}
+	vals := s.values(m, l)
 	nulls := len(l.probes) - len(vals)
 	if len(vals) == 0 {
 		return e, nil, nulls
 	}
-	mean := 0.0
-	for _, x := range vals {
-		mean += x
-	}
-	mean /= float64(len(vals))
+	mean := meanOf(vals)
 	e.Value = &mean
 	var lo, hi float64
 	switch {
@@ -138,29 +145,86 @@ func (s *state) estimate(m *result.Metric, l *load) (result.SearchEstimate, *box
 	return e, &box{m: m, lo: lo, hi: hi}, nulls
 }
 
+// raw is a metric's non-null values at a load, in probe order.
+func raw(m *result.Metric, l *load) []float64 {
+	var vals []float64
+	for _, p := range l.probes {
+		if x, ok := m.Value(p); ok {
+			vals = append(vals, x)
+		}
+	}
+	return vals
+}
+
+// values is a metric's values at a load as the search weighs them: at a
+// load probed three times or more, a probe further from the load's median
+// than clipAt typical deviations (the metric's robust scale) counts as if it
+// were that far. One accident (a stalled client) then moves neither the
+// load's estimate nor the noise much; with two probes nobody can tell which
+// one is the accident, and both count as they are.
+func (s *state) values(m *result.Metric, l *load) []float64 {
+	vals := raw(m, l)
+	r := s.scale(m)
+	if len(vals) < 3 || r == 0 {
+		return vals
+	}
+	med := median(vals)
+	lo, hi := med-clipAt*r*math.Abs(med), med+clipAt*r*math.Abs(med)
+	out := make([]float64, len(vals))
+	for i, x := range vals {
+		out[i] = min(max(x, lo), hi)
+	}
+	return out
+}
+
+// scale is a metric's typical relative run-to-run deviation, robustly:
+// 1.4826 × the median absolute relative deviation of the probes from their
+// load's median, over every load probed more than once, each deviation
+// scaled by √(m/(m−1)) for the m probes of its load (so that it estimates a
+// standard deviation for normal noise). 0 when fewer than three deviations
+// are known.
+func (s *state) scale(m *result.Metric) float64 {
+	if r, ok := s.scaleCache[m.Name]; ok {
+		return r
+	}
+	var devs []float64
+	for _, l := range s.loads {
+		vals := raw(m, l)
+		if len(vals) < 2 {
+			continue
+		}
+		med := median(vals)
+		if med == 0 {
+			continue
+		}
+		k := math.Sqrt(float64(len(vals)) / float64(len(vals)-1))
+		for _, x := range vals {
+			devs = append(devs, k*math.Abs(x/med-1))
+		}
+	}
+	r := 0.0
+	if len(devs) >= 3 {
+		r = 1.4826 * median(devs)
+	}
+	s.scaleCache[m.Name] = r
+	return r
+}
+
 // noise is a metric's relative run-to-run noise (a standard deviation, as a
 // share of the value) and its degrees of freedom, pooled over the loads
-// probed more than once, with the prior.
+// probed more than once (their values as values weighs them), or the prior
+// before any load was.
 func (s *state) noise(m *result.Metric) (rel, dof float64) {
 	if c, ok := s.noiseCache[m.Name]; ok {
 		return c[0], c[1]
 	}
 	ss, d := 0.0, 0.0
 	for _, l := range s.loads {
-		var vals []float64
-		for _, p := range l.probes {
-			if x, ok := m.Value(p); ok {
-				vals = append(vals, x)
-			}
-		}
+		vals := s.values(m, l)
 		if len(vals) < 2 {
 			continue
 		}
-		mean := 0.0
-		for _, x := range vals {
-			mean += x
-		}
-		mean /= float64(len(vals))
+		mean := meanOf(vals)
 		if mean == 0 {
 			continue // all zero: says nothing about a relative noise
 		}
@@ -177,6 +241,23 @@ func (s *state) noise(m *result.Metric) (rel, dof float64) {
 	}
 	s.noiseCache[m.Name] = [2]float64{rel, d}
 	return rel, d
+}
+
+func meanOf(xs []float64) float64 {
+	sum := 0.0
+	for _, x := range xs {
+		sum += x
+	}
+	return sum / float64(len(xs))
+}
+
+func median(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if n := len(s); n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
 // holds runs a target on a point; an expression that cannot be evaluated

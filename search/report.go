@@ -48,6 +48,10 @@ func (s *state) targetResult(tg *target) result.SearchTarget {
 	case result.SearchBelowMin:
 		out.Confident = out.Fail.Confident
 	}
+	for _, l := range tg.unconfirmed {
+		out.Confident = false
+		out.Notes = append(out.Notes, l.label+" was probed once: the search stopped before it could confirm it")
+	}
 	for _, l := range []*load{tg.pass, tg.fail} {
 		if l != nil && !tg.v[l].clear {
 			out.Notes = append(out.Notes, fmt.Sprintf("%s stayed statistically unclear after %d probes and was decided by its estimate", l.label, len(l.probes)))

@@ -66,6 +66,7 @@ type state struct {
 	interrupted bool
 	targets     []*target
 	noiseCache  map[string][2]float64
+	scaleCache  map[string]float64
 }
 
 // target is one target's view of the probes.
@@ -74,11 +75,14 @@ type target struct {
 	v          map[*load]*verdict
 	pass, fail *load // the bracket: highest decided pass below the lowest decided fail
 	status     string
-	notes      []string
+	// unconfirmed are the loads the status rests on that were probed only
+	// once: the search probes each again before it is done with the target.
+	unconfirmed []*load
+	notes       []string
 }
 
 func newState(cfg *scenario.Search, points []result.Point) *state {
-	s := &state{cfg: cfg, noiseCache: map[string][2]float64{}}
+	s := &state{cfg: cfg, noiseCache: map[string][2]float64{}, scaleCache: map[string]float64{}}
 	byX := map[float64]*load{}
 	for i := range points {
 		p := &points[i]
@@ -155,15 +159,27 @@ func (s *state) bracket(tg *target) {
 			tg.notes = append(tg.notes, l.label+" passed although "+tg.fail.label+", below it, failed: the target is not monotone in load there; the bracket ends at the lowest load that failed")
 		}
 	}
+	var ends []*load
 	switch {
 	case tg.fail != nil && tg.fail.x <= s.cfg.Min:
-		tg.status = result.SearchBelowMin
+		tg.status, ends = result.SearchBelowMin, []*load{tg.fail}
 	case tg.pass != nil && tg.pass.x >= s.cfg.Max:
-		tg.status = result.SearchAboveMax
+		tg.status, ends = result.SearchAboveMax, []*load{tg.pass}
 	case tg.pass != nil && tg.fail != nil && s.precise(tg.pass.x, tg.fail.x):
-		tg.status = result.SearchFound
+		tg.status, ends = result.SearchFound, []*load{tg.pass, tg.fail}
+	}
+	for _, l := range ends {
+		if len(l.probes) < confirmProbes && *s.cfg.Repeats > 0 && !tg.v[l].exact() {
+			tg.unconfirmed = append(tg.unconfirmed, l)
+		}
 	}
 }
+
+// confirmProbes is how many probes a load an outcome rests on needs: one
+// probe thrown far off by an accident (a stalled client) looks clear, and
+// would decide a capacity alone; a second probe there does not repeat the
+// accident, and the two then disagree, which the noise model sees.
+const confirmProbes = 2
 
 // precise reports whether a bracket is within the search's precision.
 func (s *state) precise(lo, hi float64) bool {
@@ -180,7 +196,7 @@ func (s *state) next() (float64, string) {
 	switch {
 	case s.interrupted:
 		return 0, result.SearchStopInterrupted
-	case !slices.ContainsFunc(s.targets, func(tg *target) bool { return tg.status == "" }):
+	case !slices.ContainsFunc(s.targets, (*target).open):
 		return 0, result.SearchStopDone
 	case s.probes >= s.cfg.Budget.Probes:
 		return 0, result.SearchStopProbeBudget
@@ -199,12 +215,19 @@ func (s *state) next() (float64, string) {
 		return again.x, ""
 	}
 	for _, tg := range s.targets {
-		if tg.status == "" {
+		switch {
+		case tg.status == "":
 			return s.want(tg), ""
+		case len(tg.unconfirmed) > 0:
+			return tg.unconfirmed[0].x, ""
 		}
 	}
 	return 0, result.SearchStopDone
 }
+
+// open reports whether the search is not done with a target: it is not
+// resolved, or the loads its outcome rests on are not confirmed.
+func (tg *target) open() bool { return tg.status == "" || len(tg.unconfirmed) > 0 }
 
 // pending reports whether an undecided load lies inside the open bracket of
 // a target not yet resolved: its outcome could move that bracket.

@@ -219,8 +219,9 @@ func TestOutOfRange(t *testing.T) {
 	if impossible.Status != result.SearchBelowMin || impossible.Capacity != nil || impossible.Fail.Load != 2 || !impossible.Confident {
 		t.Errorf("impossible: %+v", impossible)
 	}
-	if d.Stop != result.SearchStopDone || len(points) != 6 { // 2, 4, 8, 16, 32, 40
-		t.Errorf("stop %q after probes %v", d.Stop, probesAt(points))
+	// 2, 4, 8, 16, 32, 40, and 2 and 40 again: the outcomes rest on them.
+	if at := probesAt(points); d.Stop != result.SearchStopDone || len(points) != 8 || at[2] != 2 || at[40] != 2 {
+		t.Errorf("stop %q after probes %v", d.Stop, at)
 	}
 }
 
@@ -325,14 +326,47 @@ func TestNotMonotone(t *testing.T) {
 }
 
 // TestNullMetricFails: a load where no request succeeded (null metrics)
-// fails the target clearly.
+// fails the target clearly, once confirmed by a second probe.
 func TestNullMetricFails(t *testing.T) {
 	cfg := config(t, scenario.OverConcurrency, 1, 4, 1, 40, "t", "ttft_p95_ms < 20")
 	points := []result.Point{{Probe: 1, Concurrency: 1, NRequests: 10, Failed: 10}}
 	d := Decide(cfg, points)
+	if tg := outcome(t, d, "t"); d.Stop != "" || d.Next != 1 || tg.Confident || !strings.Contains(tg.Notes[0], "c=1 was probed once") {
+		t.Errorf("one probe: next %g stop %q %+v", d.Next, d.Stop, tg)
+	}
+	points = append(points, result.Point{Probe: 2, Concurrency: 1, NRequests: 10, Failed: 10})
+	d = Decide(cfg, points)
 	tg := outcome(t, d, "t")
-	if tg.Status != result.SearchBelowMin || !tg.Confident || tg.Fail.Estimates[0].Value != nil {
+	if d.Stop != result.SearchStopDone || tg.Status != result.SearchBelowMin || !tg.Confident || tg.Fail.Estimates[0].Value != nil {
 		t.Errorf("%+v", tg)
+	}
+}
+
+// TestOneAccidentDecidesNothing: one probe thrown far off (a stalled client
+// tripling TPOT) at the load a capacity would rest on is probed again before
+// the search is done; the second probe disagrees, and the bracket moves to
+// where the server really is.
+func TestOneAccidentDecidesNothing(t *testing.T) {
+	cfg := config(t, scenario.OverConcurrency, 1, 64, 1, 60, "t", "tpot_p50_ms < 10")
+	s := &server{tpot: func(c float64) float64 { return 2 + 0.25*(c-1) }, noise: 0.01, requests: 100, rng: rand.New(rand.NewPCG(19, 20))}
+	var points []result.Point
+	for {
+		d := Decide(cfg, points)
+		if d.Stop != "" {
+			break
+		}
+		p := s.probe(cfg, len(points)+1, d.Next)
+		if d.Next == 16 && probesAt(points)[16] == 0 {
+			p.TPOTP50Ms = result.Ptr(3 * *p.TPOTP50Ms) // the accident: 17.25 ms, far past the bound
+		}
+		points = append(points, p)
+	}
+	tg := outcome(t, Decide(cfg, points), "t")
+	if tg.Capacity == nil || *tg.Capacity < 31 || *tg.Capacity > 33 {
+		t.Errorf("capacity %v, want 32 ± 1: the accident at c=16 decided it (probes %v)", tg.Capacity, probesAt(points))
+	}
+	if probesAt(points)[16] < 2 {
+		t.Errorf("c=16 not probed again: %v", probesAt(points))
 	}
 }
 
@@ -341,5 +375,28 @@ func TestTQuantile(t *testing.T) {
 		if got := tQuantile(dof); math.Abs(got-want) > 2e-4 {
 			t.Errorf("t(%g) = %.4f, want %.4f", dof, got, want)
 		}
+	}
+}
+
+// TestAccidentClipped: the probes a real search made at c=7 while the
+// machine stalled once (TTFT p95 262.57 ms among 8.47 to 9.22): at a load
+// probed three times or more, the odd probe weighs as a few typical
+// deviations from the median, so the load passes a 9.8 ms bound instead of
+// failing on a mean of 72 ms.
+func TestAccidentClipped(t *testing.T) {
+	cfg := config(t, scenario.OverConcurrency, 6, 8, 1, 40, "t", "ttft_p95_ms < 9.8")
+	var points []result.Point
+	for _, pv := range []struct {
+		c int
+		v float64
+	}{{6, 8.24}, {6, 9.31}, {7, 262.57}, {7, 9.03}, {7, 8.47}, {7, 9.22}, {8, 10.31}, {8, 10.5}} {
+		points = append(points, result.Point{Probe: len(points) + 1, Concurrency: pv.c, NRequests: 90, TTFTP95Ms: result.Ptr(pv.v)})
+	}
+	tg := outcome(t, Decide(cfg, points), "t")
+	if tg.Pass == nil || tg.Pass.Load != 7 {
+		t.Fatalf("c=7 did not pass: %+v", tg)
+	}
+	if e := tg.Pass.Estimates[0]; *e.Value > 10 || *e.High > 12 {
+		t.Errorf("c=7 estimate %+v: the accident still weighs", e)
 	}
 }

@@ -60,7 +60,7 @@ func TestSearchOnThePage(t *testing.T) {
 	// order, with c=6 (passed) and c=7 (failed) marked.
 	tc := chart(t, doc, "stage-capacity-target-0-0")
 	ys, tips = markers(seriesGroup(t, tc, "tpot_p50_ms"))
-	if strings.Join(ys, " ") != "1.99 2.42 3.36 4.385 4.755 5.37 7.15" || !strings.Contains(tips[5], "(mean of 2)") {
+	if strings.Join(ys, " ") != "2 2.42 3.36 4.385 4.755 5.37 7.195" || !strings.Contains(tips[5], "(mean of 2)") {
 		t.Errorf("target curve %v %q", ys, tips)
 	}
 	var marks []string
@@ -73,7 +73,7 @@ func TestSearchOnThePage(t *testing.T) {
 
 	// The throughput curve runs in load order, not probe order.
 	ys, _ = markers(seriesGroup(t, chart(t, doc, "stage-capacity-throughput"), "output tok/s"))
-	if strings.Join(ys, " ") != "500 1000 2000 3000 3000 3500 3500 3500 3500 4000 4000 8000" {
+	if strings.Join(ys, " ") != "500 500 1000 2000 3000 3000 3500 3500 3500 3500 4000 4000 8000 8000" {
 		t.Errorf("throughput in load order: %v", ys)
 	}
 }
