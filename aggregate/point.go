@@ -61,6 +61,7 @@ func (b *builder) counts() {
 		DurationS:    result.Round(wallS, 3),
 		NaturalStop:  !spec.Pinned,
 		Turn:         b.turn,
+		Probe:        spec.Probe,
 		ErrorsByKind: make(map[string]int, len(a.kinds)),
 		Interrupted:  b.rec.Interrupted,
 	}

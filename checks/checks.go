@@ -18,8 +18,10 @@ import (
 // EvaluateStage runs every check of stage against res and returns the
 // outcomes, level-scope checks first (by check, then level), then stage-scope
 // ones. baseline is the same stage of a baseline report, or nil; its levels are
-// matched to res's by label (c=N / rate=R), so a baseline with different
-// levels just leaves baseline nil where there is no match.
+// matched to res's by label (c=N / rate=R; a search's probes by load, see
+// matchLevel), so a baseline with different levels just leaves baseline nil
+// where there is no match. Stage-scope checks also see the search's
+// capacities (capacity, and the baseline's as baseline.capacity).
 func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.Stage) []result.CheckOutcome {
 	var out []result.CheckOutcome
 	if stage == nil || res == nil {
@@ -30,7 +32,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 			continue
 		}
 		for i := range res.Points {
-			base := matchLevel(baseline, &res.Points[i])
+			base := matchLevel(baseline, res, i)
 			o := evalLevel(c, i, &res.Points[i], base)
 			if baseline != nil && base == nil && readsBaseline(c) {
 				// Name the gap: a guarded check passes here without having
@@ -45,13 +47,13 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 			out = append(out, o)
 		}
 	}
+	env := result.StageEnv{Points: res.Points, Capacity: res.Search.Capacities()}
+	if baseline != nil {
+		env.Baseline, env.BaselineCapacity = baseline.Points, baseline.Search.Capacities()
+	}
 	for _, c := range stage.Checks {
 		if c != nil && c.Scope == scenario.ScopeStage {
-			var base []result.Point
-			if baseline != nil {
-				base = baseline.Points
-			}
-			out = append(out, evalStage(c, res.Points, base))
+			out = append(out, evalStage(c, env, baseline != nil))
 		}
 	}
 	return out
@@ -80,7 +82,7 @@ func MissingBaselineLevels(baseline, res *result.Stage) []string {
 	}
 	var out []string
 	for i := range res.Points {
-		if matchLevel(baseline, &res.Points[i]) == nil {
+		if matchLevel(baseline, res, i) == nil {
 			out = append(out, res.Points[i].Label())
 		}
 	}
@@ -92,10 +94,18 @@ func Failed(outcomes []result.CheckOutcome) bool {
 	return slices.ContainsFunc(outcomes, func(o result.CheckOutcome) bool { return o.Status == result.StatusFail })
 }
 
-// matchLevel finds the baseline point with the same level label (and turn).
-func matchLevel(baseline *result.Stage, p *result.Point) *result.Point {
+// matchLevel finds the baseline point of res's i-th point: the one with the
+// same level label (and turn). A search's probe is matched by its load (the
+// baseline's points at the same load, probes or listed levels, since two
+// searches need not probe alike): the same repeat there (the second probe at
+// c=24 with the second), else the last.
+func matchLevel(baseline, res *result.Stage, i int) *result.Point {
 	if baseline == nil {
 		return nil
+	}
+	p := &res.Points[i]
+	if p.Probe > 0 {
+		return matchProbe(baseline, res.Points[:i], p)
 	}
 	label := p.Label()
 	for i := range baseline.Points {
@@ -105,6 +115,30 @@ func matchLevel(baseline *result.Stage, p *result.Point) *result.Point {
 		}
 	}
 	return nil
+}
+
+// matchProbe is matchLevel for a probe p, after the points before it.
+func matchProbe(baseline *result.Stage, before []result.Point, p *result.Point) *result.Point {
+	load := p.LoadLabel()
+	repeat := 0
+	for j := range before {
+		if before[j].Probe > 0 && before[j].LoadLabel() == load {
+			repeat++
+		}
+	}
+	var at []*result.Point
+	for i := range baseline.Points {
+		if b := &baseline.Points[i]; b.LoadLabel() == load {
+			at = append(at, b)
+		}
+	}
+	switch {
+	case len(at) == 0:
+		return nil
+	case repeat < len(at):
+		return at[repeat]
+	}
+	return at[len(at)-1]
 }
 
 func newOutcome(c *scenario.Check) result.CheckOutcome {
@@ -182,7 +216,10 @@ func readsBaseline(c *scenario.Check) bool {
 	return false
 }
 
-func evalStage(c *scenario.Check, points, base []result.Point) result.CheckOutcome {
+// evalStage runs a stage-scope check on env; hasBase says whether a
+// baseline stage was given (without one, its metrics are not null: a guard
+// with baseline == nil is the supported way to use them).
+func evalStage(c *scenario.Check, env result.StageEnv, hasBase bool) result.CheckOutcome {
 	o := newOutcome(c)
 	if c.Program == nil {
 		o.Status, o.Message = failStatus(c), "check was not compiled (load the plan with scenario.Load)"
@@ -192,24 +229,49 @@ func evalStage(c *scenario.Check, points, base []result.Point) result.CheckOutco
 	var nulls []string
 	for _, m := range c.Metrics {
 		name, fromBase := strings.CutPrefix(m, "baseline.")
-		src := points
-		if fromBase {
-			src = base
+		var val any
+		var null bool
+		if target, ok := scenario.CapacityTarget(name); ok {
+			val, null = capacityValue(env.Capacity, target)
+			if fromBase {
+				val, null = capacityValue(env.BaselineCapacity, target)
+			}
+		} else {
+			src := env.Points
+			if fromBase {
+				src = env.Baseline
+			}
+			val, null = pointValues(src, name)
 		}
-		vals := make([]any, len(src))
-		null := false
-		for i := range src {
-			v, isNull := metricValue(&src[i], name)
-			vals[i] = v
-			null = null || isNull
-		}
-		o.Values[m] = vals
-		if null && !(fromBase && base == nil) {
+		o.Values[m] = val
+		if null && (!fromBase || hasBase) {
 			nulls = append(nulls, m)
 		}
 	}
-	o.Status, o.Message = verdict(c, result.StageEnv{Points: points, Baseline: base}, nulls)
+	o.Status, o.Message = verdict(c, env, nulls)
 	return o
+}
+
+// pointValues is a metric's value on every point, and whether any is null.
+func pointValues(points []result.Point, name string) (any, bool) {
+	vals := make([]any, len(points))
+	null := false
+	for i := range points {
+		v, isNull := metricValue(&points[i], name)
+		vals[i] = v
+		null = null || isNull
+	}
+	return vals, null
+}
+
+// capacityValue is a target's capacity and whether it is null: the search
+// decided none (it ran out of budget, or the target failed at min), or the
+// stage has no such target.
+func capacityValue(caps map[string]*float64, target string) (any, bool) {
+	if c := caps[target]; c != nil {
+		return *c, false
+	}
+	return nil, true
 }
 
 // verdict runs the program. A null metric fails the check whatever the
@@ -217,7 +279,7 @@ func evalStage(c *scenario.Check, points, base []result.Point) result.CheckOutco
 // request succeeded.
 func verdict(c *scenario.Check, env any, nulls []string) (status, msg string) {
 	if len(nulls) > 0 {
-		return failStatus(c), fmt.Sprintf("metric %s is null (not produced by this run)", strings.Join(nulls, ", "))
+		return failStatus(c), nullMessage(nulls)
 	}
 	v, err := expr.Run(c.Program, env)
 	if err != nil {
@@ -227,6 +289,27 @@ func verdict(c *scenario.Check, env any, nulls []string) (status, msg string) {
 		return result.StatusPass, ""
 	}
 	return failStatus(c), "expression is false"
+}
+
+// nullMessage names the null values a check read: metrics the run could not
+// produce, capacities a search decided none for.
+func nullMessage(nulls []string) string {
+	var metrics, caps []string
+	for _, n := range nulls {
+		if _, ok := scenario.CapacityTarget(strings.TrimPrefix(n, "baseline.")); ok {
+			caps = append(caps, n)
+		} else {
+			metrics = append(metrics, n)
+		}
+	}
+	var parts []string
+	if len(metrics) > 0 {
+		parts = append(parts, fmt.Sprintf("metric %s is null (not produced by this run)", strings.Join(metrics, ", ")))
+	}
+	if len(caps) > 0 {
+		parts = append(parts, fmt.Sprintf("%s is null (the search decided no capacity: see its status)", strings.Join(caps, ", ")))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // levelValue returns the value a level-scope metric name reads (dereferenced)

@@ -165,3 +165,98 @@ func TestInterruptedLevelIsSkipped(t *testing.T) {
 		t.Errorf("interrupted level: status %s (%s), want skipped naming the interruption", out[1].Status, out[1].Message)
 	}
 }
+
+// searchStage is a search stage's result: probes at c=1, 2, 4 and 2 again,
+// and its targets' capacities (b decided none).
+func searchStage(capA float64) *result.Stage {
+	st := &result.Stage{Name: "s", Search: &result.SearchResult{Targets: []result.SearchTarget{
+		{Name: "a", Capacity: result.Ptr(capA)}, {Name: "b"},
+	}}}
+	for i, c := range []int{1, 2, 4, 2} {
+		p := point(c, 0, result.Ptr(float64(10*c+i)), float64(100*c))
+		p.Probe = i + 1
+		st.Points = append(st.Points, p)
+	}
+	return st
+}
+
+// TestCapacityChecks: stage checks read a search's capacities and the
+// baseline's; a null one fails and is named, a baseline's only when a
+// baseline was given.
+func TestCapacityChecks(t *testing.T) {
+	stage := &scenario.Stage{Name: "s", Checks: []*scenario.Check{
+		check(t, "a", `capacity["a"] >= 24`, "stage", "fail", ""),
+		check(t, "b", `capacity["b"] >= 1`, "stage", "fail", ""),
+		check(t, "kept", `baseline == nil || capacity["a"] >= 0.9 * baseline.capacity["a"]`, "stage", "fail", ""),
+		check(t, "base b", `baseline == nil || baseline.capacity["b"] > 0`, "stage", "fail", ""),
+		check(t, "list", `baseline == nil || len(baseline) == len(points)`, "stage", "fail", ""),
+	}}
+	type want struct{ status, msg string }
+	run := func(res, base *result.Stage, wants map[string]want) {
+		t.Helper()
+		for _, o := range EvaluateStage(stage, res, base) {
+			w := wants[o.Name]
+			if o.Status != w.status || !strings.Contains(o.Message, w.msg) {
+				t.Errorf("%s: %s %q %v, want %s %q", o.Name, o.Status, o.Message, o.Values, w.status, w.msg)
+			}
+		}
+	}
+	run(searchStage(32), nil, map[string]want{
+		"a": {"pass", ""}, "b": {"fail", `capacity["b"] is null (the search decided no capacity`},
+		"kept": {"pass", ""}, "base b": {"pass", ""}, "list": {"pass", ""},
+	})
+	run(searchStage(20), searchStage(32), map[string]want{
+		"a": {"fail", "expression is false"}, "b": {"fail", `capacity["b"] is null`},
+		"kept": {"fail", "expression is false"}, "base b": {"fail", `baseline.capacity["b"] is null`}, "list": {"pass", ""},
+	})
+	// A baseline stage without a search has no capacities: null, by name.
+	run(searchStage(32), &result.Stage{Name: "s", Points: []result.Point{point(2, 0, nil, 1)}}, map[string]want{
+		"a": {"pass", ""}, "b": {"fail", "is null"}, "kept": {"fail", `baseline.capacity["a"] is null`},
+		"base b": {"fail", `baseline.capacity["b"] is null`}, "list": {"fail", "expression is false"},
+	})
+}
+
+// TestProbeBaseline: a probe's baseline is the baseline's point at the same
+// load, the same repeat there, else the last; a listed level's is by label.
+func TestProbeBaseline(t *testing.T) {
+	res, base := searchStage(1), searchStage(1)
+	base.Points = base.Points[:3] // c=1, 2, 4: one probe at c=2
+	for i, want := range []int{0, 1, 2, 1} {
+		if got := matchLevel(base, res, i); got != &base.Points[want] {
+			t.Errorf("probe %d matched %v, want the baseline's point %d", i+1, got, want)
+		}
+	}
+	full := searchStage(1)
+	if got := matchLevel(full, res, 3); got != &full.Points[3] {
+		t.Errorf("the second probe at c=2 matched %+v, want the baseline's second", got)
+	}
+	listed := &result.Stage{Points: []result.Point{point(4, 0, nil, 1)}}
+	if got := matchLevel(listed, res, 2); got != &listed.Points[0] {
+		t.Errorf("a probe at c=4 against a listed c=4: %v", got)
+	}
+	if got := matchLevel(listed, res, 0); got != nil {
+		t.Errorf("a probe at c=1 against a baseline without c=1: %v", got)
+	}
+	if got := MissingBaselineLevels(listed, res); strings.Join(got, ",") != "probe 1 c=1,probe 2 c=2,probe 4 c=2" {
+		t.Errorf("missing: %q", got)
+	}
+}
+
+// TestSearchProbesThatFailEverything: a probe whose every request failed
+// is a search's answer, not a run problem, when another probe was served.
+func TestSearchProbesThatFailEverything(t *testing.T) {
+	st := searchStage(1)
+	st.Points[2] = point(4, 4, nil, 0)
+	st.Points[2].Probe = 3
+	rep := &result.Report{StopReason: result.StopCompleted, Stages: []result.Stage{*st}}
+	if p := RunProblems(rep); len(p) != 0 {
+		t.Errorf("run problems %q", p)
+	}
+	for i := range st.Points {
+		st.Points[i].Completed, st.Points[i].Failed = 0, st.Points[i].NRequests
+	}
+	rep.Stages[0] = *st
+	if p := RunProblems(rep); len(p) != 4 {
+		t.Errorf("no probe served: run problems %q", p)
+	}
+}

@@ -30,7 +30,7 @@ func RunProblems(rep *result.Report) []string {
 			out = append(out, fmt.Sprintf("stage %s: %s", st.Name, st.Error))
 		}
 		for _, pt := range st.Points {
-			if AllFailed(&pt) {
+			if Unserved(&st, &pt) {
 				msg := fmt.Sprintf("stage %s %s: every request failed", st.Name, pt.Label())
 				if pt.Error != nil {
 					msg += " (first: " + *pt.Error + ")"
@@ -43,6 +43,18 @@ func RunProblems(rep *result.Report) []string {
 		}
 	}
 	return out
+}
+
+// Unserved reports whether p is a level of st the run could not carry out:
+// every request failed. A search's probe past what the server can take may
+// fail every request, and that is the search's answer there (its targets
+// fail), not a run that could not be carried out, unless no probe of the
+// search was served at all.
+func Unserved(st *result.Stage, p *result.Point) bool {
+	if !AllFailed(p) {
+		return false
+	}
+	return p.Probe == 0 || !slices.ContainsFunc(st.Points, func(q result.Point) bool { return q.Completed > 0 })
 }
 
 // AllFailed reports whether a level sent requests and none succeeded.

@@ -19,6 +19,7 @@ import (
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/search"
 )
 
 // stageResult is one stage as the report needs it: its points (aggregated
@@ -50,6 +51,9 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, baselin
 	shard := shardReport(rep, h)
 	for _, sr := range stages {
 		res := sr.agg.Result()
+		if s := sr.plan.Search; s != nil {
+			res.Search = search.Decide(s, res.Points).Result
+		}
 		if shard {
 			res.Checks = checks.Deferred(sr.plan, res, deferredChecks)
 			rep.Stages = append(rep.Stages, *res)
@@ -86,7 +90,7 @@ func baselineGaps(path string, base, res *result.Stage) []string {
 // stageEntry is the stage's record with the checks that judge it, so a
 // report can be recomputed (and re-gated) from the records alone.
 func stageEntry(rec *result.StageRecord, st *scenario.Stage) records.Entry {
-	return records.Entry{Kind: records.KindStage, Stage: rec, Checks: st.Checks}
+	return records.Entry{Kind: records.KindStage, Stage: rec, Checks: st.Checks, Search: st.Search}
 }
 
 // utcNow is the wall-clock time reports carry.

@@ -78,9 +78,14 @@ func replay(runs []*records.Run, dirs []string) ([]stageResult, error) {
 
 // stagePlan rebuilds the plan stage a stage's checks need from its records.
 func stagePlan(sr *records.StageRun) (*scenario.Stage, error) {
-	st := &scenario.Stage{Name: sr.Record.Name, Checks: sr.Checks}
+	st := &scenario.Stage{Name: sr.Record.Name, Checks: sr.Checks, Search: sr.Search}
 	for _, c := range st.Checks {
 		if err := c.Compile(); err != nil {
+			return nil, fmt.Errorf("stage %s: %w", st.Name, err)
+		}
+	}
+	if st.Search != nil {
+		if err := st.Search.Compile(); err != nil {
 			return nil, fmt.Errorf("stage %s: %w", st.Name, err)
 		}
 	}

@@ -248,6 +248,9 @@ func filesNeeded(p *scenario.Plan, stages []*scenario.Stage) (int, string) {
 		for _, c := range st.Concurrency {
 			streams = max(streams, c)
 		}
+		if s := st.Search; s != nil && s.Over == scenario.OverConcurrency {
+			streams = max(streams, int(s.Max))
+		}
 		if ep := p.Endpoints[st.Endpoint]; ep != nil && ep.Simulator != nil {
 			streams *= 2
 		}

@@ -85,7 +85,10 @@ type Entry struct {
 	Run   *Header             `json:"run,omitempty"`
 	Stage *result.StageRecord `json:"stage,omitempty"`
 	// Checks are a stage's checks as the plan wrote them, with the stage.
-	Checks    []*scenario.Check   `json:"checks,omitempty"`
+	Checks []*scenario.Check `json:"checks,omitempty"`
+	// Search is a search stage's search block as the plan wrote it (defaults
+	// applied), with the stage: the report replays its decisions.
+	Search    *scenario.Search    `json:"search,omitempty"`
 	Level     *result.LevelRecord `json:"level,omitempty"`
 	StageDone *StageDone          `json:"stage_done,omitempty"`
 	End       *End                `json:"end,omitempty"`
@@ -144,6 +147,7 @@ type Run struct {
 type StageRun struct {
 	Record result.StageRecord
 	Checks []*scenario.Check
+	Search *scenario.Search
 	// Levels are the records of the levels that ended, in order; Started
 	// holds a level that started and never ended (the run was killed in it).
 	Levels  []*result.LevelRecord
@@ -172,7 +176,7 @@ func ReadRun(dir string) (*Run, error) {
 		case line == 1:
 			return fmt.Errorf("line 1: want the run's header, got %q", e.Kind)
 		case e.Kind == KindStage && e.Stage != nil:
-			stage = &StageRun{Record: *e.Stage, Checks: e.Checks}
+			stage = &StageRun{Record: *e.Stage, Checks: e.Checks, Search: e.Search}
 			run.Stages = append(run.Stages, stage)
 		case e.Kind == KindLevelStart && e.Level != nil && stage != nil && e.Level.Stage == stage.Record.Name:
 			stage.Started = e.Level

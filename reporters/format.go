@@ -263,7 +263,7 @@ func count(r *result.Report) tally {
 			t.stageErrors++
 		}
 		for j := range st.Points {
-			if checks.AllFailed(&st.Points[j]) {
+			if checks.Unserved(st, &st.Points[j]) {
 				t.levelErrors++
 			}
 		}

@@ -179,6 +179,9 @@ func buildSuite(r *result.Report, st *result.Stage) builtSuite {
 		{Name: "mode", Value: st.Mode},
 		{Name: "load", Value: st.Load},
 	}}
+	if sr := st.Search; sr != nil {
+		s.Properties.Props = append(s.Properties.Props, junitProp{Name: "search_stop", Value: sr.Stop}, junitProp{Name: "search_probes", Value: strconv.Itoa(sr.Probes)})
+	}
 	var secs float64
 	add := func(c junitCase) {
 		s.Cases = append(s.Cases, c)
@@ -202,7 +205,7 @@ func buildSuite(r *result.Report, st *result.Stage) builtSuite {
 		p := &st.Points[i]
 		secs += finite(p.DurationS)
 		c := junitCase{Name: st.Name + " / " + p.Label() + " / level ran", Classname: class, Time: seconds(p.DurationS)}
-		if checks.AllFailed(p) {
+		if checks.Unserved(st, p) {
 			msg := fmt.Sprintf("every request failed (%d of %d)", p.Failed, p.NRequests)
 			if p.Error != nil {
 				msg += ": " + oneLine(*p.Error)
@@ -211,6 +214,9 @@ func buildSuite(r *result.Report, st *result.Stage) builtSuite {
 		} else {
 			c.SystemOut = &junitTextBlock{Body: textBody(levelSummary(p))}
 		}
+		add(c)
+	}
+	for _, c := range searchCases(st, class) {
 		add(c)
 	}
 	for i := range st.Checks {
@@ -248,6 +254,35 @@ func checkCase(st *result.Stage, c *result.CheckOutcome, class string) junitCase
 		jc.SystemOut = &junitTextBlock{Body: textBody("WARNING (severity warn, does not fail the build): " + oneLine(msg) + "\n" + body)}
 	}
 	return jc
+}
+
+// searchCases are a capacity search's outcome, a testcase per target
+// ("throughput / capacity search / interactive"), each a pass with the
+// capacity, the bracket and what was measured there in its <system-out>:
+// whether a capacity is good enough is the stage checks' call, and their
+// cases fail when it is not.
+func searchCases(st *result.Stage, class string) []junitCase {
+	sr := st.Search
+	if sr == nil {
+		return nil
+	}
+	var out []junitCase
+	for _, t := range sr.Targets {
+		var b strings.Builder
+		fmt.Fprintf(&b, "%s\ntarget: %s\ncapacity: %s (%s)\npassed at: %s\nfailed at: %s", searchLine(sr), t.Expr,
+			capacityCell(sr, &t), decisionCell(&t), boundCell(t.Pass), boundCell(t.Fail))
+		for _, name := range searchAt {
+			if x, ok := t.AtCapacity[name]; ok {
+				fmt.Fprintf(&b, "\nat capacity: %s %s", name, strconv.FormatFloat(x, 'f', -1, 64))
+			}
+		}
+		for _, n := range t.Notes {
+			b.WriteString("\nnote: " + n)
+		}
+		out = append(out, junitCase{Name: st.Name + " / capacity search / " + t.Name, Classname: class, Time: seconds(0),
+			SystemOut: &junitTextBlock{Body: textBody(b.String())}})
+	}
+	return out
 }
 
 // levelSummary is the headline of a level, for the CI page's detail view.

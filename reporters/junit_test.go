@@ -249,7 +249,7 @@ func nastyReport() *result.Report {
 }
 
 func TestJUnitStructure(t *testing.T) {
-	for name, r := range map[string]*result.Report{"fixture": fixture(t), "recorded": recorded(t), "nasty": nastyReport(), "empty": {}} {
+	for name, r := range map[string]*result.Report{"fixture": fixture(t), "recorded": recorded(t), "search": searchFixture(t), "nasty": nastyReport(), "empty": {}} {
 		t.Run(name, func(t *testing.T) {
 			if err := validateJUnit(junitOf(t, r)); err != nil {
 				t.Fatalf("junit.xml invalid:\n%v\n%s", err, junitOf(t, r))
@@ -348,7 +348,7 @@ func TestJUnitXSD(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	for name, r := range map[string]*result.Report{"fixture": fixture(t), "recorded": recorded(t), "nasty": nastyReport(), "empty": {}} {
+	for name, r := range map[string]*result.Report{"fixture": fixture(t), "recorded": recorded(t), "search": searchFixture(t), "nasty": nastyReport(), "empty": {}} {
 		path := filepath.Join(dir, name+".xml")
 		if err := os.WriteFile(path, junitOf(t, r), 0o644); err != nil {
 			t.Fatal(err)

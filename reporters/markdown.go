@@ -63,14 +63,7 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 	ew.printf("### Stage `%s`\n\n%s\n\n", mdCodeText(st.Name), mdText(stageTitle(st)))
 	if len(st.Points) > 0 {
 		g := buildGrid(st)
-		rows := make([][]string, len(g.rows))
-		for j, row := range g.rows {
-			rows[j] = make([]string, len(row))
-			for k, c := range row {
-				rows[j][k] = mdText(c)
-			}
-		}
-		writeMDTable(ew, g.headers, rows, 2)
+		writeMDTable(ew, g.headers, mdRows(g.rows), 2)
 		if g.lowConf {
 			ew.printf("\n%s low confidence: drawn from too few samples to mean much\n", mdText(lowConfMark))
 		}
@@ -110,6 +103,7 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 	if notes > 0 {
 		ew.printf("\n")
 	}
+	writeMDSearch(ew, st.Search)
 	if len(st.Checks) > 0 {
 		rows := make([][]string, 0, len(st.Checks))
 		for j := range st.Checks {
@@ -122,6 +116,37 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 		writeMDTable(ew, []string{"", "Check", "Level", "Expression", "Measured"}, rows, 5)
 		ew.printf("\n")
 	}
+}
+
+// writeMDSearch writes a capacity search's outcome: how it went, a row per
+// target, and its notes.
+func writeMDSearch(ew *errWriter, sr *result.SearchResult) {
+	if sr == nil {
+		return
+	}
+	ew.printf("%s\n\n", mdText(searchLine(sr)))
+	headers, rows := searchGrid(sr)
+	writeMDTable(ew, headers, mdRows(rows), 5)
+	ew.printf("\n")
+	notes := searchNotes(sr)
+	for _, n := range notes {
+		ew.printf("- ⚠️ %s\n", mdText(oneLine(n)))
+	}
+	if len(notes) > 0 {
+		ew.printf("\n")
+	}
+}
+
+// mdRows escapes every cell of a table of plain text.
+func mdRows(rows [][]string) [][]string {
+	out := make([][]string, len(rows))
+	for j, row := range rows {
+		out[j] = make([]string, len(row))
+		for k, c := range row {
+			out[j][k] = mdText(c)
+		}
+	}
+	return out
 }
 
 // mdMeasured shows the values a check read as code (metric names keep their

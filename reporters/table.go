@@ -72,6 +72,9 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 			}
 		}
 		writeStageNotes(ew, st, opts.Color)
+		if err := writeSearchTable(ew, st.Search, opts.Color); err != nil {
+			return fmt.Errorf("render stage %q search: %w", st.Name, err)
+		}
 		ew.printf("\n")
 	}
 
@@ -132,6 +135,23 @@ func writeStageNotes(ew *errWriter, st *result.Stage, color bool) {
 	for _, wmsg := range st.Warnings {
 		ew.printf("  %s %s\n", paint(color, ansiYellow, "!"), oneLine(wmsg))
 	}
+}
+
+// writeSearchTable prints a capacity search's outcome under its stage: how
+// it went, a row per target, and its notes.
+func writeSearchTable(ew *errWriter, sr *result.SearchResult, color bool) error {
+	if sr == nil {
+		return nil
+	}
+	ew.printf("\n  %s\n", searchLine(sr))
+	headers, rows := searchGrid(sr)
+	if err := renderTable(ew, headers, rows, 5, nil); err != nil {
+		return err
+	}
+	for _, n := range searchNotes(sr) {
+		ew.printf("  %s %s\n", paint(color, ansiYellow, "!"), oneLine(n))
+	}
+	return nil
 }
 
 func checkRows(r *result.Report, color bool) [][]string {

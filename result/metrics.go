@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"sync"
@@ -132,6 +133,43 @@ func (m *Metric) Value(p *Point) (float64, bool) {
 		return float64(f.Int()), true
 	}
 	return 0, false
+}
+
+// Integer reports whether the metric counts whole things (requests, tokens).
+func (m *Metric) Integer() bool {
+	switch pointType.Field(m.field).Type {
+	case reflect.TypeFor[int](), reflect.TypeFor[*int64]():
+		return true
+	}
+	return false
+}
+
+// SetValue sets a numeric metric on p to v (rounded to a whole number for
+// an integer metric), or to null when v is nil and the metric can be null.
+// It reports whether it could: a capacity search judges its targets on
+// estimates put in place of a probe's own values.
+func (m *Metric) SetValue(p *Point, v *float64) bool {
+	f := reflect.ValueOf(p).Elem().Field(m.field)
+	if f.Kind() == reflect.Pointer {
+		if v == nil {
+			f.SetZero()
+			return true
+		}
+		f.Set(reflect.New(f.Type().Elem()))
+		f = f.Elem()
+	}
+	if v == nil {
+		return false
+	}
+	switch f.Kind() {
+	case reflect.Float64:
+		f.SetFloat(*v)
+	case reflect.Int, reflect.Int64:
+		f.SetInt(int64(math.Round(*v)))
+	default:
+		return false
+	}
+	return true
 }
 
 // Raw returns the metric's value on p as a check sees it (pointers

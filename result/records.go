@@ -34,6 +34,9 @@ type LevelSpec struct {
 	SLO *SLO `json:"slo,omitempty"`
 	// Turns is the conversation length of a multi-turn stage (0 or 1: single requests).
 	Turns int `json:"turns,omitempty"`
+	// Probe numbers a capacity search's probes in the order they ran, from 1
+	// (0: a listed level).
+	Probe int `json:"probe,omitempty"`
 	// ExpectPrefixHits is set when the stage caches on purpose (shared
 	// prefixes, conversations), which silences the cache-hit warning.
 	ExpectPrefixHits bool `json:"expect_prefix_hits,omitempty"`

@@ -162,6 +162,9 @@ type Point struct {
 	// part of the length spread that is the cap's, not the model's. Null in
 	// pinned mode, where every request runs to max_tokens on purpose.
 	MaxTokensHitRate *float64 `json:"max_tokens_hit_rate" expr:"max_tokens_hit_rate"`
+	// Probe numbers a capacity search's probes in the order they ran, from 1
+	// (0: a listed level). Not a metric: checks and compare never read it.
+	Probe int `json:"probe,omitempty" expr:"-"`
 
 	// --- added: latency distributions (ms, 2 dp) ---
 	TTFTP90Ms   *float64 `json:"ttft_p90_ms" expr:"ttft_p90_ms"`
@@ -271,6 +274,13 @@ type LevelEnv struct {
 type StageEnv struct {
 	Points   []Point `expr:"points"`
 	Baseline []Point `expr:"baseline"` // nil without a baseline
+	// Capacity is a search stage's capacity per target, by target name
+	// (null: the search decided none); nil on a stage without a search.
+	Capacity map[string]*float64 `expr:"capacity"`
+	// BaselineCapacity is the baseline stage's Capacity. Expressions write it
+	// baseline.capacity (the loader rewrites that to this field, whose
+	// name no expression can spell: stage-scope baseline stays a list).
+	BaselineCapacity map[string]*float64 `expr:"baseline capacity"`
 }
 
 // CheckOutcome is one check evaluated on one level (scope level) or on a whole
@@ -309,6 +319,9 @@ type Stage struct {
 	Warnings []string       `json:"warnings,omitempty"`
 	// Error is set when the stage could not run at all (or a level could not).
 	Error string `json:"error,omitempty"`
+	// Search is a capacity search's outcome, computed from its probes
+	// (Points); nil on a stage that lists its levels.
+	Search *SearchResult `json:"search,omitempty"`
 }
 
 // Plan identifies the plan a report came from.
@@ -339,15 +352,30 @@ type Report struct {
 }
 
 // Label names a level for people: "c=32" for closed loop, "rate=4" for open
-// loop, with " turn=2" after it for a multi-turn stage's per-turn points. It is
-// also the key that matches a level to its baseline.
-func (p *Point) Label() string {
-	label := "c=" + itoa(p.Concurrency)
-	if p.Rate != nil {
-		label = "rate=" + trimFloat(*p.Rate)
+// loop, with " turn=2" after it for a multi-turn stage's per-turn points, and
+// "probe 3 " before it for a capacity search's third probe. It is also the
+// key that matches a level to its baseline (a probe by its LoadLabel).
+func (p *Point) Label() string { return LevelLabel(p.Concurrency, p.Rate, p.Probe, p.Turn) }
+
+// LoadLabel is Label without the probe number: the load alone ("c=32",
+// "rate=4 turn=2"), which is what a search's probe has in common with the
+// baseline's probes at the same load.
+func (p *Point) LoadLabel() string { return LevelLabel(p.Concurrency, p.Rate, 0, p.Turn) }
+
+// LevelLabel is the one place a level's label is made (Point.Label, and the
+// engine's label for a level it is about to run): the load ("c=32" closed
+// loop, "rate=4" when rate is set), "probe N " before it for a search's
+// probe (probe > 0), " turn=T" after it for a per-turn point (turn > 0).
+func LevelLabel(concurrency int, rate *float64, probe, turn int) string {
+	label := "c=" + itoa(concurrency)
+	if rate != nil {
+		label = "rate=" + trimFloat(*rate)
 	}
-	if p.Turn > 0 {
-		label += " turn=" + itoa(p.Turn)
+	if probe > 0 {
+		label = "probe " + itoa(probe) + " " + label
+	}
+	if turn > 0 {
+		label += " turn=" + itoa(turn)
 	}
 	return label
 }

@@ -56,8 +56,14 @@ func (sp *stagePlan) unit() unit {
 	return single{}
 }
 
-// sweep is the stage's load shape across levels.
-func (sp *stagePlan) sweep() Sweep { return newListSweep(sp) }
+// sweep is the stage's load shape across levels: a capacity search, or the
+// plan's list.
+func (sp *stagePlan) sweep() Sweep {
+	if sp.st.Search != nil {
+		return newSearchSweep(sp)
+	}
+	return newListSweep(sp)
+}
 
 // compileStage prepares st for sending. It trusts the plan as scenario
 // loaded it (validated, defaults applied): nothing is checked or defaulted
@@ -237,7 +243,7 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 		},
 		API: string(st.API), Mode: string(st.Mode), Load: "concurrency",
 	}
-	if len(st.Rate) > 0 {
+	if st.OpenLoop() {
 		info.Load = "rate"
 	}
 	sp, warns, err := e.compileStage(ctx, plan, st)

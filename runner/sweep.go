@@ -45,7 +45,7 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 		if i >= len(rates) {
 			return Level{}, false
 		}
-		return s.sp.rateLevel(rates[i], st.Requests.At(i)), true
+		return s.sp.rateLevel(rates[i], st.Requests.At(i), s.sp.seed), true
 	}
 	if i >= len(st.Concurrency) {
 		return Level{}, false
@@ -72,8 +72,8 @@ func (sp *stagePlan) closedLevel(conc, requests int) Level {
 
 // rateLevel is an open-loop level at rate requests/s sending requests (the
 // stage's count for the level; 0: rate × duration), capped at the stage's
-// max_concurrency.
-func (sp *stagePlan) rateLevel(rate float64, requests int) Level {
+// max_concurrency, its arrivals drawn from seed.
+func (sp *stagePlan) rateLevel(rate float64, requests int, seed int64) Level {
 	st := sp.st
 	return Level{
 		Spec:        sp.levelSpec("rate="+strconv.FormatFloat(rate, 'g', -1, 64), st.MaxConcurrency, &rate),
@@ -81,7 +81,7 @@ func (sp *stagePlan) rateLevel(rate float64, requests int) Level {
 		Requests:    rateLevelTotal(requests, st.Duration.D(), rate),
 		Duration:    st.Duration.D(),
 		Load: &openLoop{rate: rate, arrival: st.Arrival, burstiness: st.Burstiness,
-			seed: sp.seed, maxConc: st.MaxConcurrency},
+			seed: seed, maxConc: st.MaxConcurrency},
 	}
 }
 

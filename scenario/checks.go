@@ -36,15 +36,15 @@ var (
 // returns the program and the metric names it reads. Exported for tools that
 // build checks outside a plan file (and for tests).
 func CompileCheck(src string, scope Scope) (*vm.Program, []string, error) {
-	var env any = result.LevelEnv{}
+	opts := []expr.Option{expr.Env(result.LevelEnv{}), expr.AsBool()}
 	if scope == ScopeStage {
-		env = result.StageEnv{}
+		opts = []expr.Option{expr.Env(result.StageEnv{}), expr.AsBool(), expr.Patch(baselineCapacity{})}
 	}
-	prog, err := expr.Compile(src, expr.Env(env), expr.AsBool())
+	prog, err := expr.Compile(src, opts...)
 	if err != nil {
 		return nil, nil, err
 	}
-	return prog, readMetrics(prog.Node()), nil
+	return prog, append(readMetrics(prog.Node()), capacityReads(prog.Node())...), nil
 }
 
 // readMetrics walks an expression's AST for the metric names it reads: bare
@@ -72,7 +72,11 @@ func readMetrics(root ast.Node) []string {
 			if _, ok := slices.BinarySearch(known, prop.Value); !ok {
 				return
 			}
-			if id, ok := n.Node.(*ast.IdentifierNode); ok && id.Value == "baseline" {
+			id, isID := n.Node.(*ast.IdentifierNode)
+			if isID && (id.Value == "capacity" || id.Value == baselineCapacityField) {
+				return // a target's name, not a metric
+			}
+			if isID && id.Value == "baseline" {
 				add("baseline." + prop.Value)
 				return
 			}
@@ -97,6 +101,7 @@ func (v *validator) compileChecks() {
 		if s == nil {
 			continue
 		}
+		v.compileTargets(i, s)
 		for j, c := range s.Checks {
 			if c == nil || strings.TrimSpace(c.Expr) == "" {
 				continue
@@ -112,6 +117,7 @@ func (v *validator) compileChecks() {
 				v.exprError(cp+".expr", c.Scope, err)
 			} else {
 				c.Program, c.Metrics = prog, metrics
+				v.capacityRefs(cp+".expr", s, c)
 			}
 			if c.When != "" && c.Scope == ScopeLevel {
 				prog, _, err := CompileCheck(c.When, ScopeLevel)
@@ -158,13 +164,15 @@ func (v *validator) exprError(path string, scope Scope, err error) {
 	}
 	names := metrics()
 	if scope == ScopeStage {
-		names = append([]string{"points", "baseline"}, names...)
+		names = append([]string{"points", "baseline", "capacity"}, names...)
 	} else {
 		names = append([]string{"baseline"}, names...)
 	}
 	for _, re := range []*regexp.Regexp{unknownNameRE, noFieldRE} {
 		if m := re.FindStringSubmatch(msg); m != nil {
-			if scope == ScopeStage && re == unknownNameRE && slices.Contains(metrics(), m[1]) {
+			if scope == ScopeLevel && re == unknownNameRE && m[1] == "capacity" {
+				msg += " (capacity is read by a stage-scope check: add scope: stage)"
+			} else if scope == ScopeStage && re == unknownNameRE && slices.Contains(metrics(), m[1]) {
 				msg += fmt.Sprintf(" (a stage-scope check sees points: write e.g. all(points, .%s ...))", m[1])
 			} else if hint := metricHint(m[1], names); hint != "" {
 				msg += hint
@@ -172,7 +180,11 @@ func (v *validator) exprError(path string, scope Scope, err error) {
 			break
 		}
 	}
-	v.probs.add(at, "%s: invalid check expression: %s", path, msg)
+	what := "check"
+	if strings.Contains(path, ".search.targets[") {
+		what = "target"
+	}
+	v.probs.add(at, "%s: invalid %s expression: %s", path, what, msg)
 }
 
 // metricHint suggests the metric a synonym stands for ("tpot_median_ms"),

@@ -71,7 +71,10 @@ func (p *Plan) ApplyDefaults() {
 		if s.OutputTokens.IsZero() {
 			s.OutputTokens = Length{Fixed: DefaultOutputTokens}
 		}
-		if len(s.Rate) > 0 {
+		if s.Search != nil {
+			s.Search.applyDefaults()
+		}
+		if s.OpenLoop() {
 			setStr(&s.Arrival, DefaultArrival)
 			if s.Arrival == ArrivalGamma && s.Burstiness == 0 {
 				s.Burstiness = 1

@@ -40,8 +40,24 @@ func FuzzLoad(f *testing.F) {
 			if p.Endpoint(s.Endpoint) == nil || p.PromptSet(s.Prompts) == nil {
 				t.Fatalf("stage %q has a dangling reference", s.Name)
 			}
-			if (len(s.Concurrency) == 0) == (len(s.Rate) == 0) {
-				t.Fatalf("stage %q: concurrency %v rate %v", s.Name, s.Concurrency, s.Rate)
+			loads := 0
+			for _, has := range []bool{len(s.Concurrency) > 0, len(s.Rate) > 0, s.Search != nil} {
+				if has {
+					loads++
+				}
+			}
+			if loads != 1 {
+				t.Fatalf("stage %q: concurrency %v rate %v search %v", s.Name, s.Concurrency, s.Rate, s.Search)
+			}
+			if sr := s.Search; sr != nil {
+				for _, tg := range sr.Targets {
+					if tg.Program == nil {
+						t.Fatalf("search target %q not compiled", tg.Name)
+					}
+				}
+				if !(sr.Min > 0 && sr.Max > sr.Min && sr.Step > 0 && sr.Budget.Probes > 0 && *sr.Repeats >= 0) {
+					t.Fatalf("stage %q: search %+v", s.Name, sr)
+				}
 			}
 			for _, c := range s.Checks {
 				if c.Program == nil || (c.When != "" && c.WhenProgram == nil) {

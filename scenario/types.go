@@ -176,10 +176,12 @@ type Stage struct {
 	InputTokens *Length `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty"`
 	// OutputTokens is max_tokens per request. Default 256.
 	OutputTokens Length `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty"`
-	// Concurrency levels (closed loop). Exactly one of concurrency and rate.
+	// Concurrency levels (closed loop). Exactly one of concurrency, rate and search.
 	Concurrency []int `yaml:"concurrency,omitempty" json:"concurrency,omitempty"`
 	// Rate levels in requests per second (open loop).
 	Rate []float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
+	// Search looks for the highest load each target holds at, instead of a list of levels.
+	Search *Search `yaml:"search,omitempty" json:"search,omitempty"`
 	// Arrival is the open-loop arrival process: poisson (default), constant or gamma.
 	Arrival Arrival `yaml:"arrival,omitempty" json:"arrival,omitempty"`
 	// Burstiness is the gamma shape's inverse: 1 is Poisson, above 1 burstier.

@@ -337,19 +337,24 @@ func (v *validator) stageRefs(path string, s *Stage) *PromptSet {
 	return nil
 }
 
-// stageLoad checks the load shape: exactly one of concurrency and rate, the
-// levels, and the settings that go with each.
+// stageLoad checks the load shape: exactly one of concurrency, rate and
+// search, the levels, and the settings that go with each.
 func (v *validator) stageLoad(path string, s *Stage) {
-	hasC, hasR := v.has(path+".concurrency"), v.has(path+".rate")
+	hasC, hasR, hasS := v.has(path+".concurrency"), v.has(path+".rate"), s.Search != nil
 	switch {
+	case hasS && (hasC || hasR):
+		v.errf(path+".search", "%s: give concurrency, rate or search, only one", path)
 	case hasC && hasR:
 		v.errf(path+".rate", "%s: give concurrency (closed loop) or rate (open loop), not both", path)
-	case !hasC && !hasR:
-		v.errf(path, "%s: needs concurrency: [...] (closed loop) or rate: [...] (open loop)", path)
+	case !hasC && !hasR && !hasS:
+		v.errf(path, "%s: needs concurrency: [...] (closed loop), rate: [...] (open loop) or search: {...} (capacity search)", path)
 	}
+	closed := hasC || (hasS && s.Search.Over == OverConcurrency)
 	if hasC {
 		levelList(v, path+".concurrency", "concurrency", s.Concurrency, func(c int) bool { return c >= 1 && c <= MaxConcurrency },
 			fmt.Sprintf("must be between 1 and %d", MaxConcurrency))
+	}
+	if closed {
 		if s.Arrival != "" {
 			v.errf(path+".arrival", "%s: arrival applies to rate (open-loop) stages only", path)
 		}
@@ -360,12 +365,17 @@ func (v *validator) stageLoad(path string, s *Stage) {
 	if hasR {
 		levelList(v, path+".rate", "rate", s.Rate, func(r float64) bool { return r > 0 && r <= MaxRate && !math.IsInf(r, 0) },
 			fmt.Sprintf("must be above 0 and at most %g requests/s", MaxRate))
-		if s.Ramp != 0 {
-			v.errf(path+".ramp", "%s: ramp applies to concurrency (closed-loop) stages only", path)
-		}
 		if s.Requests.IsZero() && s.Duration == 0 {
 			v.errf(path, "%s: a rate stage needs requests or duration, to know when a level ends", path)
 		}
+	}
+	if hasR || (hasS && s.Search.Over == OverRate) {
+		if s.Ramp != 0 {
+			v.errf(path+".ramp", "%s: ramp applies to concurrency (closed-loop) stages only", path)
+		}
+	}
+	if hasS {
+		v.search(path, s)
 	}
 	if s.Burstiness != 0 {
 		if !(s.Burstiness > 0) || math.IsInf(s.Burstiness, 0) {

@@ -991,3 +991,66 @@ func firstDiff(a, b []byte) string {
 	}
 	return fmt.Sprintf("lengths differ: %d vs %d lines", len(al), len(bl))
 }
+
+// TestE2ECapacitySearch: a search whose budget runs out reports the target
+// it resolved and leaves the other's capacity null, which fails the check
+// that reads it (exit 1), naming it; with --baseline, stage checks read the
+// baseline's capacities, a null one failing by name too.
+func TestE2ECapacitySearch(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, again := filepath.Join(dir, "run"), filepath.Join(dir, "again")
+	code, stdout, stderr := runRunner(t, childEnv(), e2ePlan("capacity-budget.yaml"), "--out", out, "--report", "table,json,junit,markdown,html")
+	if code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, stdout, stderr)
+	}
+	rep := loadReport(t, out)
+	st := rep.Stages[0]
+	sr := st.Search
+	if sr == nil || sr.Stop != result.SearchStopProbeBudget || sr.Probes != 4 || len(st.Points) != 4 {
+		t.Fatalf("search %+v, %d points", sr, len(st.Points))
+	}
+	for i, want := range []string{"probe 1 c=1", "probe 2 c=2", "probe 3 c=4", "probe 4 c=3"} {
+		if got := st.Points[i].Label(); got != want {
+			t.Errorf("probe %d is %q, want %q", i+1, got, want)
+		}
+	}
+	a, b := sr.Targets[0], sr.Targets[1]
+	if a.Status != result.SearchFound || a.Capacity == nil || *a.Capacity != 2 || !a.Confident || a.Fail.Load != 3 {
+		t.Errorf("target a: %+v", a)
+	}
+	if b.Status != result.SearchUnresolved || b.Capacity != nil || b.Pass.Load != 4 || b.Fail != nil {
+		t.Errorf("target b: %+v", b)
+	}
+	if c := outcome(t, rep, "search", "a found", ""); c.Status != result.StatusPass || c.Values[`capacity["a"]`] != 2.0 {
+		t.Errorf("a found: %+v", c)
+	}
+	if c := outcome(t, rep, "search", "b found", ""); c.Status != result.StatusFail || !strings.Contains(c.Message, `capacity["b"] is null`) {
+		t.Errorf("b found: %+v", c)
+	}
+	for name, doc := range map[string]string{"table": stdout, "summary.md": readFile(t, filepath.Join(out, "summary.md")),
+		"junit.xml": readFile(t, filepath.Join(out, "junit.xml")), "report.html": readFile(t, filepath.Join(out, "report.html"))} {
+		for _, s := range []string{"probe budget", "unresolved"} {
+			if !strings.Contains(doc, s) {
+				t.Errorf("%s does not say %q", name, s)
+			}
+		}
+	}
+
+	// Against itself as the baseline: the found capacity compares, the
+	// null one fails by name; the report comes from the records alone.
+	code, _, stderr = runRunner(t, childEnv(), "report", out, "--out", again, "--baseline", filepath.Join(out, "report.json"), "--report", "json")
+	if code != 1 {
+		t.Fatalf("report --baseline: exit %d\n%s", code, stderr)
+	}
+	rep = loadReport(t, again)
+	if c := outcome(t, rep, "search", "a kept", ""); c.Status != result.StatusPass || c.Values[`baseline.capacity["a"]`] != 2.0 {
+		t.Errorf("a kept: %+v", c)
+	}
+	if c := outcome(t, rep, "search", "baseline b", ""); c.Status != result.StatusFail || !strings.Contains(c.Message, `baseline.capacity["b"] is null`) {
+		t.Errorf("baseline b: %+v", c)
+	}
+	if len(rep.Warnings) != 0 {
+		t.Errorf("a probe's baseline is the baseline's probe at its load: want no gaps, got %q", rep.Warnings)
+	}
+}

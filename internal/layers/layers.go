@@ -13,7 +13,7 @@ package layers
 // say where it stands.
 var Layers = [][]string{
 	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse"},
-	{"scenario", "sim"},                // plan; the simulator
+	{"scenario", "sim", "search"},      // plan; the simulator; a capacity search's decisions
 	{"runner/servermetrics", "runner"}, // load
 	{"records"},                        // records
 	{"aggregate"},                      // report

@@ -58,6 +58,16 @@ type lineChart struct {
 	// YMax, when > 0, fixes the top of the Y axis (percentages).
 	YMax   float64
 	Series []series
+	// Marks are vertical lines at loads of note (a search's boundary).
+	Marks []mark
+}
+
+// mark is a vertical line across a line chart at X, labelled at its top.
+type mark struct {
+	X      float64
+	Label  string
+	Color  int
+	Dashed bool
 }
 
 // barChart is a stacked bar chart over categories (load levels).
@@ -329,6 +339,9 @@ func (c lineChart) svg(title string) template.HTML {
 	// The X domain spans every level, null or not, so all load charts of a
 	// stage share one axis even when a metric is missing at the ends.
 	var xv, yv []float64
+	for _, m := range c.Marks {
+		xv = append(xv, m.X)
+	}
 	for _, s := range c.Series {
 		for _, p := range s.Points {
 			if !finite(p.X) {
@@ -362,6 +375,7 @@ func (c lineChart) svg(title string) template.HTML {
 	var b strings.Builder
 	svgOpen(&b, c.ID, "line", title)
 	axes(&b, xs, ys, c.XLabel, c.YLabel, nil)
+	c.marks(&b, xs)
 	for _, s := range c.Series {
 		cls := "series c" + strconv.Itoa(s.Color%paletteLen)
 		if s.Dashed {
@@ -394,6 +408,29 @@ func (c lineChart) svg(title string) template.HTML {
 	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
+}
+
+// marks draws the chart's vertical marks, each labelled at the top of the
+// plot (alternately a line lower, so two close marks stay legible; to the
+// left of a mark near the right edge, so the label stays inside).
+func (c lineChart) marks(b *strings.Builder, xs scale) {
+	for i, m := range c.Marks {
+		if !finite(m.X) || (xs.log && m.X <= 0) {
+			continue
+		}
+		x := xs.at(m.X)
+		cls := "mark c" + strconv.Itoa(m.Color%paletteLen)
+		if m.Dashed {
+			cls += " dashed"
+		}
+		fmt.Fprintf(b, `<g class="%s" data-mark="%s" data-x="%s"><line x1="%s" y1="%s" x2="%s" y2="%s"/>`,
+			cls, esc(m.Label), num(m.X), coord(x), coord(marginT), coord(x), coord(marginT+plotH))
+		tx, anchor := x+4, "start"
+		if x > marginL+plotW*0.7 { // near the right edge: label to the left
+			tx, anchor = x-4, "end"
+		}
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="%s">%s</text></g>`, coord(tx), coord(marginT+12+float64(i%2)*13), anchor, esc(m.Label))
+	}
 }
 
 // fixedScale is a linear scale with a known domain and n equal steps

@@ -13,10 +13,12 @@
 package html
 
 import (
+	"cmp"
 	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -108,6 +110,7 @@ type stageView struct {
 	Levels       []levelRow
 	LowConf      bool     // some cell is marked low-confidence
 	Notes        []string // how numbers were obtained ("c=4: ...")
+	Search       *searchView
 	Charts       []chartView
 	Samples      []sampleRow
 }
@@ -282,15 +285,17 @@ func checkRowOf(stage string, c result.CheckOutcome) checkRow {
 	if row.Level == "" && c.Scope == "stage" {
 		row.Level = "(stage)"
 	}
-	keys := make([]string, 0, len(c.Values))
-	for k := range c.Values {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		row.Values = append(row.Values, kv{K: k, V: anyString(c.Values[k])})
-	}
+	row.Values = sortedKV(c.Values, anyString)
 	return row
+}
+
+// sortedKV lists a map's entries in key order, each value shown by show.
+func sortedKV[V any](m map[string]V, show func(V) string) []kv {
+	var out []kv
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, kv{K: k, V: show(m[k])})
+	}
+	return out
 }
 
 // anyString prints a value a check read. Values come from JSON (float64,
@@ -411,6 +416,8 @@ func loadSeries(st *result.Stage, m metric, dashed bool) series {
 // chartStage is st with only the points the load charts should draw: a
 // multi-turn stage may hold per-turn points (Turn > 0) beside each level's
 // aggregate, and mixing them would zigzag the curves. They stay in the table.
+// A search's probes ran in search order; the curves take them in load order
+// (probe order among repeats, which show as a vertical run at their load).
 func chartStage(st *result.Stage) *result.Stage {
 	if st == nil {
 		return nil
@@ -421,7 +428,13 @@ func chartStage(st *result.Stage) *result.Stage {
 			agg = append(agg, p)
 		}
 	}
-	if len(agg) == 0 || len(agg) == len(st.Points) {
+	if st.Search != nil {
+		slices.SortStableFunc(agg, func(a, b result.Point) int {
+			x, _ := loadX(st, &a)
+			y, _ := loadX(st, &b)
+			return cmp.Compare(x, y)
+		})
+	} else if len(agg) == 0 || len(agg) == len(st.Points) {
 		return st
 	}
 	c := *st
@@ -455,6 +468,8 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 			sv.Notes = append(sv.Notes, p.Label()+": "+n)
 		}
 	}
+	sv.Search = buildSearch(st)
+	sv.Charts = searchCharts(st, anchor)
 	st, bst = chartStage(st), chartStage(bst)
 	add := func(title string, c interface {
 		svg(string) template.HTML
