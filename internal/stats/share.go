@@ -33,15 +33,30 @@ func shareDelta(d *Delta, base, cur Sample) {
 // wilson is Wilson's score interval for h successes in n trials at normal
 // quantile z.
 func wilson(h, n int, z float64) (lo, hi float64) {
-	p, nf := float64(h)/float64(n), float64(n)
+	return wilsonZ(float64(h), float64(n), z)
+}
+
+// Wilson is Wilson's score interval at two-sided confidence conf for k
+// successes in n trials (k may be fractional: a share of n): unlike the
+// normal approximation it stays inside [0, 1] and is honest near the ends,
+// where goodput thresholds (0.95, 0.99) sit. n ≤ 0 gives [0, 1].
+func Wilson(k, n, conf float64) (lo, hi float64) {
+	if n <= 0 {
+		return 0, 1
+	}
+	return wilsonZ(k, n, normalQuantile(1-(1-conf)/2))
+}
+
+func wilsonZ(k, n, z float64) (lo, hi float64) {
+	p := k / n
 	z2 := z * z
-	centre := (p + z2/(2*nf)) / (1 + z2/nf)
-	half := z / (1 + z2/nf) * math.Sqrt(p*(1-p)/nf+z2/(4*nf*nf))
+	centre := (p + z2/(2*n)) / (1 + z2/n)
+	half := z / (1 + z2/n) * math.Sqrt(p*(1-p)/n+z2/(4*n*n))
 	lo, hi = max(0, centre-half), min(1, centre+half)
-	if h == 0 {
+	if k == 0 {
 		lo = 0 // exactly, not a rounding error's 1e-17
 	}
-	if h == n {
+	if k == n {
 		hi = 1
 	}
 	return lo, hi
