@@ -12,14 +12,14 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse"},
-	{"scenario", "sim"},                // plan; the simulator
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse"},
+	{"scenario", "sim", "trace"},       // plan; the simulator; trace files
 	{"runner/servermetrics", "runner"}, // load
 	{"records"},                        // records
 	{"aggregate"},                      // report
 	{"checks"},                         // checks
 	{"pipeline"},                       // run a plan
 	{"reporters/html", "reporters", "internal/compare"}, // outputs
-	{"internal/cli", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost"},
+	{"internal/cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost"},
 	{"cmd/runner"},
 }
