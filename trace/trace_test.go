@@ -113,10 +113,10 @@ func TestParseRunner(t *testing.T) {
 			stage, level, seq, warm, start.Format(time.RFC3339Nano), lagMs, in, maxTok, maxTok, prompt)
 	}
 	lines := []string{
-		rec("a", 0, 0, true, 0, 0, 9, 9, ""),                // a warm-up: skipped
+		rec("a", 0, 0, true, 0, 0, 9, 9, ""),                 // a warm-up: skipped
 		rec("a", 0, 1, false, 103, 3, 50, 16, `,"prompt":2`), // due at 100
-		rec("a", 0, 0, false, 50.5, 0.5, 40, 8, ""),         // due at 50: the first
-		rec("a", 0, 2, false, 150, 0, 0, 0, ""),             // failed: no lengths
+		rec("a", 0, 0, false, 50.5, 0.5, 40, 8, ""),          // due at 50: the first
+		rec("a", 0, 2, false, 150, 0, 0, 0, ""),              // failed: no lengths
 		rec("b", 1, 0, false, 500, 0, 70, 4, ""),
 	}
 	data := strings.Join(lines, "\n") + "\n" + `{"stage":"a","lev` // cut by kill -9
@@ -177,12 +177,12 @@ func TestWindowAndOffsets(t *testing.T) {
 // TestImpliedHitRate works a small trace by hand (blocks of 4 tokens).
 func TestImpliedHitRate(t *testing.T) {
 	reqs := []Request{
-		{Input: 8, Blocks: []int64{1, 2}},    // new: 0 of 8
+		{Input: 8, Blocks: []int64{1, 2}},     // new: 0 of 8
 		{Input: 10, Blocks: []int64{1, 2, 3}}, // 1, 2 cached: 8 of 10
-		{Input: 6, Blocks: []int64{1, 4}},    // 1 cached: 4 of 6
-		{Input: 7, Blocks: []int64{5, 2}},    // 5 is new, so 2 cannot hit: 0 of 7
-		{Input: 3, Blocks: []int64{1}},       // its one (short) block: 3 of 3
-		{Input: 5},                           // no ids: unique, 0 of 5
+		{Input: 6, Blocks: []int64{1, 4}},     // 1 cached: 4 of 6
+		{Input: 7, Blocks: []int64{5, 2}},     // 5 is new, so 2 cannot hit: 0 of 7
+		{Input: 3, Blocks: []int64{1}},        // its one (short) block: 3 of 3
+		{Input: 5},                            // no ids: unique, 0 of 5
 	}
 	rate, ok := ImpliedHitRate(reqs, 4)
 	if want := 15.0 / 39; !ok || math.Abs(rate-want) > 1e-12 {
