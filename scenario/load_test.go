@@ -384,11 +384,13 @@ func TestPromptFiles(t *testing.T) {
 	// Problems are positioned in the prompt file.
 	write("bad.jsonl", "{\"prompt\": \"ok\"}\nnot json\n{\"prompt\": \"\"}\n")
 	write("bad.csv", "id,prompt\n1,\n")
+	write("quote.csv", "prompt\n00\"0\n") // a failed Read, which has no field positions
 	for _, tc := range []struct{ set, want string }{
 		{"{file: bad.jsonl}", filepath.Join(dir, "bad.jsonl") + ":2: not valid JSON"},
 		{"{file: bad.jsonl}", filepath.Join(dir, "bad.jsonl") + `:3: "prompt" is empty`},
 		{"{file: bad.csv}", filepath.Join(dir, "bad.csv") + `:2: empty "prompt" value`},
 		{"{file: c.csv}", filepath.Join(dir, "c.csv") + `:1: no "prompt" column in the header`},
+		{"{file: quote.csv}", filepath.Join(dir, "quote.csv") + `:2: invalid CSV: parse error on line 2, column 3: bare " in non-quoted-field`},
 		{"{file: d.txt}", "cannot tell the format"},
 		{"{file: d.txt, format: jsonl}", filepath.Join(dir, "d.txt") + ":1: not valid JSON"},
 		{"{file: missing.jsonl}", `plan.yaml:8:13: prompts.x.file: cannot read prompt file "missing.jsonl": no such file or directory`},

@@ -253,8 +253,9 @@ func parseCSV(data []byte, column string, fe *fileErrs) []Prompt {
 		if err == io.EOF {
 			return out
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
+			// FieldPos panics after a failed Read: the error has the line.
+			line := 0
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				line = pe.Line
@@ -262,6 +263,7 @@ func parseCSV(data []byte, column string, fe *fileErrs) []Prompt {
 			fe.add(line, "invalid CSV: %v", err)
 			return out
 		}
+		line, _ := r.FieldPos(0)
 		if col >= len(rec) || strings.TrimSpace(rec[col]) == "" {
 			fe.add(line, "empty %q value", column)
 			continue
