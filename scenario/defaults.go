@@ -18,6 +18,8 @@ const (
 	DefaultFormat       = FormatAuto
 	DefaultColumn       = "prompt"
 	DefaultTurns        = 1
+	DefaultBlockTokens  = 512 // Mooncake's
+	DefaultSpeedup      = 1.0
 
 	DefaultReadyTimeout      = 60 * time.Second
 	DefaultConnectTimeout    = 10 * time.Second
@@ -61,6 +63,9 @@ func (p *Plan) ApplyDefaults() {
 		if ps.Synthetic != nil {
 			setStr(&ps.Synthetic.Sizing, DefaultSizing)
 		}
+		if ps.Trace != nil && ps.Trace.BlockTokens == 0 {
+			ps.Trace.BlockTokens = DefaultBlockTokens
+		}
 	}
 	for _, s := range p.Stages {
 		if s == nil {
@@ -70,6 +75,14 @@ func (p *Plan) ApplyDefaults() {
 		setStr(&s.Mode, DefaultMode)
 		if s.OutputTokens.IsZero() {
 			s.OutputTokens = Length{Fixed: DefaultOutputTokens}
+		}
+		if ps := p.Prompts[s.Prompts]; ps != nil && ps.Trace != nil {
+			if s.Replay == nil {
+				s.Replay = &Replay{}
+			}
+			if s.Replay.Speedup == 0 {
+				s.Replay.Speedup = DefaultSpeedup
+			}
 		}
 		if len(s.Rate) > 0 {
 			setStr(&s.Arrival, DefaultArrival)

@@ -543,3 +543,61 @@ func TestEnvExpansionInExtraBody(t *testing.T) {
 		t.Errorf("unset variable in extra_body: %v", err)
 	}
 }
+
+// TestTraces: trace prompt sets load their files (sorted by arrival), take
+// their defaults, and a replay stage's settings and window are checked
+// against what the trace holds.
+func TestTraces(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("m.jsonl", `{"timestamp": 500, "input_length": 600, "output_length": 8, "hash_ids": [1, 2]}
+{"timestamp": 0, "input_length": 100, "output_length": 4, "hash_ids": [1]}
+{"timestamp": 1500, "input_length": 100, "output_length": 4, "hash_ids": [7]}
+`)
+	write("q.jsonl", "{\"prompt\": \"a\"}\n{\"prompt\": \"b\"}\n")
+	write("r.jsonl", `{"stage":"s","level":0,"seq":0,"start":"2026-01-02T03:04:05Z","dispatch_lag_ms":0,"input_tokens":5,"max_tokens":4,"prompt":1}
+{"stage":"s","level":0,"seq":1,"start":"2026-01-02T03:04:06Z","dispatch_lag_ms":0,"input_tokens":5,"max_tokens":4,"prompt":2}
+`)
+	plan := func(prompts, stage string) string {
+		return "version: 1\nname: t\nendpoints:\n  sim: {simulator: {ttft_ms: 5}}\nprompts:\n" + prompts +
+			"stages:\n  - name: s\n    endpoint: sim\n" + stage
+	}
+	p, err := LoadBytes("plan.yaml", []byte(plan("  m: {trace: {file: m.jsonl, format: mooncake}}\n", "    prompts: m\n")), dir, env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, st := p.PromptSet("m").Trace, p.Stages[0]
+	if len(tr.Requests) != 3 || tr.Requests[0].Line != 2 || tr.Requests[1].At != 500*time.Millisecond || tr.BlockTokens != 512 {
+		t.Fatalf("trace %+v", tr)
+	}
+	if st.Replay == nil || st.Replay.Speedup != 1 || st.Replay.Start != 0 || st.Replay.End != 0 {
+		t.Fatalf("replay defaults %+v", st.Replay)
+	}
+	for _, tc := range []struct{ prompts, stage, want string }{
+		// The window [1s, 2s) holds one request.
+		{"  m: {trace: {file: m.jsonl, format: mooncake}}\n", "    prompts: m\n    replay: {start: 1s, end: 2s}\n",
+			"plan.yaml:11:13: stages[0]: the replay's window holds 1 of the trace's 3 requests: a replay needs at least two"},
+		{"  m: {trace: {file: m.jsonl, format: mooncake, block_tokens: 64}}\n", "    prompts: m\n",
+			filepath.Join(dir, "m.jsonl") + ":1: input_length 600 takes 10 blocks of 64 tokens, but hash_ids has 2: is block_tokens right?"},
+		// The second record sent prompt 2 of a set of two.
+		{"  q: {file: q.jsonl}\n  r: {trace: {file: r.jsonl, format: runner, prompts: q}}\n", "    prompts: r\n",
+			filepath.Join(dir, "r.jsonl") + `:2: the record sent prompt 2, but prompt set "q" holds 2 prompts`},
+		{"  r: {trace: {file: r.jsonl, format: runner, stage: other}}\n", "    prompts: r\n",
+			`plan.yaml:6:21: prompts.r.trace.file: trace file "r.jsonl" holds no measured request of stage "other"`},
+		{"  m: {trace: {file: m.jsonl, format: mooncake, prompts: m}}\n", "    prompts: m\n",
+			"plan.yaml:6:57: prompts.m.trace: prompts applies to runner traces only"},
+	} {
+		_, err := LoadBytes("plan.yaml", []byte(plan(tc.prompts, tc.stage)), dir, env())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s%s: want %q, got %v", tc.prompts, tc.stage, tc.want, err)
+		}
+	}
+	p, err = LoadBytes("plan.yaml", []byte(plan("  q: {file: q.jsonl}\n  r: {trace: {file: r.jsonl, format: runner, prompts: q, level: 0}}\n", "    prompts: r\n    replay: {speedup: 2}\n    requests: 1\n")), dir, env())
+	if err == nil || !strings.Contains(err.Error(), "the replay's window holds 1 of the trace's 2 requests") {
+		t.Fatalf("requests cut the window to one: %v", err)
+	}
+}

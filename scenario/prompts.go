@@ -35,8 +35,10 @@ func (v *validator) loadPrompts() {
 			for i, s := range ps.Inline {
 				ps.Loaded[i] = Prompt{Text: s, Line: v.pos(fmt.Sprintf("%s.inline[%d]", path, i)).line}
 			}
-		case ps.File != "" && ps.Synthetic == nil && len(ps.Inline) == 0:
+		case ps.File != "" && ps.Synthetic == nil && len(ps.Inline) == 0 && ps.Trace == nil:
 			v.loadFile(path, ps)
+		case ps.Trace != nil && ps.File == "" && ps.Synthetic == nil && len(ps.Inline) == 0:
+			v.loadTrace(path, ps.Trace)
 		}
 	}
 }

@@ -139,6 +139,7 @@ func addEnums(root *jsonschema.Schema) {
 	set(root.Definitions["Check"], "severity", strs(scenario.Severities))
 	set(root.Definitions["Synthetic"], "sizing", strs(scenario.Sizings))
 	set(root.Definitions["PromptSet"], "format", strs(scenario.Formats))
+	set(root.Definitions["Trace"], "format", strs(scenario.TraceFormats))
 	if p, ok := root.Properties.Get("version"); ok {
 		p.Const = 1
 	}
