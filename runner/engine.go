@@ -60,6 +60,11 @@ type Options struct {
 	Logger zerolog.Logger
 	// OnProgress receives a snapshot at most ~10 times a second per level; may be nil.
 	OnProgress func(Progress)
+	// CoarseSends makes open-loop sends wait on Go's timer alone, as they did
+	// before precise waiting (wait.go): they then leave up to about a
+	// millisecond late, more under load. Only for measuring what precise
+	// waiting buys (bench/cmd/runnerbench, experiment sendlag).
+	CoarseSends bool
 }
 
 // Engine runs stages against one endpoint. It is safe to run one stage at a

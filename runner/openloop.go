@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"time"
 
@@ -128,99 +129,137 @@ func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness flo
 
 // openLoop sends requests on a schedule, never waiting for completions (so a
 // slow server cannot slow the offered load: no coordinated omission). One
-// dispatcher goroutine sleeps until each request's due time and starts a
-// goroutine for it; with maxConc > 0 an arrival past the cap waits for a free
-// slot, and that wait shows as the request's dispatch lag and in the latency
-// measured from the schedule.
+// dispatcher goroutine waits until each request's due time (precisely, see
+// wait.go) and starts a goroutine for it; with maxConc > 0 an arrival past
+// the cap waits for a free slot, and that wait shows as the request's
+// dispatch lag and in the latency measured from the schedule. The schedule
+// is the seeded arrival process at rate, or, for a trace replay, times.
 type openLoop struct {
 	rate       float64
 	arrival    scenario.Arrival
 	burstiness float64
 	seed       int64
 	maxConc    int
+	// times, when set, is the schedule itself: a replay's send times (the
+	// trace's arrivals over its speedup), in order. rate is then the most
+	// arrivals in any one second, which sizes the connection pool.
+	times []time.Duration
 }
 
 // conns is the cap, or about one second's arrivals.
 func (o *openLoop) conns() int { return rateConns(o.rate, o.maxConc) }
 
+// schedule returns the level's due offsets, one per call; false when the
+// schedule has no more.
+func (o *openLoop) schedule() func() (time.Duration, bool) {
+	if o.times != nil {
+		i := 0
+		return func() (time.Duration, bool) {
+			if i >= len(o.times) {
+				return 0, false
+			}
+			i++
+			return o.times[i-1], true
+		}
+	}
+	a := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
+	return func() (time.Duration, bool) { return a.next(), true }
+}
+
 func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
-	sched := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
+	next := o.schedule()
 	var sem chan struct{}
 	if o.maxConc > 0 {
 		sem = make(chan struct{}, o.maxConc)
 	}
-	// Idle workers are reused, so a level holds as many workers (and
-	// aggregate shards) as it ever had requests in flight, not one per request.
-	var (
-		poolMu sync.Mutex
-		idle   []*worker
-		wg     sync.WaitGroup
-	)
-	getWorker := func() *worker {
-		poolMu.Lock()
-		defer poolMu.Unlock()
-		if n := len(idle); n > 0 {
-			w := idle[n-1]
-			idle = idle[:n-1]
-			return w
-		}
-		return lr.newWorker()
-	}
-	putWorker := func(w *worker) {
-		poolMu.Lock()
-		idle = append(idle, w)
-		poolMu.Unlock()
-	}
+	pool := &workerPool{lr: lr}
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	// The first request is built before the window opens, like the closed
 	// loop's first wave; each later one is built while waiting for its due
 	// time, so body building is off the schedule unless the rate leaves no
 	// time for it (then it shows as lag, honestly).
 	seq, ok := lr.claim()
-	if !ok {
+	off, more := next()
+	if !ok || !more {
 		return
 	}
-	off := sched.next()
 	p := lr.prepare(seq)
 	// Warm a worker too, so the first request does not allocate its reader.
-	putWorker(getWorker())
+	pool.put(pool.get())
 	lr.begin()
 	for {
 		due := lr.start.Add(off)
-		if !sleepUntil(ctx, due) {
-			wg.Wait()
+		if !lr.e.waitFor(ctx, due) || !acquire(ctx, sem, lr) {
 			return // never sent: not a request of the level
 		}
-		if sem != nil {
-			select {
-			case sem <- struct{}{}:
-			default:
-				lr.capWaits.Add(1)
-				select {
-				case sem <- struct{}{}:
-				case <-ctx.Done():
-					wg.Wait()
-					return
-				}
-			}
-		}
-		w, cur := getWorker(), p
+		w, cur := pool.get(), p
 		wg.Go(func() {
 			lr.send(ctx, w, cur, due)
-			putWorker(w)
+			pool.put(w)
 			if sem != nil {
 				<-sem
 			}
 		})
-		off = sched.next()
-		if lr.lvl.Duration > 0 && off >= lr.lvl.Duration {
-			break
+		if !lr.e.opts.CoarseSends {
+			// Let the request go out now, on this core, rather than after
+			// the next one is built (or when another core steals it).
+			runtime.Gosched()
+		}
+		if off, more = next(); !more || (lr.lvl.Duration > 0 && off >= lr.lvl.Duration) {
+			return
 		}
 		if seq, ok = lr.claim(); !ok {
-			break
+			return
 		}
 		p = lr.prepare(seq)
 	}
-	wg.Wait()
+}
+
+// acquire takes a max_concurrency slot (sem nil: no cap), counting an
+// arrival that had to wait for one; false when ctx ended the wait.
+func acquire(ctx context.Context, sem chan struct{}, lr *levelRun) bool {
+	if sem == nil {
+		return true
+	}
+	select {
+	case sem <- struct{}{}:
+		return true
+	default:
+	}
+	lr.capWaits.Add(1)
+	select {
+	case sem <- struct{}{}:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// workerPool keeps an open-loop level's idle workers for reuse, so a level
+// holds as many workers (and aggregate shards) as it ever had requests in
+// flight, not one per request.
+type workerPool struct {
+	lr   *levelRun
+	mu   sync.Mutex
+	idle []*worker
+}
+
+func (p *workerPool) get() *worker {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.idle); n > 0 {
+		w := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		return w
+	}
+	return p.lr.newWorker()
+}
+
+func (p *workerPool) put(w *worker) {
+	p.mu.Lock()
+	p.idle = append(p.idle, w)
+	p.mu.Unlock()
 }
 
 // rateLevelTotal is an open-loop level's request bound: requests when given,
