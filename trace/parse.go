@@ -41,13 +41,13 @@ func eachLine(data []byte, fn func(line int, b []byte, last bool)) {
 	}
 }
 
-// mooncakeLine is one line of a Mooncake trace. Numbers stay json.Number so
-// an id or length that is not a whole number is an error, not rounded.
+// mooncakeLine is one line of a Mooncake trace. The numbers are kept raw,
+// so an id or length that is not a whole number is an error, not rounded.
 type mooncakeLine struct {
-	Timestamp    *json.Number  `json:"timestamp"`
-	InputLength  *json.Number  `json:"input_length"`
-	OutputLength *json.Number  `json:"output_length"`
-	HashIDs      []json.Number `json:"hash_ids"`
+	Timestamp    json.RawMessage   `json:"timestamp"`
+	InputLength  json.RawMessage   `json:"input_length"`
+	OutputLength json.RawMessage   `json:"output_length"`
+	HashIDs      []json.RawMessage `json:"hash_ids"`
 }
 
 // ParseMooncake reads a Mooncake trace: one JSON object a line with
@@ -60,9 +60,7 @@ func ParseMooncake(data []byte, o Options, bad Bad) []Request {
 	var out []Request
 	eachLine(data, func(line int, b []byte, _ bool) {
 		var m mooncakeLine
-		dec := json.NewDecoder(bytes.NewReader(b))
-		dec.UseNumber()
-		if err := dec.Decode(&m); err != nil {
+		if err := json.Unmarshal(b, &m); err != nil {
 			bad(line, "not a valid JSON object: "+jsonMsg(err))
 			return
 		}
@@ -71,10 +69,10 @@ func ParseMooncake(data []byte, o Options, bad Bad) []Request {
 		if r.At, ok = millis(m.Timestamp, line, bad); !ok {
 			return
 		}
-		if r.Input, ok = count(m.InputLength, "input_length", o.MaxTokens, line, bad); !ok {
+		if r.Input, ok = count(string(m.InputLength), "input_length", o.MaxTokens, line, bad); !ok {
 			return
 		}
-		if r.Output, ok = count(m.OutputLength, "output_length", o.MaxTokens, line, bad); !ok {
+		if r.Output, ok = count(string(m.OutputLength), "output_length", o.MaxTokens, line, bad); !ok {
 			return
 		}
 		if r.Blocks, ok = hashIDs(m.HashIDs, r.Input, o.BlockTokens, line, bad); !ok {
@@ -87,45 +85,46 @@ func ParseMooncake(data []byte, o Options, bad Bad) []Request {
 }
 
 // millis reads a timestamp in ms: a finite number, not negative.
-func millis(n *json.Number, line int, bad Bad) (time.Duration, bool) {
-	if n == nil {
+func millis(raw json.RawMessage, line int, bad Bad) (time.Duration, bool) {
+	if raw == nil || string(raw) == "null" {
 		bad(line, `missing "timestamp" (ms from the trace's start)`)
 		return 0, false
 	}
-	ms, err := n.Float64()
+	ms, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || ms < 0 || math.IsInf(ms, 0) || ms > float64(math.MaxInt64/int64(time.Millisecond)) {
-		bad(line, fmt.Sprintf(`"timestamp" must be a number of ms, not negative, got %s`, n.String()))
+		bad(line, fmt.Sprintf(`"timestamp" must be a number of ms, not negative, got %s`, raw))
 		return 0, false
 	}
 	return time.Duration(math.Round(ms * float64(time.Millisecond))), true
 }
 
-// count reads a token count between 1 and limit.
-func count(n *json.Number, name string, limit, line int, bad Bad) (int, bool) {
-	if n == nil {
+// count reads a token count between 1 and limit from s (a JSON value or a
+// CSV field).
+func count(s, name string, limit, line int, bad Bad) (int, bool) {
+	if s == "" || s == "null" {
 		bad(line, fmt.Sprintf("missing %q", name))
 		return 0, false
 	}
-	v, err := strconv.ParseInt(n.String(), 10, 64)
+	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 1 || v > int64(limit) {
-		bad(line, fmt.Sprintf("%q must be a whole number of tokens between 1 and %d, got %s", name, limit, n.String()))
+		bad(line, fmt.Sprintf("%q must be a whole number of tokens between 1 and %d, got %s", name, limit, s))
 		return 0, false
 	}
 	return int(v), true
 }
 
 // hashIDs reads a prompt's block ids and checks there is one per block.
-func hashIDs(ns []json.Number, input, block, line int, bad Bad) ([]int64, bool) {
+func hashIDs(ns []json.RawMessage, input, block, line int, bad Bad) ([]int64, bool) {
 	if len(ns) == 0 {
 		return nil, true
 	}
 	ids := make([]int64, len(ns))
 	for i, n := range ns {
-		v, err := strconv.ParseInt(n.String(), 10, 64)
+		v, err := strconv.ParseInt(string(n), 10, 64)
 		if err != nil {
-			u, uerr := strconv.ParseUint(n.String(), 10, 64)
+			u, uerr := strconv.ParseUint(string(n), 10, 64)
 			if uerr != nil {
-				bad(line, fmt.Sprintf("hash_ids[%d] must be a whole number, got %s", i, n.String()))
+				bad(line, fmt.Sprintf("hash_ids[%d] must be a whole number, got %s", i, n))
 				return nil, false
 			}
 			v = int64(u) // a 64-bit hash: only equality matters
@@ -146,9 +145,20 @@ func jsonMsg(err error) string {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
-		return fmt.Sprintf("%q must be %s, got %s", te.Field, te.Type.String(), te.Value)
+		if te.Field == "" {
+			return "a line holds one JSON object, not " + article(te.Value)
+		}
+		return fmt.Sprintf("%q cannot be %s", te.Field, article(te.Value))
 	}
 	return err.Error()
+}
+
+// article is a JSON kind ("string", "array") with its article.
+func article(kind string) string {
+	if kind != "" && strings.IndexByte("aeiou", kind[0]) >= 0 {
+		return "an " + kind
+	}
+	return "a " + kind
 }
 
 // azureLayouts are the timestamp forms the Azure traces use
@@ -243,19 +253,14 @@ func azureRow(rec []string, idx []int, limit, line int, bad Bad) (Request, time.
 		return Request{}, t, false
 	}
 	r := Request{Line: line, Prompt: -1}
-	in, ok := count(numberOf(field(1)), "ContextTokens", limit, line, bad)
+	in, ok := count(field(1), "ContextTokens", limit, line, bad)
 	if !ok {
 		return r, t, false
 	}
-	outTok, ok := count(numberOf(field(2)), "GeneratedTokens", limit, line, bad)
+	outTok, ok := count(field(2), "GeneratedTokens", limit, line, bad)
 	if !ok {
 		return r, t, false
 	}
 	r.Input, r.Output = in, outTok
 	return r, t, true
-}
-
-func numberOf(s string) *json.Number {
-	n := json.Number(s)
-	return &n
 }

@@ -53,7 +53,8 @@ func TestParseMooncakeErrors(t *testing.T) {
 {"timestamp": 1, "input_length": 4, "output_length": 1, "hash_ids": [1.5]}
 {"timestamp": 1, "input_length": 4, "output_length": 1, "hash_ids": "x"}
 {"timestamp": 1,
-[1, 2]`
+[1, 2]
+{"timestamp": "soon", "input_length": 8, "output_length": 3}`
 	var p problems
 	if reqs := ParseMooncake([]byte(data), opts, p.bad); len(reqs) != 0 {
 		t.Errorf("%d requests from bad lines", len(reqs))
@@ -66,9 +67,10 @@ func TestParseMooncakeErrors(t *testing.T) {
 		`5: "output_length" must be a whole number of tokens between 1 and 1000, got 0`,
 		`6: "input_length" must be a whole number of tokens between 1 and 1000, got 2000`,
 		`7: hash_ids[0] must be a whole number, got 1.5`,
-		`8: not a valid JSON object: "hash_ids" must be []json.Number, got string`,
-		`9: not a valid JSON object: unexpected EOF`,
-		`10: not a valid JSON object: "" must be trace.mooncakeLine, got array`,
+		`8: not a valid JSON object: "hash_ids" cannot be a string`,
+		`9: not a valid JSON object: unexpected end of JSON input (at byte 16)`,
+		`10: not a valid JSON object: a line holds one JSON object, not an array`,
+		`11: "timestamp" must be a number of ms, not negative, got "soon"`,
 	}
 	if strings.Join(p, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(p, "\n"), strings.Join(want, "\n"))
