@@ -25,7 +25,8 @@ type TraceSummary struct {
 	// SpanS is the time from the first replayed arrival to the last, on the
 	// replay's clock (3 dp).
 	SpanS float64 `json:"span_s"`
-	// MeanRate is (requests − 1) / span: the level's target rate (3 dp).
+	// MeanRate is (requests − 1) / span: the level's target rate (4
+	// significant digits).
 	MeanRate float64 `json:"mean_rate"`
 	// PeakRate1s is the most requests arriving within any one second of the
 	// replay: how bursty the trace is beside its mean rate.
@@ -50,4 +51,40 @@ type LengthStats struct {
 	P99  int     `json:"p99"`
 	Max  int     `json:"max"`
 	Mean float64 `json:"mean"`
+}
+
+// Facts is the summary as the reports show it, in reading order: a label
+// and its value for each line (the terminal, Markdown and HTML reports
+// print the same facts).
+func (t *TraceSummary) Facts() [][2]string {
+	blocks := ""
+	if t.BlockTokens > 0 {
+		blocks = ", " + itoa(t.BlockTokens) + "-token blocks"
+	}
+	window := ""
+	if t.StartS > 0 || t.EndS > 0 {
+		window = " (the trace from " + trimFloat(t.StartS) + " s"
+		if t.EndS > 0 {
+			window += " to " + trimFloat(t.EndS) + " s"
+		}
+		window += ")"
+	}
+	implied := "none: the trace has no hash ids, so every prompt is unique"
+	if t.ImpliedPrefixHitRate != nil {
+		implied = trimFloat(Round(*t.ImpliedPrefixHitRate*100, 1)) + "% of prompt tokens, by its hash ids (the level's prefix_cache_hit_rate is the server's)"
+	}
+	return [][2]string{
+		{"trace", t.File + " (" + t.Format + blocks + ")"},
+		{"replayed", itoa(t.Requests) + " of its " + itoa(t.TraceRequests) + " requests" + window + " at " + trimFloat(t.Speedup) + "× speed"},
+		{"arrivals", "over " + trimFloat(t.SpanS) + " s: " + trimFloat(t.MeanRate) + " requests/s on average, " + itoa(t.PeakRate1s) + " in the busiest second"},
+		{"input tokens", t.InputTokens.text()},
+		{"output tokens", t.OutputTokens.text()},
+		{"implied prefix-cache hits", implied},
+	}
+}
+
+// text is the distribution in one line.
+func (l LengthStats) text() string {
+	return "p50 " + itoa(l.P50) + ", p90 " + itoa(l.P90) + ", p99 " + itoa(l.P99) + ", max " + itoa(l.Max) +
+		" (min " + itoa(l.Min) + ", mean " + trimFloat(l.Mean) + ")"
 }

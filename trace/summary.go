@@ -2,6 +2,7 @@ package trace
 
 import (
 	"slices"
+	"strconv"
 	"time"
 
 	"github.com/runnerbench/runner/internal/hist"
@@ -57,7 +58,7 @@ func Summarize(reqs []Request, blockTokens int, speedup float64) result.TraceSum
 		span := offs[n-1] - offs[0]
 		s.SpanS = result.Round(span.Seconds(), 3)
 		if span > 0 {
-			s.MeanRate = result.Round(float64(n-1)/span.Seconds(), 3)
+			s.MeanRate = significant(float64(n-1)/span.Seconds(), 4)
 		}
 	}
 	in := make([]int, len(reqs))
@@ -70,6 +71,13 @@ func Summarize(reqs []Request, blockTokens int, speedup float64) result.TraceSum
 		s.ImpliedPrefixHitRate = result.Ptr(result.Round(rate, 4))
 	}
 	return s
+}
+
+// significant rounds x to digits significant digits: a rate is a level's
+// label, so it should read as one whichever its scale (33.61, 0.002417).
+func significant(x float64, digits int) float64 {
+	v, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', digits, 64), 64)
+	return v
 }
 
 // peakPerSecond is the most offsets (sorted) within any one second.
