@@ -168,13 +168,8 @@ func (o *openLoop) schedule() func() (time.Duration, bool) {
 
 func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 	next := o.schedule()
-	var sem chan struct{}
-	if o.maxConc > 0 {
-		sem = make(chan struct{}, o.maxConc)
-	}
-	pool := &workerPool{lr: lr}
-	var wg sync.WaitGroup
-	defer wg.Wait()
+	out := newSenders(ctx, lr, o.maxConc, lr.e.opts.CoarseSends)
+	defer out.close()
 	// The first request is built before the window opens, like the closed
 	// loop's first wave; each later one is built while waiting for its due
 	// time, so body building is off the schedule unless the rate leaves no
@@ -185,26 +180,11 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 		return
 	}
 	p := lr.prepare(seq)
-	// Warm a worker too, so the first request does not allocate its reader.
-	pool.put(pool.get())
 	lr.begin()
 	for {
 		due := lr.start.Add(off)
-		if !lr.e.waitFor(ctx, due) || !acquire(ctx, sem, lr) {
+		if !sleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
 			return // never sent: not a request of the level
-		}
-		w, cur := pool.get(), p
-		wg.Go(func() {
-			lr.send(ctx, w, cur, due)
-			pool.put(w)
-			if sem != nil {
-				<-sem
-			}
-		})
-		if !lr.e.opts.CoarseSends {
-			// Let the request go out now, on this core, rather than after
-			// the next one is built (or when another core steals it).
-			runtime.Gosched()
 		}
 		if off, more = next(); !more || (lr.lvl.Duration > 0 && off >= lr.lvl.Duration) {
 			return
@@ -216,50 +196,134 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 	}
 }
 
-// acquire takes a max_concurrency slot (sem nil: no cap), counting an
-// arrival that had to wait for one; false when ctx ended the wait.
-func acquire(ctx context.Context, sem chan struct{}, lr *levelRun) bool {
-	if sem == nil {
+// senders are an open-loop level's sending goroutines. The dispatcher hands
+// each request to an idle sender (or a new one) lead before it is due; the
+// sender waits for the due time precisely (wait.go), takes a max_concurrency
+// slot, and sends. Each sender owns a worker and sends the requests handed
+// to it one after another, so a level holds as many goroutines and workers
+// (and aggregate shards) as it ever had requests waiting or in flight, and a
+// request goes out on a goroutine whose stack has grown to the send path's
+// size on an earlier request.
+type senders struct {
+	ctx  context.Context
+	lr   *levelRun
+	lead time.Duration
+	jobs chan sendJob  // unbuffered: a hand-off to an idle sender
+	sem  chan struct{} // max_concurrency slots (nil: no cap)
+	// pending bounds the requests handed off and not yet sent, so a
+	// server that keeps the cap full stalls the dispatcher, not memory.
+	pending chan struct{}
+	alarms  alarms
+	spin    *spinner // how long each sender spins before its due time
+	coarse  bool     // Options.CoarseSends: hand off when due, no precise wait
+	wg      sync.WaitGroup
+}
+
+// maxPending bounds the requests built and waiting for their due time or a
+// max_concurrency slot.
+const maxPending = 1024
+
+// sendJob is a prepared request and when it is due.
+type sendJob struct {
+	p   prepared
+	due time.Time
+}
+
+func newSenders(ctx context.Context, lr *levelRun, maxConc int, coarse bool) *senders {
+	rate := 0.0
+	if r := lr.lvl.Spec.Rate; r != nil {
+		rate = *r
+	}
+	s := &senders{ctx: ctx, lr: lr, lead: sendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
+		spin: newSpinner(rate, runtime.GOMAXPROCS(0)), coarse: coarse}
+	if coarse {
+		s.lead = 0
+	}
+	if maxConc > 0 {
+		s.sem = make(chan struct{}, maxConc)
+	}
+	s.spawn(nil) // a worker ready before the window opens
+	return s
+}
+
+// send hands a request due at due to an idle sender, or to a new one when
+// all are busy; false when ctx ended a wait for room.
+func (s *senders) send(ctx context.Context, p prepared, due time.Time) bool {
+	select {
+	case s.pending <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case s.jobs <- sendJob{p, due}:
+	default:
+		s.spawn(&sendJob{p, due})
+	}
+	return true
+}
+
+// spawn starts a sender, with a first job or idle.
+func (s *senders) spawn(first *sendJob) {
+	s.wg.Go(func() {
+		w := s.lr.newWorker()
+		for j := first; ; j = nil {
+			if j == nil {
+				next, ok := <-s.jobs
+				if !ok {
+					return
+				}
+				j = &next
+			}
+			s.run(w, j)
+		}
+	})
+}
+
+// run waits for j's due time and a slot, and sends it.
+func (s *senders) run(w *worker, j *sendJob) {
+	defer func() { <-s.pending }()
+	if !s.coarse {
+		a := s.alarms.get()
+		ok := s.spin.wait(s.ctx, j.due, a)
+		s.alarms.put(a)
+		if !ok {
+			return // never sent: not a request of the level
+		}
+	}
+	if !s.acquire() {
+		return
+	}
+	s.lr.send(s.ctx, w, j.p, j.due)
+	if s.sem != nil {
+		<-s.sem
+	}
+}
+
+// acquire takes a max_concurrency slot, counting an arrival that had to wait
+// for one; false when the level's context ended the wait.
+func (s *senders) acquire() bool {
+	if s.sem == nil {
 		return true
 	}
 	select {
-	case sem <- struct{}{}:
+	case s.sem <- struct{}{}:
 		return true
 	default:
 	}
-	lr.capWaits.Add(1)
+	s.lr.capWaits.Add(1)
 	select {
-	case sem <- struct{}{}:
+	case s.sem <- struct{}{}:
 		return true
-	case <-ctx.Done():
+	case <-s.ctx.Done():
 		return false
 	}
 }
 
-// workerPool keeps an open-loop level's idle workers for reuse, so a level
-// holds as many workers (and aggregate shards) as it ever had requests in
-// flight, not one per request.
-type workerPool struct {
-	lr   *levelRun
-	mu   sync.Mutex
-	idle []*worker
-}
-
-func (p *workerPool) get() *worker {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if n := len(p.idle); n > 0 {
-		w := p.idle[n-1]
-		p.idle = p.idle[:n-1]
-		return w
-	}
-	return p.lr.newWorker()
-}
-
-func (p *workerPool) put(w *worker) {
-	p.mu.Lock()
-	p.idle = append(p.idle, w)
-	p.mu.Unlock()
+// close ends the senders once their requests are done.
+func (s *senders) close() {
+	close(s.jobs)
+	s.wg.Wait()
+	s.alarms.close()
 }
 
 // rateLevelTotal is an open-loop level's request bound: requests when given,

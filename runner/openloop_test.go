@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"github.com/rs/zerolog"
+
 	"context"
 	"fmt"
 	"math"
@@ -190,6 +192,24 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 	slices.Sort(lags)
 	if !raceOn && lags[len(lags)/2] > 10 {
 		t.Fatalf("median dispatch lag %.2f ms", lags[len(lags)/2])
+	}
+}
+
+// TestOpenLoopCoarseSends: with Options.CoarseSends (Go's timer alone, the
+// benchmarks' "before") requests still leave on the seeded schedule.
+func TestOpenLoopCoarseSends(t *testing.T) {
+	s := startSim(t, fastSim())
+	ep := defaulted(&scenario.Endpoint{Model: "sim"})
+	e, err := NewEngine(Target{Name: "coarse", Endpoint: ep, BaseURL: s.URL()}, Options{Logger: zerolog.Nop(), CoarseSends: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	st := rateStage(4, "constant", 200)
+	st.Requests, st.MaxConcurrency = 20, 3
+	res := runStage(t, e, synthPlan(20, "reference"), st)
+	if p := res.Points[0]; p.Completed != 20 || p.NRequests != 20 {
+		t.Fatalf("completed %d of %d (%v)", p.Completed, p.NRequests, p.Error)
 	}
 }
 

@@ -2,54 +2,143 @@ package runner
 
 import (
 	"context"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
 // An open-loop request is due at an instant its schedule fixes, and its
 // dispatch lag (and its latency from the schedule) counts every microsecond
-// it leaves late. Go's timers wake up to about a millisecond late on Linux,
-// more under load: the runtime's poller sleeps in whole milliseconds. So the
-// dispatcher waits in three steps:
+// it leaves late. A bare Go timer wakes up to about a millisecond late on
+// Linux when the process is idle: the runtime's poller then sleeps in
+// epoll_wait, whose timeout is whole milliseconds. And a goroutine that must
+// do other work between sends (the dispatcher builds each request's body)
+// falls behind whenever it queues behind the stream readers on a busy core.
 //
-//   - a Go timer until timerMargin before the due time: cancellable, free;
-//   - a nanosleep until spinMargin before it: the kernel's high-resolution
-//     timer, late by the thread's timer slack (50 µs by default) plus a
-//     wake-up, and cheap (one system call);
-//   - a busy loop on the monotonic clock for the rest: exact, and the only
-//     part that costs CPU, about spinMargin less the nanosleep's lateness per
-//     request.
+// So the dispatcher only builds requests and hands each to a sender
+// goroutine sendLead before it is due (senders, openloop.go), and the sender
+// waits for the due time itself, in two steps:
+//
+//   - a Go timer until a margin before it, with an alarm (a timerfd in the
+//     runtime's poller, alarm_linux.go) set for the same instant: its event
+//     wakes an idle poller on time, and the woken runtime fires the timer. A
+//     fired timer's goroutine runs next on its core, ahead of the stream
+//     readers. Nothing holds a core while it waits;
+//   - a busy loop on the monotonic clock for the rest: exact whatever the
+//     wake-up's own lateness (a thread the kernel wakes from idle starts late
+//     now and then, by up to a millisecond on a virtual machine whose idle
+//     CPU the host put to sleep), and the only part that costs CPU.
+//
+// The margin is what this machine needs: the wake-ups' lateness at p99,
+// learnt as the level goes (spinner), plus spinSlack, at least spinMin and
+// at most spinMax. It is also at most the level's mean gap between requests
+// (a quarter of it when the process has one core to run on, GOMAXPROCS=1,
+// where a spinning sender keeps the stream readers waiting), so spinning
+// costs at most about one core, a quarter with GOMAXPROCS=1.
 //
 // The busy loop does not yield (runtime.Gosched): every yield would be a
 // sample of the runtime's scheduling latency, and thousands of them a second
-// would hide a starved client's real latencies (client_sched_p90_ms). It
-// holds its core for at most spinMargin, which other goroutines see as that
-// much scheduling latency on a single core (other cores take their work).
+// would hide a starved client's real latencies (client_sched_p90_ms); and a
+// yielded goroutine waits behind every runnable stream reader. It holds its
+// core for at most the margin, which other goroutines see as that much
+// scheduling latency on a single core (other cores take their work).
 const (
-	timerMargin = 2 * time.Millisecond
-	spinMargin  = 200 * time.Microsecond
+	spinMax   = 2 * time.Millisecond
+	spinMin   = 50 * time.Microsecond
+	spinSlack = 50 * time.Microsecond
+	sendLead  = 5 * time.Millisecond
 )
 
-// waitUntil returns at due, precisely, or false as soon as ctx is done
-// (within timerMargin once the timer has fired).
-func waitUntil(ctx context.Context, due time.Time) bool {
-	if time.Until(due) > timerMargin {
-		if !sleepUntil(ctx, due.Add(-timerMargin)) {
+// spinner decides how long before each due time a level's senders start to
+// spin, from how late their wake-ups have been.
+type spinner struct {
+	limit  time.Duration // the most it may spin per request
+	margin atomic.Int64  // ns
+
+	mu   sync.Mutex
+	late [256]time.Duration // the latest wake-ups' lateness, a ring
+	n    int
+}
+
+// newSpinner is the spinner of a level of rate requests/s on average (0:
+// unknown), run with procs Ps.
+func newSpinner(rate float64, procs int) *spinner {
+	limit := spinMax
+	if rate > 0 {
+		share := 1.0
+		if procs < 2 {
+			share = 0.25
+		}
+		limit = max(spinMin, min(spinMax, time.Duration(share*float64(time.Second)/rate)))
+	}
+	s := &spinner{limit: limit}
+	s.margin.Store(int64(limit)) // spin long until there is something to learn from
+	return s
+}
+
+// observe learns a wake-up's lateness; every 32 wake-ups the margin becomes
+// the p99 of the last 256 plus spinSlack, within [spinMin, limit].
+func (s *spinner) observe(late time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.late[s.n%len(s.late)] = late
+	s.n++
+	if s.n < 64 || s.n%32 != 0 {
+		return
+	}
+	window := slices.Clone(s.late[:min(s.n, len(s.late))])
+	slices.Sort(window)
+	p99 := window[len(window)*99/100]
+	s.margin.Store(int64(max(spinMin, min(s.limit, p99+spinSlack))))
+}
+
+// wait returns at due, or false as soon as ctx is done: a timer (with the
+// alarm) until the margin before it, then a busy loop.
+func (s *spinner) wait(ctx context.Context, due time.Time, a *alarm) bool {
+	if wake := due.Add(-time.Duration(s.margin.Load())); time.Until(wake) > 0 {
+		a.set(wake)
+		if !sleepUntil(ctx, wake) {
 			return false
 		}
-	}
-	if time.Until(due) > spinMargin {
-		fineSleep(due.Add(-spinMargin))
+		s.observe(time.Since(wake))
 	}
 	for time.Now().Before(due) {
 	}
 	return ctx.Err() == nil
 }
 
-// waitFor is how the engine's open loops wait for a due time: precisely, or
-// with Go's timer alone when Options.CoarseSends asks for the old behaviour.
-func (e *Engine) waitFor(ctx context.Context, due time.Time) bool {
-	if e.opts.CoarseSends {
-		return sleepUntil(ctx, due)
+// alarms lends alarms to the senders waiting at one time (a handful: those
+// due within sendLead), so a level opens as many timerfds as it ever had
+// senders waiting at once.
+type alarms struct {
+	mu   sync.Mutex
+	free []*alarm
+	all  []*alarm
+}
+
+func (p *alarms) get() *alarm {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if n := len(p.free); n > 0 {
+		a := p.free[n-1]
+		p.free = p.free[:n-1]
+		return a
 	}
-	return waitUntil(ctx, due)
+	a := newAlarm()
+	p.all = append(p.all, a)
+	return a
+}
+
+func (p *alarms) put(a *alarm) {
+	p.mu.Lock()
+	p.free = append(p.free, a)
+	p.mu.Unlock()
+}
+
+// close releases every alarm; none may be in use.
+func (p *alarms) close() {
+	for _, a := range p.all {
+		a.close()
+	}
 }

@@ -52,6 +52,8 @@ func main() {
 		os.Exit(simChild())
 	case "runner":
 		os.Exit(runnerChild())
+	case lagRole:
+		os.Exit(lagChild())
 	}
 	os.Exit(orchestrate())
 }
@@ -371,7 +373,7 @@ func orchestrate() int {
 	flag.IntVar(&o.flatRequests, "requests", 1000000, "requests of the flat-memory experiment")
 	flag.StringVar(&concs, "accuracy", "1,100,500,1000", "concurrencies of the accuracy experiment")
 	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
-	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy)")
+	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag)")
 	flag.BoolVar(&pinCores, "pin", false, "pin the simulator to CPU 0 and the runner to CPU 1 (taskset, GOMAXPROCS=1 each)")
 	flag.Parse()
 	if o.quick {
@@ -403,6 +405,7 @@ func orchestrate() int {
 		{"scale", scale},
 		{"flat", flatMemory},
 		{"accuracy", accuracy},
+		{"sendlag", sendLag},
 	}
 	failed := false
 	for _, s := range steps {
