@@ -4,7 +4,6 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"sync"
 	"time"
 
@@ -235,7 +234,7 @@ func newSenders(ctx context.Context, lr *levelRun, maxConc int, coarse bool) *se
 		rate = *r
 	}
 	s := &senders{ctx: ctx, lr: lr, lead: sendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
-		spin: newSpinner(rate, runtime.GOMAXPROCS(0)), coarse: coarse}
+		spin: newSpinner(rate), coarse: coarse}
 	if coarse {
 		s.lead = 0
 	}

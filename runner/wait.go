@@ -32,10 +32,12 @@ import (
 //
 // The margin is what this machine needs: the wake-ups' lateness at p99,
 // learnt as the level goes (spinner), plus spinSlack, at least spinMin and
-// at most spinMax. It is also at most the level's mean gap between requests
-// (a quarter of it when the process has one core to run on, GOMAXPROCS=1,
-// where a spinning sender keeps the stream readers waiting), so spinning
-// costs at most about one core, a quarter with GOMAXPROCS=1.
+// at most spinMax. It is also at most a quarter of the level's mean gap
+// between requests, so spinning costs at most about a quarter of a core
+// whatever the rate: a core spun away is taken from the stream readers (with
+// GOMAXPROCS=1 they wait while a sender spins) and, on a shared machine,
+// from the server. At high rates the process is seldom idle when a request
+// falls due, so a short margin is then enough.
 //
 // The busy loop does not yield (runtime.Gosched): every yield would be a
 // sample of the runtime's scheduling latency, and thousands of them a second
@@ -61,16 +63,16 @@ type spinner struct {
 	n    int
 }
 
+// spinShare is the most of a core spinning may take: the share of the mean
+// gap between requests a sender may spin.
+const spinShare = 0.25
+
 // newSpinner is the spinner of a level of rate requests/s on average (0:
-// unknown), run with procs Ps.
-func newSpinner(rate float64, procs int) *spinner {
+// unknown).
+func newSpinner(rate float64) *spinner {
 	limit := spinMax
 	if rate > 0 {
-		share := 1.0
-		if procs < 2 {
-			share = 0.25
-		}
-		limit = max(spinMin, min(spinMax, time.Duration(share*float64(time.Second)/rate)))
+		limit = max(spinMin, min(spinMax, time.Duration(spinShare*float64(time.Second)/rate)))
 	}
 	s := &spinner{limit: limit}
 	s.margin.Store(int64(limit)) // spin long until there is something to learn from

@@ -6,25 +6,22 @@ import (
 	"time"
 )
 
-// TestSpinnerMargin: the spin margin starts at its limit (a share of the
-// mean gap between requests: all of it with two cores or more, a quarter
-// with one, within [spinMin, spinMax]) and then follows the wake-ups' p99
-// lateness plus spinSlack, never past the limit.
+// TestSpinnerMargin: the spin margin starts at its limit (a quarter of the
+// mean gap between requests, within [spinMin, spinMax]) and then follows
+// the wake-ups' p99 lateness plus spinSlack, never past the limit.
 func TestSpinnerMargin(t *testing.T) {
 	for _, c := range []struct {
-		rate  float64
-		procs int
-		want  time.Duration
+		rate float64
+		want time.Duration
 	}{
-		{0, 2, spinMax}, {100, 2, spinMax}, {2000, 2, 500 * time.Microsecond},
-		{2000, 1, 125 * time.Microsecond}, {1e6, 4, spinMin},
+		{0, spinMax}, {100, spinMax}, {200, 1250 * time.Microsecond}, {2000, 125 * time.Microsecond}, {1e6, spinMin},
 	} {
-		s := newSpinner(c.rate, c.procs)
+		s := newSpinner(c.rate)
 		if s.limit != c.want || time.Duration(s.margin.Load()) != c.want {
-			t.Errorf("rate %g procs %d: limit %v margin %v, want %v", c.rate, c.procs, s.limit, time.Duration(s.margin.Load()), c.want)
+			t.Errorf("rate %g: limit %v margin %v, want %v", c.rate, s.limit, time.Duration(s.margin.Load()), c.want)
 		}
 	}
-	s := newSpinner(100, 2) // limit 2 ms
+	s := newSpinner(100) // limit 2 ms
 	for i := range 64 {
 		late := 100 * time.Microsecond
 		if i == 63 {
@@ -58,7 +55,7 @@ func TestSpinnerMargin(t *testing.T) {
 // TestSpinnerWait: a wait never returns before its due time, and a
 // cancelled one returns false without waiting it out.
 func TestSpinnerWait(t *testing.T) {
-	s := newSpinner(1000, 2)
+	s := newSpinner(1000)
 	a := newAlarm()
 	defer a.close()
 	for range 20 {
