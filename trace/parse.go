@@ -92,7 +92,7 @@ func millis(raw json.RawMessage, line int, bad Bad) (time.Duration, bool) {
 	}
 	ms, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || ms < 0 || math.IsInf(ms, 0) || ms > float64(math.MaxInt64/int64(time.Millisecond)) {
-		bad(line, fmt.Sprintf(`"timestamp" must be a number of ms, not negative, got %s`, raw))
+		bad(line, fmt.Sprintf(`"timestamp" must be a number of ms, not negative, got %s`, shown(string(raw))))
 		return 0, false
 	}
 	return time.Duration(math.Round(ms * float64(time.Millisecond))), true
@@ -107,7 +107,7 @@ func count(s, name string, limit, line int, bad Bad) (int, bool) {
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || v < 1 || v > int64(limit) {
-		bad(line, fmt.Sprintf("%q must be a whole number of tokens between 1 and %d, got %s", name, limit, s))
+		bad(line, fmt.Sprintf("%q must be a whole number of tokens between 1 and %d, got %s", name, limit, shown(s)))
 		return 0, false
 	}
 	return int(v), true
@@ -124,7 +124,7 @@ func hashIDs(ns []json.RawMessage, input, block, line int, bad Bad) ([]int64, bo
 		if err != nil {
 			u, uerr := strconv.ParseUint(string(n), 10, 64)
 			if uerr != nil {
-				bad(line, fmt.Sprintf("hash_ids[%d] must be a whole number, got %s", i, n))
+				bad(line, fmt.Sprintf("hash_ids[%d] must be a whole number, got %s", i, shown(string(n))))
 				return nil, false
 			}
 			v = int64(u) // a 64-bit hash: only equality matters
@@ -136,6 +136,26 @@ func hashIDs(ns []json.RawMessage, input, block, line int, bad Bad) ([]int64, bo
 		return nil, false
 	}
 	return ids, true
+}
+
+// shown is a bad value as a message may show it: a number as it is, anything
+// else by its kind only. A plan may point a trace at any file of its tree,
+// and a message must not copy a credential file's lines into a CI log.
+func shown(v string) string {
+	if _, err := strconv.ParseFloat(v, 64); err == nil && len(v) <= 32 {
+		return v
+	}
+	switch {
+	case strings.HasPrefix(v, `"`):
+		return "a string"
+	case strings.HasPrefix(v, "{"):
+		return "an object"
+	case strings.HasPrefix(v, "["):
+		return "a list"
+	case v == "true" || v == "false":
+		return v
+	}
+	return "text that is not a number"
 }
 
 func jsonMsg(err error) string {
@@ -249,7 +269,7 @@ func azureRow(rec []string, idx []int, limit, line int, bad Bad) (Request, time.
 		}
 	}
 	if err != nil {
-		bad(line, fmt.Sprintf("TIMESTAMP %q is not a time such as 2023-11-16 18:15:46.6805900", field(0)))
+		bad(line, "TIMESTAMP is not a time such as 2023-11-16 18:15:46.6805900")
 		return Request{}, t, false
 	}
 	r := Request{Line: line, Prompt: -1}

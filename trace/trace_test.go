@@ -70,7 +70,7 @@ func TestParseMooncakeErrors(t *testing.T) {
 		`8: not a valid JSON object: "hash_ids" cannot be a string`,
 		`9: not a valid JSON object: unexpected end of JSON input (at byte 16)`,
 		`10: not a valid JSON object: a line holds one JSON object, not an array`,
-		`11: "timestamp" must be a number of ms, not negative, got "soon"`,
+		`11: "timestamp" must be a number of ms, not negative, got a string`,
 	}
 	if strings.Join(p, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("got\n%s\nwant\n%s", strings.Join(p, "\n"), strings.Join(want, "\n"))
@@ -96,8 +96,8 @@ func TestParseAzure(t *testing.T) {
 	}
 	for _, c := range []struct{ data, want string }{
 		{"time,ContextTokens,GeneratedTokens\n", "1: no TIMESTAMP column in the header (an Azure trace has TIMESTAMP, ContextTokens and GeneratedTokens)"},
-		{"TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,1,1\n", `2: TIMESTAMP "yesterday" is not a time such as 2023-11-16 18:15:46.6805900`},
-		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1,x\n", `2: "GeneratedTokens" must be a whole number of tokens between 1 and 1000, got x`},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\nyesterday,1,1\n", `2: TIMESTAMP is not a time such as 2023-11-16 18:15:46.6805900`},
+		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1,sk-secret\n", `2: "GeneratedTokens" must be a whole number of tokens between 1 and 1000, got text that is not a number`},
 		{"TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,\"1,1\n", "2: invalid CSV: parse error on line 2, column 26: extraneous or missing \" in quoted-field"},
 	} {
 		var p problems
