@@ -76,14 +76,7 @@ func (p *Plan) ApplyDefaults() {
 		if s.OutputTokens.IsZero() {
 			s.OutputTokens = Length{Fixed: DefaultOutputTokens}
 		}
-		if ps := p.Prompts[s.Prompts]; ps != nil && ps.Trace != nil {
-			if s.Replay == nil {
-				s.Replay = &Replay{}
-			}
-			if s.Replay.Speedup == 0 {
-				s.Replay.Speedup = DefaultSpeedup
-			}
-		}
+		p.replayDefaults(s)
 		if len(s.Rate) > 0 {
 			setStr(&s.Arrival, DefaultArrival)
 			if s.Arrival == ArrivalGamma && s.Burstiness == 0 {
@@ -110,6 +103,19 @@ func (p *Plan) ApplyDefaults() {
 			setStr(&c.Scope, DefaultScope)
 			setStr(&c.Severity, DefaultSeverity)
 		}
+	}
+}
+
+// replayDefaults gives a stage over trace prompts its replay settings.
+func (p *Plan) replayDefaults(s *Stage) {
+	if ps := p.Prompts[s.Prompts]; ps == nil || ps.Trace == nil {
+		return
+	}
+	if s.Replay == nil {
+		s.Replay = &Replay{}
+	}
+	if s.Replay.Speedup == 0 {
+		s.Replay.Speedup = DefaultSpeedup
 	}
 }
 

@@ -596,7 +596,7 @@ func TestTraces(t *testing.T) {
 			t.Errorf("%s%s: want %q, got %v", tc.prompts, tc.stage, tc.want, err)
 		}
 	}
-	p, err = LoadBytes("plan.yaml", []byte(plan("  q: {file: q.jsonl}\n  r: {trace: {file: r.jsonl, format: runner, prompts: q, level: 0}}\n", "    prompts: r\n    replay: {speedup: 2}\n    requests: 1\n")), dir, env())
+	_, err = LoadBytes("plan.yaml", []byte(plan("  q: {file: q.jsonl}\n  r: {trace: {file: r.jsonl, format: runner, prompts: q, level: 0}}\n", "    prompts: r\n    replay: {speedup: 2}\n    requests: 1\n")), dir, env())
 	if err == nil || !strings.Contains(err.Error(), "the replay's window holds 1 of the trace's 2 requests") {
 		t.Fatalf("requests cut the window to one: %v", err)
 	}
