@@ -319,22 +319,31 @@ func procStatus(field string) int64 {
 
 // runRunner runs one job in a runner child.
 func runRunner(j job) (outcome, error) {
-	arg, _ := json.Marshal(j)
-	cmd := childCmd(1)
-	cmd.Env = append(cmd.Env, roleEnv+"=runner", argEnv+"="+string(arg))
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return outcome{}, fmt.Errorf("runner child: %w", err)
-	}
 	var o outcome
-	if err := json.Unmarshal(b, &o); err != nil {
-		return o, fmt.Errorf("runner child output: %w", err)
+	if err := runChild("runner", j, &o); err != nil {
+		return o, err
 	}
 	if o.Err != "" {
 		return o, errors.New(o.Err)
 	}
 	return o, nil
+}
+
+// runChild runs this program again in role (on CPU 1 with -pin) with arg as
+// its JSON argument, and decodes what it prints into out.
+func runChild(role string, arg, out any) error {
+	b, _ := json.Marshal(arg)
+	cmd := childCmd(1)
+	cmd.Env = append(cmd.Env, roleEnv+"="+role, argEnv+"="+string(b))
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("%s child: %w", role, err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%s child output: %w", role, err)
+	}
+	return nil
 }
 
 // ---- the orchestrator ----

@@ -20,9 +20,9 @@ import (
 )
 
 // The send-precision experiment: open-loop levels against a simulator in its
-// own process, with the dispatcher waiting for each due time on Go's timer
-// alone (as before precise waiting) and precisely (timer, nanosleep, short
-// spin: runner/wait.go), at the same rates, back to back.
+// own process, each request waiting for its due time on Go's timer alone
+// (as before precise waiting) and precisely (timer with an alarm, then a
+// short spin: runner/wait.go), at the same rates, back to back.
 
 // lagRole is the environment role of the experiment's runner child.
 const lagRole = "lag"
@@ -86,7 +86,14 @@ stages:
 	defer e.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	sink := &lagSink{Stage: aggregate.NewStage(0)}
+	var mu sync.Mutex
+	sink := benchSink{Stage: aggregate.NewStage(0), onReq: func(r *result.Request) {
+		if !r.Warmup {
+			mu.Lock()
+			out.Lags = append(out.Lags, r.DispatchLagMs)
+			mu.Unlock()
+		}
+	}}
 	if err := e.RunStage(ctx, plan, plan.Stages[0], sink); err != nil {
 		return out, err
 	}
@@ -94,40 +101,16 @@ stages:
 	if len(res.Points) != 1 {
 		return out, errors.New("no level point")
 	}
-	out.Point, out.Lags = res.Points[0], sink.lags
+	out.Point = res.Points[0]
 	out.Point.TTFTHist, out.Point.ITLHist = nil, nil
 	return out, nil
 }
 
-// lagSink computes the point and keeps every measured request's lag.
-type lagSink struct {
-	*aggregate.Stage
-	mu   sync.Mutex
-	lags []float64
-}
-
-func (s *lagSink) Request(r *result.Request) {
-	if !r.Warmup {
-		s.mu.Lock()
-		s.lags = append(s.lags, r.DispatchLagMs)
-		s.mu.Unlock()
-	}
-	s.Stage.Request(r)
-}
-
 // runLag runs one job in a runner child (pinned like the others with -pin).
 func runLag(j lagJob) (lagOutcome, error) {
-	arg, _ := json.Marshal(j)
-	cmd := childCmd(1)
-	cmd.Env = append(cmd.Env, roleEnv+"="+lagRole, argEnv+"="+string(arg))
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return lagOutcome{}, fmt.Errorf("lag child: %w", err)
-	}
 	var o lagOutcome
-	if err := json.Unmarshal(b, &o); err != nil {
-		return o, fmt.Errorf("lag child output: %w", err)
+	if err := runChild(lagRole, j, &o); err != nil {
+		return o, err
 	}
 	if o.Err != "" {
 		return o, errors.New(o.Err)
