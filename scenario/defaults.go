@@ -73,7 +73,7 @@ func (p *Plan) ApplyDefaults() {
 		}
 		setStr(&s.API, DefaultAPI)
 		setStr(&s.Mode, DefaultMode)
-		if s.OutputTokens.IsZero() {
+		if s.OutputTokens.IsZero() && !p.replays(s) { // a replay's come from its trace
 			s.OutputTokens = Length{Fixed: DefaultOutputTokens}
 		}
 		p.replayDefaults(s)
@@ -106,9 +106,15 @@ func (p *Plan) ApplyDefaults() {
 	}
 }
 
+// replays reports whether s is a replay: its prompts are a trace.
+func (p *Plan) replays(s *Stage) bool {
+	ps := p.Prompts[s.Prompts]
+	return ps != nil && ps.Trace != nil
+}
+
 // replayDefaults gives a stage over trace prompts its replay settings.
 func (p *Plan) replayDefaults(s *Stage) {
-	if ps := p.Prompts[s.Prompts]; ps == nil || ps.Trace == nil {
+	if !p.replays(s) {
 		return
 	}
 	if s.Replay == nil {
