@@ -2,6 +2,9 @@ package runner
 
 import (
 	"context"
+	"slices"
+	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -70,4 +73,45 @@ func TestSpinnerWait(t *testing.T) {
 	if s.wait(ctx, t0.Add(time.Hour), a) || time.Since(t0) > time.Minute {
 		t.Fatal("a cancelled wait went on")
 	}
+}
+
+// BenchmarkWaitAlone is the precise wait with nothing else to do: Poisson
+// due times at 200 and 2,000 per second for a second each, waited for one
+// after another by one goroutine, as a sender does. It reports how late the
+// waits returned (p50, p99, max in µs) and the CPU it took (percent of one
+// core): the floor the machine gives the open loop's sends, before any
+// request or stream reader competes for the core.
+func BenchmarkWaitAlone(b *testing.B) {
+	for _, rate := range []float64{200, 2000} {
+		b.Run(strconv.FormatFloat(rate, 'f', -1, 64), func(b *testing.B) {
+			a := newAlarm()
+			defer a.close()
+			var late []float64
+			var cpu, wall time.Duration
+			for b.Loop() {
+				s := newSpinner(rate)
+				sched := newArrivals(1, rate, "poisson", 0)
+				t0, c0 := time.Now(), processCPU()
+				for range int(rate) {
+					due := t0.Add(sched.next())
+					s.wait(context.Background(), due, a)
+					late = append(late, float64(time.Since(due))/float64(time.Microsecond))
+				}
+				cpu += processCPU() - c0
+				wall += time.Since(t0)
+			}
+			slices.Sort(late)
+			b.ReportMetric(late[len(late)/2], "late-p50-µs")
+			b.ReportMetric(late[len(late)*99/100], "late-p99-µs")
+			b.ReportMetric(late[len(late)-1], "late-max-µs")
+			b.ReportMetric(100*float64(cpu)/float64(wall), "cpu-%")
+		})
+	}
+}
+
+// processCPU is the process's user and system time so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return cpuTime(&ru)
 }
