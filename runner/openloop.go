@@ -128,11 +128,12 @@ func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness flo
 
 // openLoop sends requests on a schedule, never waiting for completions (so a
 // slow server cannot slow the offered load: no coordinated omission). One
-// dispatcher goroutine waits until each request's due time (precisely, see
-// wait.go) and starts a goroutine for it; with maxConc > 0 an arrival past
-// the cap waits for a free slot, and that wait shows as the request's
-// dispatch lag and in the latency measured from the schedule. The schedule
-// is the seeded arrival process at rate, or, for a trace replay, times.
+// dispatcher goroutine builds each request and hands it, shortly before it
+// is due, to a sender goroutine, which waits for the due time precisely
+// (wait.go) and sends it; with maxConc > 0 an arrival past the cap waits for
+// a free slot, and that wait shows as the request's dispatch lag and in the
+// latency measured from the schedule. The schedule is the seeded arrival
+// process at rate, or, for a trace replay, times.
 type openLoop struct {
 	rate       float64
 	arrival    scenario.Arrival
@@ -209,8 +210,10 @@ type senders struct {
 	lead time.Duration
 	jobs chan sendJob  // unbuffered: a hand-off to an idle sender
 	sem  chan struct{} // max_concurrency slots (nil: no cap)
-	// pending bounds the requests handed off and not yet sent, so a
-	// server that keeps the cap full stalls the dispatcher, not memory.
+	// pending bounds the requests handed off and not yet sent (waiting
+	// for their due time or a max_concurrency slot), so a server that
+	// keeps the cap full stalls the dispatcher, not memory. Requests in
+	// flight are not pending: nothing bounds them but the cap.
 	pending chan struct{}
 	alarms  alarms
 	spin    *spinner // how long each sender spins before its due time
@@ -219,8 +222,8 @@ type senders struct {
 }
 
 // maxPending bounds the requests built and waiting for their due time or a
-// max_concurrency slot.
-const maxPending = 1024
+// max_concurrency slot (a variable for tests).
+var maxPending = 1024
 
 // sendJob is a prepared request and when it is due.
 type sendJob struct {
@@ -280,17 +283,16 @@ func (s *senders) spawn(first *sendJob) {
 
 // run waits for j's due time and a slot, and sends it.
 func (s *senders) run(w *worker, j *sendJob) {
-	defer func() { <-s.pending }()
+	ok := true
 	if !s.coarse {
 		a := s.alarms.get()
-		ok := s.spin.wait(s.ctx, j.due, a)
+		ok = s.spin.wait(s.ctx, j.due, a)
 		s.alarms.put(a)
-		if !ok {
-			return // never sent: not a request of the level
-		}
 	}
-	if !s.acquire() {
-		return
+	ok = ok && s.acquire()
+	<-s.pending // it goes out now (or never): in flight is not pending
+	if !ok {
+		return // never sent: not a request of the level
 	}
 	s.lr.send(s.ctx, w, j.p, j.due)
 	if s.sem != nil {
