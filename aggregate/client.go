@@ -13,6 +13,13 @@ const (
 	// CPUBusyShare is the share of its usable cores at which the client counts as busy.
 	CPUBusyShare  = 0.85
 	lagP99LimitMs = 10.0
+	// lagP99FloorMs: sends late by less than a millisecond are the
+	// operating system's scheduling noise (a thread woken from idle starts
+	// that late now and then, on a virtual machine above all), not a client
+	// that cannot keep up; an idle client's sends land well inside it
+	// (runner/wait.go), so a fast server (TTFT of a few ms) does not get an
+	// idle client flagged.
+	lagP99FloorMs = 1.0
 	// schedP90LimitMs bounds the Go runtime's scheduling latency p90 over a
 	// level: a stream's reader that waits that long to run stamps its token
 	// that late, which CPU share misses when other processes hold the cores.
@@ -24,11 +31,11 @@ const (
 // and flags the level when the runner itself may have set the pace: its CPU
 // near the cores it may use, its goroutines waiting to run longer than
 // schedLimitMs allows, or requests leaving late (dispatch lag p99 above 10 ms
-// or above 10% of the TTFT p50, whichever is smaller). Requests that waited
-// for a max_concurrency slot were late by the plan's design, not the
-// client's: with such waits the lag does not flag the client, and a note
-// says how many waited. A level merged from shards is judged shard by shard
-// (partsClient).
+// or above 10% of the TTFT p50, whichever is smaller, and above 1 ms).
+// Requests that waited for a max_concurrency slot were late by the plan's
+// design, not the client's: with such waits the lag does not flag the
+// client, and a note says how many waited. A level merged from shards is
+// judged shard by shard (partsClient).
 func (b *builder) client() {
 	p, rec := &b.p, b.rec
 	if len(rec.Parts) > 0 {
@@ -66,7 +73,7 @@ func (b *builder) judgeClient(who string, c result.ClientLoad, wall time.Duratio
 	if lagP99 != nil && capWaits == 0 {
 		limit := lagP99LimitMs
 		if p.TTFTP50Ms != nil {
-			limit = min(limit, lagP99TTFTShare**p.TTFTP50Ms)
+			limit = max(lagP99FloorMs, min(limit, lagP99TTFTShare**p.TTFTP50Ms))
 		}
 		if *lagP99 > limit {
 			b.bottleneck(who + fmt.Sprintf(

@@ -25,6 +25,9 @@ func TestClientBottleneck(t *testing.T) {
 		{"lag over 10 ms", 20, result.Ptr(12.0), result.Ptr(1000.0), nil, 0, true},
 		{"lag over 10% of ttft", 20, result.Ptr(3.0), result.Ptr(20.0), nil, 0, true},
 		{"lag under both", 20, result.Ptr(1.5), result.Ptr(20.0), nil, 0, false},
+		// A fast server: 10% of its TTFT is under the 1 ms floor.
+		{"sub-millisecond lag, fast server", 20, result.Ptr(0.9), result.Ptr(4.0), nil, 0, false},
+		{"lag over the floor, fast server", 20, result.Ptr(1.2), result.Ptr(4.0), nil, 0, true},
 		{"no lag data", 20, nil, nil, nil, 0, false},
 		{"readers waited for a core", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(25.0), 0, true},
 		{"scheduling latency under the limit", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(9.5), 0, false},

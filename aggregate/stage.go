@@ -93,6 +93,7 @@ func (s *Stage) Result() *result.Stage {
 		API:      s.info.API,
 		Mode:     s.info.Mode,
 		Load:     s.info.Load,
+		Trace:    s.info.Trace,
 		Points:   append([]result.Point{}, s.points...),
 		Checks:   []result.CheckOutcome{},
 		Warnings: slices.Clone(s.info.Warnings),

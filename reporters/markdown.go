@@ -61,6 +61,12 @@ func WriteMarkdown(w io.Writer, r *result.Report) error {
 // (errors and warnings) and its checks.
 func writeMDStage(ew *errWriter, st *result.Stage) {
 	ew.printf("### Stage `%s`\n\n%s\n\n", mdCodeText(st.Name), mdText(stageTitle(st)))
+	if st.Trace != nil {
+		for _, f := range st.Trace.Facts() {
+			ew.printf("- **%s**: %s\n", f[0], mdText(oneLine(f[1])))
+		}
+		ew.printf("\n")
+	}
 	if len(st.Points) > 0 {
 		g := buildGrid(st)
 		writeMDTable(ew, g.headers, mdRows(g.rows), 2)

@@ -62,6 +62,11 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 	for i := range r.Stages {
 		st := &r.Stages[i]
 		ew.printf("%s  %s\n", paint(opts.Color, ansiBold, "Stage "+st.Name), stageTitle(st))
+		if st.Trace != nil {
+			for _, f := range st.Trace.Facts() {
+				ew.printf("  %s: %s\n", f[0], oneLine(f[1]))
+			}
+		}
 		if len(st.Points) > 0 {
 			g := buildGrid(st)
 			if err := renderTable(ew, g.headers, g.rows, 2, nil); err != nil {

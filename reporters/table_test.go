@@ -69,8 +69,8 @@ func TestTableOptionalColumns(t *testing.T) {
 	if strings.Contains(out, "Spec accept") {
 		t.Error("spec column shown though no level has spec numbers")
 	}
-	if strings.Count(out, "Rate (req/s)") != 1 {
-		t.Error("rate column should appear only for the open-loop stage")
+	if strings.Count(out, "Rate (req/s)") != 2 {
+		t.Error("rate column should appear only for the open-loop and replay stages")
 	}
 }
 

@@ -279,6 +279,8 @@ type StageRecord struct {
 	Mode     string   `json:"mode"`
 	Load     string   `json:"load"`
 	Warnings []string `json:"warnings,omitempty"`
+	// Trace summarises the trace a replay stage sent (nil for other stages).
+	Trace *TraceSummary `json:"trace,omitempty"`
 	// Error is set when the stage could not run at all (or stopped early).
 	Error string `json:"error,omitempty"`
 }

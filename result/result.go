@@ -47,8 +47,12 @@ type Request struct {
 	Nonce       string  `json:"nonce"`
 	// MaxTokens is the max_tokens the request asked for (lengths may vary
 	// per request: sampled output lengths, per-line max_tokens in a file).
-	MaxTokens int       `json:"max_tokens,omitempty"`
-	Start     time.Time `json:"start"`
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// Prompt is the index, in its prompt set, of the file or inline prompt
+	// the request sent (nil for generated prompts), so a replay of these
+	// records can send the same prompts.
+	Prompt *int      `json:"prompt,omitempty"`
+	Start  time.Time `json:"start"`
 	// DispatchLagMs is how late the request was sent against when it was due
 	// (open loop: its scheduled time; closed loop: when its worker was free).
 	DispatchLagMs float64 `json:"dispatch_lag_ms"`
@@ -309,11 +313,14 @@ type Endpoint struct {
 
 // Stage is one plan stage's result.
 type Stage struct {
-	Name     string         `json:"name"`
-	Endpoint Endpoint       `json:"endpoint"`
-	API      string         `json:"api"`  // chat | completions
-	Mode     string         `json:"mode"` // pinned | natural
-	Load     string         `json:"load"` // concurrency | rate
+	Name     string   `json:"name"`
+	Endpoint Endpoint `json:"endpoint"`
+	API      string   `json:"api"`  // chat | completions
+	Mode     string   `json:"mode"` // pinned | natural
+	Load     string   `json:"load"` // concurrency | rate | trace
+	// Trace is a replay stage's trace, as it asked: requests, span, rates,
+	// lengths and the prefix-cache hit rate it implies (nil for other stages).
+	Trace    *TraceSummary  `json:"trace,omitempty"`
 	Points   []Point        `json:"points"`
 	Checks   []CheckOutcome `json:"checks"`
 	Warnings []string       `json:"warnings,omitempty"`

@@ -64,6 +64,11 @@ type Options struct {
 	// Sharding makes the engine's stages one shard of a sharded run, or
 	// schedules their levels (nil: the whole run, levels back to back).
 	Sharding *Sharding
+	// CoarseSends makes open-loop sends wait on Go's timer alone, as they did
+	// before precise waiting (wait.go): they then leave up to about a
+	// millisecond late, more under load. Only for measuring what precise
+	// waiting buys (bench/cmd/runnerbench, experiment sendlag).
+	CoarseSends bool
 }
 
 // Engine runs stages against one endpoint. It is safe to run one stage at a

@@ -180,6 +180,7 @@ type single struct{}
 
 func (single) prepare(lr *levelRun, seq int) prepared {
 	rec := lr.newRecord(seq)
+	rec.Prompt = lr.sp.promptIndex(seq)
 	j, err := lr.sp.build(lr.idx, seq, false)
 	if j != nil {
 		rec.Nonce = j.nonce

@@ -104,10 +104,12 @@ func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness flo
 
 // openLoop sends requests on a schedule, never waiting for completions (so a
 // slow server cannot slow the offered load: no coordinated omission). One
-// dispatcher goroutine sleeps until each request's due time and starts a
-// goroutine for it; with maxConc > 0 an arrival past the cap waits for a free
-// slot, and that wait shows as the request's dispatch lag and in the latency
-// measured from the schedule.
+// dispatcher goroutine builds each request and hands it, shortly before it
+// is due, to a sender goroutine, which waits for the due time precisely
+// (wait.go) and sends it; with maxConc > 0 an arrival past the cap waits for
+// a free slot, and that wait shows as the request's dispatch lag and in the
+// latency measured from the schedule. The schedule is the seeded arrival
+// process at rate, or, for a trace replay, times.
 type openLoop struct {
 	rate       float64
 	arrival    scenario.Arrival
@@ -115,89 +117,191 @@ type openLoop struct {
 	seed       int64
 	maxConc    int
 	part       result.Shard // a shard's part of the schedule (Count ≤ 1: all of it)
+	// times, when set, is the schedule itself: a replay's send times (the
+	// trace's arrivals over its speedup), in order. rate is then the most
+	// arrivals in any one second, which sizes the connection pool.
+	times []time.Duration
 }
 
 // conns is the cap, or about one second's arrivals (of this shard's part).
 func (o *openLoop) conns() int { return rateConns(o.rate/float64(max(1, o.part.Count)), o.maxConc) }
 
-func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
-	sched := o.arrivals()
-	var sem chan struct{}
-	if o.maxConc > 0 {
-		sem = make(chan struct{}, o.maxConc)
-	}
-	// Idle workers are reused, so a level holds as many workers (and
-	// aggregate shards) as it ever had requests in flight, not one per request.
-	var (
-		poolMu sync.Mutex
-		idle   []*worker
-		wg     sync.WaitGroup
-	)
-	getWorker := func() *worker {
-		poolMu.Lock()
-		defer poolMu.Unlock()
-		if n := len(idle); n > 0 {
-			w := idle[n-1]
-			idle = idle[:n-1]
-			return w
+// schedule returns the level's due offsets, one per call; false when the
+// schedule has no more.
+func (o *openLoop) schedule() func() (time.Duration, bool) {
+	if o.times != nil {
+		i := 0
+		return func() (time.Duration, bool) {
+			if i >= len(o.times) {
+				return 0, false
+			}
+			i++
+			return o.times[i-1], true
 		}
-		return lr.newWorker()
 	}
-	putWorker := func(w *worker) {
-		poolMu.Lock()
-		idle = append(idle, w)
-		poolMu.Unlock()
-	}
+	a := o.arrivals() // this shard's part of the schedule
+	return func() (time.Duration, bool) { return a.next(), true }
+}
+
+func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
+	next := o.schedule()
+	out := newSenders(ctx, lr, o.maxConc, lr.e.opts.CoarseSends)
+	defer out.close()
 	// The first request is built before the window opens, like the closed
 	// loop's first wave; each later one is built while waiting for its due
 	// time, so body building is off the schedule unless the rate leaves no
 	// time for it (then it shows as lag, honestly).
 	seq, ok := lr.claim()
-	if !ok {
+	off, more := next()
+	if !ok || !more {
 		return
 	}
-	off := sched.next()
 	p := lr.prepare(seq)
-	// Warm a worker too, so the first request does not allocate its reader.
-	putWorker(getWorker())
 	lr.begin()
 	for {
 		due := lr.start.Add(off)
-		if !sleepUntil(ctx, due) {
-			wg.Wait()
+		if !sleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
 			return // never sent: not a request of the level
 		}
-		if sem != nil {
-			select {
-			case sem <- struct{}{}:
-			default:
-				lr.capWaits.Add(1)
-				select {
-				case sem <- struct{}{}:
-				case <-ctx.Done():
-					wg.Wait()
-					return
-				}
-			}
-		}
-		w, cur := getWorker(), p
-		wg.Go(func() {
-			lr.send(ctx, w, cur, due)
-			putWorker(w)
-			if sem != nil {
-				<-sem
-			}
-		})
-		off = sched.next()
-		if lr.lvl.Duration > 0 && off >= lr.lvl.Duration {
-			break
+		if off, more = next(); !more || (lr.lvl.Duration > 0 && off >= lr.lvl.Duration) {
+			return
 		}
 		if seq, ok = lr.claim(); !ok {
-			break
+			return
 		}
 		p = lr.prepare(seq)
 	}
-	wg.Wait()
+}
+
+// senders are an open-loop level's sending goroutines. The dispatcher hands
+// each request to an idle sender (or a new one) lead before it is due; the
+// sender waits for the due time precisely (wait.go), takes a max_concurrency
+// slot, and sends. Each sender owns a worker and sends the requests handed
+// to it one after another, so a level holds as many goroutines and workers
+// (and aggregate shards) as it ever had requests waiting or in flight, and a
+// request goes out on a goroutine whose stack has grown to the send path's
+// size on an earlier request.
+type senders struct {
+	ctx  context.Context
+	lr   *levelRun
+	lead time.Duration
+	jobs chan sendJob  // unbuffered: a hand-off to an idle sender
+	sem  chan struct{} // max_concurrency slots (nil: no cap)
+	// pending bounds the requests handed off and not yet sent (waiting
+	// for their due time or a max_concurrency slot), so a server that
+	// keeps the cap full stalls the dispatcher, not memory. Requests in
+	// flight are not pending: nothing bounds them but the cap.
+	pending chan struct{}
+	alarms  alarms
+	spin    *spinner // how long each sender spins before its due time
+	coarse  bool     // Options.CoarseSends: hand off when due, no precise wait
+	wg      sync.WaitGroup
+}
+
+// maxPending bounds the requests built and waiting for their due time or a
+// max_concurrency slot (a variable for tests).
+var maxPending = 1024
+
+// sendJob is a prepared request and when it is due.
+type sendJob struct {
+	p   prepared
+	due time.Time
+}
+
+func newSenders(ctx context.Context, lr *levelRun, maxConc int, coarse bool) *senders {
+	rate := 0.0
+	if r := lr.lvl.Spec.Rate; r != nil {
+		rate = *r
+	}
+	s := &senders{ctx: ctx, lr: lr, lead: sendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
+		spin: newSpinner(rate), coarse: coarse}
+	if coarse {
+		s.lead = 0
+	}
+	if maxConc > 0 {
+		s.sem = make(chan struct{}, maxConc)
+	}
+	s.spawn(nil) // a worker ready before the window opens
+	return s
+}
+
+// send hands a request due at due to an idle sender, or to a new one when
+// all are busy; false when ctx ended a wait for room.
+func (s *senders) send(ctx context.Context, p prepared, due time.Time) bool {
+	select {
+	case s.pending <- struct{}{}:
+	case <-ctx.Done():
+		return false
+	}
+	select {
+	case s.jobs <- sendJob{p, due}:
+	default:
+		s.spawn(&sendJob{p, due})
+	}
+	return true
+}
+
+// spawn starts a sender, with a first job or idle.
+func (s *senders) spawn(first *sendJob) {
+	s.wg.Go(func() {
+		w := s.lr.newWorker()
+		for j := first; ; j = nil {
+			if j == nil {
+				next, ok := <-s.jobs
+				if !ok {
+					return
+				}
+				j = &next
+			}
+			s.run(w, j)
+		}
+	})
+}
+
+// run waits for j's due time and a slot, and sends it.
+func (s *senders) run(w *worker, j *sendJob) {
+	ok := true
+	if !s.coarse {
+		a := s.alarms.get()
+		ok = s.spin.wait(s.ctx, j.due, a)
+		s.alarms.put(a)
+	}
+	ok = ok && s.acquire()
+	<-s.pending // it goes out now (or never): in flight is not pending
+	if !ok {
+		return // never sent: not a request of the level
+	}
+	s.lr.send(s.ctx, w, j.p, j.due)
+	if s.sem != nil {
+		<-s.sem
+	}
+}
+
+// acquire takes a max_concurrency slot, counting an arrival that had to wait
+// for one; false when the level's context ended the wait.
+func (s *senders) acquire() bool {
+	if s.sem == nil {
+		return true
+	}
+	select {
+	case s.sem <- struct{}{}:
+		return true
+	default:
+	}
+	s.lr.capWaits.Add(1)
+	select {
+	case s.sem <- struct{}{}:
+		return true
+	case <-s.ctx.Done():
+		return false
+	}
+}
+
+// close ends the senders once their requests are done.
+func (s *senders) close() {
+	close(s.jobs)
+	s.wg.Wait()
+	s.alarms.close()
 }
 
 // rateLevelTotal is an open-loop level's request bound: requests when given,

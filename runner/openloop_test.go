@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"github.com/rs/zerolog"
+
 	"context"
 	"fmt"
 	"math"
@@ -190,6 +192,54 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 	slices.Sort(lags)
 	if !raceOn && lags[len(lags)/2] > 10 {
 		t.Fatalf("median dispatch lag %.2f ms", lags[len(lags)/2])
+	}
+}
+
+// TestOpenLoopCoarseSends: with Options.CoarseSends (Go's timer alone, the
+// benchmarks' "before") requests still leave on the seeded schedule.
+func TestOpenLoopCoarseSends(t *testing.T) {
+	s := startSim(t, fastSim())
+	ep := defaulted(&scenario.Endpoint{Model: "sim"})
+	e, err := NewEngine(Target{Name: "coarse", Endpoint: ep, BaseURL: s.URL()}, Options{Logger: zerolog.Nop(), CoarseSends: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	st := rateStage(4, "constant", 200)
+	st.Requests, st.MaxConcurrency = scenario.PerLevel{Each: 20}, 3
+	res := runStage(t, e, synthPlan(20, "reference"), st)
+	if p := res.Points[0]; p.Completed != 20 || p.NRequests != 20 {
+		t.Fatalf("completed %d of %d (%v)", p.Completed, p.NRequests, p.Error)
+	}
+}
+
+// TestOpenLoopPendingIsNotInFlight: the bound on requests built ahead of
+// their due time does not bound requests in flight (that would be
+// coordinated omission): with room for 2 pending, 20 slow requests overlap,
+// each sent on schedule.
+func TestOpenLoopPendingIsNotInFlight(t *testing.T) {
+	defer func(n int) { maxPending = n }(maxPending)
+	maxPending = 2
+	cfg := fastSim()
+	cfg.ITLMs = 5 // 20 tokens ≈ 100 ms per request, a request every 5 ms
+	s := startSim(t, cfg)
+	e, col := newEngine(t, s.URL(), nil)
+	st := rateStage(20, "constant", 200)
+	st.Requests = scenario.PerLevel{Each: 20}
+	if p := runStage(t, e, synthPlan(20, "reference"), st).Points[0]; p.Completed != 20 {
+		t.Fatalf("completed %d (%v)", p.Completed, p.Error)
+	}
+	rs := col.measured()
+	if n := maxOverlap(rs); n < 10 {
+		t.Fatalf("at most %d requests in flight: the pending bound held sends back", n)
+	}
+	for i, d := range dueOffsets(rs) {
+		if want := float64(i) * 5; math.Abs(d-want) > 0.01 {
+			t.Fatalf("request %d due at %.3f ms, want %.3f", i, d, want)
+		}
+	}
+	if last := rs[len(rs)-1]; !raceOn && last.DispatchLagMs > 50 {
+		t.Fatalf("the last request left %.1f ms late", last.DispatchLagMs)
 	}
 }
 

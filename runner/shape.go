@@ -70,6 +70,6 @@ type Sweep interface {
 	// MaxConns is the most requests any of its levels keeps in flight, so
 	// the connection pool can be sized once for the stage.
 	MaxConns() int
-	// Kind names the load for reports: "concurrency" or "rate".
+	// Kind names the load for reports: "concurrency", "rate" or "trace".
 	Kind() string
 }

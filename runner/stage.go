@@ -44,8 +44,9 @@ type stagePlan struct {
 	shared    *scenario.SharedPrefix // synthetic prompts sharing prefixes on purpose
 	nonces    *nonceGen
 	model     string
-	turns     int // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
-	warmups   int // unmeasured warm-up requests before each level
+	turns     int     // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
+	warmups   int     // unmeasured warm-up requests before each level
+	replay    *replay // a stage over trace prompts (replay.go)
 }
 
 // unit is what one claimed request of this stage is.
@@ -56,9 +57,11 @@ func (sp *stagePlan) unit() unit {
 	return single{}
 }
 
-// sweep is the stage's load shape across levels: a capacity search, or the
-// plan's list.
+// sweep is the stage's load shape across levels.
 func (sp *stagePlan) sweep() Sweep {
+	if sp.replay != nil {
+		return &replaySweep{sp: sp}
+	}
 	if sp.st.Search != nil {
 		return newSearchSweep(sp)
 	}
@@ -80,6 +83,9 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 	ps := plan.PromptSet(st.Prompts)
 	if ps.Turns > 1 {
 		sp.turns = ps.Turns
+	}
+	if ps.Trace != nil {
+		return sp, e.compileReplay(ctx, plan, sp, ps.Trace), nil
 	}
 	if ps.Synthetic == nil {
 		sp.loaded = ps.Loaded
@@ -119,30 +125,51 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 			words = sp.sizer.words(warmupInputTokens)
 		}
 		text = leadNonce(j.nonce, fillerBody(words))
+	case sp.replay != nil:
+		text, messages = sp.replay.prompt(sp.sizer, seq, j.nonce)
+		j.maxTokens = sp.replay.reqs[seq].Output // the trace's output length, pinned
 	case sp.synthetic:
 		r := sp.rng(level, seq)
 		text = sp.synthText(r, seq, j.nonce) // input length first, then output: the draw order is part of the seed's meaning
 		j.maxTokens = sp.output.Sample(r)
 	default:
 		// Cycle rather than repeat (the reference's prompts[i % len]): every
-		// concurrent request gets a different prompt. The nonce still leads,
-		// because reusing a real prompt would let the engine serve it from cache.
+		// concurrent request gets a different prompt.
 		p := sp.loaded[seq%len(sp.loaded)]
 		j.maxTokens = p.MaxTokens
 		if j.maxTokens <= 0 {
 			j.maxTokens = sp.output.Sample(sp.rng(level, seq))
 		}
-		if len(p.Messages) > 0 {
-			messages = append([]scenario.Message(nil), p.Messages...)
-			messages[0].Content = leadNonce(j.nonce, messages[0].Content)
-		} else {
-			text = leadNonce(j.nonce, p.Text)
-		}
+		text, messages = filePrompt(p, j.nonce)
 	}
 	if err := sp.encode(j, text, messages); err != nil {
 		return nil, err
 	}
 	return j, nil
+}
+
+// filePrompt is a file or inline prompt with the nonce leading it (its first
+// message's, for chat messages): reusing a real prompt would otherwise let
+// the engine serve it from cache.
+func filePrompt(p scenario.Prompt, nonce string) (string, []scenario.Message) {
+	if len(p.Messages) > 0 {
+		messages := append([]scenario.Message(nil), p.Messages...)
+		messages[0].Content = leadNonce(nonce, messages[0].Content)
+		return "", messages
+	}
+	return leadNonce(nonce, p.Text), nil
+}
+
+// promptIndex is the index of the file or inline prompt measured request seq
+// sends (build's choice), for its record; nil for a generated prompt.
+func (sp *stagePlan) promptIndex(seq int) *int {
+	switch {
+	case sp.replay != nil && sp.replay.prompts != nil && sp.replay.reqs[seq].Prompt >= 0:
+		return result.Ptr(sp.replay.reqs[seq].Prompt)
+	case sp.replay == nil && !sp.synthetic && len(sp.loaded) > 0:
+		return result.Ptr(sp.loaded[seq%len(sp.loaded)].Index) // its place in the file
+	}
+	return nil
 }
 
 // encode sets j's body: the stage's request fields around either chat
@@ -253,6 +280,9 @@ func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario
 	}
 	sweep := e.coordinate(st.Name, sp.sweep())
 	info.Load = sweep.Kind()
+	if sp.replay != nil {
+		info.Trace = &sp.replay.summary
+	}
 	e.mu.Lock()
 	info.Warnings = append(append(info.Warnings, e.warnings...), warns...)
 	e.mu.Unlock()

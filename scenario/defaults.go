@@ -18,6 +18,8 @@ const (
 	DefaultFormat       = FormatAuto
 	DefaultColumn       = "prompt"
 	DefaultTurns        = 1
+	DefaultBlockTokens  = 512 // Mooncake's
+	DefaultSpeedup      = 1.0
 
 	DefaultReadyTimeout      = 60 * time.Second
 	DefaultConnectTimeout    = 10 * time.Second
@@ -61,6 +63,9 @@ func (p *Plan) ApplyDefaults() {
 		if ps.Synthetic != nil {
 			setStr(&ps.Synthetic.Sizing, DefaultSizing)
 		}
+		if ps.Trace != nil && ps.Trace.BlockTokens == 0 {
+			ps.Trace.BlockTokens = DefaultBlockTokens
+		}
 	}
 	for _, s := range p.Stages {
 		if s == nil {
@@ -68,9 +73,10 @@ func (p *Plan) ApplyDefaults() {
 		}
 		setStr(&s.API, DefaultAPI)
 		setStr(&s.Mode, DefaultMode)
-		if s.OutputTokens.IsZero() {
+		if s.OutputTokens.IsZero() && !p.replays(s) { // a replay's come from its trace
 			s.OutputTokens = Length{Fixed: DefaultOutputTokens}
 		}
+		p.replayDefaults(s)
 		if s.Search != nil {
 			s.Search.applyDefaults()
 		}
@@ -100,6 +106,25 @@ func (p *Plan) ApplyDefaults() {
 			setStr(&c.Scope, DefaultScope)
 			setStr(&c.Severity, DefaultSeverity)
 		}
+	}
+}
+
+// replays reports whether s is a replay: its prompts are a trace.
+func (p *Plan) replays(s *Stage) bool {
+	ps := p.Prompts[s.Prompts]
+	return ps != nil && ps.Trace != nil
+}
+
+// replayDefaults gives a stage over trace prompts its replay settings.
+func (p *Plan) replayDefaults(s *Stage) {
+	if !p.replays(s) {
+		return
+	}
+	if s.Replay == nil {
+		s.Replay = &Replay{}
+	}
+	if s.Replay.Speedup == 0 {
+		s.Replay.Speedup = DefaultSpeedup
 	}
 }
 

@@ -69,6 +69,16 @@ const (
 	FormatCSV      Format = "csv"
 )
 
+// TraceFormat is a trace file's format.
+type TraceFormat string
+
+// Trace formats.
+const (
+	TraceMooncake TraceFormat = "mooncake" // JSONL: timestamp (ms), input_length, output_length, hash_ids
+	TraceAzure    TraceFormat = "azure"    // CSV: TIMESTAMP, ContextTokens, GeneratedTokens
+	TraceRunner   TraceFormat = "runner"   // requests.jsonl of an earlier run
+)
+
 // Allowed values of the plan's enumerations, in the order messages list them.
 var (
 	APIs       = []API{APIChat, APICompletions}
@@ -78,4 +88,6 @@ var (
 	Severities = []Severity{SeverityFail, SeverityWarn}
 	Sizings    = []Sizing{SizingCalibrated, SizingReference}
 	Formats    = []Format{FormatAuto, FormatJSONL, FormatShareGPT, FormatCSV}
+	// TraceFormats are the trace formats.
+	TraceFormats = []TraceFormat{TraceMooncake, TraceAzure, TraceRunner}
 )

@@ -90,6 +90,7 @@ func LoadBytes(name string, data []byte, dir string, opts Options) (*Plan, error
 	p.ApplyDefaults()
 	v.loadCAFiles()
 	v.loadPrompts()
+	v.checkTraces()
 	v.compileChecks()
 	if err := probs.err(); err != nil {
 		return nil, err

@@ -389,11 +389,13 @@ func TestPromptFiles(t *testing.T) {
 	// Problems are positioned in the prompt file.
 	write("bad.jsonl", "{\"prompt\": \"ok\"}\nnot json\n{\"prompt\": \"\"}\n")
 	write("bad.csv", "id,prompt\n1,\n")
+	write("quote.csv", "prompt\n00\"0\n") // a failed Read, which has no field positions
 	for _, tc := range []struct{ set, want string }{
 		{"{file: bad.jsonl}", filepath.Join(dir, "bad.jsonl") + ":2: not valid JSON"},
 		{"{file: bad.jsonl}", filepath.Join(dir, "bad.jsonl") + `:3: "prompt" is empty`},
 		{"{file: bad.csv}", filepath.Join(dir, "bad.csv") + `:2: empty "prompt" value`},
 		{"{file: c.csv}", filepath.Join(dir, "c.csv") + `:1: no "prompt" column in the header`},
+		{"{file: quote.csv}", filepath.Join(dir, "quote.csv") + `:2: invalid CSV: parse error on line 2, column 3: bare " in non-quoted-field`},
 		{"{file: d.txt}", "cannot tell the format"},
 		{"{file: d.txt, format: jsonl}", filepath.Join(dir, "d.txt") + ":1: not valid JSON"},
 		{"{file: missing.jsonl}", `plan.yaml:8:13: prompts.x.file: cannot read prompt file "missing.jsonl": no such file or directory`},
@@ -524,5 +526,63 @@ func TestEnvExpansionInExtraBody(t *testing.T) {
 	_, err := load(t, src, env())
 	if err == nil || !strings.Contains(err.Error(), "plan.yaml:15:14: stages[0].extra_body.stop[0]: environment variable STOP is not set") {
 		t.Errorf("unset variable in extra_body: %v", err)
+	}
+}
+
+// TestTraces: trace prompt sets load their files (sorted by arrival), take
+// their defaults, and a replay stage's settings and window are checked
+// against what the trace holds.
+func TestTraces(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("m.jsonl", `{"timestamp": 500, "input_length": 600, "output_length": 8, "hash_ids": [1, 2]}
+{"timestamp": 0, "input_length": 100, "output_length": 4, "hash_ids": [1]}
+{"timestamp": 1500, "input_length": 100, "output_length": 4, "hash_ids": [7]}
+`)
+	write("q.jsonl", "{\"prompt\": \"a\"}\n{\"prompt\": \"b\"}\n")
+	write("r.jsonl", `{"stage":"s","level":0,"seq":0,"start":"2026-01-02T03:04:05Z","dispatch_lag_ms":0,"input_tokens":5,"max_tokens":4,"prompt":1}
+{"stage":"s","level":0,"seq":1,"start":"2026-01-02T03:04:06Z","dispatch_lag_ms":0,"input_tokens":5,"max_tokens":4,"prompt":2}
+`)
+	plan := func(prompts, stage string) string {
+		return "version: 1\nname: t\nendpoints:\n  sim: {simulator: {ttft_ms: 5}}\nprompts:\n" + prompts +
+			"stages:\n  - name: s\n    endpoint: sim\n" + stage
+	}
+	p, err := LoadBytes("plan.yaml", []byte(plan("  m: {trace: {file: m.jsonl, format: mooncake}}\n", "    prompts: m\n")), dir, env())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, st := p.PromptSet("m").Trace, p.Stages[0]
+	if len(tr.Requests) != 3 || tr.Requests[0].Line != 2 || tr.Requests[1].At != 500*time.Millisecond || tr.BlockTokens != 512 {
+		t.Fatalf("trace %+v", tr)
+	}
+	if st.Replay == nil || st.Replay.Speedup != 1 || st.Replay.Start != 0 || st.Replay.End != 0 {
+		t.Fatalf("replay defaults %+v", st.Replay)
+	}
+	for _, tc := range []struct{ prompts, stage, want string }{
+		// The window [1s, 2s) holds one request.
+		{"  m: {trace: {file: m.jsonl, format: mooncake}}\n", "    prompts: m\n    replay: {start: 1s, end: 2s}\n",
+			"plan.yaml:11:13: stages[0]: the replay's window holds 1 of the trace's 3 requests: a replay needs at least two"},
+		{"  m: {trace: {file: m.jsonl, format: mooncake, block_tokens: 64}}\n", "    prompts: m\n",
+			filepath.Join(dir, "m.jsonl") + ":1: input_length 600 takes 10 blocks of 64 tokens, but hash_ids has 2: is block_tokens right?"},
+		// The second record sent prompt 2 of a set of two.
+		{"  q: {file: q.jsonl}\n  r: {trace: {file: r.jsonl, format: runner, prompts: q}}\n", "    prompts: r\n",
+			filepath.Join(dir, "r.jsonl") + `:2: the record sent prompt 2, but prompt set "q" holds 2 prompts`},
+		{"  r: {trace: {file: r.jsonl, format: runner, stage: other}}\n", "    prompts: r\n",
+			`plan.yaml:6:21: prompts.r.trace.file: trace file "r.jsonl" holds no measured request of stage "other"`},
+		{"  m: {trace: {file: m.jsonl, format: mooncake, prompts: m}}\n", "    prompts: m\n",
+			"plan.yaml:6:57: prompts.m.trace: prompts applies to runner traces only"},
+	} {
+		_, err := LoadBytes("plan.yaml", []byte(plan(tc.prompts, tc.stage)), dir, env())
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s%s: want %q, got %v", tc.prompts, tc.stage, tc.want, err)
+		}
+	}
+	_, err = LoadBytes("plan.yaml", []byte(plan("  q: {file: q.jsonl}\n  r: {trace: {file: r.jsonl, format: runner, prompts: q, level: 0}}\n", "    prompts: r\n    replay: {speedup: 2}\n    requests: 1\n")), dir, env())
+	if err == nil || !strings.Contains(err.Error(), "the replay's window holds 1 of the trace's 2 requests") {
+		t.Fatalf("requests cut the window to one: %v", err)
 	}
 }

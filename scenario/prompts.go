@@ -48,10 +48,12 @@ func (v *validator) loadPrompts() {
 		case len(ps.Inline) > 0 && ps.File == "":
 			ps.Loaded = make([]Prompt, len(ps.Inline))
 			for i, s := range ps.Inline {
-				ps.Loaded[i] = Prompt{Text: s, Line: v.pos(fmt.Sprintf("%s.inline[%d]", path, i)).line}
+				ps.Loaded[i] = Prompt{Text: s, Line: v.pos(fmt.Sprintf("%s.inline[%d]", path, i)).line, Index: i}
 			}
-		case ps.File != "" && ps.Synthetic == nil && len(ps.Inline) == 0:
+		case ps.File != "" && ps.Synthetic == nil && len(ps.Inline) == 0 && ps.Trace == nil:
 			v.loadFile(path, ps, needs[name])
+		case ps.Trace != nil && ps.File == "" && ps.Synthetic == nil && len(ps.Inline) == 0:
+			v.loadTrace(path, ps.Trace)
 		}
 	}
 }
@@ -96,6 +98,15 @@ func promptNeeds(p *Plan) map[string]promptNeed {
 		}
 		need.count = min(max(need.count, most), MaxHeldPrompts)
 		out[st.Prompts] = need
+	}
+	// A replay of a run's records names prompts by their place in the
+	// file: the set they come from is held whole (up to the limits).
+	for _, ps := range p.Prompts {
+		if ps != nil && ps.Trace != nil && ps.Trace.Prompts != "" {
+			need := out[ps.Trace.Prompts]
+			need.count = MaxHeldPrompts
+			out[ps.Trace.Prompts] = need
+		}
 	}
 	return out
 }
@@ -391,8 +402,9 @@ func readCSV(br *bufio.Reader, column string, fe *fileErrs, emit func(Prompt)) {
 		if err == io.EOF {
 			return
 		}
-		line, _ := r.FieldPos(0)
 		if err != nil {
+			// FieldPos panics after a failed Read: the error has the line.
+			line := 0
 			var pe *csv.ParseError
 			if errors.As(err, &pe) {
 				line = pe.Line
@@ -404,6 +416,7 @@ func readCSV(br *bufio.Reader, column string, fe *fileErrs, emit func(Prompt)) {
 			}
 			return
 		}
+		line, _ := r.FieldPos(0)
 		if col >= len(rec) || strings.TrimSpace(rec[col]) == "" {
 			fe.add(line, "empty %q value", column)
 			continue

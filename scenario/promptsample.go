@@ -70,6 +70,7 @@ func (r *reservoir) prompts() []Prompt {
 	out := make([]Prompt, len(r.held))
 	for i := range r.held {
 		out[i] = r.held[i].p
+		out[i].Index = int(r.held[i].idx)
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/runnerbench/runner/sim/simconfig"
+	"github.com/runnerbench/runner/trace"
 )
 
 // Plan is a whole plan file (version 1).
@@ -96,7 +97,7 @@ type Counters struct {
 	PrefixCacheHits string `yaml:"prefix_cache_hits,omitempty" json:"prefix_cache_hits,omitempty"`
 }
 
-// PromptSet is where prompts come from: exactly one of synthetic, file or inline.
+// PromptSet is where prompts come from: exactly one of synthetic, file, inline or trace.
 type PromptSet struct {
 	// Synthetic prompts of a requested length in tokens.
 	Synthetic *Synthetic `yaml:"synthetic,omitempty" json:"synthetic,omitempty"`
@@ -111,9 +112,32 @@ type PromptSet struct {
 	Inline []string `yaml:"inline,omitempty" json:"inline,omitempty"`
 	// Turns makes each prompt a conversation of this many user turns, each resending the history. Default 1.
 	Turns int `yaml:"turns,omitempty" json:"turns,omitempty"`
+	// Trace replays a trace file: each request's arrival time, prompt and output lengths, and the prefixes prompts share. A stage over it is a replay.
+	Trace *Trace `yaml:"trace,omitempty" json:"trace,omitempty"`
 
 	// Loaded holds the prompts read from File or Inline (filled by the loader).
 	Loaded []Prompt `yaml:"-" json:"-"`
+}
+
+// Trace is a trace file a prompt set replays.
+type Trace struct {
+	// File is the trace, inside the plan's directory (or an --allow-dir one).
+	File string `yaml:"file" json:"file"`
+	// Format is mooncake (JSONL: timestamp in ms, input_length, output_length, hash_ids), azure (CSV: TIMESTAMP, ContextTokens, GeneratedTokens) or runner (requests.jsonl of an earlier run).
+	Format TraceFormat `yaml:"format" json:"format"`
+	// BlockTokens is the tokens each Mooncake hash id stands for. Default 512.
+	BlockTokens int `yaml:"block_tokens,omitempty" json:"block_tokens,omitempty"`
+	// Prompts names a file or inline prompt set whose prompts a runner trace's records sent (by their recorded index); without it they get generated text of their recorded length.
+	Prompts string `yaml:"prompts,omitempty" json:"prompts,omitempty"`
+	// Stage picks the records of this stage from a runner trace that holds several.
+	Stage string `yaml:"stage,omitempty" json:"stage,omitempty"`
+	// Level picks the records of this level (its index in the stage, from 0) from a runner trace that holds several.
+	Level *int `yaml:"level,omitempty" json:"level,omitempty"`
+
+	// Requests are the trace's requests sorted by arrival (read by the loader).
+	Requests []trace.Request `yaml:"-" json:"-"`
+	// Note is said in the replay stage's warnings (records completed with means).
+	Note string `yaml:"-" json:"-"`
 }
 
 // Prompt is one supplied prompt.
@@ -122,6 +146,10 @@ type Prompt struct {
 	Messages  []Message `json:"messages,omitempty"`
 	MaxTokens int       `json:"max_tokens,omitempty"`
 	Line      int       `json:"-"` // line in the source file, for errors
+	// Index is the prompt's place among its source's prompts (0-based), kept
+	// when a sample holds only some of them: what a request record names, so
+	// a replay can send the same prompt again.
+	Index int `json:"-"`
 }
 
 // Message is one chat message.
@@ -207,8 +235,22 @@ type Stage struct {
 	Seed *int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
 	// SLO is the per-request objective that goodput counts against.
 	SLO *SLO `yaml:"slo,omitempty" json:"slo,omitempty"`
+	// Replay is how a stage over trace prompts replays the trace: its speed and window.
+	Replay *Replay `yaml:"replay,omitempty" json:"replay,omitempty"`
 	// Checks are pass/fail expressions over the measured metrics.
 	Checks []*Check `yaml:"checks,omitempty" json:"checks,omitempty"`
+}
+
+// Replay is how a stage replays its trace: one open-loop level whose
+// requests arrive at the trace's times, divided by Speedup, over the
+// trace's window [Start, End) (the stage's requests takes the first N).
+type Replay struct {
+	// Speedup divides the trace's arrival times: 2 replays it twice as fast, 0.5 at half speed. Default 1.
+	Speedup float64 `yaml:"speedup,omitempty" json:"speedup,omitempty"`
+	// Start is where in the trace the replay begins, on its own clock (Mooncake: its timestamps; Azure and runner traces: from the first request).
+	Start Duration `yaml:"start,omitempty" json:"start,omitempty"`
+	// End is where in the trace the replay stops (requests arriving before it are sent); default: the trace's end.
+	End Duration `yaml:"end,omitempty" json:"end,omitempty"`
 }
 
 // SLO is a per-request service-level objective; a request meets it when every set bound holds.

@@ -197,11 +197,11 @@ func (v *validator) nonNegDur(path string, d Duration) {
 
 func (v *validator) promptSet(path string, ps *PromptSet) {
 	if ps == nil {
-		v.errf(path, "%s: empty prompt set: give synthetic, file or inline", path)
+		v.errf(path, "%s: empty prompt set: give synthetic, file, inline or trace", path)
 		return
 	}
 	n := 0
-	for _, set := range []bool{ps.Synthetic != nil, ps.File != "", len(ps.Inline) > 0} {
+	for _, set := range []bool{ps.Synthetic != nil, ps.File != "", len(ps.Inline) > 0, ps.Trace != nil} {
 		if set {
 			n++
 		}
@@ -210,9 +210,12 @@ func (v *validator) promptSet(path string, ps *PromptSet) {
 	case n == 0 && v.has(path+".inline"):
 		v.errf(path+".inline", "%s: inline list is empty", path)
 	case n == 0:
-		v.errf(path, "%s: needs one of synthetic, file or inline", path)
+		v.errf(path, "%s: needs one of synthetic, file, inline or trace", path)
 	case n > 1:
-		v.errf(path, "%s: give only one of synthetic, file or inline", path)
+		v.errf(path, "%s: give only one of synthetic, file, inline or trace", path)
+	}
+	if ps.Trace != nil {
+		v.traceSet(path, ps)
 	}
 	enum(v, path+".format", ps.Format, Formats)
 	if (ps.Format != "" || ps.Column != "") && ps.File == "" {
@@ -306,7 +309,15 @@ func (v *validator) stage(path string, s *Stage) {
 	if v.has(path+".output_tokens") || !s.OutputTokens.IsZero() {
 		v.length(path+".output_tokens", s.OutputTokens)
 	}
-	v.stageLoad(path, s)
+	switch {
+	case ps != nil && ps.Trace != nil:
+		v.stageReplay(path, s)
+	case ps != nil && v.has(path+".replay"):
+		v.errf(path+".replay", "%s: replay applies to stages whose prompts are a trace (prompt set %q is not)", path, s.Prompts)
+		fallthrough
+	default:
+		v.stageLoad(path, s)
+	}
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)
 }

@@ -93,13 +93,14 @@ func TestValidatePrintRedactsSecrets(t *testing.T) {
 		t.Errorf("printed plan does not validate: %s", errs)
 	}
 	plans := mustAbs(t, "../../plans")
-	for _, p := range []string{"../../plans/quickstart.yaml", "../../plans/natural.yaml", "../../plans/slo-gate.yaml"} {
+	for _, p := range []string{"../../plans/quickstart.yaml", "../../plans/natural.yaml", "../../plans/slo-gate.yaml", "../../plans/replay.yaml"} {
 		code, out, errs := runCLI(t, nil, "validate", "--print", p)
 		if code != 0 {
 			t.Fatalf("%s: %s", p, errs)
 		}
 		// The printed plan, elsewhere, reads the example's prompt files
 		// where the job allows it.
+		out = strings.ReplaceAll(out, "file: traces/", "file: "+filepath.Join(plans, "traces")+"/")
 		again := writePlan(t, strings.ReplaceAll(out, "file: prompts/", "file: "+filepath.Join(plans, "prompts")+"/"))
 		if code, _, errs := runCLI(t, nil, "validate", "--allow-dir", plans, again); code != 0 {
 			t.Errorf("printed %s does not validate: %s", p, errs)

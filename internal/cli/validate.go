@@ -67,6 +67,9 @@ func summary(p *scenario.Plan) string {
 	levels, checks := 0, 0
 	for _, s := range p.Stages {
 		levels += len(s.Concurrency) + len(s.Rate)
+		if s.Replay != nil {
+			levels++ // a replay is one level
+		}
 		checks += len(s.Checks)
 	}
 	return fmt.Sprintf("%s, %s, %s, %s, %s",

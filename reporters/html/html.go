@@ -104,6 +104,7 @@ type stageView struct {
 	API          string
 	Mode         string
 	Load         string
+	Trace        [][2]string // a replay's trace, as label and value
 	Error        string
 	BaselineNote string
 	Natural      bool // natural mode: the levels table shows the length spread
@@ -460,6 +461,9 @@ func f(v float64) *float64 { return &v }
 func buildStage(st, bst *result.Stage, anchor string) stageView {
 	sv := stageView{Name: st.Name, Anchor: anchor, Endpoint: st.Endpoint, API: st.API, Mode: st.Mode,
 		Load: st.Load, Error: st.Error, Natural: st.Mode == "natural"}
+	if st.Trace != nil {
+		sv.Trace = st.Trace.Facts()
+	}
 	for i := range st.Points {
 		p := &st.Points[i]
 		sv.Levels = append(sv.Levels, levelRowOf(p))

@@ -52,6 +52,8 @@ func main() {
 		os.Exit(simChild())
 	case "runner":
 		os.Exit(runnerChild())
+	case lagRole:
+		os.Exit(lagChild())
 	}
 	os.Exit(orchestrate())
 }
@@ -326,22 +328,31 @@ func procStatus(field string) int64 {
 
 // runRunner runs one job in a runner child.
 func runRunner(j job) (outcome, error) {
-	arg, _ := json.Marshal(j)
-	cmd := childCmd(1)
-	cmd.Env = append(cmd.Env, roleEnv+"=runner", argEnv+"="+string(arg))
-	cmd.Stderr = os.Stderr
-	b, err := cmd.Output()
-	if err != nil {
-		return outcome{}, fmt.Errorf("runner child: %w", err)
-	}
 	var o outcome
-	if err := json.Unmarshal(b, &o); err != nil {
-		return o, fmt.Errorf("runner child output: %w", err)
+	if err := runChild("runner", j, &o); err != nil {
+		return o, err
 	}
 	if o.Err != "" {
 		return o, errors.New(o.Err)
 	}
 	return o, nil
+}
+
+// runChild runs this program again in role (on CPU 1 with -pin) with arg as
+// its JSON argument, and decodes what it prints into out.
+func runChild(role string, arg, out any) error {
+	b, _ := json.Marshal(arg)
+	cmd := childCmd(1)
+	cmd.Env = append(cmd.Env, roleEnv+"="+role, argEnv+"="+string(b))
+	cmd.Stderr = os.Stderr
+	b, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("%s child: %w", role, err)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
+		return fmt.Errorf("%s child output: %w", role, err)
+	}
+	return nil
 }
 
 // ---- the orchestrator ----
@@ -380,7 +391,7 @@ func orchestrate() int {
 	flag.IntVar(&o.flatRequests, "requests", 1000000, "requests of the flat-memory experiment")
 	flag.StringVar(&concs, "accuracy", "1,100,500,1000", "concurrencies of the accuracy experiment")
 	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
-	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy)")
+	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag)")
 	flag.BoolVar(&pinCores, "pin", false, "pin the simulator to CPU 0 and the runner to CPU 1 (taskset, GOMAXPROCS=1 each)")
 	flag.Parse()
 	if o.quick {
@@ -412,6 +423,7 @@ func orchestrate() int {
 		{"scale", scale},
 		{"flat", flatMemory},
 		{"accuracy", accuracy},
+		{"sendlag", sendLag},
 	}
 	failed := false
 	for _, s := range steps {

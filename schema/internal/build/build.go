@@ -155,6 +155,7 @@ func addEnums(root *jsonschema.Schema) {
 	set(root.Definitions["Synthetic"], "sizing", strs(scenario.Sizings))
 	set(root.Definitions["PromptSet"], "format", strs(scenario.Formats))
 	set(root.Definitions["Search"], "over", strs(scenario.Overs))
+	set(root.Definitions["Trace"], "format", strs(scenario.TraceFormats))
 	if p, ok := root.Properties.Get("version"); ok {
 		p.Const = 1
 	}
