@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/runnerbench/runner/trace"
 )
 
 // Prompt files are read as a stream, never whole: the dataset most published
@@ -403,12 +405,7 @@ func readCSV(br *bufio.Reader, column string, fe *fileErrs, emit func(Prompt)) {
 			return
 		}
 		if err != nil {
-			// FieldPos panics after a failed Read: the error has the line.
-			line := 0
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				line = pe.Line
-			}
+			line := trace.CSVErrorLine(err)
 			if errors.Is(err, errEntryTooLarge) {
 				fe.add(line, "row is larger than %d MiB", MaxPromptEntryBytes>>20)
 			} else {

@@ -221,13 +221,7 @@ func ParseAzure(data []byte, o Options, bad Bad) []Request {
 			break
 		}
 		if err != nil {
-			// FieldPos panics after a failed Read: the error has the line.
-			line := 0
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				line = pe.Line
-			}
-			bad(line, "invalid CSV: "+err.Error())
+			bad(CSVErrorLine(err), "invalid CSV: "+err.Error())
 			return nil
 		}
 		line, _ := r.FieldPos(0)
@@ -283,4 +277,15 @@ func azureRow(rec []string, idx []int, limit, line int, bad Bad) (Request, time.
 	}
 	r.Input, r.Output = in, outTok
 	return r, t, true
+}
+
+// CSVErrorLine is the line a csv.Reader's error is at (0 when it does not
+// say). The reader's FieldPos panics after a failed Read, so the error is
+// where the line is.
+func CSVErrorLine(err error) int {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return pe.Line
+	}
+	return 0
 }
