@@ -237,6 +237,11 @@ type Point struct {
 	LowConfidence    []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
 	Warnings         []string `json:"warnings,omitempty" expr:"-"`
 	Interrupted      bool     `json:"interrupted,omitempty" expr:"-"`
+
+	// BaselineComparison is this level against the same level of the
+	// --baseline run, metric by metric (nil without a baseline); worse() in
+	// checks reads it.
+	BaselineComparison []Comparison `json:"baseline_comparison,omitempty" expr:"-"`
 }
 
 // LevelEnv is what a level-scope check expression sees: every Point metric by
@@ -244,6 +249,10 @@ type Point struct {
 type LevelEnv struct {
 	Point
 	Baseline *Point `expr:"baseline"`
+	// Worse is worse(metric, pct): whether the metric is significantly worse
+	// than the baseline's, by more than pct percent (Comparison.Fails). It
+	// errs without a baseline, as reading baseline.* does.
+	Worse func(metric string, pct float64) (bool, error) `expr:"worse"`
 }
 
 // StageEnv is what a stage-scope check expression sees.
@@ -310,6 +319,9 @@ type Report struct {
 	Stages     []Stage  `json:"stages"`
 	Warnings   []string `json:"warnings,omitempty"`
 	Baseline   string   `json:"baseline,omitempty"` // path of the baseline report, when given
+	// Comparison says how the levels were compared with the baseline's
+	// (each point's baseline_comparison); nil without a baseline.
+	Comparison *ComparisonSummary `json:"comparison,omitempty"`
 }
 
 // Label names a level for people: "c=32" for closed loop, "rate=4" for open
