@@ -29,15 +29,14 @@ type stageResult struct {
 }
 
 // assemble builds the report from a run's header, its stages and how it
-// ended, evaluates every check (against the baseline, when given) and
-// decides the verdict. It is the one place a report is put together.
-func assemble(h *records.Header, stages []stageResult, end *records.End, baseline *result.Report, baselinePath string) *result.Report {
+// ended, compares it with the baseline (when given), evaluates every check
+// and decides the verdict. It is the one place a report is put together.
+func assemble(h *records.Header, stages []stageResult, end *records.End, base *Baseline) *result.Report {
 	rep := &result.Report{
 		SchemaVersion: result.SchemaVersion,
 		RunnerVersion: h.RunnerVersion,
 		Plan:          h.Plan,
 		StartedAt:     h.StartedAt,
-		Baseline:      baselinePath,
 		Stages:        []result.Stage{},
 	}
 	if end == nil {
@@ -48,13 +47,20 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, baselin
 		rep.Warnings = append(rep.Warnings, end.Warnings...)
 	}
 	for _, sr := range stages {
-		res := sr.agg.Result()
-		base := checks.BaselineStage(baseline, res.Name)
-		res.Checks = checks.EvaluateStage(sr.plan, res, base)
-		if baseline != nil {
-			rep.Warnings = append(rep.Warnings, baselineGaps(baselinePath, base, res)...)
+		rep.Stages = append(rep.Stages, *sr.agg.Result())
+	}
+	var baseline *result.Report
+	if base != nil {
+		rep.Baseline, baseline = base.Path, base.Report
+		compareBaseline(rep, stages, base)
+	}
+	for i, sr := range stages {
+		res := &rep.Stages[i]
+		bst := checks.BaselineStage(baseline, res.Name)
+		res.Checks = checks.EvaluateStage(sr.plan, res, bst)
+		if base != nil {
+			rep.Warnings = append(rep.Warnings, baselineGaps(base.Path, bst, res)...)
 		}
-		rep.Stages = append(rep.Stages, *res)
 	}
 	rep.Verdict = checks.Verdict(rep)
 	return rep

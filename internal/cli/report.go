@@ -41,7 +41,7 @@ func cmdReport(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := pipeline.Recompute(dir, baseline, o.Baseline)
+	rep, err := pipeline.Recompute(dir, baseline)
 	if err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "report: %w", err)
 	}
