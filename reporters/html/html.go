@@ -102,6 +102,7 @@ type stageView struct {
 	Load         string
 	Error        string
 	BaselineNote string
+	Compare      *cmpView
 	Levels       []levelRow
 	Charts       []chartView
 	Samples      []sampleRow
@@ -194,6 +195,7 @@ func buildPage(r *result.Report, base *result.Report) page {
 		}
 		sv := buildStage(st, bst, anchor(st.Name, si, anchors))
 		sv.BaselineNote = note
+		sv.Compare = comparisonOf(st, r.Comparison)
 		p.Stages = append(p.Stages, sv)
 	}
 	return p
