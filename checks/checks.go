@@ -61,15 +61,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 // BaselineStage returns the stage of the baseline report with that name, or
 // nil (no baseline, or the baseline has no such stage).
 func BaselineStage(baseline *result.Report, name string) *result.Stage {
-	if baseline == nil {
-		return nil
-	}
-	for i := range baseline.Stages {
-		if baseline.Stages[i].Name == name {
-			return &baseline.Stages[i]
-		}
-	}
-	return nil
+	return baseline.StageNamed(name)
 }
 
 // MissingBaselineLevels returns the labels of res's levels that the baseline

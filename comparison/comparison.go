@@ -150,7 +150,7 @@ func match(base, cur *result.Report, missing *[]string) []pair {
 	for i := range cur.Stages {
 		st := &cur.Stages[i]
 		seen[st.Name] = true
-		bst := stageNamed(base, st.Name)
+		bst := base.StageNamed(st.Name)
 		if bst == nil {
 			*missing = append(*missing, "stage "+st.Name+" is not in the baseline")
 			continue
@@ -177,15 +177,6 @@ func match(base, cur *result.Report, missing *[]string) []pair {
 		}
 	}
 	return out
-}
-
-func stageNamed(r *result.Report, name string) *result.Stage {
-	for i := range r.Stages {
-		if r.Stages[i].Name == name {
-			return &r.Stages[i]
-		}
-	}
-	return nil
 }
 
 func pointLabelled(st *result.Stage, label string) *result.Point {

@@ -72,7 +72,7 @@ func Mismatch(base *result.Report, plan string, want []Want) error {
 		bad = append(bad, fmt.Sprintf("it is a run of plan %s, not %s", strconv.Quote(base.Plan.Name), strconv.Quote(plan)))
 	}
 	for _, w := range want {
-		bst := stageNamed(base, w.Stage)
+		bst := base.StageNamed(w.Stage)
 		if bst == nil {
 			bad = append(bad, fmt.Sprintf("it has no stage %s (it has %s)", strconv.Quote(w.Stage), names(base)))
 			continue

@@ -15,28 +15,28 @@ import (
 type Comparison struct {
 	// Metric is the metric's name (the catalogue's).
 	Metric string `json:"metric"`
-	// Statistic is what the interval is of ("p95", "mean", "rate", "ratio",
-	// "share"); empty when the metric has none.
-	Statistic string `json:"statistic,omitempty"`
 	// Base is the metric's value in the baseline's report (null: none).
 	Base *float64 `json:"base"`
 	// New is the metric's value in this report (null: none).
 	New *float64 `json:"new"`
+	// Statistic is what the interval is of ("p95", "mean", "rate", "ratio",
+	// "share"); empty when the metric has none.
+	Statistic string `json:"statistic,omitempty"`
 	// Rel is the relative change (new − base)/|base|, of the statistic as
 	// computed from the requests when it has an interval (of failed: the
 	// failed share), else of the two values; null when the base is 0.
 	Rel *float64 `json:"rel"`
 	// Interval is the confidence interval of Rel.
 	Interval *Interval `json:"interval,omitempty"`
+	// Verdict is better, worse, same or inconclusive; empty for what is
+	// shown and never judged: the client's own diagnostics and metrics
+	// without a better direction.
+	Verdict string `json:"verdict,omitempty" jsonschema:"enum=better,enum=worse,enum=same,enum=inconclusive"`
 	// Abs is the absolute change new − base (what a verdict reads when the
 	// base is 0).
 	Abs *float64 `json:"abs"`
 	// AbsInterval is the confidence interval of Abs.
 	AbsInterval *Interval `json:"abs_interval,omitempty"`
-	// Verdict is better, worse, same or inconclusive; empty for what is
-	// shown and never judged: the client's own diagnostics and metrics
-	// without a better direction.
-	Verdict string `json:"verdict,omitempty" jsonschema:"enum=better,enum=worse,enum=same,enum=inconclusive"`
 	// Reason says why a verdict is inconclusive.
 	Reason string `json:"reason,omitempty"`
 	// NBase is the baseline's samples behind the interval (requests, or the

@@ -324,6 +324,20 @@ type Report struct {
 	Comparison *ComparisonSummary `json:"comparison,omitempty"`
 }
 
+// StageNamed returns the report's stage called name, or nil (also for a nil
+// report).
+func (r *Report) StageNamed(name string) *Stage {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Stages {
+		if r.Stages[i].Name == name {
+			return &r.Stages[i]
+		}
+	}
+	return nil
+}
+
 // Label names a level for people: "c=32" for closed loop, "rate=4" for open
 // loop, with " turn=2" after it for a multi-turn stage's per-turn points. It is
 // also the key that matches a level to its baseline.

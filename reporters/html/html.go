@@ -189,7 +189,7 @@ func buildPage(r *result.Report, base *result.Report) page {
 		var bst *result.Stage
 		note := ""
 		if base != nil {
-			if bst = findStage(base, st.Name); bst == nil {
+			if bst = base.StageNamed(st.Name); bst == nil {
 				note = "The baseline has no stage named “" + st.Name + "”; no baseline curves for this stage."
 			}
 		}
@@ -219,15 +219,6 @@ func anchor(name string, i int, seen map[string]int) string {
 		a += "-" + strconv.Itoa(i)
 	}
 	return a
-}
-
-func findStage(r *result.Report, name string) *result.Stage {
-	for i := range r.Stages {
-		if r.Stages[i].Name == name {
-			return &r.Stages[i]
-		}
-	}
-	return nil
 }
 
 func stageWarnings(st *result.Stage) []warning {
