@@ -83,9 +83,9 @@ func row(t *testing.T, res *Result, label, metric string) result.Comparison {
 // interval around the shift and the samples named, and the headline is that
 // regression.
 func TestAAIsNotWorseAndShiftIsFound(t *testing.T) {
-	base := synth(1, level{conc: 1, n: 200, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 4, n: 400, ttft: 30, tpot: 2.5, sd: 0.1})
-	same := synth(2, level{conc: 1, n: 200, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 4, n: 400, ttft: 30, tpot: 2.5, sd: 0.1})
-	slow := synth(3, level{conc: 1, n: 200, ttft: 20, tpot: 2.4, sd: 0.05}, level{conc: 4, n: 400, ttft: 30, tpot: 3, sd: 0.1})
+	base := synth(1, level{conc: 1, n: 100, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 4, n: 120, ttft: 30, tpot: 2.5, sd: 0.1})
+	same := synth(2, level{conc: 1, n: 100, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 4, n: 120, ttft: 30, tpot: 2.5, sd: 0.1})
+	slow := synth(3, level{conc: 1, n: 100, ttft: 20, tpot: 2.4, sd: 0.05}, level{conc: 4, n: 120, ttft: 30, tpot: 3, sd: 0.1})
 	o := Options{Threshold: 0.05}
 	aa, err := Compare(base, same, o)
 	if err != nil {
@@ -94,7 +94,7 @@ func TestAAIsNotWorseAndShiftIsFound(t *testing.T) {
 	if f := aa.Failures(5); len(f) != 0 {
 		t.Errorf("A/A fails the gate: %+v", f)
 	}
-	if c := row(t, aa, "c=1", "tpot_p50_ms"); c.Verdict != "same" || !c.Gated || c.NBase != 200 || c.Interval == nil {
+	if c := row(t, aa, "c=1", "tpot_p50_ms"); c.Verdict != "same" || !c.Gated || c.NBase != 100 || c.Interval == nil {
 		t.Errorf("A/A tpot_p50_ms: %+v", c)
 	}
 	ab, err := Compare(base, slow, o)
@@ -105,7 +105,7 @@ func TestAAIsNotWorseAndShiftIsFound(t *testing.T) {
 	if c.Verdict != "worse" || !c.Fails(10) || c.Fails(25) || c.Interval.Lo > 0.2 || c.Interval.Hi < 0.2 {
 		t.Errorf("TPOT +20%%: %+v %+v", c, c.Interval)
 	}
-	if !strings.Contains(c.Describe(), "p50 of 200 and 200 requests") || !strings.Contains(c.Describe(), "worse") {
+	if !strings.Contains(c.Describe(), "p50 of 100 and 100 requests") || !strings.Contains(c.Describe(), "worse") {
 		t.Errorf("description %q", c.Describe())
 	}
 	if tps := row(t, ab, "c=4", "output_tps_total"); tps.Verdict != "worse" || tps.Statistic != "rate" {

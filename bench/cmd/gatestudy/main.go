@@ -98,7 +98,8 @@ func main() {
 type tally struct {
 	name   string
 	failed int
-	worst  []float64 // per pair: the largest significant regression, % (0: none)
+	worst  []float64      // per pair: the largest significant regression, % (0: none)
+	metric map[string]int // pairs in which the metric (at any level) failed the gate
 }
 
 func study(c config) error {
@@ -124,9 +125,9 @@ func study(c config) error {
 		}
 		plans = append(plans, p)
 	}
-	tallies := []*tally{{name: "A/A"}}
+	tallies := []*tally{{name: "A/A", metric: map[string]int{}}}
 	for _, s := range c.shifts {
-		tallies = append(tallies, &tally{name: fmt.Sprintf("A/B %s ×%g", s.field, s.factor)})
+		tallies = append(tallies, &tally{name: fmt.Sprintf("A/B %s ×%g", s.field, s.factor), metric: map[string]int{}})
 	}
 	fmt.Printf("plan %s, %d pairs, runner compare --fail-above %g\n\n", c.plan, c.pairs, c.failAbove)
 	start := time.Now()
@@ -138,10 +139,38 @@ func study(c config) error {
 	fmt.Printf("\n%d pairs of each kind in %s\n", c.pairs, time.Since(start).Round(time.Second))
 	for _, t := range tallies {
 		slices.Sort(t.worst)
-		fmt.Printf("%-22s failed %2d of %d; largest significant regression per pair: median %.1f%%, max %.1f%%\n",
-			t.name, t.failed, c.pairs, t.worst[len(t.worst)/2], t.worst[len(t.worst)-1])
+		fmt.Printf("%-22s failed %2d of %d; largest significant regression per pair: median %.1f%%, 95th percentile %.1f%%, max %.1f%%\n",
+			t.name, t.failed, c.pairs, t.worst[len(t.worst)/2], t.worst[(len(t.worst)*19+19)/20-1], t.worst[len(t.worst)-1])
 	}
+	byMetric(tallies)
 	return nil
+}
+
+// byMetric prints, for each metric that failed the gate in some pair, in
+// how many pairs of each kind it did: what a gate on that metric alone
+// (worse() in a check, at the same family confidence) would have done.
+func byMetric(tallies []*tally) {
+	var names []string
+	for _, t := range tallies {
+		for m := range t.metric {
+			if !slices.Contains(names, m) {
+				names = append(names, m)
+			}
+		}
+	}
+	slices.Sort(names)
+	fmt.Printf("\npairs in which each metric failed the gate (at any level):\n%-28s", "metric")
+	for _, t := range tallies {
+		fmt.Printf(" %22s", t.name)
+	}
+	fmt.Println()
+	for _, m := range names {
+		fmt.Printf("%-28s", m)
+		for _, t := range tallies {
+			fmt.Printf(" %22d", t.metric[m])
+		}
+		fmt.Println()
+	}
 }
 
 // pair runs A, each B, then A', and compares A with A' and with each B.
@@ -164,9 +193,21 @@ func pair(c config, i int, plans []string, tallies []*tally) error {
 		if err != nil {
 			return err
 		}
-		worst, what, err := worstRegression(dirs[0], against[k], c.failAbove)
+		res, err := compareRuns(dirs[0], against[k], c.failAbove)
 		if err != nil {
 			return err
+		}
+		seen := map[string]bool{}
+		for _, f := range res.Failures(c.failAbove) {
+			if !seen[f.Metric] {
+				seen[f.Metric] = true
+				t.metric[f.Metric]++
+			}
+		}
+		worst, what := 0.0, ""
+		if f, ok := res.WorstRegression(); ok {
+			worst = math.Min(f.WorseBy()*100, 1e6)
+			what = fmt.Sprintf("(%s %s %s %s)", f.Stage, f.Label, f.Metric, f.Describe())
 		}
 		if code == 1 {
 			t.failed++
@@ -200,36 +241,27 @@ func compareExit(c config, base, cur string) (int, error) {
 	return 0, fmt.Errorf("runner compare: %v\n%s", err, out)
 }
 
-// worstRegression is the largest significant regression between two runs
-// (in percent; 0 when nothing is worse), and where, by the comparison
-// runner compare makes at this --fail-above.
-func worstRegression(base, cur string, failAbove float64) (float64, string, error) {
+// compareRuns is the comparison runner compare makes of two runs at this
+// --fail-above.
+func compareRuns(base, cur string, failAbove float64) (*comparison.Result, error) {
 	var runs [2]comparison.Run
 	for k, dir := range []string{base, cur} {
 		f, err := os.Open(filepath.Join(dir, reporters.FileJSON))
 		if err != nil {
-			return 0, "", err
+			return nil, err
 		}
 		rep, err := reporters.ReadJSON(f)
 		f.Close()
 		if err != nil {
-			return 0, "", err
+			return nil, err
 		}
 		samples, err := pipeline.RecordSamples(dir, rep)
 		if err != nil {
-			return 0, "", err
+			return nil, err
 		}
 		runs[k] = comparison.Run{Report: rep, Samples: samples}
 	}
-	res, err := comparison.Compare(runs[0], runs[1], comparison.Options{Threshold: min(comparison.DefaultThreshold, failAbove/100)})
-	if err != nil {
-		return 0, "", err
-	}
-	f, ok := res.WorstRegression()
-	if !ok {
-		return 0, "", nil
-	}
-	return math.Min(f.WorseBy()*100, 1e6), fmt.Sprintf("(%s %s %s %s)", f.Stage, f.Label, f.Metric, f.Describe()), nil
+	return comparison.Compare(runs[0], runs[1], comparison.Options{Threshold: min(comparison.DefaultThreshold, failAbove/100)})
 }
 
 // shiftedPlan writes a copy of the plan whose simulators' field s.field is
