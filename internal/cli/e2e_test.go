@@ -840,6 +840,19 @@ func compareRuns(t *testing.T, dir, fast, slow string) {
 	if code != 0 || !strings.Contains(stdout, "no request records of the baseline") || !strings.Contains(stderr, "--fail-above cannot fail") {
 		t.Errorf("compare without records: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	// Checks without worse() run against it, their comparisons without
+	// intervals, and the report says why.
+	plain := filepath.Join(dir, "plain")
+	code, _, stderr = runRunner(t, childEnv(), e2ePlan("regress-slow.yaml"), "--stage", "other", "--baseline", alone, "--out", plain, "--quiet", "--report", "json")
+	if rep := loadReport(t, plain); code != 0 || rep.Comparison == nil || rep.Comparison.Records ||
+		!slices.ContainsFunc(rep.Warnings, func(w string) bool { return strings.Contains(w, "no request records of the baseline") }) {
+		t.Errorf("--baseline without records: exit %d, comparison %+v, warnings %q\n%s", code, rep.Comparison, rep.Warnings, stderr)
+	}
+	// A plan whose checks call worse() cannot be gated on it: refused.
+	code, _, stderr = runRunner(t, childEnv(), "report", slow, "--baseline", alone, "--out", filepath.Join(dir, "no-records"), "--quiet")
+	if code != 2 || !strings.Contains(stderr, "has no request records") || !strings.Contains(stderr, "which worse() in check") {
+		t.Errorf("report --baseline without records, worse() in the plan: exit %d\n%s", code, stderr)
+	}
 	if code, _, stderr = runRunner(t, childEnv(), "compare", fast, slow, "--confidence", "1.5"); code != 2 || !strings.Contains(stderr, "--confidence") {
 		t.Errorf("--confidence 1.5: exit %d\n%s", code, stderr)
 	}
