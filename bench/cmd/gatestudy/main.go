@@ -177,7 +177,9 @@ func byMetric(tallies []*tally) {
 func pair(c config, i int, plans []string, tallies []*tally) error {
 	dirs := make([]string, len(plans)+1)
 	order := append(slices.Clone(plans), plans[0]) // A, B..., A'
+	var loads []string
 	for k, p := range order {
+		loads = append(loads, loadavg())
 		dirs[k] = filepath.Join(c.out, fmt.Sprintf("pair%02d-run%d", i, k))
 		if c.reuse {
 			continue
@@ -186,6 +188,9 @@ func pair(c config, i int, plans []string, tallies []*tally) error {
 		if out, err := cmd.CombinedOutput(); err != nil {
 			return fmt.Errorf("run %s: %v\n%s", p, err, out)
 		}
+	}
+	if !c.reuse {
+		fmt.Printf("pair %2d machine load (1-minute average) before each run: %s\n", i+1, strings.Join(append(loads, loadavg()), ", "))
 	}
 	against := append([]string{dirs[len(dirs)-1]}, dirs[1:len(dirs)-1]...) // A', B...
 	for k, t := range tallies {
@@ -224,6 +229,17 @@ func pair(c config, i int, plans []string, tallies []*tally) error {
 		}
 	}
 	return nil
+}
+
+// loadavg is the machine's 1-minute load average ("?" where unknown): the
+// other processes competing for its cores, which move whole runs.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	f, _, _ := strings.Cut(string(b), " ")
+	return f
 }
 
 // compareExit is runner compare's exit code on the two runs: 0 passed, 1
