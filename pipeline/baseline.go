@@ -22,10 +22,10 @@ type Baseline struct {
 	Samples func(stage, label string) *aggregate.Samples
 }
 
-// HasRecords reports whether dir holds a run's records (run.jsonl and
-// requests.jsonl), from which its samples can be read.
+// HasRecords reports whether dir holds a run's records (plan.yaml, run.jsonl
+// and requests.jsonl), from which its samples can be read.
 func HasRecords(dir string) bool {
-	for _, f := range []string{records.FileRun, records.FileRequests} {
+	for _, f := range []string{records.FilePlan, records.FileRun, records.FileRequests} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			return false
 		}
