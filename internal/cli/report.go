@@ -25,7 +25,7 @@ func cmdReport(_ context.Context, env *Env, args []string) error {
 	fs.StringVar(&o.Out, "out", "", "write the reports into this `dir`ectory instead of DIR")
 	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only problems and the verdict")
-	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks compare against (baseline.*)")
+	fs.StringVar(&o.Baseline, "baseline", "", "a previous run (its result `dir`ectory or report.json) to compare each level with; checks read it as baseline and worse()")
 	pos, err := parseArgs(env, fs, reportSynopsis, args)
 	if err != nil {
 		return err
