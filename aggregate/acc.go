@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -148,19 +149,10 @@ func (a *acc) addFailed(r *result.Request) {
 
 func (a *acc) addOK(r *result.Request, spec *result.LevelSpec) {
 	a.completed++
-	opt := func(i int, v *float64) {
-		if v != nil {
-			a.lat[i].add(*v)
+	for i, v := range okLatencies(r) {
+		if !math.IsNaN(v) {
+			a.lat[i].add(v)
 		}
-	}
-	opt(latTTFT, r.TTFTMs)
-	opt(latTPOT, r.TPOTMs)
-	opt(latTTFAT, ttfat(r))
-	a.lat[latE2E].add(r.E2EMs)
-	opt(latTTFTSched, r.TTFTFromScheduleMs)
-	opt(latE2ESched, r.E2EFromScheduleMs)
-	if r.TTFTMs != nil && r.ServerTimings != nil {
-		a.lat[latOverhead].add(*r.TTFTMs - r.ServerTimings.PromptMs)
 	}
 	tok := int64(r.OutputTokens)
 	a.outTotal += tok
@@ -171,9 +163,9 @@ func (a *acc) addOK(r *result.Request, spec *result.LevelSpec) {
 		var c uint64
 		a.outSqLo, c = bits.Add64(a.outSqLo, lo, 0)
 		a.outSqHi += hi + c
-		if r.E2EMs > 0 {
-			a.perStream.add(float64(tok) / (r.E2EMs / 1000))
-		}
+	}
+	if v, ok := streamTPS(r); ok {
+		a.perStream.add(v)
 	}
 	if r.InputTokens > 0 {
 		a.inN++
@@ -219,6 +211,42 @@ func cutAtMaxTokens(r *result.Request) bool {
 		return r.FinishReason == "length"
 	}
 	return r.MaxTokens > 0 && r.OutputTokens >= r.MaxTokens
+}
+
+// okLatencies is a successful request's value of each per-request latency,
+// NaN where it has none (or an invalid one): the populations of the level's
+// latency metrics, which its point (acc) and its samples (Samples) share.
+// Dispatch lag is every measured request's, not only the successes'.
+func okLatencies(r *result.Request) [nLat]float64 {
+	var v [nLat]float64
+	set := func(i int, p *float64) {
+		v[i] = math.NaN()
+		if p != nil && valid(*p) {
+			v[i] = *p
+		}
+	}
+	set(latTTFT, r.TTFTMs)
+	set(latTPOT, r.TPOTMs)
+	set(latTTFAT, ttfat(r))
+	set(latE2E, &r.E2EMs)
+	set(latTTFTSched, r.TTFTFromScheduleMs)
+	set(latE2ESched, r.E2EFromScheduleMs)
+	set(latLag, nil)
+	set(latOverhead, nil)
+	if r.TTFTMs != nil && r.ServerTimings != nil {
+		set(latOverhead, result.Ptr(*r.TTFTMs-r.ServerTimings.PromptMs))
+	}
+	return v
+}
+
+// streamTPS is a successful request's output tokens per second of E2E, the
+// sample of output_tps_per_stream; false for a request without tokens or
+// time.
+func streamTPS(r *result.Request) (float64, bool) {
+	if r.OutputTokens <= 0 || r.E2EMs <= 0 {
+		return 0, false
+	}
+	return float64(r.OutputTokens) / (r.E2EMs / 1000), true
 }
 
 // errMessage is the reference's error field: "kind: message".

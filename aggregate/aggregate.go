@@ -68,6 +68,9 @@ type Level struct {
 	mu    sync.Mutex
 	all   *acc
 	turns []*acc // multi-turn levels: one per turn, by Request.Turn
+	// keep and keepTurns are the level's per-request samples, when kept.
+	keep      *Samples
+	keepTurns []*Samples
 }
 
 // NewLevel starts a level; exactLimit bounds the requests whose latencies
@@ -96,9 +99,43 @@ func (l *Level) Add(r *result.Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.all.add(r, &l.spec)
-	if t := r.Turn - 1; t >= 0 && t < len(l.turns) {
+	t := r.Turn - 1
+	if t >= 0 && t < len(l.turns) {
 		l.turns[t].add(r, &l.spec)
 	}
+	if l.keep != nil {
+		l.keep.add(r)
+		if t >= 0 && t < len(l.keepTurns) {
+			l.keepTurns[t].add(r)
+		}
+	}
+}
+
+// KeepSamples makes the level keep its per-request samples (Samples), for
+// comparing it with another run's; call it before the first Add.
+func (l *Level) KeepSamples() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.keep = newSamples(l.spec)
+	l.keepTurns = nil
+	for range l.turns {
+		l.keepTurns = append(l.keepTurns, newSamples(l.spec))
+	}
+}
+
+// Samples are the level's per-request samples given its record, and one
+// per turn of a multi-turn level, in the order of Turns; nil unless kept.
+func (l *Level) Samples(rec *result.LevelRecord) (*Samples, []*Samples) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.keep == nil {
+		return nil, nil
+	}
+	turns := make([]*Samples, len(l.keepTurns))
+	for i, t := range l.keepTurns {
+		turns[i] = t.done(rec)
+	}
+	return l.keep.done(rec), turns
 }
 
 // Point is the level's metrics given its record. A multi-turn level's

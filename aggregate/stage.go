@@ -22,6 +22,25 @@ type Stage struct {
 	info   result.StageRecord
 	levels map[int]*Level
 	points []result.Point
+	// samples holds each point's per-request samples by its label, when
+	// kept (KeepSamples).
+	samples map[string]*Samples
+}
+
+// KeepSamples makes the stage keep every level's per-request samples, for
+// comparing the run with another (Samples); call it before the first level.
+func (s *Stage) KeepSamples() {
+	s.mu.Lock()
+	s.samples = map[string]*Samples{}
+	s.mu.Unlock()
+}
+
+// Samples returns the per-request samples of the point labelled label (a
+// level, or a turn of a multi-turn level), or nil: not kept, no such level.
+func (s *Stage) Samples(label string) *Samples {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.samples[label]
 }
 
 // NewStage starts a stage; exactLimit is Level's (0: the default).
@@ -41,6 +60,9 @@ func (s *Stage) LevelStarted(rec *result.LevelRecord) {
 	l := NewLevel(rec.Spec, s.limit)
 	if len(rec.Parts) > 0 {
 		l.trackShards()
+	}
+	if s.samples != nil {
+		l.KeepSamples()
 	}
 	s.mu.Lock()
 	s.levels[rec.Level] = l
@@ -71,8 +93,15 @@ func (s *Stage) LevelDone(rec *result.LevelRecord) result.Point {
 		l = NewLevel(rec.Spec, s.limit)
 	}
 	p := l.Point(rec)
-	s.points = append(append(s.points, p), l.Turns(rec)...)
-	delete(s.levels, rec.Level) // its numbers are in the points now
+	turns := l.Turns(rec)
+	s.points = append(append(s.points, p), turns...)
+	if all, perTurn := l.Samples(rec); s.samples != nil && all != nil {
+		s.samples[p.Label()] = all
+		for i := range turns {
+			s.samples[turns[i].Label()] = perTurn[i]
+		}
+	}
+	delete(s.levels, rec.Level) // its numbers are in the points (and samples) now
 	return p
 }
 

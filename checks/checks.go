@@ -5,6 +5,7 @@
 package checks
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,15 +63,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 // BaselineStage returns the stage of the baseline report with that name, or
 // nil (no baseline, or the baseline has no such stage).
 func BaselineStage(baseline *result.Report, name string) *result.Stage {
-	if baseline == nil {
-		return nil
-	}
-	for i := range baseline.Stages {
-		if baseline.Stages[i].Name == name {
-			return &baseline.Stages[i]
-		}
-	}
-	return nil
+	return baseline.StageNamed(name)
 }
 
 // MissingBaselineLevels returns the labels of res's levels that the baseline
@@ -178,7 +171,7 @@ func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOu
 		o.Status, o.Message = failStatus(c), "check was not compiled (load the plan with scenario.Load)"
 		return o
 	}
-	env := result.LevelEnv{Point: *p, Baseline: base}
+	env := result.LevelEnv{Point: *p, Baseline: base, Worse: worseOn(p, base)}
 	if c.WhenProgram != nil {
 		w, err := expr.Run(c.WhenProgram, env)
 		if err != nil {
@@ -199,6 +192,7 @@ func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOu
 			nulls = append(nulls, m)
 		}
 	}
+	nulls = gateValues(c, p, base, o.Values, nulls)
 	o.Status, o.Message = verdict(c, env, nulls)
 	if base == nil && o.Status != result.StatusPass && readsBaseline(c) && strings.HasPrefix(o.Message, "could not be evaluated") {
 		o.Message = "needs a baseline: run with --baseline, or guard the expression with \"baseline == nil || ...\" (" + o.Message + ")"
@@ -206,14 +200,62 @@ func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOu
 	return o
 }
 
-// readsBaseline reports whether a check reads a baseline metric.
+// readsBaseline reports whether a check reads a baseline metric, or asks
+// worse().
 func readsBaseline(c *scenario.Check) bool {
+	if len(c.Gates) > 0 {
+		return true
+	}
 	for _, m := range c.Metrics {
 		if strings.HasPrefix(m, "baseline.") {
 			return true
 		}
 	}
 	return false
+}
+
+// worseOn is worse() on level p: whether a metric's comparison with the
+// baseline's level, which the report made before its checks
+// (comparison.Result.Attach), fails the gate. Without a baseline level it
+// errs, as reading baseline.* does.
+func worseOn(p, base *result.Point) func(string, float64) (bool, error) {
+	return func(metric string, pct float64) (bool, error) {
+		if base == nil {
+			return false, errors.New("worse() compares with the baseline, and there is none")
+		}
+		if c := comparisonOf(p, metric); c != nil {
+			return c.Fails(pct), nil
+		}
+		return false, nil // neither run has the metric: nothing got worse
+	}
+}
+
+func comparisonOf(p *result.Point, metric string) *result.Comparison {
+	for i := range p.BaselineComparison {
+		if p.BaselineComparison[i].Metric == metric {
+			return &p.BaselineComparison[i]
+		}
+	}
+	return nil
+}
+
+// gateValues records what each worse() call of the check reads (the
+// comparison, in one line) and adds to nulls the metrics it asks about that
+// this run could not produce: such a check fails and names them, as one
+// reading the metric does.
+func gateValues(c *scenario.Check, p, base *result.Point, values map[string]any, nulls []string) []string {
+	for _, g := range c.Gates {
+		key := "worse(" + g.Metric + ")"
+		if cmp := comparisonOf(p, g.Metric); cmp != nil {
+			values[key] = cmp.Describe()
+		} else if base != nil {
+			values[key] = "not compared"
+		}
+		if _, null := metricValue(p, g.Metric); null && !slices.Contains(nulls, g.Metric) {
+			nulls = append(nulls, g.Metric)
+		}
+	}
+	return nulls
 }
 
 // evalStage runs a stage-scope check on env; hasBase says whether a

@@ -15,7 +15,7 @@ func check(t *testing.T, name, src, scope, severity, when string) *scenario.Chec
 	if err != nil {
 		t.Fatalf("compile %q: %v", src, err)
 	}
-	c.Program, c.Metrics = prog, metrics
+	c.Program, c.Metrics, c.Gates = prog, metrics, scenario.GatesOf(prog)
 	if when != "" {
 		w, _, err := scenario.CompileCheck(when, "level")
 		if err != nil {
@@ -258,5 +258,49 @@ func TestSearchProbesThatFailEverything(t *testing.T) {
 	rep.Stages[0] = *st
 	if p := RunProblems(rep); len(p) != 4 {
 		t.Errorf("no probe served: run problems %q", p)
+	}
+}
+
+// TestWorse: worse(metric, pct) reads the level's comparison with the
+// baseline: true only for a worse verdict by more than pct; without a
+// baseline it fails the check as reading baseline.* does (or passes when
+// guarded); a null metric fails and is named; the comparison it read is in
+// the outcome's values.
+func TestWorse(t *testing.T) {
+	cur := point(1, 0, result.Ptr(120.0), 50)
+	cur.BaselineComparison = []result.Comparison{
+		{Metric: "ttft_p95_ms", Statistic: "p95", Base: result.Ptr(100.0), New: result.Ptr(120.0), Rel: result.Ptr(0.2), Abs: result.Ptr(20.0),
+			Interval: &result.Interval{Lo: 0.15, Hi: 0.25}, Verdict: "worse", NBase: 200, NNew: 200, Gated: true},
+		{Metric: "output_tps_total", Statistic: "rate", Base: result.Ptr(50.0), New: result.Ptr(50.0), Rel: result.Ptr(0.0), Abs: result.Ptr(0.0), Verdict: "same"},
+	}
+	base := point(1, 0, result.Ptr(100.0), 50)
+	stage := &scenario.Stage{Name: "s", Checks: []*scenario.Check{
+		check(t, "ttft 10", `!worse("ttft_p95_ms", 10)`, "level", "fail", ""),
+		check(t, "ttft 30", `!worse("ttft_p95_ms", 30)`, "level", "fail", ""),
+		check(t, "tps", `!worse("output_tps_total", 0)`, "level", "fail", ""),
+		check(t, "guarded", `baseline == nil || !worse("ttft_p95_ms", 10)`, "level", "fail", ""),
+		check(t, "null", `!worse("goodput", 10)`, "level", "fail", ""),
+	}}
+	res := &result.Stage{Name: "s", Points: []result.Point{cur}}
+	out := EvaluateStage(stage, res, &result.Stage{Name: "s", Points: []result.Point{base}})
+	want := map[string]string{"ttft 10": "fail", "ttft 30": "pass", "tps": "pass", "guarded": "fail", "null": "fail"}
+	for _, o := range out {
+		if o.Status != want[o.Name] {
+			t.Errorf("%s: %s (%s), want %s", o.Name, o.Status, o.Message, want[o.Name])
+		}
+	}
+	if v := out[0].Values["worse(ttft_p95_ms)"]; v != "+20.0% [+15.0%, +25.0%] worse (p95 of 200 and 200 requests)" {
+		t.Errorf("value read: %v", v)
+	}
+	if !strings.Contains(out[4].Message, "metric goodput is null") {
+		t.Errorf("null metric: %s", out[4].Message)
+	}
+
+	out = EvaluateStage(stage, res, nil)
+	if out[0].Status != "fail" || !strings.Contains(out[0].Message, "needs a baseline") {
+		t.Errorf("without a baseline: %+v", out[0])
+	}
+	if out[3].Status != "pass" {
+		t.Errorf("guarded, without a baseline: %+v", out[3])
 	}
 }

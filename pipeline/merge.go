@@ -178,9 +178,9 @@ func (s *Shards) Count() int { return len(s.runs) }
 // Write writes the merged result directory into out (plan.yaml,
 // requests.jsonl with every shard's requests, run.jsonl with the merged
 // records) and returns its report, computed from what it wrote, checks
-// evaluated once on the merged levels against baseline when given. out must
+// evaluated once on the merged levels against base when given. out must
 // not be one of the shards' directories.
-func (s *Shards) Write(out string, baseline *result.Report, baselinePath string) (*result.Report, error) {
+func (s *Shards) Write(out string, base *Baseline) (*result.Report, error) {
 	if err := s.CheckOut(out); err != nil {
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (s *Shards) Write(out string, baseline *result.Report, baselinePath string)
 	if err = errors.Join(err, w.Close()); err != nil {
 		return nil, err
 	}
-	return Recompute(out, baseline, baselinePath)
+	return Recompute(out, base)
 }
 
 // CheckOut refuses an output directory that is one of the shards': writing

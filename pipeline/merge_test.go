@@ -129,7 +129,7 @@ func TestMergeRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(t.TempDir(), "merged")
-	rep, err := sh.Write(out, nil, "")
+	rep, err := sh.Write(out, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +171,7 @@ func TestMergeRecords(t *testing.T) {
 // exactly what the run's records do.
 func TestMergeOneShardIsTheRun(t *testing.T) {
 	dir := writeShards(t, 1, func(_ int, s *shardSpec) { s.header.Shard = nil })[0]
-	want, err := Recompute(dir, nil, "")
+	want, err := Recompute(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestMergeOneShardIsTheRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := sh.Write(filepath.Join(t.TempDir(), "m"), nil, "")
+	got, err := sh.Write(filepath.Join(t.TempDir(), "m"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -251,7 +251,7 @@ func TestMergeRefusals(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := sh.Write(dirs[1], nil, ""); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "shard 1's own directory") {
+	if _, err := sh.Write(dirs[1], nil); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "shard 1's own directory") {
 		t.Errorf("--out a shard's directory: %v", err)
 	}
 	if _, err := ReadShards([]string{t.TempDir()}); !errors.Is(err, ErrRefused) || !strings.Contains(err.Error(), "not a result directory") {
@@ -271,7 +271,7 @@ func TestMergeKilledShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := sh.Write(filepath.Join(t.TempDir(), "m"), nil, "")
+	rep, err := sh.Write(filepath.Join(t.TempDir(), "m"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

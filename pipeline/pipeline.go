@@ -30,15 +30,14 @@ type stageResult struct {
 }
 
 // assemble builds the report from a run's header, its stages and how it
-// ended, evaluates every check (against the baseline, when given) and
-// decides the verdict. It is the one place a report is put together.
-func assemble(h *records.Header, stages []stageResult, end *records.End, baseline *result.Report, baselinePath string) *result.Report {
+// ended, compares it with the baseline (when given), evaluates every check
+// and decides the verdict. It is the one place a report is put together.
+func assemble(h *records.Header, stages []stageResult, end *records.End, base *Baseline) *result.Report {
 	rep := &result.Report{
 		SchemaVersion: result.SchemaVersion,
 		RunnerVersion: h.RunnerVersion,
 		Plan:          h.Plan,
 		StartedAt:     h.StartedAt,
-		Baseline:      baselinePath,
 		Stages:        []result.Stage{},
 	}
 	if end == nil {
@@ -54,17 +53,25 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, baselin
 		if s := sr.plan.Search; s != nil {
 			res.Search = search.Decide(s, res.Points).Result
 		}
+		rep.Stages = append(rep.Stages, *res)
+	}
+	var baseline *result.Report
+	if base != nil && !shard {
+		rep.Baseline, baseline = base.Path, base.Report
+		compareBaseline(rep, stages, base)
+	}
+	for i, sr := range stages {
+		res := &rep.Stages[i]
 		if shard {
+			// A shard's levels hold its part only: its checks are the merge's.
 			res.Checks = checks.Deferred(sr.plan, res, deferredChecks)
-			rep.Stages = append(rep.Stages, *res)
 			continue
 		}
-		base := checks.BaselineStage(baseline, res.Name)
-		res.Checks = checks.EvaluateStage(sr.plan, res, base)
-		if baseline != nil {
-			rep.Warnings = append(rep.Warnings, baselineGaps(baselinePath, base, res)...)
+		bst := checks.BaselineStage(baseline, res.Name)
+		res.Checks = checks.EvaluateStage(sr.plan, res, bst)
+		if base != nil {
+			rep.Warnings = append(rep.Warnings, baselineGaps(base.Path, bst, res)...)
 		}
-		rep.Stages = append(rep.Stages, *res)
 	}
 	rep.Verdict = checks.Verdict(rep)
 	return rep

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
@@ -12,24 +13,36 @@ import (
 
 // Recompute computes the report of the run recorded in dir from its records
 // alone, with the code a live run uses, so it equals the live report. The
-// checks are the ones recorded with each stage; baseline is compared against
-// as in Run.
-func Recompute(dir string, baseline *result.Report, baselinePath string) (*result.Report, error) {
+// checks are the ones recorded with each stage; base (nil: none) is compared
+// with as in Run.
+func Recompute(dir string, base *Baseline) (*result.Report, error) {
 	run, err := records.ReadRun(dir)
 	if err != nil {
 		return nil, err
 	}
-	stages, err := replay([]*records.Run{run}, []string{dir})
+	stages, err := replay([]*records.Run{run}, []string{dir}, base != nil)
 	if err != nil {
 		return nil, err
 	}
-	return assemble(&run.Header, stages, run.End, baseline, baselinePath), nil
+	if base != nil {
+		var plans []*scenario.Stage
+		var want []comparison.Want
+		for _, sr := range stages {
+			plans = append(plans, sr.plan)
+			want = append(want, comparison.ReportWants(&result.Report{Stages: []result.Stage{*sr.agg.Result()}})...)
+		}
+		if err := CheckBaseline(run.Header.Plan.Name, want, plans, base); err != nil {
+			return nil, fmt.Errorf("baseline %s %w", base.Path, err)
+		}
+	}
+	return assemble(&run.Header, stages, run.End, base), nil
 }
 
 // replay feeds the records of one or more runs of the same plan (the shards
 // of a sharded run, or one run) through the stages' aggregates, level by
-// level in the order they ran, and returns the stages.
-func replay(runs []*records.Run, dirs []string) ([]stageResult, error) {
+// level in the order they ran, and returns the stages; with keep, they keep
+// every level's per-request samples.
+func replay(runs []*records.Run, dirs []string, keep bool) ([]stageResult, error) {
 	first := runs[0]
 	var out []stageResult
 	byName := map[string]*aggregate.Stage{}
@@ -39,6 +52,9 @@ func replay(runs []*records.Run, dirs []string) ([]stageResult, error) {
 			return nil, err
 		}
 		agg := aggregate.NewStage(0)
+		if keep {
+			agg.KeepSamples()
+		}
 		agg.StageStarted(&sr.Record)
 		for _, lvl := range sr.Levels {
 			agg.LevelStarted(lvl)

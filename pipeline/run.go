@@ -25,10 +25,9 @@ type Options struct {
 	Stages []*scenario.Stage
 	// Records receives the run's records (nil: kept in memory only).
 	Records *records.Writer
-	// Baseline is a previous report that checks compare against, read from
-	// BaselinePath.
-	Baseline     *result.Report
-	BaselinePath string
+	// Baseline is a previous run the report is compared with, and its
+	// checks read (nil: none).
+	Baseline *Baseline
 	// RunnerVersion is written into the report.
 	RunnerVersion string
 	Logger        zerolog.Logger
@@ -74,7 +73,7 @@ func Run(ctx context.Context, o Options) (*result.Report, error) {
 	}
 	r.write(records.Entry{Kind: records.KindEnd, End: end})
 	r.sync()
-	return assemble(h, stages, end, o.Baseline, o.BaselinePath), errors.Join(runErr, r.writeErr)
+	return assemble(h, stages, end, o.Baseline), errors.Join(runErr, r.writeErr)
 }
 
 // run is one run in progress.
@@ -107,6 +106,9 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 			break
 		}
 		sink := &stageSink{run: r, agg: aggregate.NewStage(0), plan: st}
+		if r.o.Baseline != nil {
+			sink.agg.KeepSamples() // for the comparison with the baseline
+		}
 		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan, st, sink)
 		done := &records.StageDone{Name: st.Name}
 		if err != nil && ctx.Err() == nil {

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/runnerbench/runner/internal/stats"
 )
 
 // The metric catalogue: every metric of a level (a Point field with an expr
@@ -86,9 +88,58 @@ type Metric struct {
 	// Aliases are names people commonly write for this metric (other tools'
 	// names, "median" for p50), offered by "did you mean".
 	Aliases []string
+	// Compare says how the metric is compared between two runs with a
+	// confidence interval; its zero value (no Sample) means it has none.
+	Compare CompareSpec
 
 	field int // index of the Point field
 }
+
+// CompareSpec says how a metric is compared between two runs (runner
+// compare, --baseline, worse() in checks): which statistic (internal/stats)
+// of which per-request sample of the level. A metric without one is shown
+// with its point change and never judged by an interval; Why says why.
+type CompareSpec struct {
+	Statistic stats.Statistic
+	Sample    Sample
+	// Why says why a metric with a better direction has no interval.
+	Why string
+}
+
+// Comparable reports whether the metric is compared with an interval.
+func (m *Metric) Comparable() bool { return m.Compare.Sample != SampleNone }
+
+// Sample names a per-request sample of a level: one value per request (or a
+// hit per request, for a share), by the populations the level's metrics are
+// computed over (package aggregate draws them from the records).
+type Sample int
+
+// Samples of a level.
+const (
+	SampleNone Sample = iota
+	// SampleTTFT .. SampleTTFTOverhead are one latency of each success (ms).
+	SampleTTFT
+	SampleTPOT
+	SampleE2E
+	SampleTTFAT
+	SampleTTFTFromSchedule
+	SampleE2EFromSchedule
+	SampleTTFTOverhead
+	// SampleStreamTPS is output tokens / E2E (s) of each success with tokens.
+	SampleStreamTPS
+	// SampleOutputTokens is each measured request's output tokens (0 for a
+	// failure) over the level's window: a rate.
+	SampleOutputTokens
+	// SampleCompleted is 1 for each success, 0 for a failure, over the
+	// level's window: a rate.
+	SampleCompleted
+	// SamplePrefill is each success's input tokens over its TTFT (s): a ratio.
+	SamplePrefill
+	// SampleGood is the measured requests that met every SLO bound: a share.
+	SampleGood
+	// SampleFailed is the measured requests that failed: a share.
+	SampleFailed
+)
 
 // Numeric reports whether the metric is a number (and so can be charted,
 // compared and tabulated).
@@ -279,7 +330,7 @@ var catalogue []Metric
 // latencyFamily describes the percentile, mean and max metrics of one latency
 // family ("ttft", "TTFT", "time to first token"), for the stats given;
 // reference lists the ones that keep the reference generator's names.
-func latencyFamily(family, title, what string, kind Kind, better Better, stats []string, reference ...string) []Metric {
+func latencyFamily(family, title, what string, kind Kind, better Better, sample Sample, stats []string, reference ...string) []Metric {
 	var out []Metric
 	for _, s := range stats {
 		m := Metric{
@@ -303,10 +354,40 @@ func latencyFamily(family, title, what string, kind Kind, better Better, stats [
 		for _, r := range reference {
 			m.Reference = m.Reference || r == m.Name
 		}
+		m.Compare = latencyCompare(family, s, sample)
 		out = append(out, m)
 	}
 	return out
 }
+
+// latencyCompare is how a latency family's statistic s is compared: its
+// percentiles and mean over the family's per-request sample. A maximum is
+// one request and has no interval; ITL's samples are gaps, which are
+// correlated within a request, so a bootstrap over them would be too narrow
+// (TPOT is the per-request measure of the same thing).
+func latencyCompare(family, s string, sample Sample) CompareSpec {
+	if sample == SampleNone {
+		return CompareSpec{Why: "its samples are the gaps between tokens, correlated within a request: compare " +
+			strings.Replace(family+"_"+s+"_ms", "itl", "tpot", 1) + " (one value per request) instead"}
+	}
+	if s == "max" {
+		return CompareSpec{Why: "a maximum is one request's value"}
+	}
+	if s == "mean" {
+		return CompareSpec{Statistic: stats.Mean(), Sample: sample}
+	}
+	var p float64
+	if _, err := fmt.Sscanf(s, "p%g", &p); err != nil {
+		panic("result: latency statistic " + s)
+	}
+	return CompareSpec{Statistic: stats.Percentile(p / 100), Sample: sample}
+}
+
+// serverCounterWhy is why a metric from the server's counters has no interval.
+const serverCounterWhy = "it comes from the server's counters over the window: one number per run, no requests to resample"
+
+// noInterval is the CompareSpec of a metric judged by no interval.
+func noInterval(why string) CompareSpec { return CompareSpec{Why: why} }
 
 // allStats is the statistic set every latency family reports.
 var allStats = []string{"p50", "p90", "p95", "p99", "mean", "max"}
@@ -327,21 +408,21 @@ func catalogueEntries() []Metric {
 			Help:    "measured requests sent (warm-ups excluded)"},
 		{Name: "completed", Title: "Completed", Unit: "requests", Decimals: 0, Better: HigherIsBetter, Kind: KindServer, Reference: true,
 			Aliases: []string{"successes", "succeeded", "ok", "n_completed"},
-			Help:    "requests that succeeded: HTTP 200 and a completed stream"},
+			Help:    "requests that succeeded: HTTP 200 and a completed stream", Compare: noInterval("judged as the failed share (failed)")},
 		{Name: "failed", Title: "Failed", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer, Reference: true,
 			Aliases: []string{"errors", "error_count", "failures", "n_failed"},
-			Help:    "requests that failed, each with one error kind"},
+			Help:    "requests that failed, each with one error kind", Compare: CompareSpec{Statistic: stats.Share(), Sample: SampleFailed}},
 		{Name: "duration_s", Title: "Duration", Unit: "s", Decimals: 3, Kind: KindServer, Reference: true,
 			Help: "measured window: first measured send to last completion"},
 		{Name: "output_tps_total", Title: "Out tok/s", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer, Reference: true,
 			Aliases: []string{"throughput", "tokens_per_second", "output_throughput", "tps", "tok_s"},
-			Help:    "output tokens of successes over the measured window"},
+			Help:    "output tokens of successes over the measured window", Compare: CompareSpec{Statistic: stats.Rate(), Sample: SampleOutputTokens}},
 		{Name: "output_tps_per_stream", Title: "Tok/s/stream", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer, Reference: true,
-			Help: "mean over successes of output tokens / E2E"},
+			Help: "mean over successes of output tokens / E2E", Compare: CompareSpec{Statistic: stats.Mean(), Sample: SampleStreamTPS}},
 		{Name: "prefill_tps", Title: "Prefill tok/s", Unit: "tok/s", Decimals: 1, Better: HigherIsBetter, Kind: KindServer, Reference: true,
-			Help: "mean reported input tokens / mean TTFT"},
+			Help: "mean reported input tokens / mean TTFT", Compare: CompareSpec{Statistic: stats.Ratio(), Sample: SamplePrefill}},
 		{Name: "spec_acceptance_rate", Title: "Spec accept", Unit: "share", Decimals: -1, Better: HigherIsBetter, Kind: KindServer, Reference: true,
-			Help: "accepted / drafted speculative tokens over the window (server counters; null without them)"},
+			Help: "accepted / drafted speculative tokens over the window (server counters; null without them)", Compare: noInterval(serverCounterWhy)},
 		{Name: "spec_draft_tokens", Title: "Draft tokens", Unit: "tokens", Decimals: 0, Kind: KindServer, Reference: true,
 			Help: "speculative tokens drafted over the window (server counters)"},
 		{Name: "natural_stop", Title: "Natural stop", Kind: KindLoad, Reference: true,
@@ -358,7 +439,7 @@ func catalogueEntries() []Metric {
 			Help: "rate the requests actually left at (open loop): (n−1) over first-to-last send"},
 		{Name: "request_tps", Title: "Req/s", Unit: "req/s", Decimals: 3, Better: HigherIsBetter, Kind: KindServer,
 			Aliases: []string{"rps", "qps", "request_throughput", "requests_per_second"},
-			Help:    "completed requests over the measured window"},
+			Help:    "completed requests over the measured window", Compare: CompareSpec{Statistic: stats.Rate(), Sample: SampleCompleted}},
 		{Name: "mean_input_tokens", Title: "Mean in tokens", Unit: "tokens", Decimals: 2, Kind: KindServer,
 			Help: "mean server-reported prompt tokens of successes"},
 		{Name: "mean_output_tokens", Title: "Mean out tokens", Unit: "tokens", Decimals: 2, Kind: KindServer,
@@ -377,11 +458,11 @@ func catalogueEntries() []Metric {
 			Help: "failed requests by error kind (connect, http_<status>, timeout, truncated, malformed, server_error, interrupted)"},
 		{Name: "goodput", Title: "Goodput", Unit: "share", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
 			Aliases: []string{"slo_attainment", "good_share"},
-			Help:    "share of measured requests that succeeded within every per-request SLO bound (null without slo)"},
+			Help:    "share of measured requests that succeeded within every per-request SLO bound (null without slo)", Compare: CompareSpec{Statistic: stats.Share(), Sample: SampleGood}},
 
 		// --- server counters ---
 		{Name: "spec_acceptance_length", Title: "Accept length", Unit: "tokens", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
-			Help: "mean tokens per draft round: 1 + accepted / drafts (server counters)"},
+			Help: "mean tokens per draft round: 1 + accepted / drafts (server counters)", Compare: noInterval(serverCounterWhy)},
 		{Name: "prefix_cache_hit_rate", Title: "Prefix hit", Unit: "share", Decimals: 4, Kind: KindServer,
 			Help: "prefix-cache hits / queries over the window (server counters)"},
 		{Name: "server_counters", Title: "Server counters", Kind: KindServer,
@@ -389,7 +470,8 @@ func catalogueEntries() []Metric {
 
 		// --- validity ---
 		{Name: "output_len_mismatch", Title: "Length mismatch", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer,
-			Help: "pinned-mode successes whose output tokens differ from their max_tokens (ignore_eos not honoured)"},
+			Help:    "pinned-mode successes whose output tokens differ from their max_tokens (ignore_eos not honoured)",
+			Compare: noInterval("a validity signal (the engine ignored ignore_eos), which the level's warning names")},
 		{Name: "dispatch_lag_p99_ms", Title: "Lag p99", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindClient,
 			Help: "p99 of how late requests left the client against when they were due"},
 		{Name: "dispatch_lag_max_ms", Title: "Lag max", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindClient,
@@ -399,20 +481,21 @@ func catalogueEntries() []Metric {
 		{Name: "client_sched_p90_ms", Title: "Client sched p90", Unit: "ms", Decimals: 3, Better: LowerIsBetter, Kind: KindClient,
 			Help: "p90 of the Go runtime's scheduling latency: how long the runner's goroutines waited for a core"},
 		{Name: "ttft_overhead_p50_ms", Title: "TTFT overhead p50", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
-			Help: "p50 of client TTFT minus the server's own prompt time (llama.cpp timings.prompt_ms): queueing, transport and client delay no server dashboard shows"},
+			Help:    "p50 of client TTFT minus the server's own prompt time (llama.cpp timings.prompt_ms): queueing, transport and client delay no server dashboard shows",
+			Compare: CompareSpec{Statistic: stats.Percentile(0.5), Sample: SampleTTFTOverhead}},
 		{Name: "ttft_overhead_p95_ms", Title: "TTFT overhead p95", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
-			Help: "p95 of client TTFT minus the server's own prompt time"},
+			Help: "p95 of client TTFT minus the server's own prompt time", Compare: CompareSpec{Statistic: stats.Percentile(0.95), Sample: SampleTTFTOverhead}},
 		{Name: "reconnects", Title: "Reconnects", Unit: "requests", Decimals: 0, Kind: KindServer,
 			Help: "requests sent again once on a new connection: the server had closed their kept-alive connection without a response"},
 		{Name: "client_bottleneck", Title: "Client bottleneck", Kind: KindClient,
 			Help: "true when the runner itself may have set the pace (its numbers include its own delays)"},
 	}
-	ms = append(ms, latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, allStats, "ttft_p50_ms", "ttft_p95_ms")...)
-	ms = append(ms, latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, allStats, "tpot_p50_ms")...)
-	ms = append(ms, latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, allStats)...)
-	ms = append(ms, latencyFamily("e2e", "E2E", "request latency, send to end of stream", KindServer, LowerIsBetter, allStats)...)
-	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token; the TTFT when no reasoning came first", KindServer, LowerIsBetter, allStats)...)
-	ms = append(ms, latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop)", KindServer, LowerIsBetter, allStats)...)
-	ms = append(ms, latencyFamily("e2e_from_schedule", "E2E from schedule", "request latency from the scheduled send time (open loop)", KindServer, LowerIsBetter, allStats)...)
+	ms = append(ms, latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, SampleTTFT, allStats, "ttft_p50_ms", "ttft_p95_ms")...)
+	ms = append(ms, latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, SampleTPOT, allStats, "tpot_p50_ms")...)
+	ms = append(ms, latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, SampleNone, allStats)...)
+	ms = append(ms, latencyFamily("e2e", "E2E", "request latency, send to end of stream", KindServer, LowerIsBetter, SampleE2E, allStats)...)
+	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token; the TTFT when no reasoning came first", KindServer, LowerIsBetter, SampleTTFAT, allStats)...)
+	ms = append(ms, latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleTTFTFromSchedule, allStats)...)
+	ms = append(ms, latencyFamily("e2e_from_schedule", "E2E from schedule", "request latency from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleE2EFromSchedule, allStats)...)
 	return ms
 }

@@ -265,6 +265,11 @@ type Point struct {
 	// max_concurrency cap).
 	Notes       []string `json:"notes,omitempty" expr:"-"`
 	Interrupted bool     `json:"interrupted,omitempty" expr:"-"`
+
+	// BaselineComparison is this level against the same level of the
+	// --baseline run, metric by metric (nil without a baseline); worse() in
+	// checks reads it.
+	BaselineComparison []Comparison `json:"baseline_comparison,omitempty" expr:"-"`
 }
 
 // LevelEnv is what a level-scope check expression sees: every Point metric by
@@ -272,6 +277,10 @@ type Point struct {
 type LevelEnv struct {
 	Point
 	Baseline *Point `expr:"baseline"`
+	// Worse is worse(metric, pct): whether the metric is significantly worse
+	// than the baseline's, by more than pct percent (Comparison.Fails). It
+	// errs without a baseline, as reading baseline.* does.
+	Worse func(metric string, pct float64) (bool, error) `expr:"worse"`
 }
 
 // StageEnv is what a stage-scope check expression sees.
@@ -356,6 +365,23 @@ type Report struct {
 	Shard *Shard `json:"shard,omitempty"`
 	// Shards is how many shards a merged report was merged from (0: one run).
 	Shards int `json:"shards,omitempty"`
+	// Comparison says how the levels were compared with the baseline's
+	// (each point's baseline_comparison); nil without a baseline.
+	Comparison *ComparisonSummary `json:"comparison,omitempty"`
+}
+
+// StageNamed returns the report's stage called name, or nil (also for a nil
+// report).
+func (r *Report) StageNamed(name string) *Stage {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Stages {
+		if r.Stages[i].Name == name {
+			return &r.Stages[i]
+		}
+	}
+	return nil
 }
 
 // Label names a level for people: "c=32" for closed loop, "rate=4" for open

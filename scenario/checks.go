@@ -33,8 +33,10 @@ var (
 )
 
 // CompileCheck compiles a check expression for its scope (level or stage), and
-// returns the program and the metric names it reads. Exported for tools that
-// build checks outside a plan file (and for tests).
+// returns the program and the metric names it reads. A level-scope
+// expression's worse() calls must name a metric the gate can judge and a
+// percentage (GatesOf lists them). Exported for tools that build checks
+// outside a plan file (and for tests).
 func CompileCheck(src string, scope Scope) (*vm.Program, []string, error) {
 	opts := []expr.Option{expr.Env(result.LevelEnv{}), expr.AsBool()}
 	if scope == ScopeStage {
@@ -44,7 +46,19 @@ func CompileCheck(src string, scope Scope) (*vm.Program, []string, error) {
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, err := gates(src, prog.Node()); err != nil {
+		return nil, nil, err
+	}
 	return prog, append(readMetrics(prog.Node()), capacityReads(prog.Node())...), nil
+}
+
+// GatesOf lists the worse() calls of a program CompileCheck compiled.
+func GatesOf(prog *vm.Program) []Gate {
+	if prog == nil {
+		return nil
+	}
+	g, _ := gates(prog.Source().String(), prog.Node())
+	return g
 }
 
 // readMetrics walks an expression's AST for the metric names it reads: bare
@@ -116,7 +130,7 @@ func (v *validator) compileChecks() {
 			if err != nil {
 				v.exprError(cp+".expr", c.Scope, err)
 			} else {
-				c.Program, c.Metrics = prog, metrics
+				c.Program, c.Metrics, c.Gates = prog, metrics, GatesOf(prog)
 				v.capacityRefs(cp+".expr", s, c)
 			}
 			if c.When != "" && c.Scope == ScopeLevel {
@@ -125,6 +139,7 @@ func (v *validator) compileChecks() {
 					v.exprError(cp+".when", ScopeLevel, err)
 				} else {
 					c.WhenProgram = prog
+					c.Gates = append(c.Gates, GatesOf(prog)...)
 				}
 			}
 		}
@@ -172,6 +187,8 @@ func (v *validator) exprError(path string, scope Scope, err error) {
 		if m := re.FindStringSubmatch(msg); m != nil {
 			if scope == ScopeLevel && re == unknownNameRE && m[1] == "capacity" {
 				msg += " (capacity is read by a stage-scope check: add scope: stage)"
+			} else if scope == ScopeStage && m[1] == worseFunc {
+				msg += " (worse() compares one level with the baseline's: use it in a level-scope check)"
 			} else if scope == ScopeStage && re == unknownNameRE && slices.Contains(metrics(), m[1]) {
 				msg += fmt.Sprintf(" (a stage-scope check sees points: write e.g. all(points, .%s ...))", m[1])
 			} else if hint := metricHint(m[1], names); hint != "" {
@@ -215,13 +232,14 @@ func (c *Check) Compile() error {
 	if err != nil {
 		return fmt.Errorf("check %q: %w", c.Name, err)
 	}
-	c.Program, c.Metrics = prog, metrics
+	c.Program, c.Metrics, c.Gates = prog, metrics, GatesOf(prog)
 	if c.When != "" && scope == ScopeLevel {
 		w, _, err := CompileCheck(c.When, ScopeLevel)
 		if err != nil {
 			return fmt.Errorf("check %q: when: %w", c.Name, err)
 		}
 		c.WhenProgram = w
+		c.Gates = append(c.Gates, GatesOf(w)...)
 	}
 	return nil
 }

@@ -281,6 +281,8 @@ type Check struct {
 	WhenProgram *vm.Program `yaml:"-" json:"-"`
 	// Metrics are the metric names Expr reads (to name a null one when it fails).
 	Metrics []string `yaml:"-" json:"-"`
+	// Gates are the worse() calls of Expr and When.
+	Gates []Gate `yaml:"-" json:"-"`
 	// Line and Column locate Expr in the plan file.
 	Line   int `yaml:"-" json:"-"`
 	Column int `yaml:"-" json:"-"`

@@ -114,9 +114,14 @@ func TestReportMatchesSchema(t *testing.T) {
 	rep := result.Report{
 		SchemaVersion: result.SchemaVersion, RunnerVersion: "test", StartedAt: time.Unix(0, 0).UTC(), EndedAt: time.Unix(1, 0).UTC(),
 		StopReason: result.StopCompleted, Verdict: "pass",
+		Comparison: &result.ComparisonSummary{Confidence: 0.95, Each: 0.99, Gated: 5, Threshold: 0.05, Records: true},
 		Stages: []result.Stage{{
 			Name: "s", API: "chat", Mode: "pinned", Load: "concurrency",
-			Points: []result.Point{{Concurrency: 1, TTFTP50Ms: result.Ptr(12.5), ErrorsByKind: map[string]int{}}, {Concurrency: 2}},
+			Points: []result.Point{{Concurrency: 1, TTFTP50Ms: result.Ptr(12.5), ErrorsByKind: map[string]int{}, BaselineComparison: []result.Comparison{
+				{Metric: "ttft_p50_ms", Statistic: "p50", Base: result.Ptr(10.0), New: result.Ptr(12.5), Rel: result.Ptr(0.25), Interval: &result.Interval{Lo: 0.2, Hi: 0.3},
+					Abs: result.Ptr(2.5), Verdict: "worse", NBase: 100, NNew: 100, Gated: true},
+				{Metric: "ttft_max_ms", Verdict: "inconclusive", Reason: "no interval"},
+			}}, {Concurrency: 2}},
 			Checks: []result.CheckOutcome{{Name: "c", Expr: "failed == 0", Scope: "level", Severity: "fail", Level: &lvl, Status: "pass", Values: map[string]any{"failed": 0}}},
 		}},
 	}

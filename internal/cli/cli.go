@@ -57,7 +57,7 @@ usage:
   runner validate PLAN.yaml...      check plans and their expressions; sends no traffic
   runner schema [plan|report]       print a JSON Schema
   runner sim [flags]                serve the built-in simulator on a loopback port
-  runner compare BASE.json NEW.json per-metric deltas between two reports
+  runner compare BASE NEW           each metric's change between two runs, with its interval and verdict
   runner report DIR                 recompute a result directory's reports from its records
   runner merge SHARD_DIR... --out DIR  one result directory from a sharded run's shards
   runner version                    print the version

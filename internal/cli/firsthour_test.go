@@ -45,7 +45,7 @@ func TestE2ELevelLogLines(t *testing.T) {
 		}
 	}
 	// regress-fast.yaml: sweep c=1, c=2, other c=1.
-	if len(lines) != 3 || !strings.Contains(lines[1], "level_label=c=2") || !strings.Contains(lines[1], "stage=sweep") || !strings.Contains(lines[1], "ok=4") {
+	if len(lines) != 3 || !strings.Contains(lines[1], "level_label=c=2") || !strings.Contains(lines[1], "stage=sweep") || !strings.Contains(lines[1], "ok=8") {
 		t.Fatalf("want 3 level lines, got %d:\n%s", len(lines), stderr)
 	}
 }
@@ -83,7 +83,7 @@ func TestE2EOutHoldsOneRun(t *testing.T) {
 		t.Errorf("report.json is plan %q's", rep.Plan.Name)
 	}
 
-	if code, stdout, stderr := runRunner(t, childEnv(), e2ePlan("regress-fast.yaml"), "--out", out, "--baseline", filepath.Join(out, "report.json")); code != 2 || !strings.Contains(stderr, "is inside --out") {
+	if code, stdout, stderr := runRunner(t, childEnv(), e2ePlan("violated.yaml"), "--out", out, "--baseline", filepath.Join(out, "report.json")); code != 2 || !strings.Contains(stderr, "is inside --out") {
 		t.Errorf("a baseline inside --out: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	notes := filepath.Join(out, "notes.txt")

@@ -52,7 +52,7 @@ func cmdMerge(_ context.Context, env *Env, args []string) error {
 	if err := prepareOutDir(o.Out, o.Baseline, log); err != nil {
 		return err
 	}
-	rep, err := shards.Write(o.Out, baseline, o.Baseline)
+	rep, err := shards.Write(o.Out, baseline)
 	if err != nil {
 		code := exitcode.RunFailed
 		if errors.Is(err, pipeline.ErrRefused) {

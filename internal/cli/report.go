@@ -9,7 +9,6 @@ import (
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/internal/logging"
 	"github.com/runnerbench/runner/pipeline"
-	"github.com/runnerbench/runner/result"
 )
 
 const reportSynopsis = `runner report DIR [flags]
@@ -35,7 +34,7 @@ func cmdReport(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	rep, err := pipeline.Recompute(dir, baseline, o.Baseline)
+	rep, err := pipeline.Recompute(dir, baseline)
 	if err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "report: %w", err)
 	}
@@ -80,12 +79,12 @@ func reportFlags(fs *flag.FlagSet, outUsage string) (*RunOptions, *string) {
 	fs.StringVar(&o.Out, "out", "", outUsage)
 	reports := fs.String("report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout")
-	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks compare against (baseline.*)")
+	fs.StringVar(&o.Baseline, "baseline", "", "a previous run (its result `dir`ectory or report.json) to compare each level with; checks read it as baseline and worse()")
 	return o, reports
 }
 
-// reportInputs parses --report into o and reads the --baseline report.
-func (o *RunOptions) reportInputs(reports string) (*result.Report, error) {
+// reportInputs parses --report into o and reads the --baseline run.
+func (o *RunOptions) reportInputs(reports string) (*pipeline.Baseline, error) {
 	var err error
 	if o.Reports, err = parseReportFormats(reports); err != nil {
 		return nil, err

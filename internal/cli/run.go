@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/internal/logging"
 	"github.com/runnerbench/runner/pipeline"
@@ -46,6 +46,11 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Before any traffic: a baseline of another plan, or lacking a stage or
+	// level the plan will run, would leave checks comparing with nothing.
+	if err := pipeline.CheckBaseline(p.Name, comparison.PlanWants(p, stages), stages, baseline); err != nil {
+		return exitcode.Errorf(exitcode.Invalid, "--baseline %s %v", opts.Baseline, err)
+	}
 	log, err := logging.New(env.Stderr, opts.LogFormat, opts.LogLevel, env.StderrIsTerminal && env.lookup("NO_COLOR") == "")
 	if err != nil {
 		return exitcode.With(err, exitcode.Invalid)
@@ -71,7 +76,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 
 	o := pipeline.Options{
 		Plan: p, Stages: stages, Records: recs,
-		Baseline: baseline, BaselinePath: opts.Baseline,
+		Baseline:      baseline,
 		RunnerVersion: VersionString(), Logger: log,
 		OnProgress:  func(u runner.Progress) { progress.Update(reporters.ProgressUpdate(u)) },
 		OnLevelDone: progress.LevelDone,
@@ -93,9 +98,13 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 
 // writeReports writes the file reports, the terminal table and the GitHub
 // step summary. Every output is attempted; the errors are joined.
-func writeReports(env *Env, opts *RunOptions, outDir string, rep *result.Report, baseline *result.Report, log zerolog.Logger) error {
+func writeReports(env *Env, opts *RunOptions, outDir string, rep *result.Report, baseline *pipeline.Baseline, log zerolog.Logger) error {
 	var errs []error
-	err := reporters.WriteAll(outDir, rep, opts.Reports, reporters.Options{Baseline: baseline})
+	var ro reporters.Options
+	if baseline != nil {
+		ro.Baseline = baseline.Report
+	}
+	err := reporters.WriteAll(outDir, rep, opts.Reports, ro)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -147,22 +156,18 @@ func exitError(rep *result.Report, runErr, writeErr error) error {
 	return nil
 }
 
-// loadBaseline reads the --baseline report (nil when path is empty); a
+// loadBaseline reads the --baseline run (nil when path is empty): its
+// report and, when its records are beside it, their per-request samples. A
 // missing or unreadable one is a command-line error.
-func loadBaseline(path string) (*result.Report, error) {
+func loadBaseline(path string) (*pipeline.Baseline, error) {
 	if path == "" {
 		return nil, nil
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, exitcode.Errorf(exitcode.Invalid, "--baseline: %w", err)
-	}
-	defer f.Close()
-	rep, err := reporters.ReadJSON(f)
+	rep, samples, err := readRun(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Invalid, "--baseline %s: %w", path, err)
 	}
-	return rep, nil
+	return &pipeline.Baseline{Path: path, Report: rep, Samples: samples}, nil
 }
 
 // logLevel logs one finished level: what a CI log shows where a terminal

@@ -79,7 +79,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	fs.StringVar(&o.Out, "out", "", "output `dir`ectory (default results/<plan>-<UTC timestamp>/)")
 	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout, and only warnings and errors on stderr")
-	fs.StringVar(&o.Baseline, "baseline", "", "a previous report.json `file` that checks can compare against (baseline.*)")
+	fs.StringVar(&o.Baseline, "baseline", "", "a previous run (its result `dir`ectory or report.json) to compare each level with; checks read it as baseline and worse()")
 	fs.Var(&stages, "stage", "run only this stage `name` (repeatable)")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")

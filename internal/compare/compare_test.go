@@ -5,107 +5,86 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/result"
 )
 
-func report(points ...result.Point) *result.Report {
-	return &result.Report{Stages: []result.Stage{{Name: "throughput", Points: points}}}
-}
+func p(v float64) *float64 { return &v }
 
-func find(t *testing.T, res *Result, level, metric string) Row {
-	t.Helper()
-	for _, r := range res.Rows {
-		if r.Level == level && r.Metric == metric {
-			return r
-		}
-	}
-	t.Fatalf("no row for %s %s", level, metric)
-	return Row{}
-}
-
-func TestDirectionAndRegression(t *testing.T) {
-	base := report(result.Point{Concurrency: 8, OutputTPSTotal: 1000, TTFTP95Ms: result.Ptr(200.0), Failed: 0, DurationS: 10})
-	cur := report(result.Point{Concurrency: 8, OutputTPSTotal: 900, TTFTP95Ms: result.Ptr(180.0), Failed: 2, DurationS: 12})
-	res := Reports(base, cur)
-
-	tps := find(t, res, "c=8", "output_tps_total")
-	if !tps.Regression || tps.Direction != result.HigherIsBetter || tps.Delta != -100 || *tps.Rel != -0.1 {
-		t.Errorf("throughput drop: got %+v (rel %v)", tps, *tps.Rel)
-	}
-	if got := tps.RegressionPct(); got < 9.999 || got > 10.001 {
-		t.Errorf("regression pct = %v, want 10", got)
-	}
-	ttft := find(t, res, "c=8", "ttft_p95_ms")
-	if ttft.Regression || ttft.Direction != result.LowerIsBetter || ttft.mark() != "better" {
-		t.Errorf("ttft improvement marked wrong: %+v", ttft)
-	}
-	failed := find(t, res, "c=8", "failed")
-	if !failed.Regression || failed.Rel != nil {
-		t.Errorf("failed 0 -> 2 must be a regression with no relative change: %+v", failed)
-	}
-	dur := find(t, res, "c=8", "duration_s")
-	if dur.Regression || dur.mark() != "" {
-		t.Errorf("duration is informational: %+v", dur)
-	}
-	for _, r := range res.Rows {
-		if r.Metric == "concurrency" {
-			t.Errorf("identity field compared: %+v", r)
-		}
-	}
-	if got := len(res.Regressions(5)); got != 1 {
-		t.Errorf("regressions above 5%% = %d, want 1 (throughput; failed has no relative change)", got)
-	}
-	if got := len(res.Regressions(15)); got != 0 {
-		t.Errorf("regressions above 15%% = %d, want 0", got)
+// fixture is a comparison of one level with a verdict of each kind.
+func fixture() *comparison.Result {
+	return &comparison.Result{
+		Summary: result.ComparisonSummary{Confidence: 0.95, Each: 0.999, Gated: 50, Threshold: 0.05, Records: true},
+		Levels: []comparison.Level{{Stage: "sw|eep", Label: "c=1", Rows: []result.Comparison{
+			{Metric: "tpot_p50_ms", Statistic: "p50", Base: p(2), New: p(2.31), Rel: p(0.155), Interval: &result.Interval{Lo: 0.142, Hi: 0.168},
+				Abs: p(0.31), Verdict: "worse", NBase: 120, NNew: 120, Gated: true},
+			{Metric: "ttft_p50_ms", Statistic: "p50", Base: p(20), New: p(20.1), Rel: p(0.005), Interval: &result.Interval{Lo: -0.01, Hi: 0.02},
+				Abs: p(0.1), Verdict: "same", NBase: 120, NNew: 120, Gated: true},
+			{Metric: "ttft_p99_ms", Statistic: "p99", Base: p(24), New: p(27), Rel: p(0.125), Interval: &result.Interval{Lo: -0.02, Hi: 0.3},
+				Abs: p(3), Verdict: "inconclusive", Reason: "too few samples: p99 needs 100, base has 32, new 32", NBase: 32, NNew: 32},
+			{Metric: "ttft_max_ms", Base: p(30), New: p(40), Rel: p(0.333), Abs: p(10), Verdict: "inconclusive", Reason: "no interval: a maximum is one request's value"},
+			{Metric: "dispatch_lag_p99_ms", Base: p(0.1), New: p(5), Rel: p(49), Abs: p(4.9)},
+		}}},
+		Missing: []string{"sw|eep c=3 is not in the baseline"},
 	}
 }
 
-func TestNullMetricsAreNotCompared(t *testing.T) {
-	res := Reports(report(result.Point{Concurrency: 1}), report(result.Point{Concurrency: 1, TTFTP50Ms: result.Ptr(3.0)}))
-	for _, r := range res.Rows {
-		if r.Metric == "ttft_p50_ms" {
-			t.Fatalf("null baseline metric compared: %+v", r)
-		}
-	}
-}
-
-func TestMissingLevelsAndStagesNamed(t *testing.T) {
-	base := &result.Report{Stages: []result.Stage{
-		{Name: "a", Points: []result.Point{{Concurrency: 1}, {Concurrency: 4}}},
-		{Name: "gone"},
-	}}
-	rate := 2.0
-	cur := &result.Report{Stages: []result.Stage{
-		{Name: "a", Points: []result.Point{{Concurrency: 1}, {Concurrency: 8}, {Rate: &rate}}},
-		{Name: "new"},
-	}}
-	res := Reports(base, cur)
-	joined := strings.Join(res.Missing, "\n")
-	for _, want := range []string{"a c=8 is not in the baseline", "a rate=2 is not in the baseline", "a c=4 is only in the baseline", "stage new is not in the baseline", "stage gone is only in the baseline"} {
-		if !strings.Contains(joined, want) {
-			t.Errorf("missing note %q in:\n%s", want, joined)
-		}
-	}
-}
-
-func TestRenderers(t *testing.T) {
-	base := report(result.Point{Concurrency: 8, OutputTPSTotal: 1000})
-	cur := report(result.Point{Concurrency: 8, OutputTPSTotal: 800})
-	res := Reports(base, cur)
-	var text, md bytes.Buffer
-	if err := Text(&text, res, true); err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(text.String(), "-20.0%") || !strings.Contains(text.String(), "worse") {
-		t.Errorf("text table lacks the change:\n%s", text.String())
-	}
+// TestMarkdownShowsIntervalsAndVerdicts: the comment names the largest
+// significant regression, the gate, each change's interval and verdict,
+// inconclusive (with its reason) set apart from same, and the client's
+// diagnostics as not judged.
+func TestMarkdownShowsIntervalsAndVerdicts(t *testing.T) {
+	var md bytes.Buffer
 	pct := 10.0
-	if err := Markdown(&md, res, true, &pct); err != nil {
+	if err := Markdown(&md, fixture(), Options{FailAbove: &pct}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| throughput | c=8 | `output_tps_total` | 1000 | 800 | -200.00 | -20.0% | 🔴 worse |", "regressed by more than 10%", "Largest regression: **throughput c=8 output_tps_total** -20.0%"} {
-		if !strings.Contains(md.String(), want) {
-			t.Errorf("markdown lacks %q:\n%s", want, md.String())
+	out := md.String()
+	for _, want := range []string{
+		"Largest significant regression: **sw\\|eep c=1 `tpot_p50_ms`** +15.5% [+14.2%, +16.8%] (2 → 2.31).",
+		"❌ 1 metric(s) significantly worse by more than 10%.",
+		"1 worse, 0 better, 1 same, 2 inconclusive.",
+		"95% for all 50 gated comparisons together (99.9% each, Bonferroni)",
+		"| sw\\|eep | c=1 | `tpot_p50_ms` | 2 | 2.31 | +15.5% | [+14.2%, +16.8%] | 🔴 **worse** |",
+		"| `ttft_p50_ms` | 20 | 20.1 | +0.50% | [-1.00%, +2.00%] | ⚪ same |",
+		"| `ttft_p99_ms` | 24 | 27 | +12.5% | [-2.00%, +30.0%] | 🟡 _inconclusive: too few samples: p99 needs 100, base has 32, new 32_ |",
+		"| `dispatch_lag_p99_ms` | 0.1 | 5 | +4900.0% |  | client: not judged |",
+		"> note: sw\\|eep c=3 is not in the baseline",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, out)
 		}
+	}
+
+	md.Reset()
+	if err := Markdown(&md, fixture(), Options{ChangedOnly: true}); err != nil {
+		t.Fatal(err)
+	}
+	out = md.String()
+	for metric, shown := range map[string]bool{"tpot_p50_ms": true, "ttft_p99_ms": true, "ttft_p50_ms": false, "ttft_max_ms": false, "dispatch_lag_p99_ms": false} {
+		if strings.Contains(out, "`"+metric+"` |") != shown {
+			t.Errorf("--changed-only: %s shown %v, want %v:\n%s", metric, !shown, shown, out)
+		}
+	}
+}
+
+func TestTextAndNoRegression(t *testing.T) {
+	res := fixture()
+	res.Levels[0].Rows = res.Levels[0].Rows[1:] // no worse row
+	var text, md bytes.Buffer
+	if err := Text(&text, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Intervals: 95% for all 50", "[-2.00%, +30.0%]", "inconclusive", "too few samples", "client: not judged", "note: sw|eep c=3"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	pct := 5.0
+	if err := Markdown(&md, res, Options{FailAbove: &pct}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(md.String(), "No server metric is significantly worse.") || !strings.Contains(md.String(), "✅ No metric significantly worse by more than 5%.") {
+		t.Errorf("markdown without a regression:\n%s", md.String())
 	}
 }

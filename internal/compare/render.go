@@ -1,3 +1,8 @@
+// Package compare writes a comparison of two runs (package comparison) for
+// people: the terminal table of `runner compare`, and the Markdown of a
+// pull-request comment. Every change is shown with its interval and verdict,
+// inconclusive set apart from same, and the client's own diagnostics marked
+// as not judged.
 package compare
 
 import (
@@ -9,102 +14,143 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/result"
 )
 
-// mark is the verdict column: a change in the metric's worse direction is
-// "worse", in its better direction "better"; informational metrics get none.
-func (r Row) mark() string {
-	switch {
-	case r.Direction == result.Neutral || r.Delta == 0:
-		return ""
-	case r.Kind != result.KindServer:
-		return "" // the client's own diagnostics: shown, never judged
-	case r.Regression:
-		return "worse"
-	default:
-		return "better"
+// Options say what to show.
+type Options struct {
+	// ChangedOnly leaves out what did not change (result.Comparison.Changed):
+	// rows called same, equal values, changes without an interval, and what
+	// is never judged.
+	ChangedOnly bool
+	// FailAbove is the gate's percentage (nil: no gate).
+	FailAbove *float64
+}
+
+// verdictText is the verdict as a word; for what is never judged, why.
+func verdictText(c *result.Comparison) string {
+	if c.Verdict != "" {
+		return c.Verdict
 	}
-}
-
-func fmtNum(v float64) string {
-	return strconv.FormatFloat(v, 'f', -1, 64)
-}
-
-func fmtDelta(v float64) string {
-	s := strconv.FormatFloat(v, 'f', 2, 64)
-	if v > 0 {
-		s = "+" + s
+	if m, ok := result.MetricNamed(c.Metric); ok && m.Kind == result.KindClient {
+		return "client: not judged"
 	}
-	return s
+	return "not judged"
 }
 
-func fmtRel(r *float64) string {
-	if r == nil {
+func fmtNum(v *float64) string {
+	if v == nil {
 		return "–"
 	}
-	return fmt.Sprintf("%+.1f%%", *r*100)
+	return strconv.FormatFloat(*v, 'f', -1, 64)
 }
 
-// Text writes the comparison as terminal tables, one row per metric.
-// With changedOnly, unchanged metrics are left out.
-func Text(w io.Writer, res *Result, changedOnly bool) error {
+// summaryLine says what the intervals and verdicts mean.
+func summaryLine(s result.ComparisonSummary) string {
+	if !s.Records {
+		return "No intervals: a run's request records are missing (see the notes)."
+	}
+	return fmt.Sprintf("Intervals: %s for all %d gated comparisons together (%s each, Bonferroni); same = the whole interval within ±%s.",
+		pctOf(s.Confidence), s.Gated, pctOf(s.Each), pctOf(s.Threshold))
+}
+
+func pctOf(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + "%" }
+
+// Text writes the comparison as a terminal table, one row per metric and
+// level, then the notes.
+func Text(w io.Writer, res *comparison.Result, o Options) error {
+	if _, err := fmt.Fprintln(w, summaryLine(res.Summary)); err != nil {
+		return err
+	}
 	table := tablewriter.NewTable(w,
-		tablewriter.WithHeader([]string{"stage", "level", "metric", "base", "new", "delta", "change", ""}),
+		tablewriter.WithHeader([]string{"stage", "level", "metric", "base", "new", "change", "interval", "verdict", "samples or reason"}),
 		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-			tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft,
+			tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft,
 		}}),
 	)
-	for _, r := range res.Rows {
-		if changedOnly && r.Delta == 0 {
-			continue
-		}
-		if err := table.Append([]string{r.Stage, r.Level, r.Metric, fmtNum(r.Base), fmtNum(r.New), fmtDelta(r.Delta), fmtRel(r.Rel), r.mark()}); err != nil {
-			return err
+	for _, l := range res.Levels {
+		for i := range l.Rows {
+			c := &l.Rows[i]
+			if o.ChangedOnly && !c.Changed(res.Summary.Records) {
+				continue
+			}
+			why := c.Samples()
+			if c.Reason != "" {
+				why = c.Reason
+			}
+			if err := table.Append([]string{l.Stage, l.Label, c.Metric, fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), verdictText(c), why}); err != nil {
+				return err
+			}
 		}
 	}
 	if err := table.Render(); err != nil {
 		return err
 	}
-	for _, m := range res.Missing {
-		if _, err := fmt.Fprintf(w, "note: %s\n", m); err != nil {
+	for _, n := range notes(res) {
+		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Markdown writes the comparison as a GitHub-flavoured table, ready for a pull
-// request comment.
-func Markdown(w io.Writer, res *Result, changedOnly bool, failAbove *float64) error {
+func notes(res *comparison.Result) []string {
+	return append(append([]string{}, res.Notes...), res.Missing...)
+}
+
+// mdVerdict is a verdict as the comment shows it: worse and better in
+// colour, same plain, inconclusive in italics with its reason, so the two
+// cannot be mistaken for each other.
+func mdVerdict(c *result.Comparison) string {
+	switch c.Verdict {
+	case "worse":
+		return "🔴 **worse**"
+	case "better":
+		return "🟢 better"
+	case "same":
+		return "⚪ same"
+	case "inconclusive":
+		return "🟡 _inconclusive: " + mdEscape(c.Reason) + "_"
+	}
+	return verdictText(c)
+}
+
+// Markdown writes the comparison as a pull-request comment: the headline
+// (the largest significant regression of a server metric), the gate, the
+// verdict counts, and a table with each change's interval and verdict.
+func Markdown(w io.Writer, res *comparison.Result, o Options) error {
 	var b strings.Builder
 	b.WriteString("## Runner comparison\n\n")
-	if worst, ok := res.WorstRegression(); ok {
-		fmt.Fprintf(&b, "Largest regression: **%s %s %s** %s (%s → %s).\n\n", worst.Stage, worst.Level, worst.Metric, fmtRel(worst.Rel), fmtNum(worst.Base), fmtNum(worst.New))
+	if f, ok := res.WorstRegression(); ok {
+		fmt.Fprintf(&b, "Largest significant regression: **%s %s `%s`** %s %s (%s → %s).\n\n",
+			mdEscape(f.Stage), f.Label, f.Metric, f.Change(), f.IntervalText(), fmtNum(f.Base), fmtNum(f.New))
 	} else {
-		b.WriteString("No metric got worse.\n\n")
+		b.WriteString("No server metric is significantly worse.\n\n")
 	}
-	if failAbove != nil {
-		if n := len(res.Regressions(*failAbove)); n > 0 {
-			fmt.Fprintf(&b, "❌ %d metric(s) regressed by more than %s%%.\n\n", n, fmtNum(*failAbove))
+	if o.FailAbove != nil {
+		if n := len(res.Failures(*o.FailAbove)); n > 0 {
+			fmt.Fprintf(&b, "❌ %d metric(s) significantly worse by more than %s%%.\n\n", n, strconv.FormatFloat(*o.FailAbove, 'f', -1, 64))
 		} else {
-			fmt.Fprintf(&b, "✅ No regression larger than %s%%.\n\n", fmtNum(*failAbove))
+			fmt.Fprintf(&b, "✅ No metric significantly worse by more than %s%%.\n\n", strconv.FormatFloat(*o.FailAbove, 'f', -1, 64))
 		}
 	}
-	b.WriteString("| stage | level | metric | base | new | delta | change | |\n")
-	b.WriteString("| --- | --- | --- | ---: | ---: | ---: | ---: | --- |\n")
-	for _, r := range res.Rows {
-		if changedOnly && r.Delta == 0 {
-			continue
+	n := res.Count()
+	fmt.Fprintf(&b, "%d worse, %d better, %d same, %d inconclusive. %s\n\n", n["worse"], n["better"], n["same"], n["inconclusive"], summaryLine(res.Summary))
+	b.WriteString("| stage | level | metric | base | new | change | interval | verdict |\n")
+	b.WriteString("| --- | --- | --- | ---: | ---: | ---: | --- | --- |\n")
+	for _, l := range res.Levels {
+		for i := range l.Rows {
+			c := &l.Rows[i]
+			if o.ChangedOnly && !c.Changed(res.Summary.Records) {
+				continue
+			}
+			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s | %s |\n", mdEscape(l.Stage), l.Label, c.Metric,
+				fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), mdVerdict(c))
 		}
-		icon := map[string]string{"worse": "🔴 worse", "better": "🟢 better"}[r.mark()]
-		fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s | %s |\n", mdEscape(r.Stage), r.Level, r.Metric, fmtNum(r.Base), fmtNum(r.New), fmtDelta(r.Delta), fmtRel(r.Rel), icon)
 	}
-	for _, m := range res.Missing {
-		fmt.Fprintf(&b, "\n> note: %s", mdEscape(m))
-	}
-	if len(res.Missing) > 0 {
-		b.WriteString("\n")
+	for _, m := range notes(res) {
+		fmt.Fprintf(&b, "\n> note: %s\n", mdEscape(m))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -16,10 +16,10 @@ var Layers = [][]string{
 	{"scenario", "sim", "search", "trace"}, // plan; the simulator; a capacity search's decisions; trace files
 	{"runner/servermetrics", "runner"},     // load
 	{"records"},                            // records
-	{"aggregate"},                          // report
+	{"aggregate", "comparison"},            // report: the points, and the comparison with a baseline
 	{"checks"},                             // checks
 	{"pipeline"},                           // run a plan
 	{"reporters/html", "reporters", "internal/compare"}, // outputs
-	{"internal/cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench"},
+	{"internal/cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
 	{"cmd/runner", "deploy/kubernetes"},
 }

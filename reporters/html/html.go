@@ -108,6 +108,7 @@ type stageView struct {
 	Error        string
 	BaselineNote string
 	Natural      bool // natural mode: the levels table shows the length spread
+	Compare      *cmpView
 	Levels       []levelRow
 	LowConf      bool     // some cell is marked low-confidence
 	Notes        []string // how numbers were obtained ("c=4: ...")
@@ -201,12 +202,13 @@ func buildPage(r *result.Report, base *result.Report) page {
 		var bst *result.Stage
 		note := ""
 		if base != nil {
-			if bst = findStage(base, st.Name); bst == nil {
+			if bst = base.StageNamed(st.Name); bst == nil {
 				note = "The baseline has no stage named “" + st.Name + "”; no baseline curves for this stage."
 			}
 		}
 		sv := buildStage(st, bst, anchor(st.Name, si, anchors))
 		sv.BaselineNote = note
+		sv.Compare = comparisonOf(st, r.Comparison)
 		p.Stages = append(p.Stages, sv)
 	}
 	return p
@@ -230,15 +232,6 @@ func anchor(name string, i int, seen map[string]int) string {
 		a += "-" + strconv.Itoa(i)
 	}
 	return a
-}
-
-func findStage(r *result.Report, name string) *result.Stage {
-	for i := range r.Stages {
-		if r.Stages[i].Name == name {
-			return &r.Stages[i]
-		}
-	}
-	return nil
 }
 
 // stageWarnings lists what makes a stage's numbers wrong or partial: its

@@ -680,3 +680,44 @@ func BenchmarkWriteLarge(b *testing.B) {
 	}
 	b.SetBytes(int64(buf.Len()))
 }
+
+// TestComparisonTable: with a comparison in the report, each stage shows the
+// changes worth a look with their intervals and verdicts, inconclusive
+// marked apart from same (which is counted, not listed), and says what the
+// confidence is.
+func TestComparisonTable(t *testing.T) {
+	r := loadReport(t, "report.json")
+	base := loadReport(t, "baseline.json")
+	r.Comparison = &result.ComparisonSummary{Confidence: 0.95, Each: 0.999, Gated: 50, Threshold: 0.05, Records: true}
+	pt := &r.Stages[0].Points[0]
+	pt.BaselineComparison = []result.Comparison{
+		{Metric: "tpot_p50_ms", Statistic: "p50", Base: result.Ptr(2.0), New: result.Ptr(2.31), Rel: result.Ptr(0.155), Abs: result.Ptr(0.31),
+			Interval: &result.Interval{Lo: 0.142, Hi: 0.168}, Verdict: "worse", NBase: 120, NNew: 120, Gated: true},
+		{Metric: "ttft_p50_ms", Statistic: "p50", Base: result.Ptr(20.0), New: result.Ptr(20.1), Rel: result.Ptr(0.005), Abs: result.Ptr(0.1), Verdict: "same"},
+		{Metric: "ttft_p99_ms", Statistic: "p99", Base: result.Ptr(24.0), New: result.Ptr(27.0), Rel: result.Ptr(0.125), Abs: result.Ptr(3.0),
+			Interval: &result.Interval{Lo: -0.02, Hi: 0.3}, Verdict: "inconclusive", Reason: "too few samples: p99 needs 100, base has 32, new 32"},
+	}
+	doc := parse(t, render(t, r, base))
+	sec := findAll(doc, "section", hasAttr("data-stage", r.Stages[0].Name))[0]
+	rows := findAll(sec, "tr", func(n *xhtml.Node) bool { _, ok := attr(n, "data-verdict"); return ok })
+	if len(rows) != 2 {
+		t.Fatalf("%d comparison rows, want the worse and the inconclusive one", len(rows))
+	}
+	worse, inc := text(rows[0]), text(rows[1])
+	if !strings.Contains(worse, "+15.5%") || !strings.Contains(worse, "[+14.2%, +16.8%]") || !strings.Contains(worse, "p50 of 120 and 120 requests") {
+		t.Errorf("worse row: %q", worse)
+	}
+	if v, _ := attr(rows[1], "data-verdict"); v != "inconclusive" || !strings.Contains(inc, "too few samples") {
+		t.Errorf("inconclusive row: %q", inc)
+	}
+	badges := findAll(rows[1], "span", hasAttr("class", "badge inconclusive"))
+	if len(badges) != 1 {
+		t.Error("inconclusive has no badge of its own")
+	}
+	if s := text(sec); !strings.Contains(s, "1 metrics are the same") || !strings.Contains(s, "95% confidence over the 50 gated comparisons") {
+		t.Errorf("comparison note missing: %q", s)
+	}
+	if len(findAll(parse(t, render(t, loadReport(t, "report.json"), base)), "table", hasAttr("class", "compare"))) != 0 {
+		t.Error("a comparison table without a comparison")
+	}
+}

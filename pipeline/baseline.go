@@ -1,0 +1,142 @@
+package pipeline
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/comparison"
+	"github.com/runnerbench/runner/records"
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// Baseline is the run a report is compared with (--baseline): its report,
+// and its levels' per-request samples when its records are at hand.
+type Baseline struct {
+	// Path names it in the report, as the command line gave it.
+	Path   string
+	Report *result.Report
+	// Samples are its points' samples (RecordSamples); nil without records.
+	Samples func(stage, label string) *aggregate.Samples
+}
+
+// HasRecords reports whether dir holds a run's records (plan.yaml, run.jsonl
+// and requests.jsonl), from which its samples can be read.
+func HasRecords(dir string) bool {
+	for _, f := range []string{records.FilePlan, records.FileRun, records.FileRequests} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// RecordSamples reads the records of the run in dir, whose report is rep,
+// keeping every level's per-request samples: what comparing that run with
+// another needs beyond its report. Records of another run than rep's (a
+// different plan or start) are an error: their intervals would be about
+// numbers rep does not show.
+func RecordSamples(dir string, rep *result.Report) (func(stage, label string) *aggregate.Samples, error) {
+	run, err := records.ReadRun(dir)
+	if err != nil {
+		return nil, err
+	}
+	if run.Header.Plan.Hash != rep.Plan.Hash || !run.Header.StartedAt.Equal(rep.StartedAt) {
+		return nil, fmt.Errorf("%s: the records are of another run than its report.json (plan %.12s started %s, the report's %.12s started %s)",
+			dir, run.Header.Plan.Hash, run.Header.StartedAt.Format("2006-01-02T15:04:05Z07:00"), rep.Plan.Hash, rep.StartedAt.Format("2006-01-02T15:04:05Z07:00"))
+	}
+	stages, err := replay([]*records.Run{run}, []string{dir}, true)
+	if err != nil {
+		return nil, err
+	}
+	return samplesOf(stages), nil
+}
+
+// samplesOf looks a point's samples up in the stages' aggregates.
+func samplesOf(stages []stageResult) func(stage, label string) *aggregate.Samples {
+	byName := map[string]*aggregate.Stage{}
+	for _, sr := range stages {
+		if name := sr.agg.Result().Name; byName[name] == nil {
+			byName[name] = sr.agg
+		}
+	}
+	return func(stage, label string) *aggregate.Samples {
+		if a := byName[stage]; a != nil {
+			return a.Samples(label)
+		}
+		return nil
+	}
+}
+
+// compareBaseline compares the report's levels with the baseline's and puts
+// the comparisons on its points, before the checks that read them.
+func compareBaseline(rep *result.Report, stages []stageResult, base *Baseline) {
+	var plans []*scenario.Stage
+	for _, sr := range stages {
+		plans = append(plans, sr.plan)
+	}
+	cur := comparison.Run{Report: rep, Samples: samplesOf(stages)}
+	res, err := comparison.Compare(comparison.Run{Report: base.Report, Samples: base.Samples}, cur,
+		comparison.Options{Threshold: GateThreshold(plans)})
+	if err != nil { // the options are this function's own: a bug
+		rep.Warnings = append(rep.Warnings, "the comparison with the baseline failed: "+err.Error())
+		return
+	}
+	res.Attach(rep)
+	for _, n := range res.Notes {
+		rep.Warnings = append(rep.Warnings, "baseline "+base.Path+": "+n)
+	}
+}
+
+// GateThreshold is the practical threshold of a run's comparisons with its
+// baseline: comparison.DefaultThreshold, or the smallest percentage a
+// worse() of the stages asks about if that is smaller, so a metric worse()
+// finds worse is never shown as "same".
+func GateThreshold(stages []*scenario.Stage) float64 {
+	t := comparison.DefaultThreshold
+	for _, st := range stages {
+		if st == nil {
+			continue
+		}
+		for _, c := range st.Checks {
+			for _, g := range c.Gates {
+				t = min(t, g.Pct/100)
+			}
+		}
+	}
+	return t
+}
+
+// CheckBaseline returns an error, one line, when base cannot be compared
+// with a run of the plan named plan whose stages produce want: another
+// plan, a stage or level it does not have, or a check calling worse() with
+// no records of the baseline (its comparisons would have no intervals, and
+// the gate could never fail).
+func CheckBaseline(plan string, want []comparison.Want, stages []*scenario.Stage, base *Baseline) error {
+	if base == nil {
+		return nil
+	}
+	if err := comparison.Mismatch(base.Report, plan, want); err != nil {
+		return fmt.Errorf("does not match the run: %w", err)
+	}
+	if base.Samples != nil {
+		return nil
+	}
+	for _, st := range stages {
+		for _, c := range st.Checks {
+			if len(c.Gates) > 0 {
+				return fmt.Errorf("has no request records (requests.jsonl and run.jsonl beside its report.json), which worse() in check %q of stage %s needs", checkName(c), st.Name)
+			}
+		}
+	}
+	return nil
+}
+
+func checkName(c *scenario.Check) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return c.Expr
+}
