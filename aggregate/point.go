@@ -62,6 +62,7 @@ func (b *builder) counts() {
 		NaturalStop:  !spec.Pinned,
 		Turn:         b.turn,
 		Probe:        spec.Probe,
+		Replicates:   spec.Replicates,
 		ErrorsByKind: make(map[string]int, len(a.kinds)),
 		Interrupted:  b.rec.Interrupted,
 	}

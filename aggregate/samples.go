@@ -21,15 +21,24 @@ import (
 // the order they came in: paired values are in dispatch order (the key
 // aggregate orders failures by), single values sorted. So the intervals of
 // a live run and of its records read back are the same, bit for bit.
+//
+// A level run as several replicates (result.LevelSpec.Replicates) also
+// gives each replicate's own sample, over its own window, so a comparison
+// can see how much whole replicates differ, not only requests.
 type Samples struct {
-	spec result.LevelSpec
-	wall time.Duration
-	rows []sampleRow
+	spec  result.LevelSpec
+	wall  time.Duration
+	walls []time.Duration // each replicate's window; nil for one replicate
+	rows  []sampleRow
+	// reported is set when the server reported input tokens (prefill_tps
+	// then reads them, else the requested count).
+	reported bool
 }
 
 // sampleRow is what one measured request contributes.
 type sampleRow struct {
 	key    order
+	rep    int // the replicate it belongs to
 	ok     bool
 	good   bool
 	lat    [nLat]float64 // successes' latencies; NaN where none
@@ -43,7 +52,7 @@ func newSamples(spec result.LevelSpec) *Samples { return &Samples{spec: spec} }
 
 // add records one measured request (the caller holds the level's lock).
 func (s *Samples) add(r *result.Request) {
-	row := sampleRow{key: keyOf(r), ok: r.OK, stream: math.NaN()}
+	row := sampleRow{key: keyOf(r), rep: r.Replicate, ok: r.OK, stream: math.NaN()}
 	for i := range row.lat {
 		row.lat[i] = math.NaN()
 	}
@@ -61,11 +70,17 @@ func (s *Samples) add(r *result.Request) {
 	s.rows = append(s.rows, row)
 }
 
-// done closes the samples with the level's record: its measured wall time,
-// and the rows in dispatch order.
+// done closes the samples with the level's record: its measured wall time
+// (and each replicate's), and the rows in dispatch order.
 func (s *Samples) done(rec *result.LevelRecord) *Samples {
 	s.wall = rec.Wall()
+	if len(rec.Windows) > 1 {
+		for _, w := range rec.Windows {
+			s.walls = append(s.walls, time.Duration(w.WallNs))
+		}
+	}
 	sort.Slice(s.rows, func(i, j int) bool { return s.rows[i].key.less(s.rows[j].key) })
+	s.reported = slices.ContainsFunc(s.rows, func(r sampleRow) bool { return r.ok && r.in > 0 })
 	return s
 }
 
@@ -80,32 +95,67 @@ var sampleLat = map[result.Sample]int{
 // loop's rates carry each request's E2E and the concurrency, so the wall of
 // a resample moves with its requests; an open loop's hold the wall fixed
 // (stats.Sample says when each is right).
+// With replicates, Replicates holds each one's sample of src.
 func (s *Samples) Sample(src result.Sample) stats.Sample {
+	out := s.sampleOf(src, s.rows, s.wall)
+	if parts := s.byReplicate(); parts != nil {
+		for j, rows := range parts {
+			out.Replicates = append(out.Replicates, s.sampleOf(src, rows, s.walls[j]))
+		}
+	}
+	return out
+}
+
+// byReplicate splits the rows by replicate, without copying: a replicate's
+// sequence numbers follow the last one's, so in dispatch order its rows are
+// one run. Nil for a level of one replicate, or for rows that do not fall
+// into runs of the replicates the record has windows for.
+func (s *Samples) byReplicate() [][]sampleRow {
+	if len(s.walls) < 2 {
+		return nil
+	}
+	parts := make([][]sampleRow, len(s.walls))
+	from := 0
+	for i := 1; i <= len(s.rows); i++ {
+		if i < len(s.rows) && s.rows[i].rep == s.rows[from].rep {
+			continue
+		}
+		j := s.rows[from].rep
+		if j < 0 || j >= len(parts) || parts[j] != nil {
+			return nil
+		}
+		parts[j], from = s.rows[from:i:i], i
+	}
+	return parts
+}
+
+// sampleOf is the sample src over rows, measured over wall.
+func (s *Samples) sampleOf(src result.Sample, rows []sampleRow, wall time.Duration) stats.Sample {
 	if i, ok := sampleLat[src]; ok {
-		return stats.Sample{Values: s.sorted(func(r *sampleRow) float64 { return r.lat[i] })}
+		return stats.Sample{Values: sorted(rows, func(r *sampleRow) float64 { return r.lat[i] })}
 	}
 	switch src {
 	case result.SampleStreamTPS:
-		return stats.Sample{Values: s.sorted(func(r *sampleRow) float64 { return r.stream })}
+		return stats.Sample{Values: sorted(rows, func(r *sampleRow) float64 { return r.stream })}
 	case result.SampleOutputTokens:
-		return s.rate(func(r *sampleRow) float64 { return r.out })
+		return s.rate(rows, wall, func(r *sampleRow) float64 { return r.out })
 	case result.SampleCompleted:
-		return s.rate(func(r *sampleRow) float64 { return b2f(r.ok) })
+		return s.rate(rows, wall, func(r *sampleRow) float64 { return b2f(r.ok) })
 	case result.SamplePrefill:
-		return s.prefill()
+		return s.prefill(rows)
 	case result.SampleGood:
-		return s.share(func(r *sampleRow) bool { return r.good })
+		return share(rows, func(r *sampleRow) bool { return r.good })
 	case result.SampleFailed:
-		return s.share(func(r *sampleRow) bool { return !r.ok })
+		return share(rows, func(r *sampleRow) bool { return !r.ok })
 	}
 	return stats.Sample{}
 }
 
 // sorted is the non-NaN values of f, sorted (percentiles need no other sort).
-func (s *Samples) sorted(f func(*sampleRow) float64) []float64 {
+func sorted(rows []sampleRow, f func(*sampleRow) float64) []float64 {
 	var out []float64
-	for i := range s.rows {
-		if v := f(&s.rows[i]); !math.IsNaN(v) {
+	for i := range rows {
+		if v := f(&rows[i]); !math.IsNaN(v) {
 			out = append(out, v)
 		}
 	}
@@ -113,16 +163,16 @@ func (s *Samples) sorted(f func(*sampleRow) float64) []float64 {
 	return out
 }
 
-// rate is Σ f / wall (s) over every measured request.
-func (s *Samples) rate(f func(*sampleRow) float64) stats.Sample {
-	out := stats.Sample{Wall: s.wall.Seconds()}
+// rate is Σ f / wall (s) over every measured request of rows.
+func (s *Samples) rate(rows []sampleRow, wall time.Duration, f func(*sampleRow) float64) stats.Sample {
+	out := stats.Sample{Wall: wall.Seconds()}
 	closed := s.spec.Rate == nil && s.spec.Concurrency > 0
 	sum := 0.0
-	for i := range s.rows {
-		out.Values = append(out.Values, f(&s.rows[i]))
+	for i := range rows {
+		out.Values = append(out.Values, f(&rows[i]))
 		if closed {
-			out.Costs = append(out.Costs, s.rows[i].e2e/1000)
-			sum += s.rows[i].e2e
+			out.Costs = append(out.Costs, rows[i].e2e/1000)
+			sum += rows[i].e2e
 		}
 	}
 	if closed && sum > 0 {
@@ -136,17 +186,16 @@ func (s *Samples) rate(f func(*sampleRow) float64) stats.Sample {
 // prefill pairs each success's input tokens with its TTFT (s), as
 // prefill_tps divides their means: the reported tokens, or the requested
 // count when the server reports none.
-func (s *Samples) prefill() stats.Sample {
-	reported := slices.ContainsFunc(s.rows, func(r sampleRow) bool { return r.ok && r.in > 0 })
+func (s *Samples) prefill(rows []sampleRow) stats.Sample {
 	var out stats.Sample
-	for i := range s.rows {
-		r := &s.rows[i]
+	for i := range rows {
+		r := &rows[i]
 		ttft := r.lat[latTTFT]
-		if !r.ok || !(ttft > 0) || (reported && r.in <= 0) {
+		if !r.ok || !(ttft > 0) || (s.reported && r.in <= 0) {
 			continue
 		}
 		in := r.in
-		if !reported {
+		if !s.reported {
 			in = float64(s.spec.InputTokens)
 		}
 		out.Values = append(out.Values, in)
@@ -155,11 +204,11 @@ func (s *Samples) prefill() stats.Sample {
 	return out
 }
 
-// share counts the measured requests for which hit holds.
-func (s *Samples) share(hit func(*sampleRow) bool) stats.Sample {
-	out := stats.Sample{Trials: len(s.rows)}
-	for i := range s.rows {
-		if hit(&s.rows[i]) {
+// share counts the measured requests of rows for which hit holds.
+func share(rows []sampleRow, hit func(*sampleRow) bool) stats.Sample {
+	out := stats.Sample{Trials: len(rows)}
+	for i := range rows {
+		if hit(&rows[i]) {
 			out.Hits++
 		}
 	}

@@ -34,6 +34,7 @@ import (
 	"hash/fnv"
 	"math"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/runnerbench/runner/aggregate"
@@ -102,7 +103,11 @@ func Compare(base, cur Run, o Options) (*Result, error) {
 		res.Notes = append(res.Notes, noRecordsNote(base, cur))
 	}
 	var jobs []*job
-	for _, pair := range match(base.Report, cur.Report, &res.Missing) {
+	pairs := match(base.Report, cur.Report, &res.Missing)
+	if n := replicatesNote(pairs); n != "" {
+		res.Notes = append(res.Notes, n)
+	}
+	for _, pair := range pairs {
 		lvl := Level{Stage: pair.stage, Label: pair.label}
 		var lj []*job
 		lvl.Rows, lj = levelRows(pair, base, cur)
@@ -134,6 +139,21 @@ func noRecordsNote(base, cur Run) string {
 		which = "the baseline"
 	}
 	return "no request records of " + which + " (requests.jsonl and run.jsonl beside report.json): changes are point values without intervals, and no verdict can be better or worse"
+}
+
+// replicatesNote names the levels only one run ran as replicates: their
+// intervals cannot hold how much whole replicates differ ("" when none).
+func replicatesNote(pairs []pair) string {
+	var one []string
+	for _, p := range pairs {
+		if (p.base.Replicates > 1) != (p.cur.Replicates > 1) {
+			one = append(one, p.stage+" "+p.label)
+		}
+	}
+	if len(one) == 0 {
+		return ""
+	}
+	return "only one run ran " + strings.Join(one, ", ") + " as replicates: there the intervals hold request-to-request noise only, not how much whole runs differ"
 }
 
 // pair is one level both runs have.
@@ -237,6 +257,9 @@ func (j *job) compute(o stats.Options) {
 	r.Rel, r.Interval = num(d.Rel), interval(d.RelCI)
 	r.Abs, r.AbsInterval = num(d.Abs), interval(d.AbsCI)
 	r.NBase, r.NNew = d.NBase, d.NNew
+	if d.KBase > 1 && d.KNew > 1 {
+		r.ReplicatesBase, r.ReplicatesNew = d.KBase, d.KNew
+	}
 	r.Verdict, r.Reason = string(d.Verdict), d.Reason
 	r.Gated = j.gated
 	if j.caveat != "" {

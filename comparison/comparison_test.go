@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,6 +24,11 @@ type level struct {
 	sd         float64
 	failed     int // the first failed requests fail
 	bottleneck bool
+	// slow multiplies the TPOT of every request in the quarters of the
+	// level it lists (a run-level effect, such as a closed loop's batching
+	// rhythm); reps > 1 records the quarters as that many replicates.
+	slow map[int]float64
+	reps int
 }
 
 // synth builds a run of one stage "s" from levels, its report points and
@@ -34,14 +40,26 @@ func synth(seed uint64, levels ...level) Run {
 	st.StageStarted(&result.StageRecord{Name: "s"})
 	for i, l := range levels {
 		spec := result.LevelSpec{Concurrency: l.conc, OutputTokens: 64, Pinned: true}
+		if l.reps > 1 {
+			spec.Replicates = l.reps
+		}
 		var wall float64
 		rec := &result.LevelRecord{Stage: "s", Level: i, Spec: spec}
 		st.LevelStarted(rec)
+		repWall := make([]float64, max(1, l.reps))
 		for k := range l.n {
+			quarter := 4 * k / l.n
 			ttft := l.ttft * math.Exp(l.sd*r.NormFloat64())
 			tpot := l.tpot * math.Exp(l.sd*r.NormFloat64())
+			if f, ok := l.slow[quarter]; ok {
+				tpot *= f
+			}
 			e2e := ttft + 63*tpot
 			req := &result.Request{Stage: "s", Level: i, Seq: k, OK: k >= l.failed, E2EMs: e2e}
+			if l.reps > 1 {
+				req.Replicate = k * l.reps / l.n
+				repWall[req.Replicate] += e2e
+			}
 			if req.OK {
 				req.TTFTMs, req.TPOTMs, req.OutputTokens, req.InputTokens = &ttft, &tpot, 64, 128
 			} else {
@@ -51,6 +69,14 @@ func synth(seed uint64, levels ...level) Run {
 			st.Request(req)
 		}
 		rec.WallNs = int64(wall / float64(l.conc) * float64(time.Millisecond))
+		if l.reps > 1 {
+			rec.WallNs = 0
+			for _, w := range repWall {
+				ns := int64(w / float64(l.conc) * float64(time.Millisecond))
+				rec.Windows = append(rec.Windows, result.Window{WallNs: ns})
+				rec.WallNs += ns
+			}
+		}
 		st.LevelDone(rec)
 	}
 	rep := &result.Report{Plan: result.Plan{Name: "p"}, Stages: []result.Stage{*st.Result()}}
@@ -268,5 +294,45 @@ func TestPlanWants(t *testing.T) {
 	want := "[{a [c=1 c=8]} {b [rate=0.5 rate=4]} {c [c=4 c=4 turn=1 c=4 turn=2]}]"
 	if got != want {
 		t.Errorf("wants %s, want %s", got, want)
+	}
+}
+
+// TestReplicatesWidenForWholeRunEffects: two runs of one distribution
+// whose quarters are each 15% slower per token by chance (one quarter of
+// the first run, three of the second) are an A/A pair whose request
+// interval alone calls TPOT's median worse; recorded as 4 replicates, the interval holds the quarters'
+// disagreement, the pair passes, and the rows say 4 and 4 replicates. A run
+// with replicates against one without gets the request interval and a note.
+func TestReplicatesWidenForWholeRunEffects(t *testing.T) {
+	mk := func(seed uint64, reps int, slow map[int]float64) Run {
+		return synth(seed, level{conc: 2, n: 400, ttft: 20, tpot: 2, sd: 0.05, reps: reps, slow: slow})
+	}
+	fastFirst, slowFirst := map[int]float64{3: 1.15}, map[int]float64{1: 1.15, 2: 1.15, 3: 1.15}
+	o := Options{Threshold: 0.05}
+	alone, err := Compare(mk(1, 1, fastFirst), mk(2, 1, slowFirst), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reps, err := Compare(mk(1, 4, fastFirst), mk(2, 4, slowFirst), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, r := row(t, alone, "c=2", "tpot_p50_ms"), row(t, reps, "c=2", "tpot_p50_ms")
+	if a.Verdict != "worse" || r.Verdict == "worse" || r.Interval.Hi-r.Interval.Lo <= a.Interval.Hi-a.Interval.Lo {
+		t.Errorf("requests alone %s %+v, replicates %s %+v: the replicates must widen the interval past the run effect", a.Verdict, *a.Interval, r.Verdict, *r.Interval)
+	}
+	if r.ReplicatesBase != 4 || r.ReplicatesNew != 4 || !strings.Contains(r.Describe(), "in 4 and 4 replicates") || a.ReplicatesBase != 0 {
+		t.Errorf("replicates %d/%d %q, alone %d", r.ReplicatesBase, r.ReplicatesNew, r.Describe(), a.ReplicatesBase)
+	}
+	if len(reps.Failures(5)) != 0 || len(alone.Failures(5)) == 0 {
+		t.Errorf("gate at 5%%: %d failures with replicates, %d by requests alone", len(reps.Failures(5)), len(alone.Failures(5)))
+	}
+	mixed, err := Compare(mk(1, 4, fastFirst), mk(2, 1, slowFirst), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := row(t, mixed, "c=2", "tpot_p50_ms")
+	if m.ReplicatesBase != 0 || *m.Interval != *a.Interval || !slices.ContainsFunc(mixed.Notes, func(n string) bool { return strings.Contains(n, "only one run ran s c=2 as replicates") }) {
+		t.Errorf("one run with replicates: %+v, notes %q", m, mixed.Notes)
 	}
 }

@@ -44,6 +44,11 @@ type Comparison struct {
 	NBase int `json:"n_base,omitempty"`
 	// NNew is this run's samples behind the interval.
 	NNew int `json:"n_new,omitempty"`
+	// ReplicatesBase and ReplicatesNew are the replicates behind the
+	// interval, set when both runs ran the level as several: the interval
+	// then also holds how much whole replicates differed.
+	ReplicatesBase int `json:"replicates_base,omitempty"`
+	ReplicatesNew  int `json:"replicates_new,omitempty"`
 	// Gated is set on the comparisons that can be worse (server metrics with
 	// enough samples in both runs): the family the confidence is shared by.
 	Gated bool `json:"gated,omitempty"`
@@ -140,7 +145,8 @@ func (c *Comparison) IntervalText() string {
 	return ""
 }
 
-// Samples says what the interval rests on ("p95 of 200 and 210 requests").
+// Samples says what the interval rests on ("p95 of 200 and 210 requests",
+// "... in 8 and 8 replicates").
 func (c *Comparison) Samples() string {
 	if c.Statistic == "" {
 		return ""
@@ -149,7 +155,11 @@ func (c *Comparison) Samples() string {
 	if c.Statistic == "share" {
 		unit = "trials"
 	}
-	return fmt.Sprintf("%s of %d and %d %s", c.Statistic, c.NBase, c.NNew, unit)
+	s := fmt.Sprintf("%s of %d and %d %s", c.Statistic, c.NBase, c.NNew, unit)
+	if c.ReplicatesBase > 1 && c.ReplicatesNew > 1 {
+		s += fmt.Sprintf(" in %d and %d replicates", c.ReplicatesBase, c.ReplicatesNew)
+	}
+	return s
 }
 
 // Describe is the comparison in one line: change, interval, verdict, and

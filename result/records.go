@@ -37,6 +37,9 @@ type LevelSpec struct {
 	// Probe numbers a capacity search's probes in the order they ran, from 1
 	// (0: a listed level).
 	Probe int `json:"probe,omitempty"`
+	// Replicates is how many independent replicates the level ran as, back
+	// to back (0 or 1: one), each its own start of the load.
+	Replicates int `json:"replicates,omitempty"`
 	// ExpectPrefixHits is set when the stage caches on purpose (shared
 	// prefixes, conversations), which silences the cache-hit warning.
 	ExpectPrefixHits bool `json:"expect_prefix_hits,omitempty"`
@@ -116,6 +119,10 @@ type LevelRecord struct {
 	MaxInFlight int `json:"max_in_flight,omitempty"`
 	// Interrupted is set when the run was stopped inside the level.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Windows are the measured windows of the level's replicates, in order,
+	// when it ran as several (nil for one); Start, End and WallNs then span
+	// them, WallNs being the sum of their lengths: the time under load.
+	Windows []Window `json:"windows,omitempty"`
 	// Parts are the shards' own accounts of a level merged from several
 	// (runner merge), by shard index: each one's window, lateness and client
 	// load, which the merged window and client diagnostics are judged by.
@@ -133,6 +140,14 @@ type LevelPart struct {
 	LateStartMs float64    `json:"late_start_ms,omitempty"`
 	Client      ClientLoad `json:"client"`
 	CapWaits    int64      `json:"cap_waits,omitempty"`
+}
+
+// Window is one replicate's measured window: from just before its first
+// measured send to its last completion.
+type Window struct {
+	Start  time.Time `json:"start"`
+	End    time.Time `json:"end"`
+	WallNs int64     `json:"wall_ns"`
 }
 
 // Wall is the measured window's length.

@@ -43,8 +43,11 @@ type Request struct {
 	Concurrency int     `json:"concurrency,omitempty"`
 	Rate        float64 `json:"rate,omitempty"`
 	Seq         int     `json:"seq"` // order of dispatch within the level
-	Warmup      bool    `json:"warmup,omitempty"`
-	Nonce       string  `json:"nonce"`
+	// Replicate is the replicate of the level the request belongs to (0:
+	// the first, or the only one).
+	Replicate int    `json:"replicate,omitempty"`
+	Warmup    bool   `json:"warmup,omitempty"`
+	Nonce     string `json:"nonce"`
 	// MaxTokens is the max_tokens the request asked for (lengths may vary
 	// per request: sampled output lengths, per-line max_tokens in a file).
 	MaxTokens int `json:"max_tokens,omitempty"`
@@ -169,6 +172,9 @@ type Point struct {
 	// Probe numbers a capacity search's probes in the order they ran, from 1
 	// (0: a listed level). Not a metric: checks and compare never read it.
 	Probe int `json:"probe,omitempty" expr:"-"`
+	// Replicates is how many independent replicates the level ran as (0:
+	// one); its metrics pool them. Not a metric.
+	Replicates int `json:"replicates,omitempty" expr:"-"`
 
 	// --- added: latency distributions (ms, 2 dp) ---
 	TTFTP90Ms   *float64 `json:"ttft_p90_ms" expr:"ttft_p90_ms"`

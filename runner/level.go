@@ -25,9 +25,13 @@ type levelRun struct {
 	unit unit
 	sink Sink
 
-	total  int       // measured requests to send; 0 = until the deadline
+	total  int       // measured requests of the whole level; 0 = until the deadline
 	stopAt time.Time // zero = no duration bound
-	start  time.Time // set by begin
+	start  time.Time // set by begin: when the current replicate's window opened
+
+	rep      int // the replicate being run, from 0
+	repFirst int // the sequence number of its first request
+	repTotal int // its requests; 0 = until the deadline
 
 	ctx      context.Context         // the level's context
 	cancel   context.CancelCauseFunc // cancels the level's context
@@ -54,10 +58,35 @@ func (lr *levelRun) claim() (int, bool) {
 		return 0, false
 	}
 	n := lr.claimed.Add(1) - 1
-	if lr.total > 0 && n >= int64(lr.total) {
+	if lr.repTotal > 0 && n >= int64(lr.repTotal) {
 		return 0, false
 	}
-	return lr.lvl.Part.global(int(n)), true
+	return lr.lvl.Part.global(lr.repFirst + int(n)), true
+}
+
+// replicates is how many times the level's load is started.
+func (lr *levelRun) replicates() int { return max(1, lr.lvl.Spec.Replicates) }
+
+// startReplicate readies replicate r: its share of the level's requests
+// (the first total mod k replicates take one more), its sequence numbers
+// after the last replicate's (so no prompt or nonce repeats), and a fresh
+// count of claims; the dispatcher then opens its window with begin.
+func (lr *levelRun) startReplicate(r int) {
+	if r > 0 {
+		granted := int(lr.claimed.Load())
+		if lr.repTotal > 0 {
+			granted = min(granted, lr.repTotal)
+		}
+		lr.repFirst += granted
+	}
+	lr.rep, lr.start, lr.stopAt = r, time.Time{}, time.Time{}
+	lr.claimed.Store(0)
+	if k := lr.replicates(); lr.total > 0 {
+		lr.repTotal = lr.total / k
+		if r < lr.total%k {
+			lr.repTotal++
+		}
+	}
 }
 
 // newWorker returns a worker whose token gaps count toward the level.
@@ -80,7 +109,7 @@ func (lr *levelRun) begin() {
 		sleepUntil(lr.ctx, slot.Open)
 	}
 	lr.start = time.Now()
-	if d := lr.lvl.Duration; d > 0 {
+	if d := lr.lvl.Duration / time.Duration(lr.replicates()); d > 0 {
 		stopAt, cutAt := lr.start.Add(d), lr.start.Add(d+durationGrace)
 		why := "cut at the level's grace deadline (duration + " + durationGrace.String() + ")"
 		if slot != nil {
@@ -117,7 +146,7 @@ func (lr *levelRun) exec(ctx context.Context, w *worker, seq int, due time.Time)
 
 // newRecord starts the record of measured request seq.
 func (lr *levelRun) newRecord(seq int) *result.Request {
-	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Seq: seq, Shard: lr.e.shardIndex()}
+	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Seq: seq, Replicate: lr.rep, Shard: lr.e.shardIndex()}
 	if r := lr.lvl.Spec.Rate; r != nil {
 		rec.Rate = *r
 	} else {
@@ -218,19 +247,10 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	lctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	lr.ctx, lr.cancel = lctx, cancel
-	lvl.Load.dispatch(lctx, lr)
-	if lr.start.IsZero() {
-		lr.begin() // a dispatcher that sent nothing
-	}
-	end := time.Now()
-	rec.Start, rec.End, rec.WallNs = lr.start.Round(0), end.Round(0), int64(end.Sub(lr.start))
+	lr.measure(rec)
 	if lvl.Slot != nil {
 		rec.LateStartMs = max(0, result.Round(ms(lr.start.Sub(lvl.Slot.Open)), 3))
 	}
-	if lr.grace != nil {
-		lr.grace.Stop()
-	}
-	lr.stopProg()
 
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	rec.Client = result.ClientLoad{CPUNs: int64(cpuTime(&ru1) - cpuTime(&ru0)), Procs: runtime.GOMAXPROCS(0)}
@@ -250,6 +270,38 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	e.log.Debug().Str("stage", sp.st.Name).Str("level_label", lvl.Spec.Label).
 		Int64("done", lr.done.Load()).Int64("failed", lr.failed.Load()).Dur("wall", rec.Wall()).Msg("level done")
 	return rec
+}
+
+// measure runs the level's replicates (one, unless the plan asks for more)
+// and sets the record's window: from the first opening to the last
+// completion, its length the sum of the replicates' windows (the time under
+// load, without the instant between one replicate's last completion and the
+// next one's first send).
+func (lr *levelRun) measure(rec *result.LevelRecord) {
+	k := lr.replicates()
+	for r := range k {
+		if r > 0 && lr.ctx.Err() != nil {
+			break // interrupted: the level is the replicates run so far
+		}
+		lr.startReplicate(r)
+		lr.lvl.Load.dispatch(lr.ctx, lr)
+		if lr.start.IsZero() {
+			lr.begin() // a dispatcher that sent nothing
+		}
+		end := time.Now()
+		if lr.grace != nil {
+			lr.grace.Stop()
+		}
+		lr.stopProg()
+		w := result.Window{Start: lr.start.Round(0), End: end.Round(0), WallNs: int64(end.Sub(lr.start))}
+		if r == 0 {
+			rec.Start = w.Start
+		}
+		rec.End, rec.WallNs = w.End, rec.WallNs+w.WallNs
+		if k > 1 {
+			rec.Windows = append(rec.Windows, w)
+		}
+	}
 }
 
 func cpuTime(r *syscall.Rusage) time.Duration {

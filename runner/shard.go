@@ -131,6 +131,9 @@ func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scen
 		if d <= 0 {
 			return nil, fmt.Errorf("stage %s has no duration: a sharded or scheduled (--start-at) run starts each level at an instant fixed in advance, so every level must be bounded by duration", st.Name)
 		}
+		if st.Replicates > 1 {
+			return nil, fmt.Errorf("stage %s runs %d replicates a level: a sharded or scheduled (--start-at) run gives each level one window fixed in advance; run replicates unsharded and unscheduled", st.Name, st.Replicates)
+		}
 		n := len(st.Concurrency) + len(st.Rate)
 		if n == 0 {
 			return nil, fmt.Errorf("stage %s lists no levels (concurrency or rate): a scheduled run must know every level in advance", st.Name)

@@ -55,14 +55,18 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 
 // closedLevel is a closed-loop level of conc streams sending requests (the
 // stage's count for the level), or by default the reference's single wave
-// of conc requests unless a duration bounds the level.
+// of conc requests (one a replicate) unless a duration bounds the level.
 func (sp *stagePlan) closedLevel(conc, requests int) Level {
 	st := sp.st
+	spec := sp.levelSpec("c="+strconv.Itoa(conc), conc, nil)
+	if st.Replicates > 1 {
+		spec.Replicates = st.Replicates
+	}
 	if requests <= 0 && st.Duration <= 0 {
-		requests = conc
+		requests = conc * max(1, spec.Replicates)
 	}
 	return Level{
-		Spec:        sp.levelSpec("c="+strconv.Itoa(conc), conc, nil),
+		Spec:        spec,
 		Concurrency: conc,
 		Requests:    requests,
 		Duration:    st.Duration.D(),

@@ -225,6 +225,8 @@ type Stage struct {
 	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	// Ramp spreads worker starts over this time at the start of each closed-loop level.
 	Ramp Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`
+	// Replicates runs each closed-loop level as this many independent replicates back to back, sharing its requests (and duration) evenly, each a fresh start of its streams. The level's metrics pool them; a comparison with a baseline also sees how much whole replicates differ (a batching rhythm a closed loop settles into), not only its requests. Default 1.
+	Replicates int `yaml:"replicates,omitempty" json:"replicates,omitempty"`
 	// Warmup is the number of unmeasured warm-up requests before each level. Default 1.
 	Warmup *int `yaml:"warmup,omitempty" json:"warmup,omitempty"`
 	// Temperature sent with each request. Default 0.

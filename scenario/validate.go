@@ -318,6 +318,7 @@ func (v *validator) stage(path string, s *Stage) {
 	default:
 		v.stageLoad(path, s)
 	}
+	v.stageReplicates(path, s, ps)
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)
 }

@@ -891,6 +891,76 @@ func TestE2EStatisticalGate(t *testing.T) {
 	}
 }
 
+// TestE2EReplicatedGate is TestE2EStatisticalGate with replicates: each
+// request is recorded with its replicate and each replicate's window in
+// run.jsonl, an A/A pair passes --fail-above 20, a twice slower inter-token
+// latency fails it on TPOT's mean with the replicates named (its p50 is not
+// asserted: two streams make TPOT bimodal, and a 12-request replicate's
+// median flips between the modes, which the replicate interval rightly
+// shows as wide), and runner report recomputes the comparison
+// byte for byte.
+func TestE2EReplicatedGate(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plan := e2ePlan("gate-replicates.yaml")
+	slowPlan := writeFile(t, filepath.Join(dir, "slow.yaml"), strings.Replace(readFile(t, plan), "itl_ms: 5}", "itl_ms: 10}", 1))
+	for name, p := range map[string]string{"a": plan, "a2": plan} {
+		if code, stdout, stderr := runRunner(t, childEnv(), p, "--out", filepath.Join(dir, name), "--quiet", "--report", "json"); code != 0 {
+			t.Fatalf("run %s: exit %d\n%s\n%s", name, code, stdout, stderr)
+		}
+	}
+	a, a2, b := filepath.Join(dir, "a"), filepath.Join(dir, "a2"), filepath.Join(dir, "b")
+	if code, stdout, stderr := runRunner(t, childEnv(), slowPlan, "--out", b, "--quiet", "--baseline", a); code != 0 {
+		t.Fatalf("run b: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	reps := map[int]int{}
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(a, "requests.jsonl"))), "\n") {
+		var r result.Request
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatal(err)
+		}
+		if !r.Warmup {
+			reps[r.Replicate]++
+		}
+	}
+	if len(reps) != 4 || reps[0] != 12 || reps[3] != 12 {
+		t.Errorf("measured requests by replicate: %v, want 4 of 12", reps)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(a, "run.jsonl"))), "\n") {
+		var ev struct {
+			Kind  string              `json:"kind"`
+			Level *result.LevelRecord `json:"level"`
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Kind != "level" {
+			continue
+		}
+		var wall int64
+		for _, w := range ev.Level.Windows {
+			wall += w.WallNs
+		}
+		if len(ev.Level.Windows) != 4 || wall != ev.Level.WallNs {
+			t.Errorf("level record: %d replicate windows of %d ns in all, want 4 adding up to the level's %d ns", len(ev.Level.Windows), wall, ev.Level.WallNs)
+		}
+	}
+	if code, stdout, stderr := runRunner(t, childEnv(), "compare", a, a2, "--fail-above", "20"); code != 0 {
+		t.Errorf("A/A pair failed the gate: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20")
+	if code != 1 || !strings.Contains(stderr, "two c=2 tpot_mean_ms: +") || !strings.Contains(stderr, "worse (mean of 48 and 48 requests in 4 and 4 replicates)") {
+		t.Errorf("itl_ms ×2 not found with replicates: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	again := filepath.Join(dir, "again")
+	if code, _, stderr := runRunner(t, childEnv(), "report", b, "--baseline", a, "--out", again, "--quiet"); code != 0 {
+		t.Fatalf("report: exit %d\n%s", code, stderr)
+	}
+	if live, re := readFile(t, filepath.Join(b, "report.json")), readFile(t, filepath.Join(again, "report.json")); live != re || !strings.Contains(live, `"replicates_base": 4`) {
+		t.Errorf("recomputed report.json differs from the live one or has no replicates (%d vs %d bytes)", len(live), len(re))
+	}
+}
+
 // TestE2EExamplePlans runs the shipped examples on the simulator:
 // plans/slo-gate.yaml passes, and plans/baseline-regression.yaml's two steps
 // (record, then --baseline) compare every level with the recorded one. The

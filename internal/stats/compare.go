@@ -80,7 +80,19 @@ type Delta struct {
 	// Base is 0.
 	Rel   float64
 	RelCI Interval
-	// LowSamples is set when either run has fewer samples than MinSamples:
+	// KBase and KNew are the replicates behind each run, 1 for a run
+	// without. When both are 2 or more, AbsCI and RelCI are the union of
+	// the request interval and the replicate interval; when only one is,
+	// the request interval alone (the other run says nothing about the
+	// noise of whole runs), which a caller should say.
+	KBase, KNew int
+	// ReplicateAbsCI and ReplicateRelCI are the replicate intervals alone
+	// (NaN when not computed: a run without replicates, or RelCI when Base
+	// is 0). A limit of AbsCI or RelCI equal to theirs was set by the
+	// disagreement of whole runs; otherwise by the spread of requests.
+	ReplicateAbsCI, ReplicateRelCI Interval
+	// LowSamples is set when either run has fewer samples than MinSamples,
+	// or, when both have replicates, either run's smallest replicate has:
 	// the verdict is then never better or worse.
 	LowSamples bool
 	Verdict    Verdict
@@ -155,11 +167,13 @@ func Compare(base, cur Sample, st Statistic, better Direction, opts Options) (De
 	if err != nil {
 		return Delta{}, err
 	}
-	d := Delta{Statistic: st, Better: better, Confidence: conf, NBase: base.size(st.Kind), NNew: cur.size(st.Kind)}
+	d := Delta{Statistic: st, Better: better, Confidence: conf, NBase: base.size(st.Kind), NNew: cur.size(st.Kind),
+		KBase: replicateCount(base), KNew: replicateCount(cur)}
 	if d.NBase == 0 || d.NNew == 0 {
 		nan := math.NaN()
 		d.Base, d.New, d.Abs, d.Rel = nan, nan, nan, nan
 		d.AbsCI, d.RelCI = Interval{nan, nan}, Interval{nan, nan}
+		d.ReplicateAbsCI, d.ReplicateRelCI = d.AbsCI, d.RelCI
 		d.Verdict, d.Reason = Inconclusive, "no samples in new"
 		if d.NBase == 0 {
 			d.Reason = "no samples in base"
@@ -172,6 +186,7 @@ func Compare(base, cur Sample, st Statistic, better Direction, opts Options) (De
 		d.Resamples = resamples(opts.Resamples, conf)
 		bootstrapDelta(&d, base, cur, opts.Seed)
 	}
+	replicateDelta(&d, base, cur)
 	d.LowSamples, d.Reason = lowSamples(base, cur, st)
 	decide(&d, opts.Threshold)
 	return d, nil
@@ -189,7 +204,8 @@ func resamples(b int, conf float64) int {
 
 // EnoughSamples reports whether both runs have the samples the statistic
 // needs for a better or worse verdict (MinSamples, and for a closed loop's
-// rate three waves). A gate's family counts only such comparisons: the
+// rate three waves; when both runs have replicates, in every replicate as
+// well). A gate's family counts only such comparisons: the
 // others can never be worse, so they spend none of its error rate.
 func EnoughSamples(base, cur Sample, st Statistic) bool {
 	low, _ := lowSamples(base, cur, st)
@@ -197,7 +213,8 @@ func EnoughSamples(base, cur Sample, st Statistic) bool {
 }
 
 // lowSamples applies MinSamples, and for a rate whose wall moves with its
-// requests, MinWaves: the reason is for Delta.Reason.
+// requests, MinWaves, to the pooled samples and then to the replicates
+// (lowReplicates): the reason is for Delta.Reason.
 func lowSamples(base, cur Sample, st Statistic) (bool, string) {
 	need := MinSamples(st)
 	nb, nn := base.size(st.Kind), cur.size(st.Kind)
@@ -211,7 +228,7 @@ func lowSamples(base, cur Sample, st Statistic) (bool, string) {
 			}
 		}
 	}
-	return false, ""
+	return lowReplicates(base, cur, st)
 }
 
 // MinWaves is the fewest waves (requests per worker) a closed loop's rate
@@ -280,7 +297,8 @@ func check(base, cur Sample, st Statistic, better Direction, opts Options) (floa
 		errs = append(errs, fmt.Errorf("unknown statistic %v", st))
 	}
 	if len(errs) == 0 {
-		errs = append(errs, checkSample("base", base, st.Kind), checkSample("new", cur, st.Kind))
+		errs = append(errs, checkSample("base", base, st.Kind), checkSample("new", cur, st.Kind),
+			checkReplicates("base", base, st.Kind), checkReplicates("new", cur, st.Kind))
 	}
 	return conf, errors.Join(errs...)
 }

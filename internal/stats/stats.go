@@ -21,6 +21,10 @@
 //     the wall of a resample scales with its makespan on the loop's workers.
 //   - Shares (proportions): Wilson intervals per run, Newcombe's hybrid score
 //     interval for the difference and MOVER-R Wilson for the ratio.
+//   - Noise of whole runs: when both runs ran as replicates, a Welch
+//     t interval from the replicates' disagreement (the method of
+//     independent replications), on the log scale for a relative change;
+//     the Delta's intervals are its union with the request interval.
 //
 // The relative change is New/Base − 1 with its equal-tailed interval at
 // Options.Confidence; the verdict reads that interval against the metric's
@@ -138,13 +142,24 @@ func (s Statistic) String() string {
 //
 // Values and Costs must be finite, Costs non-negative; Compare neither
 // keeps nor modifies them. Sorted Values save a percentile its sort.
+//
+// Replicates is the same sample split by replicate, when the level ran as
+// k replicates back to back (each restarting the load): each a Sample of
+// the same kind for its own window (its requests' Values and Costs, its
+// own Wall and Workers; or its Hits and Trials), their union the pooled
+// sample, so their sizes add up to its size (and their hits to its hits).
+// Nil, or fewer than 2, means the run had no replicates. When both runs
+// have them, Compare adds the replicates' interval, which holds the noise
+// of whole runs (see replicateDelta); Values sorted within each replicate
+// save a percentile its selection.
 type Sample struct {
-	Values  []float64
-	Costs   []float64
-	Wall    float64
-	Workers int
-	Hits    int
-	Trials  int
+	Values     []float64
+	Costs      []float64
+	Wall       float64
+	Workers    int
+	Hits       int
+	Trials     int
+	Replicates []Sample
 }
 
 // size is the number of samples behind the statistic.
