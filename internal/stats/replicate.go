@@ -36,30 +36,17 @@ func replicateCount(s Sample) int {
 }
 
 // replicateStat is the statistic on one replicate alone, computed as the
-// pooled one is (a percentile by PercentileIndex on the replicate's sorted
-// values, a mean, Σv/Σc, Σv/Wall of the replicate's own window, Hits/Trials);
-// ok is false for a replicate without samples. A percentile selects from a
-// copy in linear time unless the values are sorted already.
+// pooled one is (the point of its bootstrap replicator: a percentile by
+// PercentileIndex, a mean, Σv/Σc, Σv/Wall of the replicate's own window; a
+// share's Hits/Trials); ok is false for a replicate without samples.
 func replicateStat(s Sample, st Statistic) (theta float64, ok bool) {
-	n := s.size(st.Kind)
-	if n == 0 {
+	if s.size(st.Kind) == 0 {
 		return 0, false
 	}
-	switch st.Kind {
-	case KindPercentile:
-		k := PercentileIndex(st.P, n)
-		if slices.IsSorted(s.Values) {
-			return s.Values[k], true
-		}
-		return selectKth(slices.Clone(s.Values), k), true
-	case KindMean:
-		return sum(s.Values) / float64(n), true
-	case KindRatio:
-		return sum(s.Values) / sum(s.Costs), true
-	case KindRate:
-		return sum(s.Values) / s.Wall, true
+	if st.Kind == KindShare {
+		return float64(s.Hits) / float64(s.Trials), true
 	}
-	return float64(s.Hits) / float64(s.Trials), true
+	return newReplicator(s, st).point, true
 }
 
 // replicateStats is θ_j of every replicate that has samples.
