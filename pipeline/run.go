@@ -143,7 +143,11 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 		ep := r.o.Plan.Endpoints[name]
 		baseURL := ep.BaseURL
 		if ep.Simulator != nil {
-			srv, err := sim.Start(ctx, *ep.Simulator)
+			// The simulator stops when the run has drained (closeAll), not when
+			// ctx is cancelled: on Ctrl-C the requests must see the run's
+			// cancellation before their server goes away, or an in-flight
+			// stream ends as "truncated" instead of "interrupted".
+			srv, err := sim.Start(context.WithoutCancel(ctx), *ep.Simulator)
 			if err != nil {
 				return engines, closeAll, fmt.Errorf("endpoint %s: start the simulator: %w", name, err)
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"mime"
 	"net"
@@ -182,14 +181,6 @@ func classifyTransport(rctx, parent context.Context, err error, connect string) 
 		return result.ErrTimeout, "connect timeout: no connection within " + connect
 	}
 	return result.ErrConnect, sample([]byte(redact.Error(err).Error()))
-}
-
-// classifyRead names a failure while reading the stream.
-func classifyRead(rctx, parent context.Context, err error, chunks int) (kind, msg string) {
-	if k, m, ok := byCause(rctx, parent); ok {
-		return k, m
-	}
-	return result.ErrTruncated, fmt.Sprintf("stream cut after %d chunks: %s", chunks, sample([]byte(err.Error())))
 }
 
 // byCause reports a cancellation we caused (a timeout) or the run's interruption.
