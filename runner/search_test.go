@@ -262,7 +262,25 @@ func TestSearchOverRate(t *testing.T) {
 	// probe disturbed by the machine (a stalled client sends a burst, and
 	// the queue it builds outlasts a short probe) makes the noise estimate
 	// large: then the search must say it is not confident, and why.
+	//
+	// The model holds only while the simulator keeps its clock: a lone
+	// sequence's step is 2 ms, so the probes at up to 32 req/s (at most one
+	// other sequence in flight most of the time) measure a TPOT p50 of
+	// 2.00-2.06 ms on a quiet machine. Where the machine is so busy that they
+	// measure more (2.19-2.68 ms, seen with -race and both cores held), every
+	// step runs late, the server really is slower, and its capacity is lower
+	// than the model's: then the bracket must not lie above it.
+	kept := true
+	for _, p := range res.Points {
+		if p.Rate != nil && *p.Rate <= 32 && p.TPOTP50Ms != nil && *p.TPOTP50Ms > 2.1 {
+			kept = false
+		}
+	}
 	switch truth := 50.0; {
+	case !kept && c > truth*1.03:
+		t.Errorf("bracket %g..%g lies above the %g req/s a simulator on time would take%s", c, f, truth, describe(res))
+	case !kept:
+		t.Logf("the simulator ran late on this busy machine; its capacity %g req/s is below the model's %g%s", c, truth, describe(res))
 	case tg.Confident && (c > truth*1.03 || f < truth*0.97):
 		t.Errorf("confident bracket %g..%g does not hold %g req/s%s", c, f, truth, describe(res))
 	case !tg.Confident && !strings.Contains(strings.Join(tg.Notes, " "), "decided by its estimate"):

@@ -91,11 +91,11 @@ func TestSyntheticLengths(t *testing.T) {
 		t.Errorf("max_tokens in [%v, %v], mean %.2f, stdev %.2f; want uniform 10..40", slices.Min(outs), slices.Max(outs), m, sd)
 	}
 	// Input: normal(200, 50) clipped to [100, 300] (stdev ≈ 44 after clipping);
-	// the server's count is the calibrated length within the ±2% the
-	// calibration promises, or 3 tokens on short prompts (the random nonce
-	// tokenizes to a count that varies by a token or two).
+	// the server's count is the drawn length within the ±2% the calibration
+	// promises plus up to 3 tokens, since the random nonce tokenizes to a
+	// count that varies by a token or two (seen: 96..304 over 40 runs).
 	m, sd = meanStdev(ins)
-	if slices.Min(ins) < 97 || slices.Max(ins) > 306 || math.Abs(m-200) > 8 || sd < 36 || sd > 52 {
+	if slices.Min(ins) < 100*0.98-3 || slices.Max(ins) > 300*1.02+3 || math.Abs(m-200) > 8 || sd < 36 || sd > 52 {
 		t.Errorf("prompt tokens in [%v, %v], mean %.2f, stdev %.2f; want normal(200, 50) in [100, 300]", slices.Min(ins), slices.Max(ins), m, sd)
 	}
 
