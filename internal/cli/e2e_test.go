@@ -265,6 +265,42 @@ func runRunner(t *testing.T, env []string, args ...string) (int, string, string)
 
 func e2ePlan(name string) string { return filepath.Join("testdata", "e2e", name) }
 
+// runUnstarved runs the runner with --out out, again (up to 3 runs in all)
+// while a level says its client was the bottleneck. Tests that check a
+// comparison's verdict need it: a busy machine (the other test packages, on
+// two cores) can hold the runner's readers off a core for more than the
+// 1 ms a 1-5 ms ITL allows, and then the verdict is rightly inconclusive.
+func runUnstarved(t *testing.T, out string, args ...string) (int, string, string) {
+	t.Helper()
+	for try := 1; ; try++ {
+		if err := os.RemoveAll(out); err != nil {
+			t.Fatal(err)
+		}
+		code, stdout, stderr := runRunner(t, childEnv(), append(args, "--out", out)...)
+		var starved []string
+		if b, err := os.ReadFile(filepath.Join(out, "report.json")); err == nil {
+			var rep result.Report
+			if err := json.Unmarshal(b, &rep); err != nil {
+				t.Fatalf("report.json: %v", err)
+			}
+			for _, st := range rep.Stages {
+				for _, p := range st.Points {
+					if p.ClientBottleneck {
+						starved = append(starved, st.Name+" "+p.Label()+": "+strings.Join(p.Warnings, "; "))
+					}
+				}
+			}
+		}
+		if len(starved) == 0 {
+			return code, stdout, stderr
+		}
+		if try == 3 {
+			t.Fatalf("the client was the bottleneck in 3 runs of %v; the machine is too busy to test a verdict:\n%s", args, strings.Join(starved, "\n"))
+		}
+		t.Logf("run %d of %v: the client was the bottleneck (%s); running again", try, args, strings.Join(starved, "; "))
+	}
+}
+
 func loadReport(t *testing.T, dir string) *result.Report {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
@@ -702,7 +738,7 @@ func TestE2EBaselineCompareAndStages(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	fast, slow, only := filepath.Join(dir, "fast"), filepath.Join(dir, "slow"), filepath.Join(dir, "only")
-	code, stdout, stderr := runRunner(t, childEnv(), e2ePlan("regress-fast.yaml"), "--out", fast, "--quiet")
+	code, stdout, stderr := runUnstarved(t, fast, e2ePlan("regress-fast.yaml"), "--quiet")
 	if code != 0 {
 		t.Fatalf("baseline run: exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -711,7 +747,7 @@ func TestE2EBaselineCompareAndStages(t *testing.T) {
 		t.Errorf("without --baseline, baseline is not nil: %+v", c)
 	}
 
-	code, stdout, stderr = runRunner(t, childEnv(), e2ePlan("regress-slow.yaml"), "--out", slow, "--baseline", base, "--quiet")
+	code, stdout, stderr = runUnstarved(t, slow, e2ePlan("regress-slow.yaml"), "--baseline", base, "--quiet")
 	if code != 1 {
 		t.Fatalf("regressed run: exit %d, want 1\n%s\n%s", code, stdout, stderr)
 	}
@@ -905,12 +941,12 @@ func TestE2EReplicatedGate(t *testing.T) {
 	plan := e2ePlan("gate-replicates.yaml")
 	slowPlan := writeFile(t, filepath.Join(dir, "slow.yaml"), strings.Replace(readFile(t, plan), "itl_ms: 5}", "itl_ms: 10}", 1))
 	for name, p := range map[string]string{"a": plan, "a2": plan} {
-		if code, stdout, stderr := runRunner(t, childEnv(), p, "--out", filepath.Join(dir, name), "--quiet", "--report", "json"); code != 0 {
+		if code, stdout, stderr := runUnstarved(t, filepath.Join(dir, name), p, "--quiet", "--report", "json"); code != 0 {
 			t.Fatalf("run %s: exit %d\n%s\n%s", name, code, stdout, stderr)
 		}
 	}
 	a, a2, b := filepath.Join(dir, "a"), filepath.Join(dir, "a2"), filepath.Join(dir, "b")
-	if code, stdout, stderr := runRunner(t, childEnv(), slowPlan, "--out", b, "--quiet", "--baseline", a); code != 0 {
+	if code, stdout, stderr := runUnstarved(t, b, slowPlan, "--quiet", "--baseline", a); code != 0 {
 		t.Fatalf("run b: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	reps := map[int]int{}
