@@ -126,8 +126,29 @@ func TestSearchFindsKnownCapacities(t *testing.T) {
 			t.Errorf("%s: %d failed: %v", p.Label(), p.Failed, p.Error)
 		}
 	}
+	// The truth holds while the simulator keeps its clock: up to
+	// max_num_seqs streams, a quiet machine measures TPOT p50 0.12 to 0.25 ms
+	// under the model's c + 1 ms. Where a busy machine makes every step late
+	// (3.22-3.64 ms seen at c=2, with -race and both cores held), the server
+	// really is slower and the capacities lower: then none may be above the
+	// truth.
+	kept := true
+	for _, p := range res.Points {
+		if c := p.Concurrency; c <= maxSeqs && p.TPOTP50Ms != nil && *p.TPOTP50Ms > itl+perSeq*float64(c-1) {
+			kept = false
+		}
+	}
+	if !kept {
+		t.Logf("the simulator ran late on this busy machine: capacities may be below the model's%s", describe(res))
+	}
 	for name, want := range map[string]int{"interactive": truth(interactive), "standard": truth(standard), "batch": maxSeqs} {
 		tg := searchTarget(t, sr, name)
+		if !kept {
+			if tg.Capacity != nil && *tg.Capacity > float64(want) {
+				t.Errorf("%s: capacity %g above the %d a simulator on time would give%s", name, *tg.Capacity, want, describe(res))
+			}
+			continue
+		}
 		if tg.Status != result.SearchFound || tg.Capacity == nil || tg.Fail.Load != *tg.Capacity+1 {
 			t.Errorf("%s: status %s capacity %v (bracket %+v .. %+v), want %d%s", name, tg.Status, tg.Capacity, tg.Pass, tg.Fail, want, describe(res))
 			continue
