@@ -162,21 +162,19 @@ func (s *streamEnd) endOfBody(err error) bool {
 // failRead records a stream that ended before it completed.
 func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, err error) {
 	rec.E2EMs = ms(time.Since(clk.start))
-	if kind, msg, ok := byCause(rctx, ctx); ok {
+	kind, msg, ours := byCause(rctx, ctx)
+	switch {
+	case ours:
 		// We cancelled the request (its timeout, or the run stopping): whatever
 		// the read returned, even a clean end of body, is because of that.
-		fail(rec, kind, msg)
-		clk.record(rec)
-		return
-	}
-	switch {
 	case err == io.EOF:
-		fail(rec, result.ErrTruncated, fmt.Sprintf("stream ended without finish_reason or [DONE] after %d chunks", clk.chunks))
+		kind, msg = result.ErrTruncated, fmt.Sprintf("stream ended without finish_reason or [DONE] after %d chunks", clk.chunks)
 	case errors.Is(err, sse.ErrLineTooLong):
-		fail(rec, result.ErrMalformed, "stream line longer than the reader's limit")
+		kind, msg = result.ErrMalformed, "stream line longer than the reader's limit"
 	default:
-		fail(rec, result.ErrTruncated, fmt.Sprintf("stream cut after %d chunks: %s", clk.chunks, sample([]byte(err.Error()))))
+		kind, msg = result.ErrTruncated, fmt.Sprintf("stream cut after %d chunks: %s", clk.chunks, sample([]byte(err.Error())))
 	}
+	fail(rec, kind, msg)
 	clk.record(rec)
 }
 
