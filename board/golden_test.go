@@ -94,7 +94,6 @@ func lineDiff(want, got []byte) string {
 	return "lengths differ: " + strconv.Itoa(len(a)) + " and " + strconv.Itoa(len(b)) + " lines"
 }
 
-
 var regenOnce sync.Once
 
 // goldenBoard is the board of the fixtures.
