@@ -122,7 +122,7 @@ func TestHostileMarkup(t *testing.T) {
 	}
 
 	// HTML: no element, attribute or script comes from a name.
-	checkHTMLText(t, "report.html", readFile(t, filepath.Join(out, "report.html")), planName, stageName, check1, "<b>sim</b>")
+	checkHTMLText(t, "report.html", readFile(t, filepath.Join(out, "report.html")), planName, stageName, check1, "<b>sim</b>", "engine=<img src=x onerror=alert(3)>")
 
 	// JUnit: well-formed, and the names come back out as they went in.
 	junit := readFile(t, filepath.Join(out, "junit.xml"))
