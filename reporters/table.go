@@ -86,7 +86,7 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 	if head, rows, rest := comparisonLines(r); head != "" {
 		ew.printf("%s\n%s\n", paint(opts.Color, ansiBold, "Against the baseline "+r.Baseline), head)
 		for _, f := range rows {
-			ew.printf("  %s %s %s %s: %s\n", f.Verdict, f.Stage, f.Label, f.Metric, f.Describe())
+			ew.printf("  %s %s %s: %s\n", f.Stage, f.Label, f.Metric, f.Describe())
 		}
 		if rest != "" {
 			ew.printf("%s\n", rest)
