@@ -1033,7 +1033,7 @@ func TestE2EReplicatedGate(t *testing.T) {
 	if code, stdout, stderr := runRunner(t, childEnv(), "compare", a, a2, "--fail-above", "20"); code != 0 {
 		t.Errorf("A/A pair failed the gate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20")
+	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20", "--all")
 	if code != 1 || !strings.Contains(stderr, "two c=2 tpot_mean_ms: +") || !strings.Contains(stderr, "worse (mean of 48 and 48 requests in 4 and 4 replicates)") {
 		t.Errorf("itl_ms ×2 not found with replicates: exit %d\n%s\n%s", code, stdout, stderr)
 	}
