@@ -460,7 +460,8 @@ func TestOneFamily(t *testing.T) {
 func TestEqualCountsAreSame(t *testing.T) {
 	base := synth(1, level{conc: 1, n: 24, ttft: 20, tpot: 2, sd: 0.05})
 	cur := synth(2, level{conc: 1, n: 24, ttft: 20, tpot: 2, sd: 0.05})
-	res, err := Compare(base, cur, Options{Threshold: 0.05})
+	failed, _ := ChosenFamily("failed,ttft_p50_ms")
+	res, err := Compare(base, cur, Options{Threshold: 0.05, Family: failed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,7 +469,7 @@ func TestEqualCountsAreSame(t *testing.T) {
 		t.Errorf("failed 0 → 0: %+v", c)
 	}
 	cur = synth(2, level{conc: 1, n: 24, ttft: 20, tpot: 2, sd: 0.05, failed: 1})
-	res, _ = Compare(base, cur, Options{Threshold: 0.05})
+	res, _ = Compare(base, cur, Options{Threshold: 0.05, Family: failed})
 	if c := row(t, res, "c=1", "failed"); c.Verdict != "inconclusive" {
 		t.Errorf("failed 0 → 1 of 24: %+v", c)
 	}
@@ -480,7 +481,8 @@ func TestEqualCountsAreSame(t *testing.T) {
 func TestShownMostImportantFirst(t *testing.T) {
 	base := synth(1, level{conc: 1, n: 100, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 4, n: 100, ttft: 20, tpot: 2, sd: 0.05})
 	cur := synth(2, level{conc: 1, n: 100, ttft: 20, tpot: 2.3, sd: 0.05}, level{conc: 4, n: 100, ttft: 15, tpot: 2.8, sd: 0.05})
-	res, err := Compare(base, cur, Options{Threshold: 0.05})
+	fam, _ := ChosenFamily("failed,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_mean_ms,e2e_p50_ms")
+	res, err := Compare(base, cur, Options{Threshold: 0.05, Family: fam})
 	if err != nil {
 		t.Fatal(err)
 	}
