@@ -30,15 +30,16 @@ type Comparison struct {
 	// Interval is the confidence interval of Rel.
 	Interval *Interval `json:"interval,omitempty"`
 	// Verdict is better, worse, same or inconclusive; empty for what is
-	// shown and never judged: the client's own diagnostics and metrics
-	// without a better direction.
+	// shown and never judged: the client's own diagnostics, metrics without
+	// a better direction or an interval, and metrics outside the gate's
+	// family (not gated).
 	Verdict string `json:"verdict,omitempty" jsonschema:"enum=better,enum=worse,enum=same,enum=inconclusive"`
 	// Abs is the absolute change new − base (what a verdict reads when the
 	// base is 0).
 	Abs *float64 `json:"abs"`
 	// AbsInterval is the confidence interval of Abs.
 	AbsInterval *Interval `json:"abs_interval,omitempty"`
-	// Reason says why a verdict is inconclusive.
+	// Reason says why a verdict is inconclusive, or why there is none.
 	Reason string `json:"reason,omitempty"`
 	// NBase is the baseline's samples behind the interval (requests, or the
 	// trials of a share).
