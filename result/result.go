@@ -261,7 +261,11 @@ type Point struct {
 	// says nothing about token timing and would own the p99 of a short level.)
 	ClientSchedP90Ms *float64 `json:"client_sched_p90_ms" expr:"client_sched_p90_ms"`
 	ClientBottleneck bool     `json:"client_bottleneck" expr:"client_bottleneck"`
-	LowConfidence    []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
+	// ClientBottleneckBy names the signals that raised ClientBottleneck, as
+	// the catalogue's metrics that measure them (client_cpu_percent,
+	// client_sched_p90_ms, dispatch_lag_p99_ms), so a report says why.
+	ClientBottleneckBy []string `json:"client_bottleneck_by,omitempty" expr:"-"`
+	LowConfidence      []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
 	// Warnings say what makes a number of this level wrong: the client set
 	// the pace, the nonce did not defeat the prefix cache, the engine did not
 	// hold the pinned length, fewer requests were in flight than the label says.

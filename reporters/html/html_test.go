@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -423,8 +424,8 @@ func TestTopOfPage(t *testing.T) {
 			t.Errorf("warning %q not shown at the top", w)
 		}
 	}
-	if !strings.Contains(wtext, "client bottleneck") || !strings.Contains(wtext, "97.3% of one core") {
-		t.Error("client bottleneck not flagged at the top")
+	if !strings.Contains(wtext, "raised by Client CPU 97.3% of one core") {
+		t.Errorf("client bottleneck not flagged at the top with the signal that raised it: %q", wtext)
 	}
 	if strings.Contains(wtext, "low confidence") || len(findAll(warnings, "li", hasAttr("data-kind", "lowconf"))) != 0 {
 		t.Error("low confidence is among the validity warnings; it is a quiet mark in the level table")
@@ -719,5 +720,24 @@ func TestComparisonTable(t *testing.T) {
 	}
 	if len(findAll(parse(t, render(t, loadReport(t, "report.json"), base)), "table", hasAttr("class", "compare"))) != 0 {
 		t.Error("a comparison table without a comparison")
+	}
+}
+
+// TestBottleneckNamesItsSignal: a flag raised by dispatch lag names the lag
+// and its value, not the client's CPU (0.8% of one core said nothing), and
+// the warning's label and text do not repeat a word ("client client").
+func TestBottleneckNamesItsSignal(t *testing.T) {
+	st := &result.Stage{Name: "s", Points: []result.Point{{Concurrency: 1, Rate: result.Ptr(4.0),
+		ClientBottleneck: true, ClientBottleneckBy: []string{"dispatch_lag_p99_ms"},
+		DispatchLagP99Ms: result.Ptr(2.744), ClientCPUPercent: result.Ptr(0.8)}}}
+	ws := stageWarnings(st)
+	if len(ws) != 1 || ws[0].Kind != "bottleneck" {
+		t.Fatalf("warnings %+v", ws)
+	}
+	if txt := ws[0].Text; !strings.Contains(txt, "raised by Lag p99 2.74 ms") || strings.Contains(txt, "CPU") || strings.HasPrefix(txt, "client") {
+		t.Errorf("bottleneck warning %q: want the lag that raised it, no CPU, no repeated label", txt)
+	}
+	if row := levelRowOf(&st.Points[0]); !slices.Contains(row.Flags, "client bottleneck (Lag p99)") {
+		t.Errorf("level flags %q", row.Flags)
 	}
 }
