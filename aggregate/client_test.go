@@ -69,3 +69,15 @@ func TestClientBottleneck(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorRate: error_rate is failed / n_requests, null when nothing was sent.
+func TestErrorRate(t *testing.T) {
+	reqs := []*result.Request{ok(50, 500, 100, 100), ok(50, 500, 100, 100), ok(50, 500, 100, 100),
+		{ErrorKind: result.ErrTimeout, Error: "idle"}}
+	if p := pointOf(record(time.Second, nil), reqs); p.ErrorRate == nil || *p.ErrorRate != 0.25 {
+		t.Errorf("error_rate %v, want 0.25 (1 of 4)", p.ErrorRate)
+	}
+	if p := pointOf(record(time.Second, nil), nil); p.ErrorRate != nil {
+		t.Errorf("error_rate %v of a level that sent nothing, want null", *p.ErrorRate)
+	}
+}
