@@ -62,7 +62,7 @@ type streamEnd struct {
 	finishReason       string
 	finishAt           time.Time // when the finish (or a later usage) chunk arrived
 	end                time.Time // the end of the stream, as E2E counts it
-	usage, usageBad    bool // usageBad: a count was no integer
+	usage, usageBad    bool      // usageBad: a count was no integer
 	promptTok, compTok int
 	hasTimings         bool
 	timings            sse.Timings
