@@ -40,8 +40,12 @@ func addCommonFlags(fs *flag.FlagSet, format, level *string, noProgress, quiet *
 	}
 	def("log-format", func() { fs.StringVar(format, "log-format", "text", "log `format`: text or json") })
 	def("log-level", func() { fs.StringVar(level, "log-level", defLevel, "log `level`: debug, info, warn or error") })
-	def("no-progress", func() { fs.BoolVar(noProgress, "no-progress", false, "no live progress display (accepted by every command)") })
-	def("quiet", func() { fs.BoolVar(quiet, "quiet", false, "accepted by every command; here the output is the answer, and it is printed") })
+	def("no-progress", func() {
+		fs.BoolVar(noProgress, "no-progress", false, "no live progress display (accepted by every command)")
+	})
+	def("quiet", func() {
+		fs.BoolVar(quiet, "quiet", false, "accepted by every command; here the output is the answer, and it is printed")
+	})
 }
 
 // checkCommon refuses a --log-format or --log-level that is not one of the
