@@ -34,6 +34,9 @@ type Env struct {
 	// terminals, for colour and live progress.
 	StdoutIsTerminal bool
 	StderrIsTerminal bool
+	// StdoutColumns is the terminal's width when stdout is one (0: not a
+	// terminal, or unknown); the table is fitted to it.
+	StdoutColumns int
 }
 
 // lookup returns an environment variable's value ("" when unset).

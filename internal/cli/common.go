@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/reporters"
 )
 
 // CommonFlags are the flags every subcommand accepts, so a script can pass
@@ -60,4 +61,22 @@ func checkCommon(fs *flag.FlagSet) error {
 		return exitcode.Errorf(exitcode.Invalid, "%s: --log-level: %q is not one of %s%s", cmd, level, strings.Join(LogLevels, ", "), suggest(level, LogLevels))
 	}
 	return nil
+}
+
+// registerWide registers --wide on a command that draws the terminal table.
+func (o *RunOptions) registerWide(fs *flag.FlagSet) {
+	fs.BoolVar(&o.Wide, "wide", false, "draw the terminal table as wide as its content, not fitted to the terminal's width")
+}
+
+// tableWidth is the width the terminal table is fitted to: the terminal's,
+// reporters.DefaultWidth when stdout is not a terminal (or its width is
+// unknown), 0 (as wide as the content) with --wide.
+func tableWidth(env *Env, o *RunOptions) int {
+	switch {
+	case o.Wide:
+		return 0
+	case env.StdoutIsTerminal && env.StdoutColumns > 0:
+		return env.StdoutColumns
+	}
+	return reporters.DefaultWidth
 }
