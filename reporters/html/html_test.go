@@ -741,3 +741,27 @@ func TestBottleneckNamesItsSignal(t *testing.T) {
 		t.Errorf("level flags %q", row.Flags)
 	}
 }
+
+// TestLevelsTableFitsAWindow: the levels table keeps to its 16 columns of
+// numbers (at 1280 px they fit; scripts/html-check.sh measures it): a
+// level's flags are a row under it, and natural mode's length spread is a
+// table of its own.
+func TestLevelsTableFitsAWindow(t *testing.T) {
+	doc := parse(t, render(t, loadReport(t, "report.json"), nil))
+	tables := findAll(doc, "table", hasAttr("class", "levels"))
+	if len(tables) == 0 {
+		t.Fatal("no levels table")
+	}
+	for _, tb := range tables {
+		if n := len(findAll(findAll(tb, "thead", func(*xhtml.Node) bool { return true })[0], "th", func(*xhtml.Node) bool { return true })); n > 16 {
+			t.Errorf("a levels table has %d columns, more than the 16 that fit 1280 px", n)
+		}
+	}
+	flags := findAll(tables[0], "tr", hasAttr("class", "flags warn"))
+	if len(flags) != 1 || !strings.Contains(text(flags[0]), "client bottleneck (Client CPU); fewer in flight than labelled") {
+		t.Errorf("c=64's flags are not a row of their own under it: %d flag rows", len(flags))
+	}
+	if len(findAll(doc, "table", hasAttr("class", "levels lengths"))) == 0 {
+		t.Error("the natural stage's output lengths have no table of their own")
+	}
+}
