@@ -116,5 +116,3 @@ func (a *acc) addShardLag(r *result.Request) {
 }
 
 func msDur(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
