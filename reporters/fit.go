@@ -30,9 +30,10 @@ type table struct {
 	// 0: never split.
 	keep int
 	// wrap lists the text columns whose cells may wrap onto more lines (an
-	// expression, a measured value); below, those a list (narrower still)
-	// puts below its row (nil: all of wrap).
-	wrap, below []int
+	// expression, a measured value); wrapLast, those wrapped too only when
+	// that is not enough (a check's name, which a log is searched for);
+	// below, those a list (narrower still) puts below its row (nil: wrap).
+	wrap, wrapLast, below []int
 }
 
 // fit draws t no wider than width columns (0: as wide as it needs), trying
@@ -51,11 +52,19 @@ func fit(w io.Writer, t table, width int) error {
 		return writeOut(w, out, err)
 	}
 	if len(t.wrap) > 0 {
-		out, err := t.wrapped(width)
-		if err == nil && widest(out) > width {
-			return t.list(w, width) // too narrow even wrapped: values below
+		// Wrapped at spaces; then the wrapLast columns too; then breaking
+		// words; then, too narrow even so, a list with the values below.
+		all := t
+		all.wrap = append(append([]int(nil), t.wrap...), t.wrapLast...)
+		for _, try := range []struct {
+			t     table
+			whole bool
+		}{{t, true}, {all, true}, {all, false}} {
+			if out, err = try.t.wrapped(width, try.whole); err != nil || widest(out) <= width {
+				return writeOut(w, out, err)
+			}
 		}
-		return writeOut(w, out, err)
+		return t.list(w, width)
 	}
 	if t.keep > 0 {
 		return t.split(w, width)
@@ -80,29 +89,36 @@ func (t table) render() ([]byte, error) {
 // wrapped renders t with its wrap columns wrapped to fit width: the
 // table's other columns keep their width, and the room left is shared out
 // among the wrap columns, a column that needs less than an equal share
-// taking what it needs (each at least minWrap, or its header's width).
-func (t table) wrapped(width int) ([]byte, error) {
+// taking what it needs. Each keeps at least its header's width and, with
+// whole, its longest word (a "name=value" is not broken), else minWrap.
+func (t table) wrapped(width int, whole bool) ([]byte, error) {
 	bare := t.withCells(func(c int, cell string) string { return "" })
 	out, err := bare.render()
 	if err != nil {
 		return nil, err
 	}
-	room := width - widest(out) // beyond the wrap columns' header widths
-	need := map[int]int{}       // each wrap column's natural extra width
+	cols := make([]wrapCol, 0, len(t.wrap))
 	for _, c := range t.wrap {
-		head := 0
+		col := wrapCol{c: c}
 		for _, l := range strings.Split(t.headers[c], "\n") {
-			head = max(head, twwidth.Width(l))
+			col.head = max(col.head, twwidth.Width(l))
 		}
+		floor := minWrap
 		for _, row := range t.rows {
-			if c < len(row) {
-				need[c] = max(need[c], twwidth.Width(row[c])-head)
+			if c >= len(row) {
+				continue
+			}
+			col.natural = max(col.natural, twwidth.Width(row[c]))
+			for _, word := range strings.Fields(row[c]) {
+				if whole {
+					floor = max(floor, twwidth.Width(word))
+				}
 			}
 		}
-		need[c] = max(need[c], minWrap-head, 0)
-		need[c] += head << 16 // keep the header width beside the need
+		col.low = max(col.head, min(col.natural, floor))
+		cols = append(cols, col)
 	}
-	limit := shareOut(need, room)
+	limit := shareOut(cols, width-widest(out))
 	return t.withCells(func(c int, cell string) string {
 		if l, ok := limit[c]; ok {
 			return wrapText(cell, l)
@@ -111,21 +127,24 @@ func (t table) wrapped(width int) ([]byte, error) {
 	}).render()
 }
 
-// shareOut gives each column the width its header needs plus a share of
-// room (need packs header<<16 | extra): columns whose extra fits an equal
-// share get it, the rest share what is left equally.
-func shareOut(need map[int]int, room int) map[int]int {
-	cols := make([]int, 0, len(need))
-	for c := range need {
-		cols = append(cols, c)
-	}
-	slices.SortFunc(cols, func(a, b int) int { return need[a]&0xffff - need[b]&0xffff })
+// wrapCol is a wrap column's widths: its header's, the least it is given,
+// and its widest cell's.
+type wrapCol struct{ c, head, low, natural int }
+
+// shareOut gives each column its low width, then shares out what is left of
+// room (the width beyond the columns' headers) toward their natural widths:
+// a column that needs less than an equal share gets what it needs, the rest
+// share what is left equally.
+func shareOut(cols []wrapCol, room int) map[int]int {
 	limit := map[int]int{}
-	for i, c := range cols {
-		head, extra := need[c]>>16, need[c]&0xffff
-		share := max(0, room) / (len(cols) - i)
-		give := min(extra, share)
-		limit[c] = max(minWrap, head+give)
+	for _, col := range cols {
+		limit[col.c] = col.low
+		room -= col.low - col.head
+	}
+	slices.SortFunc(cols, func(a, b wrapCol) int { return (a.natural - a.low) - (b.natural - b.low) })
+	for i, col := range cols {
+		give := min(max(0, col.natural-col.low), max(0, room)/(len(cols)-i))
+		limit[col.c] += give
 		room -= give
 	}
 	return limit

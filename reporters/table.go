@@ -19,10 +19,10 @@ type TableOptions struct {
 	// only when stdout is a terminal and NO_COLOR is unset; the table never
 	// sniffs the file it writes to, so tests and pipes get plain text.
 	Color bool
-	// Width is the widest the output may be, in columns: tables are
-	// narrowed to it (headers on two lines, long text wrapped, or a table of
-	// numbers split into parts) and notes wrapped. 0: as wide as the
-	// content (the CLI's --wide).
+	// Width is the widest a table may be, in columns: tables are narrowed
+	// to it (headers on two lines, long text wrapped or listed below, a
+	// table of numbers split into parts); prose lines are not broken. 0: as
+	// wide as the content (the CLI's --wide).
 	Width int
 }
 
@@ -66,10 +66,10 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 	}
 	for i := range r.Stages {
 		st := &r.Stages[i]
-		ew.line(opts.Width, "  ", paint(opts.Color, ansiBold, "Stage "+st.Name)+"  "+stageTitle(st))
+		ew.println(paint(opts.Color, ansiBold, "Stage "+st.Name) + "  " + stageTitle(st))
 		if st.Trace != nil {
 			for _, f := range st.Trace.Facts() {
-				ew.line(opts.Width, "    ", "  "+f[0]+": "+oneLine(f[1]))
+				ew.println("  " + f[0] + ": " + oneLine(f[1]))
 			}
 		}
 		if len(st.Points) > 0 {
@@ -92,19 +92,19 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		ew.printf("%s\n", paint(opts.Color, ansiBold, "Checks"))
 		// Colour codes in the status cell are not counted in its width by
 		// tablewriter's display-width measure, so columns stay aligned.
-		// Too wide (a worse() check measures many metrics), the check's
-		// name, expression and measured values wrap inside their cells.
+		// Too wide (a worse() check measures many metrics), the expression
+		// and measured values wrap inside their cells, then the check's name.
 		t := table{headers: []string{"Status", "Stage", "Check", "Level", "Expression", "Measured"}, rows: checks,
-			aligns: []tw.Align{tw.AlignLeft}, wrap: []int{2, 4, 5}, below: []int{4, 5}}
+			aligns: []tw.Align{tw.AlignLeft}, wrap: []int{4, 5}, wrapLast: []int{2}}
 		if err := fit(ew, t, opts.Width); err != nil {
 			return fmt.Errorf("render checks table: %w", err)
 		}
 		ew.printf("\n")
 	}
 	for _, wmsg := range r.Warnings {
-		ew.line(opts.Width, "  ", "! "+wmsg)
+		ew.println("! " + wmsg)
 	}
-	writeVerdict(ew, r, opts.Color, opts.Width)
+	writeVerdict(ew, r, opts.Color)
 	return ew.err
 }
 
@@ -112,21 +112,21 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 // ..."), the table's last line: what --quiet prints.
 func WriteVerdict(w io.Writer, r *result.Report, color bool) error {
 	ew := &errWriter{w: w}
-	writeVerdict(ew, r, color, 0) // one line, whatever its length: scripts read it
+	writeVerdict(ew, r, color)
 	return ew.err
 }
 
-func writeVerdict(ew *errWriter, r *result.Report, color bool, width int) {
+func writeVerdict(ew *errWriter, r *result.Report, color bool) {
 	v := verdictOf(r)
-	ew.line(width, "  ", paint(color, ansiBold+statusColor(v), statusWord(v))+": "+verdictText(r, count(r)))
+	ew.println(paint(color, ansiBold+statusColor(v), statusWord(v)) + ": " + verdictText(r, count(r)))
 }
 
 // writeStageNotes prints what a reader must know before trusting the numbers:
 // the stage's error, each level's first failure and warnings, stage warnings.
 func writeStageNotes(ew *errWriter, st *result.Stage, opts TableOptions) {
-	color, width := opts.Color, opts.Width
+	color := opts.Color
 	if st.Error != "" {
-		ew.line(width, "    ", "  "+paint(color, ansiRed, "✗")+" stage error: "+oneLine(st.Error))
+		ew.println("  " + paint(color, ansiRed, "✗") + " stage error: " + oneLine(st.Error))
 	}
 	for i := range st.Points {
 		p := &st.Points[i]
@@ -135,23 +135,20 @@ func writeStageNotes(ew *errWriter, st *result.Stage, opts TableOptions) {
 			if checks.AllFailed(p) {
 				what = "every request failed; first"
 			}
-			ew.line(width, "    ", "  "+paint(color, ansiRed, "✗")+" "+p.Label()+": "+what+": "+oneLine(*p.Error))
+			ew.println("  " + paint(color, ansiRed, "✗") + " " + p.Label() + ": " + what + ": " + oneLine(*p.Error))
 			if hint := checks.FailureHint(st, p); hint != "" {
-				ew.line(width, "    ", "    "+hint)
+				ew.println("    " + hint)
 			}
 		}
 		for _, wmsg := range p.Warnings {
-			ew.line(width, "    ", "  "+paint(color, ansiYellow, "!")+" "+p.Label()+": "+oneLine(wmsg))
+			ew.println("  " + paint(color, ansiYellow, "!") + " " + p.Label() + ": " + oneLine(wmsg))
 		}
 		for _, note := range p.Notes {
-			// Dimmed line by line, so a wrapped note stays dim throughout.
-			for _, l := range strings.Split(wrapLine("  · "+p.Label()+": "+oneLine(note), width, "    "), "\n") {
-				ew.printf("%s\n", paint(color, ansiDim, l))
-			}
+			ew.printf("  %s\n", paint(color, ansiDim, "· "+p.Label()+": "+oneLine(note)))
 		}
 	}
 	for _, wmsg := range st.Warnings {
-		ew.line(width, "    ", "  "+paint(color, ansiYellow, "!")+" "+oneLine(wmsg))
+		ew.println("  " + paint(color, ansiYellow, "!") + " " + oneLine(wmsg))
 	}
 }
 
@@ -162,13 +159,13 @@ func writeSearchTable(ew *errWriter, sr *result.SearchResult, opts TableOptions)
 		return nil
 	}
 	ew.printf("\n")
-	ew.line(opts.Width, "    ", "  "+searchLine(sr))
+	ew.println("  " + searchLine(sr))
 	headers, rows := searchGrid(sr)
 	if err := fit(ew, table{headers: headers, rows: rows, textCols: 5, wrap: []int{0, 1, 2, 3, 4}}, opts.Width); err != nil {
 		return err
 	}
 	for _, n := range searchNotes(sr) {
-		ew.line(opts.Width, "    ", "  "+paint(opts.Color, ansiYellow, "!")+" "+oneLine(n))
+		ew.println("  " + paint(opts.Color, ansiYellow, "!") + " " + oneLine(n))
 	}
 	return nil
 }
@@ -245,10 +242,11 @@ func (e *errWriter) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// line prints s as a line no wider than width (0: any), its continuation
-// lines indented by indent.
-func (e *errWriter) line(width int, indent, s string) {
-	e.printf("%s\n", wrapLine(s, width, indent))
+// println prints a line of prose (a note, a warning, the verdict). It is
+// never broken, whatever width the tables are fitted to: a terminal wraps
+// prose well by itself, and a log is searched for its phrases.
+func (e *errWriter) println(s string) {
+	e.printf("%s\n", s)
 }
 
 func (e *errWriter) printf(format string, args ...any) {
