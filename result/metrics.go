@@ -487,7 +487,10 @@ func catalogueEntries() []Metric {
 			Help: "p95 of client TTFT minus the server's own prompt time", Compare: CompareSpec{Statistic: stats.Percentile(0.95), Sample: SampleTTFTOverhead}},
 		{Name: "error_rate", Title: "Error rate", Unit: "share", Decimals: 4, Better: LowerIsBetter, Kind: KindServer,
 			Aliases: []string{"failure_rate", "fail_rate", "failed_rate", "errors_rate", "err_rate", "error_ratio"},
-			Help:    "failed / n_requests: the share of measured requests that failed", Compare: CompareSpec{Statistic: stats.Share(), Sample: SampleFailed}},
+			Help:    "failed / n_requests: the share of measured requests that failed",
+			// The same share failed is compared by: judged once, there, so a
+			// gate does not count one change twice.
+			Compare: noInterval("judged as the failed share (failed)")},
 		{Name: "usage_rejected", Title: "Usage rejected", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer,
 			Help:    "successes whose stream reported impossible usage (a count negative, no integer, far above max_tokens or the bytes sent), counted as reporting none",
 			Compare: noInterval("a validity signal (the server lied about usage), which the level's warning names")},
