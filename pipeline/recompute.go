@@ -63,7 +63,9 @@ func replay(runs []*records.Run, dirs []string, keep bool) ([]stageResult, error
 			agg.LevelStarted(sr.Started)
 		}
 		byName[sr.Record.Name] = agg
-		out = append(out, stageResult{agg: agg, plan: plan})
+		// A stage without its end was running when the run was killed.
+		interrupted := sr.Done == nil || sr.Done.Interrupted
+		out = append(out, stageResult{agg: agg, plan: plan, interrupted: interrupted})
 	}
 	cut := map[*result.LevelRecord]*time.Time{} // killed levels: their last completion
 	for _, dir := range dirs {

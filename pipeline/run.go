@@ -110,7 +110,9 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 			sink.agg.KeepSamples() // for the comparison with the baseline
 		}
 		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan, st, sink)
-		done := &records.StageDone{Name: st.Name}
+		// A cancelled run may have stopped the stage between two levels,
+		// where no level is marked interrupted: the stage says so.
+		done := &records.StageDone{Name: st.Name, Interrupted: ctx.Err() != nil}
 		if err != nil && ctx.Err() == nil {
 			done.Error = err.Error()
 			sink.agg.Error(done.Error)
@@ -118,7 +120,7 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		}
 		r.write(records.Entry{Kind: records.KindStageDone, StageDone: done})
 		r.sync()
-		out = append(out, stageResult{agg: sink.agg, plan: st})
+		out = append(out, stageResult{agg: sink.agg, plan: st, interrupted: done.Interrupted})
 		r.log.Info().Str("stage", st.Name).Msg("stage done")
 	}
 	return out, nil

@@ -344,6 +344,10 @@ type Stage struct {
 	// Search is a capacity search's outcome, computed from its probes
 	// (Points); nil on a stage that lists its levels.
 	Search *SearchResult `json:"search,omitempty"`
+	// Interrupted is set when the run was stopped before the stage's levels
+	// were done (inside a level or between two): its points are part of
+	// what it would have measured, so its stage-scope checks are skipped.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Plan identifies the plan a report came from.
