@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
@@ -165,7 +166,7 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 		closers = append(closers, eng.Close)
 		engines[name] = eng
 		wait := ep.ReadyTimeout.D()
-		r.log.Info().Str("endpoint", name).Str("timeout", wait.String()).Msg("waiting for the endpoint")
+		r.log.Info().Str("endpoint", name).Str("url", redact.URL(baseURL)).Str("timeout", wait.String()).Msg("waiting for the endpoint")
 		if err := eng.WaitReady(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return engines, closeAll, nil

@@ -5,6 +5,11 @@ package cli
 // log-spaced latency charts. Each runs the real binary over loopback.
 
 import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -12,6 +17,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/sim"
 )
 
 // crawlPlan is interrupt.yaml with a stage check: c=1 finishes quickly, c=4
@@ -79,4 +85,126 @@ func TestE2EInterruptedStageIsNotJudged(t *testing.T) {
 		t.Fatalf("runner report: exit %d, want 130\n%s\n%s", code, stdout, stderr)
 	}
 	judge(loadReport(t, again), "recomputed")
+}
+
+// TestE2EWaitingIsVisible: an endpoint nobody answers on, with the plan's
+// ready_timeout of a minute, gives up after --ready-timeout's 2 s, and says
+// while it waits what the endpoint answers, with the URL's password
+// redacted.
+func TestE2EWaitingIsVisible(t *testing.T) {
+	t.Parallel()
+	addr := closedPort(t)
+	dir := t.TempDir()
+	plan := writeFile(t, filepath.Join(dir, "gone.yaml"), fmt.Sprintf(`version: 1
+name: e2e-wait
+endpoints:
+  gone:
+    base_url: http://user:pw-not-shown@%s/v1
+    ready_timeout: 1m
+prompts:
+  p: {synthetic: {input_tokens: 16, sizing: reference}}
+stages:
+  - {name: s, endpoint: gone, prompts: p, concurrency: [1], requests: 1}
+`, addr))
+	start := time.Now()
+	code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", filepath.Join(dir, "out"), "--ready-timeout", "2s", "--no-progress")
+	took := time.Since(start)
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	if took < 1900*time.Millisecond || took > 20*time.Second {
+		t.Errorf("gave up after %s, want about --ready-timeout's 2s (the plan says 1m)", took)
+	}
+	if !strings.Contains(stderr, "timeout=2s") || !strings.Contains(stderr, "not ready after 2s") {
+		t.Errorf("the wait is not --ready-timeout's:\n%s", stderr)
+	}
+	// Every 500 ms within a 2 s timeout: at least twice on a busy machine.
+	if n := strings.Count(stderr, "still waiting for the endpoint"); n < 2 {
+		t.Errorf("%d lines while waiting, want at least 2:\n%s", n, stderr)
+	}
+	for _, line := range strings.Split(stderr, "\n") {
+		if strings.Contains(line, "still waiting") && !strings.Contains(line, "connection refused") {
+			t.Errorf("a waiting line without the last error: %s", line)
+		}
+	}
+	if strings.Contains(stderr, "pw-not-shown") {
+		t.Errorf("the URL's password is in the log:\n%s", stderr)
+	}
+	code, _, stderr = runRunner(t, childEnv(), plan, "--ready-timeout", "-1s")
+	if code != 2 || !strings.Contains(stderr, "--ready-timeout") {
+		t.Errorf("a negative --ready-timeout: exit %d\n%s", code, stderr)
+	}
+}
+
+// setPlanBody is a plan whose endpoint is wrong (a closed port) and whose
+// stage has three levels: --set points it at a real server and runs one.
+const setPlanBody = `version: 1
+name: e2e-set
+endpoints:
+  target:
+    base_url: http://%s/v1
+    ready_timeout: 2s
+prompts:
+  p: {synthetic: {input_tokens: 16, sizing: reference}}
+stages:
+  - name: sweep
+    endpoint: target
+    prompts: p
+    output_tokens: 4
+    concurrency: [1, 2, 4]
+    warmup: 0
+    checks:
+      - {name: no failures, expr: failed == 0}
+`
+
+// TestE2ESetOverridesThePlan: --set points the endpoint at a simulator and
+// runs one level instead of three; the recorded plan.yaml holds both (its
+// sha256 is the report's plan hash) and recomputes the same report; a bad
+// value is one line naming the flag, for run and validate alike.
+func TestE2ESetOverridesThePlan(t *testing.T) {
+	t.Parallel()
+	srv, err := sim.Start(context.Background(), sim.FastConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	dir := t.TempDir()
+	plan := writeFile(t, filepath.Join(dir, "set.yaml"), fmt.Sprintf(setPlanBody, closedPort(t)))
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", out, "--quiet",
+		"--set", "endpoints.target.base_url="+srv.URL(), "--set", "stages.sweep.concurrency=[2]")
+	if code != 0 {
+		t.Fatalf("exit %d, want 0\n%s\n%s", code, stdout, stderr)
+	}
+	rep := loadReport(t, out)
+	if pts := rep.Stages[0].Points; len(pts) != 1 || pts[0].Concurrency != 2 || pts[0].Completed != 2 {
+		t.Errorf("points %+v, want one level c=2", pts)
+	}
+	recorded := readFile(t, filepath.Join(out, "plan.yaml"))
+	if !strings.Contains(recorded, srv.URL()) || !strings.Contains(recorded, "concurrency: [2]") {
+		t.Errorf("the recorded plan lacks the overrides:\n%s", recorded)
+	}
+	if sum := sha256.Sum256([]byte(recorded)); hex.EncodeToString(sum[:]) != rep.Plan.Hash {
+		t.Errorf("the report's plan hash %s is not plan.yaml's", rep.Plan.Hash)
+	}
+	code, _, stderr = runRunner(t, childEnv(), "validate", filepath.Join(out, "plan.yaml"))
+	if code != 0 {
+		t.Errorf("the recorded plan does not validate: %s", stderr)
+	}
+	again := filepath.Join(dir, "again")
+	if code, _, stderr := runRunner(t, childEnv(), "report", out, "--out", again, "--quiet"); code != 0 {
+		t.Fatalf("runner report: exit %d\n%s", code, stderr)
+	}
+	sameReports(t, out, again, "recomputed from a plan with --set differs from the live one")
+
+	for _, cmd := range [][]string{{plan, "--out", filepath.Join(dir, "bad")}, {"validate", plan}} {
+		code, stdout, stderr := runRunner(t, childEnv(), append(cmd, "--set", "stages.sweep.concurrency=[0]")...)
+		stderr = strings.TrimSpace(stderr)
+		if code != 2 || !strings.HasPrefix(stderr, "--set stages.sweep.concurrency: ") || strings.Contains(stderr, "\n") {
+			t.Errorf("%s with a bad --set: exit %d, want 2 and one line naming the flag:\n%s%s", cmd[0], code, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "bad")); err == nil {
+		t.Error("an invalid --set created the output directory")
+	}
 }
