@@ -220,7 +220,10 @@ type Point struct {
 	E2ESchedMeanMs  *float64 `json:"e2e_from_schedule_mean_ms" expr:"e2e_from_schedule_mean_ms"`
 	E2ESchedMaxMs   *float64 `json:"e2e_from_schedule_max_ms" expr:"e2e_from_schedule_max_ms"`
 
-	// TTFTHist and ITLHist are the level's distributions for charts.
+	// TTFTHist and ITLHist are the level's distributions for charts: bars
+	// on a log scale (bounds 10^(k/m) ms, m bars a decade chosen for about
+	// 24 bars over the level's samples; the first bound at least 0.1 ms,
+	// holding every smaller sample). The percentiles do not come from them.
 	TTFTHist []Bucket `json:"ttft_hist,omitempty" expr:"-"`
 	ITLHist  []Bucket `json:"itl_hist,omitempty" expr:"-"`
 
