@@ -20,6 +20,11 @@ func Recompute(dir string, base *Baseline) (*result.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return recompute(dir, run, base)
+}
+
+// recompute is Recompute of the records read from dir.
+func recompute(dir string, run *records.Run, base *Baseline) (*result.Report, error) {
 	stages, err := replay([]*records.Run{run}, []string{dir}, base != nil)
 	if err != nil {
 		return nil, err

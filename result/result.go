@@ -381,6 +381,10 @@ type Report struct {
 	// Comparison says how the levels were compared with the baseline's
 	// (each point's baseline_comparison); nil without a baseline.
 	Comparison *ComparisonSummary `json:"comparison,omitempty"`
+	// Regated is set when the run's records were judged with another
+	// plan's checks and SLOs than the run recorded (runner report DIR
+	// --plan NEW.yaml); Plan stays the plan that ran.
+	Regated *Regate `json:"regated,omitempty"`
 }
 
 // StageNamed returns the report's stage called name, or nil (also for a nil

@@ -181,13 +181,18 @@ type planFlags struct {
 }
 
 func (pf *planFlags) register(fs *flag.FlagSet) {
+	pf.registerAllow(fs)
+	fs.Var(&pf.sets, "set", "override a plan field for this run: `PATH=VALUE`, VALUE in YAML, PATH dotted with stages and list elements by name "+
+		"(stages.sweep.concurrency=[1,2], endpoints.target.base_url=http://127.0.0.1:8001/v1); repeatable, validated as the plan is, "+
+		"and the recorded plan.yaml holds the result")
+}
+
+// registerAllow registers --allow-env and --allow-dir alone (report --plan).
+func (pf *planFlags) registerAllow(fs *flag.FlagSet) {
 	fs.Var(&pf.allowEnv, "allow-env", "`NAME[@HOST,...]` may be read by the plan: NAME alone as a public value (any field, any host, shown in reports), "+
 		"NAME@HOST as a credential for those hosts only (api_key, headers, a URL's password), never shown; * is every variable; "+
 		"repeatable, and read from "+scenario.AllowEnvVar+" too (entries separated by spaces); see docs/security.md")
 	fs.Var(&pf.allowDirs, "allow-dir", "let the plan read files in `DIR` besides its own directory (repeatable)")
-	fs.Var(&pf.sets, "set", "override a plan field for this run: `PATH=VALUE`, VALUE in YAML, PATH dotted with stages and list elements by name "+
-		"(stages.sweep.concurrency=[1,2], endpoints.target.base_url=http://127.0.0.1:8001/v1); repeatable, validated as the plan is, "+
-		"and the recorded plan.yaml holds the result")
 }
 
 // options builds the loader's options from the flags and RUNNER_ALLOW_ENV;

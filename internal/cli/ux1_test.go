@@ -208,3 +208,91 @@ func TestE2ESetOverridesThePlan(t *testing.T) {
 		t.Error("an invalid --set created the output directory")
 	}
 }
+
+// regatePlan is a fast two-level plan with a level check and a stage check.
+const regatePlan = `version: 1
+name: e2e-regate
+endpoints:
+  sim:
+    simulator: {ttft_ms: 2, prefill_ms_per_token: 0.001, itl_ms: 0.5}
+prompts:
+  p:
+    synthetic: {input_tokens: 16, sizing: reference}
+stages:
+  - name: sweep
+    endpoint: sim
+    prompts: p
+    output_tokens: 4
+    concurrency: [1, 2]
+    requests: 4
+    warmup: 0
+    checks:
+      - {name: no failures, expr: failed == 0}
+      - {name: every level, scope: stage, expr: len(points) == 2}
+`
+
+// TestE2EReportWithAnotherPlan: runner report DIR --plan NEW judges the
+// records with NEW's checks and SLO and says which changed; a NEW that
+// sends another load is exit 2 naming the difference; an edited plan.yaml
+// in DIR is named, with what to do, by runner report and refused by --plan.
+func TestE2EReportWithAnotherPlan(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	plan := writeFile(t, filepath.Join(dir, "plan.yaml"), regatePlan)
+	out := filepath.Join(dir, "out")
+	if code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", out, "--quiet"); code != 0 {
+		t.Fatalf("run: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	next := writeFile(t, filepath.Join(dir, "next.yaml"), strings.Replace(strings.Replace(regatePlan,
+		"{name: no failures, expr: failed == 0}", "{name: no failures, expr: failed < 0}", 1),
+		"      - {name: every level, scope: stage, expr: len(points) == 2}\n",
+		"      - {name: goodput, expr: goodput >= 0.5}\n    slo: {ttft_ms: 60000}\n", 1))
+	again := filepath.Join(dir, "again")
+	code, stdout, stderr := runRunner(t, childEnv(), "report", out, "--plan", next, "--out", again)
+	if code != 1 {
+		t.Fatalf("report --plan: exit %d, want 1 (the changed check fails)\n%s\n%s", code, stdout, stderr)
+	}
+	rep := loadReport(t, again)
+	if rep.Regated == nil || rep.Regated.Plan.Path != next {
+		t.Fatalf("the report does not say which plan judged it: %+v", rep.Regated)
+	}
+	want := []result.CheckChange{
+		{Stage: "sweep", Check: "no failures", Change: result.CheckChanged},
+		{Stage: "sweep", Check: "every level", Change: result.CheckRemoved},
+		{Stage: "sweep", Check: "goodput", Change: result.CheckAdded},
+	}
+	if fmt.Sprint(rep.Regated.Checks) != fmt.Sprint(want) || fmt.Sprint(rep.Regated.SLOChanged) != "[sweep]" {
+		t.Errorf("changes %+v slo %v, want %+v and [sweep]", rep.Regated.Checks, rep.Regated.SLOChanged, want)
+	}
+	if o := outcome(t, rep, "sweep", "no failures", "c=2"); o.Status != result.StatusFail {
+		t.Errorf("the changed check is %s, want fail", o.Status)
+	}
+	if o := outcome(t, rep, "sweep", "goodput", "c=1"); o.Status != result.StatusPass || rep.Stages[0].Points[0].Goodput == nil {
+		t.Errorf("the added check on the new SLO's goodput: %s %q", o.Status, o.Message)
+	}
+	for _, f := range []string{"summary.md", "report.html"} {
+		if s := readFile(t, filepath.Join(again, f)); !strings.Contains(s, "every level removed") || !strings.Contains(s, "judged with the checks") {
+			t.Errorf("%s does not say which checks changed", f)
+		}
+	}
+	if !strings.Contains(stdout, "goodput added") {
+		t.Errorf("the table does not say which checks changed:\n%s", stdout)
+	}
+
+	other := writeFile(t, filepath.Join(dir, "other.yaml"), strings.Replace(regatePlan, "concurrency: [1, 2]", "concurrency: [1, 4]", 1))
+	code, _, stderr = runRunner(t, childEnv(), "report", out, "--plan", other, "--out", filepath.Join(dir, "x"))
+	if code != 2 || !strings.Contains(stderr, "stages[sweep].concurrency: [1, 2] in the run's plan, [1, 4] in "+other) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Errorf("another load: exit %d, want 2 and one line naming the difference:\n%s", code, stderr)
+	}
+
+	recorded := filepath.Join(out, "plan.yaml")
+	writeFile(t, recorded, strings.Replace(regatePlan, "failed == 0", "failed < 0", 1))
+	code, _, stderr = runRunner(t, childEnv(), "report", out, "--out", filepath.Join(dir, "y"))
+	if code != 0 || !strings.Contains(stderr, recorded+" is not the plan the run recorded") || !strings.Contains(stderr, "--plan") {
+		t.Errorf("an edited plan.yaml: exit %d (want 0: the recorded checks), and stderr must name it and say what to do:\n%s", code, stderr)
+	}
+	code, _, stderr = runRunner(t, childEnv(), "report", out, "--plan", next, "--out", filepath.Join(dir, "z"))
+	if code != 2 || !strings.Contains(stderr, recorded+" is not the plan the run recorded") {
+		t.Errorf("--plan over an edited plan.yaml: exit %d, want 2 naming it:\n%s", code, stderr)
+	}
+}
