@@ -1,8 +1,11 @@
 package scenario
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"gopkg.in/yaml.v3"
 )
 
 const setPlan = `# the plan's own comment
@@ -118,5 +121,37 @@ func TestSetErrorsNameTheFlag(t *testing.T) {
 	}
 	if _, err := ParseSet("--set", "stages.sweep.concurrency"); err == nil || !strings.Contains(err.Error(), "PATH=VALUE") {
 		t.Errorf("no '=': %v", err)
+	}
+}
+
+// TestSetKeepsEveryExamplePlan: the text a --set writes for the record is
+// the same plan again, for every example plan (block scalars, anchors,
+// comments, prompt files): only the overridden field differs.
+func TestSetKeepsEveryExamplePlan(t *testing.T) {
+	files, _ := filepath.Glob("../plans/*.yaml")
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			want, err := Load(f, env())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Load(f, sets(t, "description=set for one run"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			again, err := LoadBytes(f, got.Source, filepath.Dir(f), env())
+			if err != nil {
+				t.Fatalf("the recorded text does not load: %v\n%s", err, got.Source)
+			}
+			if again.Description != "set for one run" {
+				t.Errorf("description %q", again.Description)
+			}
+			again.Description = want.Description
+			a, _ := yaml.Marshal(want)
+			b, _ := yaml.Marshal(again)
+			if string(a) != string(b) {
+				t.Errorf("the recorded plan differs from the file's:\n%s\n---\n%s", a, b)
+			}
+		})
 	}
 }
