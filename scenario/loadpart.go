@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -18,6 +19,10 @@ import (
 // compare two plans' load parts (LoadDiff).
 func Written(name string, data []byte) (*Plan, error) {
 	probs := &problems{file: name}
+	if len(data) > MaxPlanBytes {
+		probs.add(pos{}, "plan is larger than %d MiB", MaxPlanBytes>>20)
+		return nil, probs.err()
+	}
 	root := parseRoot(probs, data, "plan", "a mapping with version, name, endpoints, prompts and stages")
 	if root == nil {
 		return nil, probs.err()
@@ -105,7 +110,7 @@ func (w *differ) value(path string, a, b reflect.Value, skip []string) string {
 		return w.maps(path, a, b, skip)
 	case a.Kind() == reflect.Struct && !a.Type().Implements(yamlMarshaler):
 		return w.fields(path, a, b, skip)
-	case a.Kind() == reflect.Slice && a.Len() == b.Len() && a.Type().Elem().Kind() == reflect.Pointer:
+	case a.Kind() == reflect.Slice && a.Len() == b.Len() && elementwise(a.Type().Elem().Kind()):
 		for i := range a.Len() {
 			if d := w.value(fmt.Sprintf("%s[%d]", path, i), a.Index(i), b.Index(i), nil); d != "" {
 				return d
@@ -120,6 +125,12 @@ func (w *differ) value(path string, a, b reflect.Value, skip []string) string {
 }
 
 var yamlMarshaler = reflect.TypeFor[yaml.Marshaler]()
+
+// elementwise says whether a list of these is compared element by element
+// (prompts, targets, stages), not written whole (levels: [1, 2, 4]).
+func elementwise(k reflect.Kind) bool {
+	return k == reflect.Pointer || k == reflect.String || k == reflect.Struct || k == reflect.Map
+}
 
 // fields compares two structs field by field, by their yaml names; fields
 // the loader fills (yaml "-") are not the plan's text and are left out.
@@ -203,7 +214,16 @@ func show(path string, v reflect.Value) string {
 	if err != nil {
 		return fmt.Sprintf("%v", v.Interface())
 	}
-	return strings.TrimSpace(string(out))
+	s := strings.Join(strings.Fields(string(out)), " ")
+	if len(s) > 120 {
+		// An inline prompt or a body can be long: enough to recognise it.
+		cut := 120
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		s = s[:cut] + "…"
+	}
+	return s
 }
 
 func flow(n *yaml.Node) {

@@ -36,6 +36,7 @@ func TestLoadDiff(t *testing.T) {
 		{"    concurrency: [1]\n", "    concurrency: [1]\n    output_tokens: 64\n", "stages[warm].output_tokens: 256 in the run's plan, 64 in new.yaml"},
 		{"    concurrency: [1]\n", "    concurrency: [1]\n    extra_body: {top_k: 5}\n", "stages[warm].extra_body.top_k: not set in the run's plan, 5 in new.yaml"},
 		{"  p: {synthetic", "  q: {synthetic: {input_tokens: 1}}\n  p: {synthetic", "prompts.q: not set in the run's plan, set in new.yaml"},
+		{"  p: {synthetic", "  q: {inline: [a, " + strings.Repeat("x", 500) + "]}\n  p: {synthetic", "prompts.q: not set"},
 	} {
 		next := strings.Replace(setPlan, c.from, c.to, 1)
 		if next == setPlan {
@@ -78,5 +79,22 @@ func TestWrittenReadsNothing(t *testing.T) {
 	}
 	if p.Endpoints["target"].BaseURL != "${TARGET_URL}" || p.Prompts["p"].File != "gone.jsonl" || *p.Stages[0].Seed != DefaultSeed {
 		t.Errorf("decoded %+v %+v", p.Endpoints["target"], p.Prompts["p"])
+	}
+}
+
+// TestLoadDiffLongValues: a long inline prompt that differs is named by its
+// place in the list, and shown cut short.
+func TestLoadDiffLongValues(t *testing.T) {
+	mk := func(prompt string) *Plan {
+		t.Helper()
+		p, err := Written("p.yaml", []byte(strings.Replace(setPlan, "p: {synthetic: {input_tokens: 32}}", "p: {inline: [short, "+prompt+"]}", 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	d := LoadDiff(mk(strings.Repeat("a", 1000)), mk(strings.Repeat("a", 999)+"b"), "x", "y")
+	if !strings.HasPrefix(d, "prompts.p.inline[1]: ") || len(d) > 400 || !strings.Contains(d, "…") {
+		t.Errorf("%q", d)
 	}
 }
