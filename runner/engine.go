@@ -328,7 +328,7 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 }
 
 // readyLogEvery is how often WaitReady says it is still waiting: every 5 s,
-// or four times within a shorter timeout (at most twice a second).
+// or every quarter of a shorter timeout (at most twice a second).
 func readyLogEvery(timeout time.Duration) time.Duration {
 	return min(5*time.Second, max(timeout/4, 500*time.Millisecond))
 }
