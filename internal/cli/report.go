@@ -89,6 +89,7 @@ func reportFlags(fs *flag.FlagSet, outUsage string) (*RunOptions, *string) {
 	reports := fs.String("report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout")
 	fs.StringVar(&o.Baseline, "baseline", "", "a previous run (its result `dir`ectory or report.json) to compare each level with; checks read it as baseline and worse()")
+	o.registerGateFlags(fs)
 	return o, reports
 }
 
@@ -98,7 +99,7 @@ func (o *RunOptions) reportInputs(reports string) (*pipeline.Baseline, error) {
 	if o.Reports, err = parseReportFormats(reports); err != nil {
 		return nil, err
 	}
-	return loadBaseline(o.Baseline)
+	return loadBaseline(o.Baseline, o.FailInconclusive)
 }
 
 // regateFlags are report's --plan and what the plan may read.
