@@ -17,9 +17,10 @@
 //   - The client's own diagnostics and metrics without a better direction
 //     are shown with their change and no verdict: they describe the
 //     measurement, not the server.
-//   - A level where either run's client was the bottleneck, or that either
-//     run was interrupted in, is inconclusive throughout: its numbers include
-//     the runner's own delays, or cover part of the level.
+//   - A level where either run's client was the bottleneck, or the built-in
+//     simulator fell behind its model (sim_behind), or that either run was
+//     interrupted in, is inconclusive throughout: its numbers include the
+//     runner's or the machine's own delays, or cover part of the level.
 //   - Throughput is judged in a closed loop only: an open loop's follows its
 //     arrival schedule, and a turn's is over its whole level's window.
 //   - Without a run's request records (an old report.json alone) there are

@@ -95,7 +95,8 @@ func noInterval(m *result.Metric, p pair, okB, okC bool, bs, cs *aggregate.Sampl
 }
 
 // levelCaveat says why no metric of the level can be judged although it
-// has an interval: the client set the pace, or the level was cut short.
+// has an interval: the client set the pace, the built-in simulator fell
+// behind its model, or the level was cut short.
 func levelCaveat(p pair) string {
 	switch {
 	case p.base.Interrupted || p.cur.Interrupted:
@@ -103,6 +104,9 @@ func levelCaveat(p pair) string {
 	case p.base.ClientBottleneck || p.cur.ClientBottleneck:
 		return "the client was the bottleneck in " + which(p.base.ClientBottleneck, p.cur.ClientBottleneck) +
 			" (client_bottleneck): the latencies include the runner's own delays"
+	case p.base.SimBehind || p.cur.SimBehind:
+		return "the built-in simulator fell behind its own timing model in " + which(p.base.SimBehind, p.cur.SimBehind) +
+			" (sim_behind): the latencies are the busy machine's, not the model's"
 	}
 	return ""
 }

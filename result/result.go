@@ -261,6 +261,16 @@ type Point struct {
 	// says nothing about token timing and would own the p99 of a short level.)
 	ClientSchedP90Ms *float64 `json:"client_sched_p90_ms" expr:"client_sched_p90_ms"`
 	ClientBottleneck bool     `json:"client_bottleneck" expr:"client_bottleneck"`
+	// The built-in simulator's account of how far it fell behind its own
+	// timing model over the window (its /metrics counters; null for another
+	// server): SimBehind is set when it served more than 1% of the level's
+	// requests behind the model, so the latencies are the machine's as much
+	// as the model's.
+	SimLateSteps      *int64   `json:"sim_late_steps,omitempty" expr:"sim_late_steps"`
+	SimLatenessMs     *float64 `json:"sim_lateness_ms,omitempty" expr:"sim_lateness_ms"`
+	SimBehindRequests *int64   `json:"sim_behind_requests,omitempty" expr:"sim_behind_requests"`
+	SimLagMeanMs      *float64 `json:"sim_lag_mean_ms,omitempty" expr:"sim_lag_mean_ms"`
+	SimBehind         bool     `json:"sim_behind,omitempty" expr:"sim_behind"`
 	LowConfidence    []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
 	// Warnings say what makes a number of this level wrong: the client set
 	// the pace, the nonce did not defeat the prefix cache, the engine did not

@@ -29,6 +29,7 @@ import (
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // Names overrides the counter names for an engine Runner does not know: the
@@ -107,6 +108,14 @@ var (
 		"llamacpp:spec_decode_num_drafts",
 		"llamacpp:spec_decode_num_draft_tokens",
 		"llamacpp:spec_decode_num_accepted_tokens",
+		// The built-in simulator's account of how far it fell behind its
+		// own timing model (aggregate flags such a level sim_behind).
+		simconfig.MetricSteps,
+		simconfig.MetricLateSteps,
+		simconfig.MetricStepLateness,
+		simconfig.MetricTimedRequests,
+		simconfig.MetricBehindRequests,
+		simconfig.MetricRequestLag,
 	}
 )
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/runnerbench/runner/sim"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // TestSimulator scrapes the built-in simulator over loopback around real
@@ -56,6 +57,12 @@ func TestSimulator(t *testing.T) {
 
 	// Unique leading words (nonces): nothing to reuse.
 	d := measure("[n1] "+body, "[n2] "+body, "[n3] "+body, "[n4] "+body)
+	if got := d.Counters[simconfig.MetricTimedRequests]; got != 4 {
+		t.Errorf("simulator's timed requests delta = %v, want 4 (its lateness counters over the window)", got)
+	}
+	if got := d.Counters[simconfig.MetricSteps]; got < 4*32/(1+3) {
+		t.Errorf("simulator's steps delta = %v, want at least one per 1+K generated tokens", got)
+	}
 	if got := d.Counters["vllm:generation_tokens"]; got != 4*32 {
 		t.Errorf("generation tokens delta = %v, want %d", got, 4*32)
 	}

@@ -1,0 +1,84 @@
+package sim
+
+import "time"
+
+// The simulator shares its machine with the client and whatever else runs
+// there, so its own schedule can run late: a timer that fires late, a
+// handler that waits for a core before it writes. Then the latencies a
+// client measures are the machine's, not the model's, and a comparison of
+// two runs would judge the machine. The engine plans every step's end, so it
+// knows when it fell behind; these bounds say when that counts.
+const (
+	// LateStep is how late a step may end against its plan before it counts
+	// as late: less is the operating system's timer slack.
+	LateStep = time.Millisecond
+	// BehindShare and BehindFloor: a request counts as served behind the
+	// model when the simulator's lateness stretched its time to first token,
+	// or its decode (first to last token), by more than BehindShare of what
+	// the model gave that part and by more than BehindFloor.
+	BehindShare = 0.02
+	BehindFloor = time.Millisecond
+)
+
+// requestLag is how far the simulator served one completed request behind
+// its model, from the engine's drift since the request was submitted and
+// how late its first and last tokens were written against their scheduled
+// times: lagFirst delays the first token, lagLast the last. model is what
+// the request's first token (ttft) and decode would have taken without it.
+type requestLag struct {
+	lagFirst, lagLast time.Duration
+	ttft, decode      time.Duration // modelled
+}
+
+// lag measures the request once its last token is written (st.flushedTo of
+// them); ok is false when nothing was written or the model takes no time.
+func (st *stream) lag() (requestLag, bool) {
+	n := st.flushedTo
+	if n == 0 || st.s.cfg.ZeroLatency {
+		return requestLag{}, false
+	}
+	sq := st.sq
+	sq.mu.Lock()
+	if len(sq.sched) < n {
+		sq.mu.Unlock()
+		return requestLag{}, false
+	}
+	// A token waits in its chunk for the chunk's last token (tokens_per_chunk):
+	// that wait is the model's, so a chunk's lateness is against its last token.
+	first := 0
+	for first+1 < n && st.written[first+1] == st.written[0] {
+		first++
+	}
+	schedFirst, schedLast := sq.sched[first], sq.sched[n-1]
+	d0, dFirst, dLast := sq.drift0, sq.driftFirst, sq.driftLast
+	sq.mu.Unlock()
+	var l requestLag
+	l.lagFirst = max(0, dFirst-d0) + max(0, st.written[0]-schedFirst)
+	l.lagLast = max(0, dLast-d0) + max(0, st.written[n-1]-schedLast)
+	l.ttft = max(0, st.written[0]-sq.arrival-l.lagFirst)
+	l.decode = max(0, st.written[n-1]-st.written[0]-max(0, l.lagLast-l.lagFirst))
+	return l, true
+}
+
+// behind reports whether the lag stretched the request's time to first
+// token or its decode by more than BehindShare of the model's and BehindFloor.
+func (l requestLag) behind() bool {
+	over := func(lag, model time.Duration) bool {
+		return lag > BehindFloor && float64(lag) > BehindShare*float64(model)
+	}
+	return over(l.lagFirst, l.ttft) || over(max(0, l.lagLast-l.lagFirst), l.decode)
+}
+
+// countLag adds a completed request's lag to the simulator's counters.
+func (st *stream) countLag() {
+	l, ok := st.lag()
+	if !ok {
+		return
+	}
+	m := st.s.m
+	m.timedReqs.Add(1)
+	m.reqLagNs.Add(int64(l.lagLast))
+	if l.behind() {
+		m.behindReqs.Add(1)
+	}
+}

@@ -1,0 +1,146 @@
+package sim
+
+import (
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/runnerbench/runner/sim/simconfig"
+)
+
+// lagCounters reads the simulator's own lateness counters from /metrics.
+func lagCounters(t *testing.T, s *Server) map[string]float64 {
+	t.Helper()
+	fams := scrape(t, s)
+	out := map[string]float64{}
+	for _, name := range []string{simconfig.MetricSteps, simconfig.MetricLateSteps, simconfig.MetricStepLateness,
+		simconfig.MetricTimedRequests, simconfig.MetricBehindRequests, simconfig.MetricRequestLag} {
+		f, ok := fams[name+"_total"]
+		if !ok {
+			t.Fatalf("/metrics has no %s_total", name)
+		}
+		out[name] = f.GetMetric()[0].GetCounter().GetValue()
+	}
+	return out
+}
+
+// TestLagKeptModel runs a model any machine keeps up with, one stream at a
+// time, and checks the counters' bookkeeping, which holds however busy the
+// machine is: one step per token at concurrency 1 (the prefill gives the
+// first), every request timed, late and behind never more than there are.
+func TestLagKeptModel(t *testing.T) {
+	s := startSim(t, FastConfig())
+	const requests, tokens = 4, 16
+	for range requests {
+		res := doStream(t, t.Context(), s, "/completions", map[string]any{
+			"model": "sim", "prompt": "[" + nonce() + "] hello", "max_tokens": tokens, "ignore_eos": true, "stream": true})
+		if res.status != 200 || res.err != nil {
+			t.Fatalf("request: %d %v", res.status, res.err)
+		}
+	}
+	c := lagCounters(t, s)
+	if c[simconfig.MetricSteps] != requests*tokens {
+		t.Errorf("steps %v, want %d (one per token at concurrency 1)", c[simconfig.MetricSteps], requests*tokens)
+	}
+	if c[simconfig.MetricTimedRequests] != requests {
+		t.Errorf("timed requests %v, want %d", c[simconfig.MetricTimedRequests], requests)
+	}
+	if c[simconfig.MetricLateSteps] > c[simconfig.MetricSteps] || c[simconfig.MetricBehindRequests] > requests {
+		t.Errorf("more late than there are: %v", c)
+	}
+	if c[simconfig.MetricLateSteps] == 0 && c[simconfig.MetricStepLateness] != 0 {
+		t.Errorf("lateness %v s without a late step", c[simconfig.MetricStepLateness])
+	}
+}
+
+// TestLagUnkeptModel runs a model no machine keeps up with: decode steps
+// of a microsecond for 64 streams at once, when handing a step's tokens to
+// 64 streams and writing them takes far longer. The simulator must say it
+// fell behind: most requests behind, their last tokens milliseconds late.
+func TestLagUnkeptModel(t *testing.T) {
+	cfg := FastConfig()
+	cfg.TTFTMs, cfg.PrefillMsPerToken = 0.001, 0.000001
+	cfg.ITLMs, cfg.ITLMsPerSeq = 0.001, 0.000001
+	s := startSim(t, cfg)
+	const streams, tokens = 64, 128
+	var wg sync.WaitGroup
+	errs := make(chan string, streams)
+	for range streams {
+		wg.Go(func() {
+			resp, err := post(t.Context(), s.URL()+"/completions", map[string]any{
+				"model": "sim", "prompt": "[" + nonce() + "] hello", "max_tokens": tokens, "ignore_eos": true, "stream": true})
+			if err == nil {
+				_, err = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			if err != nil {
+				errs <- err.Error()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatalf("request: %s", e)
+	}
+	c := lagCounters(t, s)
+	t.Logf("counters: %v", c)
+	if c[simconfig.MetricTimedRequests] != streams {
+		t.Fatalf("timed requests %v, want %d", c[simconfig.MetricTimedRequests], streams)
+	}
+	if behind := c[simconfig.MetricBehindRequests]; behind < streams/2 {
+		t.Errorf("behind requests %v of %d, want most: the model cannot be kept (%v)", behind, streams, c)
+	}
+	if mean := time.Duration(c[simconfig.MetricRequestLag] / streams * 1e9); mean < time.Millisecond {
+		t.Errorf("mean request lag %v, want at least 1 ms (%v)", mean, c)
+	}
+}
+
+// TestReplan holds the engine's drift to what it lost: a plan kept on time
+// loses nothing, a plan restarted from the clock loses at least how far
+// behind it was, and waking from idle loses at least how long the oldest
+// sequence waited. Only lower bounds, which a busy machine cannot break.
+func TestReplan(t *testing.T) {
+	e := &engine{cfg: FastConfig(), epoch: time.Now().Add(-time.Second)}
+	now := e.now()
+	if got := e.replan(now+time.Second, false, nil); got != now+time.Second || e.drift.Load() != 0 {
+		t.Errorf("on time: start %v drift %v, want the plan's start and no drift", got, e.drift.Load())
+	}
+	e.replan(now-50*time.Millisecond, false, nil)
+	if d := time.Duration(e.drift.Load()); d < 50*time.Millisecond {
+		t.Errorf("restarted 50 ms behind: drift %v", d)
+	}
+	e.drift.Store(0)
+	e.replan(0, true, []*seq{{arrival: e.now() - 30*time.Millisecond}, {arrival: e.now()}})
+	if d := time.Duration(e.drift.Load()); d < 30*time.Millisecond {
+		t.Errorf("woke from idle 30 ms after an arrival: drift %v", d)
+	}
+	e.cfg.ZeroLatency = true
+	e.drift.Store(0)
+	e.replan(0, false, nil)
+	if e.drift.Load() != 0 {
+		t.Errorf("zero latency: drift %v, want none (the model takes no time)", e.drift.Load())
+	}
+}
+
+// TestRequestLagBehind is the rule that a request counts as behind: its
+// first token or its decode late by more than 2% of the model's and 1 ms.
+func TestRequestLagBehind(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		l    requestLag
+		want bool
+	}{
+		{requestLag{lagFirst: 0, lagLast: 0, ttft: 50 * ms, decode: 60 * ms}, false},
+		{requestLag{lagFirst: 900 * time.Microsecond, lagLast: 900 * time.Microsecond, ttft: 10 * ms, decode: 10 * ms}, false}, // under the floor
+		{requestLag{lagFirst: 2 * ms, lagLast: 2 * ms, ttft: 50 * ms, decode: 60 * ms}, true},                                   // 4% of TTFT
+		{requestLag{lagFirst: 2 * ms, lagLast: 2 * ms, ttft: 500 * ms, decode: 60 * ms}, false},                                 // 0.4%, decode on time
+		{requestLag{lagFirst: 0, lagLast: 3 * ms, ttft: 500 * ms, decode: 60 * ms}, true},                                       // decode 5% late
+		{requestLag{lagFirst: 0, lagLast: 3 * ms, ttft: 500 * ms, decode: 600 * ms}, false},                                     // 0.5%
+	} {
+		if got := c.l.behind(); got != c.want {
+			t.Errorf("%+v: behind %v, want %v", c.l, got, c.want)
+		}
+	}
+}
