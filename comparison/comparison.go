@@ -17,10 +17,11 @@
 //   - The client's own diagnostics and metrics without a better direction
 //     are shown with their change and no verdict: they describe the
 //     measurement, not the server.
-//   - A level where either run's client was the bottleneck, or the built-in
-//     simulator fell behind its model (sim_behind), or that either run was
-//     interrupted in, is inconclusive throughout: its numbers include the
-//     runner's or the machine's own delays, or cover part of the level.
+//   - A level where either run's client was the bottleneck, or that either
+//     run was interrupted in, is inconclusive throughout: its numbers include
+//     the runner's own delays, or cover part of the level. Where the built-in
+//     simulator fell behind its model (sim_behind), a change its lateness
+//     could have made is inconclusive: that is the busy machine's.
 //   - Throughput is judged in a closed loop only: an open loop's follows its
 //     arrival schedule, and a turn's is over its whole level's window.
 //   - Without a run's request records (an old report.json alone) there are
@@ -217,7 +218,10 @@ type job struct {
 	seed       uint64
 	gated      bool
 	caveat     string // forces an inconclusive verdict, and says why
-	out        result.Comparison
+	// stretchBase and stretchNew bound how much the built-in simulator's
+	// lateness stretched each run's requests (0: it kept its model).
+	stretchBase, stretchNew float64
+	out                     result.Comparison
 }
 
 // run computes the jobs' intervals, on every core: each is independent and
@@ -263,6 +267,7 @@ func (j *job) compute(o stats.Options) {
 	}
 	r.Verdict, r.Reason = string(d.Verdict), d.Reason
 	r.Gated = j.gated
+	j.stretched(r, d, o.Threshold)
 	if j.caveat != "" {
 		r.Verdict, r.Reason = string(stats.Inconclusive), j.caveat
 	}

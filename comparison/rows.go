@@ -34,7 +34,8 @@ func levelRows(p pair, base, cur Run) ([]result.Comparison, []*job) {
 				row.Reason = why
 			} else {
 				j := &job{row: len(rows), metric: m, seed: seedOf(p.stage, p.label, m.Name), caveat: caveat, out: row,
-					base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample)}
+					base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample),
+					stretchBase: simStretch(p.base), stretchNew: simStretch(p.cur)}
 				j.gated = caveat == "" && stats.EnoughSamples(j.base, j.cur, m.Compare.Statistic)
 				jobs = append(jobs, j)
 			}
@@ -95,8 +96,9 @@ func noInterval(m *result.Metric, p pair, okB, okC bool, bs, cs *aggregate.Sampl
 }
 
 // levelCaveat says why no metric of the level can be judged although it
-// has an interval: the client set the pace, the built-in simulator fell
-// behind its model, or the level was cut short.
+// has an interval: the client set the pace, or the level was cut short.
+// (Where the built-in simulator fell behind its model, only changes its
+// lateness could explain are not judged: job.stretched.)
 func levelCaveat(p pair) string {
 	switch {
 	case p.base.Interrupted || p.cur.Interrupted:
@@ -104,9 +106,6 @@ func levelCaveat(p pair) string {
 	case p.base.ClientBottleneck || p.cur.ClientBottleneck:
 		return "the client was the bottleneck in " + which(p.base.ClientBottleneck, p.cur.ClientBottleneck) +
 			" (client_bottleneck): the latencies include the runner's own delays"
-	case p.base.SimBehind || p.cur.SimBehind:
-		return "the built-in simulator fell behind its own timing model in " + which(p.base.SimBehind, p.cur.SimBehind) +
-			" (sim_behind): the latencies are the busy machine's, not the model's"
 	}
 	return ""
 }

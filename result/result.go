@@ -262,14 +262,15 @@ type Point struct {
 	ClientSchedP90Ms *float64 `json:"client_sched_p90_ms" expr:"client_sched_p90_ms"`
 	ClientBottleneck bool     `json:"client_bottleneck" expr:"client_bottleneck"`
 	// The built-in simulator's account of how far it fell behind its own
-	// timing model over the window (its /metrics counters; null for another
-	// server): SimBehind is set when it served more than 1% of the level's
-	// requests behind the model, so the latencies are the machine's as much
-	// as the model's.
+	// timing model over the window (its /metrics; null for another server).
+	// SimLagRatioMax bounds how much that stretched any request (a bucket
+	// bound; null past the last); SimBehind is set when it is above 2.5%, and
+	// a comparison then judges only changes the stretch cannot explain.
 	SimLateSteps      *int64   `json:"sim_late_steps,omitempty" expr:"sim_late_steps"`
 	SimLatenessMs     *float64 `json:"sim_lateness_ms,omitempty" expr:"sim_lateness_ms"`
 	SimBehindRequests *int64   `json:"sim_behind_requests,omitempty" expr:"sim_behind_requests"`
 	SimLagMeanMs      *float64 `json:"sim_lag_mean_ms,omitempty" expr:"sim_lag_mean_ms"`
+	SimLagRatioMax    *float64 `json:"sim_lag_ratio_max,omitempty" expr:"sim_lag_ratio_max"`
 	SimBehind         bool     `json:"sim_behind,omitempty" expr:"sim_behind"`
 	LowConfidence    []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
 	// Warnings say what makes a number of this level wrong: the client set

@@ -15,8 +15,10 @@ const (
 	// BehindShare and BehindFloor: a request counts as served behind the
 	// model when the simulator's lateness stretched its time to first token,
 	// or its decode (first to last token), by more than BehindShare of what
-	// the model gave that part and by more than BehindFloor.
-	BehindShare = 0.02
+	// the model gave that part and by more than BehindFloor. 2.5% is half
+	// the comparison's default practical threshold (5%): a bias that small,
+	// with an interval no wider than the other half, still reads "same".
+	BehindShare = 0.025
 	BehindFloor = time.Millisecond
 )
 
@@ -60,14 +62,29 @@ func (st *stream) lag() (requestLag, bool) {
 	return l, true
 }
 
+// maxRatio caps a lag ratio (a part the model gave no time): past every
+// bucket bound, and finite, so the histogram's sum stays a number.
+const maxRatio = 1e6
+
+// ratio is how much the lag stretched the request against the model: the
+// larger of its time to first token's and its decode's lag over what the
+// model gave that part, each 0 when at most BehindFloor.
+func (l requestLag) ratio() float64 {
+	part := func(lag, model time.Duration) float64 {
+		switch {
+		case lag <= BehindFloor:
+			return 0
+		case model <= 0:
+			return maxRatio
+		}
+		return min(maxRatio, float64(lag)/float64(model))
+	}
+	return max(part(l.lagFirst, l.ttft), part(max(0, l.lagLast-l.lagFirst), l.decode))
+}
+
 // behind reports whether the lag stretched the request's time to first
 // token or its decode by more than BehindShare of the model's and BehindFloor.
-func (l requestLag) behind() bool {
-	over := func(lag, model time.Duration) bool {
-		return lag > BehindFloor && float64(lag) > BehindShare*float64(model)
-	}
-	return over(l.lagFirst, l.ttft) || over(max(0, l.lagLast-l.lagFirst), l.decode)
-}
+func (l requestLag) behind() bool { return l.ratio() > BehindShare }
 
 // countLag adds a completed request's lag to the simulator's counters.
 func (st *stream) countLag() {
@@ -75,10 +92,6 @@ func (st *stream) countLag() {
 	if !ok {
 		return
 	}
-	m := st.s.m
-	m.timedReqs.Add(1)
-	m.reqLagNs.Add(int64(l.lagLast))
-	if l.behind() {
-		m.behindReqs.Add(1)
-	}
+	st.s.m.reqLagNs.Add(int64(l.lagLast))
+	st.s.m.lagRatio.observe(l.ratio())
 }

@@ -9,18 +9,30 @@ import (
 	"github.com/runnerbench/runner/sim/simconfig"
 )
 
-// lagCounters reads the simulator's own lateness counters from /metrics.
+// lagCounters reads the simulator's own lateness counters from /metrics,
+// and from its lag-ratio histogram the requests timed ("timed") and those
+// stretched by more than 2.5% ("behind").
 func lagCounters(t *testing.T, s *Server) map[string]float64 {
 	t.Helper()
 	fams := scrape(t, s)
 	out := map[string]float64{}
-	for _, name := range []string{simconfig.MetricSteps, simconfig.MetricLateSteps, simconfig.MetricStepLateness,
-		simconfig.MetricTimedRequests, simconfig.MetricBehindRequests, simconfig.MetricRequestLag} {
+	for _, name := range []string{simconfig.MetricSteps, simconfig.MetricLateSteps, simconfig.MetricStepLateness, simconfig.MetricRequestLag} {
 		f, ok := fams[name+"_total"]
 		if !ok {
 			t.Fatalf("/metrics has no %s_total", name)
 		}
 		out[name] = f.GetMetric()[0].GetCounter().GetValue()
+	}
+	f, ok := fams[simconfig.MetricLagRatio]
+	if !ok {
+		t.Fatalf("/metrics has no %s", simconfig.MetricLagRatio)
+	}
+	h := f.GetMetric()[0].GetHistogram()
+	out["timed"] = float64(h.GetSampleCount())
+	for _, b := range h.GetBucket() {
+		if b.GetUpperBound() == BehindShare {
+			out["behind"] = out["timed"] - float64(b.GetCumulativeCount())
+		}
 	}
 	return out
 }
@@ -43,10 +55,10 @@ func TestLagKeptModel(t *testing.T) {
 	if c[simconfig.MetricSteps] != requests*tokens {
 		t.Errorf("steps %v, want %d (one per token at concurrency 1)", c[simconfig.MetricSteps], requests*tokens)
 	}
-	if c[simconfig.MetricTimedRequests] != requests {
-		t.Errorf("timed requests %v, want %d", c[simconfig.MetricTimedRequests], requests)
+	if c["timed"] != requests {
+		t.Errorf("timed requests %v, want %d", c["timed"], requests)
 	}
-	if c[simconfig.MetricLateSteps] > c[simconfig.MetricSteps] || c[simconfig.MetricBehindRequests] > requests {
+	if c[simconfig.MetricLateSteps] > c[simconfig.MetricSteps] || c["behind"] > requests {
 		t.Errorf("more late than there are: %v", c)
 	}
 	if c[simconfig.MetricLateSteps] == 0 && c[simconfig.MetricStepLateness] != 0 {
@@ -86,10 +98,10 @@ func TestLagUnkeptModel(t *testing.T) {
 	}
 	c := lagCounters(t, s)
 	t.Logf("counters: %v", c)
-	if c[simconfig.MetricTimedRequests] != streams {
-		t.Fatalf("timed requests %v, want %d", c[simconfig.MetricTimedRequests], streams)
+	if c["timed"] != streams {
+		t.Fatalf("timed requests %v, want %d", c["timed"], streams)
 	}
-	if behind := c[simconfig.MetricBehindRequests]; behind < streams/2 {
+	if behind := c["behind"]; behind < streams/2 {
 		t.Errorf("behind requests %v of %d, want most: the model cannot be kept (%v)", behind, streams, c)
 	}
 	if mean := time.Duration(c[simconfig.MetricRequestLag] / streams * 1e9); mean < time.Millisecond {
@@ -125,7 +137,7 @@ func TestReplan(t *testing.T) {
 }
 
 // TestRequestLagBehind is the rule that a request counts as behind: its
-// first token or its decode late by more than 2% of the model's and 1 ms.
+// first token or its decode late by more than 2.5% of the model's and 1 ms.
 func TestRequestLagBehind(t *testing.T) {
 	ms := time.Millisecond
 	for _, c := range []struct {
@@ -134,12 +146,12 @@ func TestRequestLagBehind(t *testing.T) {
 	}{
 		{requestLag{lagFirst: 0, lagLast: 0, ttft: 50 * ms, decode: 60 * ms}, false},
 		{requestLag{lagFirst: 900 * time.Microsecond, lagLast: 900 * time.Microsecond, ttft: 10 * ms, decode: 10 * ms}, false}, // under the floor
-		{requestLag{lagFirst: 2 * ms, lagLast: 2 * ms, ttft: 50 * ms, decode: 60 * ms}, true},                                   // 4% of TTFT
-		{requestLag{lagFirst: 2 * ms, lagLast: 2 * ms, ttft: 500 * ms, decode: 60 * ms}, false},                                 // 0.4%, decode on time
-		{requestLag{lagFirst: 0, lagLast: 3 * ms, ttft: 500 * ms, decode: 60 * ms}, true},                                       // decode 5% late
-		{requestLag{lagFirst: 0, lagLast: 3 * ms, ttft: 500 * ms, decode: 600 * ms}, false},                                     // 0.5%
+		{requestLag{lagFirst: 2 * ms, lagLast: 2 * ms, ttft: 50 * ms, decode: 60 * ms}, true},                                  // 4% of TTFT
+		{requestLag{lagFirst: 2 * ms, lagLast: 2 * ms, ttft: 500 * ms, decode: 60 * ms}, false},                                // 0.4%, decode on time
+		{requestLag{lagFirst: 0, lagLast: 3 * ms, ttft: 500 * ms, decode: 60 * ms}, true},                                      // decode 5% late
+		{requestLag{lagFirst: 0, lagLast: 3 * ms, ttft: 500 * ms, decode: 600 * ms}, false},                                    // 0.5%
 	} {
-		if got := c.l.behind(); got != c.want {
+		if got := c.l.behind(); got != c.want || got != (c.l.ratio() > BehindShare) {
 			t.Errorf("%+v: behind %v, want %v", c.l, got, c.want)
 		}
 	}

@@ -88,7 +88,8 @@ type metrics struct {
 	// BehindShare. Counters, so a client reads a window's figures as the
 	// difference of two scrapes.
 	steps, lateSteps, stepLatenessNs atomic.Int64
-	timedReqs, behindReqs, reqLagNs  atomic.Int64
+	reqLagNs                         atomic.Int64
+	lagRatio                         *histogram
 }
 
 const (
@@ -102,9 +103,10 @@ var finishNames = [...]string{"stop", "length", "abort", "error"}
 
 func newMetrics() *metrics {
 	return &metrics{
-		ttft:  newHistogram(ttftBuckets),
-		e2e:   newHistogram(requestBuckets),
-		queue: newHistogram(requestBuckets),
+		ttft:     newHistogram(ttftBuckets),
+		e2e:      newHistogram(requestBuckets),
+		queue:    newHistogram(requestBuckets),
+		lagRatio: newHistogram(simconfig.LagRatioBounds),
 	}
 }
 
@@ -139,8 +141,6 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 	counter(simconfig.MetricSteps+"_total", "Engine steps the simulator ran.", m.steps.Load())
 	counter(simconfig.MetricLateSteps+"_total", "Engine steps that ended more than 1 ms after the model planned.", m.lateSteps.Load())
 	seconds(simconfig.MetricStepLateness+"_total", "Seconds the late steps ended after the model planned, in all.", m.stepLatenessNs.Load())
-	counter(simconfig.MetricTimedRequests+"_total", "Completed requests whose lag behind the model was measured.", m.timedReqs.Load())
-	counter(simconfig.MetricBehindRequests+"_total", "Completed requests served behind the model by more than 2% of their modelled latency and 1 ms.", m.behindReqs.Load())
 	seconds(simconfig.MetricRequestLag+"_total", "Seconds the timed requests' last tokens were written after the model's time, in all.", m.reqLagNs.Load())
 
 	const succ = "vllm:request_success_total"
@@ -154,6 +154,7 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 	b = m.ttft.appendText(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", model)
 	b = m.e2e.appendText(b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", model)
 	b = m.queue.appendText(b, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", model)
+	b = m.lagRatio.appendText(b, simconfig.MetricLagRatio, "Completed requests by how much the simulator's lateness stretched their time to first token or decode against its model.", model)
 	return b
 }
 

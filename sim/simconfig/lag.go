@@ -11,15 +11,18 @@ const (
 	MetricLateSteps = "runner_sim_late_steps"
 	// MetricStepLateness is the late steps' lateness in all, in seconds.
 	MetricStepLateness = "runner_sim_step_lateness_seconds"
-	// MetricTimedRequests counts the completed requests whose lag behind the
-	// model was measured.
-	MetricTimedRequests = "runner_sim_timed_requests"
-	// MetricBehindRequests counts the completed requests the simulator
-	// served behind its model: their time to first token or their decode
-	// stretched by more than 2% of the model's and 1 ms (sim.BehindShare,
-	// sim.BehindFloor).
-	MetricBehindRequests = "runner_sim_behind_requests"
+	// MetricLagRatio is a histogram of completed requests by how much the
+	// simulator's lateness stretched them against the model: the larger of
+	// their time to first token's and their decode's lag over what the model
+	// gave that part (0 for a lag of at most 1 ms, sim.BehindFloor). Its
+	// count is the requests timed; its bounds are LagRatioBounds.
+	MetricLagRatio = "runner_sim_request_lag_ratio"
 	// MetricRequestLag is the timed requests' lag in all, in seconds: how
 	// much later than the model's time each one's last token was written.
 	MetricRequestLag = "runner_sim_request_lag_seconds"
 )
+
+// LagRatioBounds are MetricLagRatio's bucket bounds: from 1% to 100 times
+// the model, about 1.5 apart, so the bound a comparison widens its
+// intervals by is at most half again the true stretch.
+var LagRatioBounds = []float64{0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 1.5, 2, 3, 5, 10, 100}
