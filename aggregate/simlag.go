@@ -16,13 +16,13 @@ const SimBehindShare = 0.025
 
 // simLag sets what the built-in simulator said of its own lateness over the
 // window (its counters on /metrics; nothing for another server) and flags
-// the level sim_behind when it stretched some request by more than
-// SimBehindShare against the model. The simulator shares the machine: a
-// timer that fires late or a handler waiting for a core stretches latencies
-// the client then measures, which the client's own diagnostics do not see
-// when another process, not the runner, holds the cores. sim_lag_ratio_max
-// bounds that stretch, so a comparison can still judge a change larger than
-// the lateness could have made.
+// the level sim_behind when it stretched some request's time to first token
+// or decode by more than SimBehindShare against the model. The simulator
+// shares the machine: a timer that fires late or a handler waiting for a
+// core stretches latencies the client then measures, which the client's own
+// diagnostics do not see when another process, not the runner, holds the
+// cores. The stretch maxima bound that, part by part, so a comparison can
+// still judge a change larger than the lateness could have made.
 func (b *builder) simLag() {
 	d, p := b.rec.Server, &b.p
 	if d == nil {
@@ -41,19 +41,36 @@ func (b *builder) simLag() {
 		return
 	}
 	p.SimLagMeanMs = result.Ptr(result.Round(1000*d.Counters[simconfig.MetricRequestLag]/h.Count, 3))
+	p.SimTTFTStretchMax = stretchMax(d, simconfig.MetricTTFTLagRatio)
+	p.SimDecodeStretchMax = stretchMax(d, simconfig.MetricDecodeLagRatio)
+	p.SimE2EStretchMax = stretchMax(d, simconfig.MetricE2ELagRatio)
 	bound := h.Max()
-	if !math.IsInf(bound, 1) {
-		p.SimLagRatioMax = result.Ptr(bound)
-	}
 	if bound <= SimBehindShare {
 		return
 	}
 	p.SimBehind = true
-	stretch := "more than 100 times"
-	if p.SimLagRatioMax != nil {
-		stretch = fmt.Sprintf("up to %g%%", 100*bound)
-	}
 	p.Warnings = append(p.Warnings, fmt.Sprintf(
-		"sim_behind: the built-in simulator fell behind its own timing model (it shares the machine): it stretched %d of %.0f requests' time to first token or decode by more than 2.5%% (%s), their last tokens %.2f ms late on average; %d of %.0f engine steps ended more than 1 ms late, %.1f ms in all. A comparison judges only changes larger than that stretch",
-		*p.SimBehindRequests, h.Count, stretch, *p.SimLagMeanMs, late, steps, *p.SimLatenessMs))
+		"sim_behind: the built-in simulator fell behind its own timing model (it shares the machine): it stretched %d of %.0f requests' time to first token or decode by more than 2.5%% (time to first token %s, decode %s, whole requests %s), their last tokens %.2f ms late on average; %d of %.0f engine steps ended more than 1 ms late, %.1f ms in all. A comparison judges only changes larger than that stretch",
+		*p.SimBehindRequests, h.Count, stretchText(p.SimTTFTStretchMax), stretchText(p.SimDecodeStretchMax), stretchText(p.SimE2EStretchMax),
+		*p.SimLagMeanMs, late, steps, *p.SimLatenessMs))
+}
+
+// stretchMax is a lag-ratio histogram's bound on its largest observation;
+// nil past the last bound (or without the histogram).
+func stretchMax(d *result.ServerDelta, name string) *float64 {
+	h, ok := d.Histograms[name]
+	if !ok {
+		return nil
+	}
+	if m := h.Max(); !math.IsInf(m, 1) {
+		return result.Ptr(m)
+	}
+	return nil
+}
+
+func stretchText(s *float64) string {
+	if s == nil {
+		return "more than 100 times"
+	}
+	return fmt.Sprintf("up to %g%%", 100**s)
 }

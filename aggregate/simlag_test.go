@@ -21,7 +21,8 @@ func lagDelta(at map[float64]float64, above float64) *result.ServerDelta {
 	return &result.ServerDelta{
 		Counters: map[string]float64{simconfig.MetricSteps: 800, simconfig.MetricLateSteps: 40,
 			simconfig.MetricStepLateness: 0.1234, simconfig.MetricRequestLag: 0.024},
-		Histograms: map[string]result.HistogramDelta{simconfig.MetricLagRatio: h},
+		Histograms: map[string]result.HistogramDelta{simconfig.MetricLagRatio: h,
+			simconfig.MetricTTFTLagRatio: h, simconfig.MetricDecodeLagRatio: h, simconfig.MetricE2ELagRatio: h},
 	}
 }
 
@@ -35,7 +36,7 @@ func TestSimLag(t *testing.T) {
 		d       *result.ServerDelta
 		metrics bool
 		behind  int64
-		max     *float64 // sim_lag_ratio_max
+		max     *float64 // each part's stretch maximum
 		want    bool
 	}{
 		{"on time", lagDelta(map[float64]float64{0.01: 24}, 0), true, 0, result.Ptr(0.01), false},
@@ -54,8 +55,10 @@ func TestSimLag(t *testing.T) {
 			if p.SimBehind != tt.want || (len(p.Warnings) > 0) != tt.want {
 				t.Fatalf("sim_behind %v, warnings %q", p.SimBehind, p.Warnings)
 			}
-			if (p.SimLagRatioMax == nil) != (tt.max == nil) || tt.max != nil && *p.SimLagRatioMax != *tt.max {
-				t.Errorf("sim_lag_ratio_max %v, want %v", p.SimLagRatioMax, tt.max)
+			for _, v := range []*float64{p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax} {
+				if (v == nil) != (tt.max == nil) || tt.max != nil && *v != *tt.max {
+					t.Errorf("stretch maximum %v, want %v", v, tt.max)
+				}
 			}
 			if !tt.metrics {
 				return

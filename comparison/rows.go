@@ -35,7 +35,7 @@ func levelRows(p pair, base, cur Run) ([]result.Comparison, []*job) {
 			} else {
 				j := &job{row: len(rows), metric: m, seed: seedOf(p.stage, p.label, m.Name), caveat: caveat, out: row,
 					base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample),
-					stretchBase: simStretch(p.base), stretchNew: simStretch(p.cur)}
+					stretchBase: simStretch(p.base, m.Compare.Sample), stretchNew: simStretch(p.cur, m.Compare.Sample)}
 				j.gated = caveat == "" && stats.EnoughSamples(j.base, j.cur, m.Compare.Statistic)
 				jobs = append(jobs, j)
 			}

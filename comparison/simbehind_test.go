@@ -14,7 +14,9 @@ import (
 func TestSimBehind(t *testing.T) {
 	base := synth(1, level{conc: 1, n: 200, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 4, n: 200, ttft: 20, tpot: 2, sd: 0.05})
 	slow := synth(3, level{conc: 1, n: 200, ttft: 20, tpot: 2.2, sd: 0.05}, level{conc: 4, n: 200, ttft: 20, tpot: 3, sd: 0.05})
-	behind := func(p *result.Point, stretch *float64) { p.SimBehind, p.SimLagRatioMax = true, stretch }
+	behind := func(p *result.Point, stretch *float64) {
+		p.SimBehind, p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax = true, stretch, stretch, stretch
+	}
 	// c=1: TPOT +10% in a new run whose requests were stretched by up to 25%.
 	// c=4: TPOT +50% with up to 10%.
 	behind(&slow.Report.Stages[0].Points[0], result.Ptr(0.25))
@@ -60,5 +62,22 @@ func TestSimBehind(t *testing.T) {
 	}
 	if c := row(t, res, "c=4", "tpot_p50_ms"); c.Verdict != "worse" {
 		t.Errorf("+50%% against a baseline stretched past every bound: %+v", c)
+	}
+
+	// Each metric is widened by its own part's stretch: a new run whose
+	// decode was stretched past every bound but whose first tokens were on
+	// time still shows its TTFT +50% as worse, and cannot say its TPOT held.
+	late := synth(5, level{conc: 1, n: 200, ttft: 30, tpot: 2, sd: 0.05})
+	p := &late.Report.Stages[0].Points[0]
+	p.SimBehind, p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax = true, result.Ptr(0.01), nil, result.Ptr(0.5)
+	res, err = Compare(base, late, Options{Threshold: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := row(t, res, "c=1", "ttft_p50_ms"); c.Verdict != "worse" {
+		t.Errorf("TTFT +50%% with first tokens on time: %+v", c)
+	}
+	if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != "inconclusive" || !strings.Contains(c.Reason, "more than 100 times") {
+		t.Errorf("TPOT with the decode stretched past every bound: %+v", c)
 	}
 }

@@ -9,16 +9,35 @@ import (
 )
 
 // simStretch is how much the built-in simulator's lateness may have
-// stretched a run's requests at this level: 0 when it kept its model, its
-// sim_lag_ratio_max when it fell behind (sim_behind), +Inf past every bound.
-func simStretch(p *result.Point) float64 {
-	switch {
-	case !p.SimBehind:
+// stretched what a metric of this sample measures in a run's level: 0 when
+// it kept its model, else the stretch maximum of the part the sample
+// measures (time to first token, decode, or whole requests), +Inf past
+// every bound. The failed share does not move with lateness.
+func simStretch(p *result.Point, s result.Sample) float64 {
+	if !p.SimBehind {
 		return 0
-	case p.SimLagRatioMax == nil:
-		return math.Inf(1)
 	}
-	return *p.SimLagRatioMax
+	var parts []*float64
+	switch s {
+	case result.SampleFailed:
+		return 0
+	case result.SampleTTFT, result.SampleTTFTFromSchedule, result.SampleTTFTOverhead, result.SamplePrefill:
+		parts = []*float64{p.SimTTFTStretchMax}
+	case result.SampleTPOT:
+		parts = []*float64{p.SimDecodeStretchMax}
+	case result.SampleE2E, result.SampleE2EFromSchedule, result.SampleStreamTPS, result.SampleOutputTokens, result.SampleCompleted:
+		parts = []*float64{p.SimE2EStretchMax}
+	default: // TTFAT lies between the first token and the last; goodput any of them
+		parts = []*float64{p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax}
+	}
+	var m float64
+	for _, v := range parts {
+		if v == nil {
+			return math.Inf(1)
+		}
+		m = max(m, *v)
+	}
+	return m
 }
 
 // stretched re-reads a verdict where the simulator fell behind its model in

@@ -66,21 +66,26 @@ func (st *stream) lag() (requestLag, bool) {
 // bucket bound, and finite, so the histogram's sum stays a number.
 const maxRatio = 1e6
 
-// ratio is how much the lag stretched the request against the model: the
-// larger of its time to first token's and its decode's lag over what the
-// model gave that part, each 0 when at most BehindFloor.
-func (l requestLag) ratio() float64 {
-	part := func(lag, model time.Duration) float64 {
-		switch {
-		case lag <= BehindFloor:
-			return 0
-		case model <= 0:
-			return maxRatio
-		}
-		return min(maxRatio, float64(lag)/float64(model))
+// part is how much a lag stretched a part of a request the model gave
+// model: 0 for a lag of at most BehindFloor.
+func part(lag, model time.Duration) float64 {
+	switch {
+	case lag <= BehindFloor:
+		return 0
+	case model <= 0:
+		return maxRatio
 	}
-	return max(part(l.lagFirst, l.ttft), part(max(0, l.lagLast-l.lagFirst), l.decode))
+	return min(maxRatio, float64(lag)/float64(model))
 }
+
+// ttftRatio, decodeRatio and e2eRatio are how much the lag stretched the
+// request's time to first token, its decode and the whole of it.
+func (l requestLag) ttftRatio() float64   { return part(l.lagFirst, l.ttft) }
+func (l requestLag) decodeRatio() float64 { return part(max(0, l.lagLast-l.lagFirst), l.decode) }
+func (l requestLag) e2eRatio() float64    { return part(l.lagLast, l.ttft+l.decode) }
+
+// ratio is the larger of the time to first token's and the decode's.
+func (l requestLag) ratio() float64 { return max(l.ttftRatio(), l.decodeRatio()) }
 
 // behind reports whether the lag stretched the request's time to first
 // token or its decode by more than BehindShare of the model's and BehindFloor.
@@ -92,6 +97,10 @@ func (st *stream) countLag() {
 	if !ok {
 		return
 	}
-	st.s.m.reqLagNs.Add(int64(l.lagLast))
-	st.s.m.lagRatio.observe(l.ratio())
+	m := st.s.m
+	m.reqLagNs.Add(int64(l.lagLast))
+	m.lagRatio.observe(l.ratio())
+	m.lagTTFT.observe(l.ttftRatio())
+	m.lagDecode.observe(l.decodeRatio())
+	m.lagE2E.observe(l.e2eRatio())
 }

@@ -151,6 +151,9 @@ func TestRequestLagBehind(t *testing.T) {
 		{requestLag{lagFirst: 0, lagLast: 3 * ms, ttft: 500 * ms, decode: 60 * ms}, true},                                      // decode 5% late
 		{requestLag{lagFirst: 0, lagLast: 3 * ms, ttft: 500 * ms, decode: 600 * ms}, false},                                    // 0.5%
 	} {
+		if e := c.l.e2eRatio(); e > max(c.l.ttftRatio(), c.l.decodeRatio()) {
+			t.Errorf("%+v: the whole stretched by %v, more than its parts", c.l, e)
+		}
 		if got := c.l.behind(); got != c.want || got != (c.l.ratio() > BehindShare) {
 			t.Errorf("%+v: behind %v, want %v", c.l, got, c.want)
 		}

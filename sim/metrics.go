@@ -89,7 +89,8 @@ type metrics struct {
 	// difference of two scrapes.
 	steps, lateSteps, stepLatenessNs atomic.Int64
 	reqLagNs                         atomic.Int64
-	lagRatio                         *histogram
+	lagRatio                         *histogram // the larger of the TTFT's and the decode's
+	lagTTFT, lagDecode, lagE2E       *histogram
 }
 
 const (
@@ -103,10 +104,13 @@ var finishNames = [...]string{"stop", "length", "abort", "error"}
 
 func newMetrics() *metrics {
 	return &metrics{
-		ttft:     newHistogram(ttftBuckets),
-		e2e:      newHistogram(requestBuckets),
-		queue:    newHistogram(requestBuckets),
-		lagRatio: newHistogram(simconfig.LagRatioBounds),
+		ttft:      newHistogram(ttftBuckets),
+		e2e:       newHistogram(requestBuckets),
+		queue:     newHistogram(requestBuckets),
+		lagRatio:  newHistogram(simconfig.LagRatioBounds),
+		lagTTFT:   newHistogram(simconfig.LagRatioBounds),
+		lagDecode: newHistogram(simconfig.LagRatioBounds),
+		lagE2E:    newHistogram(simconfig.LagRatioBounds),
 	}
 }
 
@@ -155,6 +159,9 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 	b = m.e2e.appendText(b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", model)
 	b = m.queue.appendText(b, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", model)
 	b = m.lagRatio.appendText(b, simconfig.MetricLagRatio, "Completed requests by how much the simulator's lateness stretched their time to first token or decode against its model.", model)
+	b = m.lagTTFT.appendText(b, simconfig.MetricTTFTLagRatio, "Completed requests by how much the simulator's lateness stretched their time to first token against its model.", model)
+	b = m.lagDecode.appendText(b, simconfig.MetricDecodeLagRatio, "Completed requests by how much the simulator's lateness stretched their decode (first to last token) against its model.", model)
+	b = m.lagE2E.appendText(b, simconfig.MetricE2ELagRatio, "Completed requests by how much the simulator's lateness stretched them (arrival to last token) against its model.", model)
 	return b
 }
 

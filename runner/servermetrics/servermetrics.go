@@ -118,7 +118,7 @@ var (
 
 	// knownHistograms are kept in Delta.Histograms when the server exposes
 	// them: few, since a histogram's buckets are many numbers.
-	knownHistograms = []string{simconfig.MetricLagRatio}
+	knownHistograms = []string{simconfig.MetricLagRatio, simconfig.MetricTTFTLagRatio, simconfig.MetricDecodeLagRatio, simconfig.MetricE2ELagRatio}
 )
 
 // Scraper reads one metrics URL. It holds no mutable state, so one Scraper

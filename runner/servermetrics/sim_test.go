@@ -57,8 +57,10 @@ func TestSimulator(t *testing.T) {
 
 	// Unique leading words (nonces): nothing to reuse.
 	d := measure("[n1] "+body, "[n2] "+body, "[n3] "+body, "[n4] "+body)
-	if h, ok := d.Histograms[simconfig.MetricLagRatio]; !ok || h.Count != 4 || len(h.Buckets) != len(simconfig.LagRatioBounds) {
-		t.Errorf("simulator's lag-ratio histogram delta = %+v, want 4 requests in %d buckets", h, len(simconfig.LagRatioBounds))
+	for _, name := range []string{simconfig.MetricLagRatio, simconfig.MetricTTFTLagRatio, simconfig.MetricDecodeLagRatio, simconfig.MetricE2ELagRatio} {
+		if h, ok := d.Histograms[name]; !ok || h.Count != 4 || len(h.Buckets) != len(simconfig.LagRatioBounds) {
+			t.Errorf("simulator's %s histogram delta = %+v, want 4 requests in %d buckets", name, h, len(simconfig.LagRatioBounds))
+		}
 	}
 	if got := d.Counters[simconfig.MetricSteps]; got < 4*32/(1+3) {
 		t.Errorf("simulator's steps delta = %v, want at least one per 1+K generated tokens", got)

@@ -17,6 +17,14 @@ const (
 	// gave that part (0 for a lag of at most 1 ms, sim.BehindFloor). Its
 	// count is the requests timed; its bounds are LagRatioBounds.
 	MetricLagRatio = "runner_sim_request_lag_ratio"
+	// MetricTTFTLagRatio, MetricDecodeLagRatio and MetricE2ELagRatio are the
+	// same for each part alone: the time to first token's lag over the
+	// model's, the decode's (first to last token), and the whole request's
+	// (arrival to last token), so a comparison widens each metric by the
+	// stretch of the part it measures.
+	MetricTTFTLagRatio   = "runner_sim_ttft_lag_ratio"
+	MetricDecodeLagRatio = "runner_sim_decode_lag_ratio"
+	MetricE2ELagRatio    = "runner_sim_e2e_lag_ratio"
 	// MetricRequestLag is the timed requests' lag in all, in seconds: how
 	// much later than the model's time each one's last token was written.
 	MetricRequestLag = "runner_sim_request_lag_seconds"

@@ -98,7 +98,7 @@ func main() {
 type tally struct {
 	name   string
 	failed int
-	blind  int // pairs in which nothing could be judged (every level marked)
+	blind  int            // pairs in which nothing could be judged (every level marked)
 	worst  []float64      // per pair: the largest significant regression, % (0: none)
 	metric map[string]int // pairs in which the metric (at any level) failed the gate
 }
@@ -261,12 +261,8 @@ func marked(dir string) (string, error) {
 		for _, p := range st.Points {
 			var why []string
 			if p.SimBehind && p.SimBehindRequests != nil && p.SimLagMeanMs != nil {
-				stretch := "more than 100×"
-				if p.SimLagRatioMax != nil {
-					stretch = fmt.Sprintf("up to %g%%", 100**p.SimLagRatioMax)
-				}
-				why = append(why, fmt.Sprintf("sim_behind (%d of %d requests stretched by more than 2.5%%, %s; lag mean %.2f ms; %d late steps)",
-					*p.SimBehindRequests, p.Completed, stretch, *p.SimLagMeanMs, *p.SimLateSteps))
+				why = append(why, fmt.Sprintf("sim_behind (%d of %d requests stretched by more than 2.5%%; stretch max TTFT %s, decode %s, E2E %s; lag mean %.2f ms; %d late steps)",
+					*p.SimBehindRequests, p.Completed, pct(p.SimTTFTStretchMax), pct(p.SimDecodeStretchMax), pct(p.SimE2EStretchMax), *p.SimLagMeanMs, *p.SimLateSteps))
 			}
 			if p.ClientBottleneck {
 				why = append(why, "client_bottleneck")
@@ -277,6 +273,14 @@ func marked(dir string) (string, error) {
 		}
 	}
 	return strings.Join(out, "; "), nil
+}
+
+// pct is a stretch maximum in percent (">10000%" past every bound).
+func pct(v *float64) string {
+	if v == nil {
+		return ">10000%"
+	}
+	return fmt.Sprintf("%g%%", 100**v)
 }
 
 // loadavg is the machine's 1-minute load average ("?" where unknown): the
