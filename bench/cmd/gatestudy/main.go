@@ -12,7 +12,9 @@
 // and compares A with A' and A with each B. For every comparison it also
 // prints the largest significant regression found (the --fail-above that
 // would have been needed to pass): the A/A figures say what the machine's
-// run-to-run noise costs.
+// run-to-run noise costs. It names each run's levels the machine may have
+// set (sim_behind, with the simulator's stretch; client_bottleneck) and
+// counts the pairs in which nothing could be judged.
 //
 // Usage (from the module root; docs/statistics.md has the figures):
 //
