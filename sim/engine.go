@@ -47,8 +47,10 @@ type seq struct {
 	draftTokens  int
 	accepted     int
 	// driftFirst and driftLast are the engine's drift when this sequence's
-	// first and latest tokens were emitted (see engine.drift).
+	// first and latest tokens were emitted (see engine.drift); wakeLag is
+	// how long after its arrival an idle engine woke to admit it.
 	driftFirst, driftLast time.Duration
+	wakeLag               time.Duration
 }
 
 // engine is the scheduler: one goroutine stepping the whole batch, like a
@@ -72,8 +74,7 @@ type engine struct {
 
 	// drift is how far the engine's schedule has been pushed back against
 	// its model since it started, in ns: each time it restarts its plan from
-	// the clock because a step ended late (or it woke late from idle to a
-	// sequence that was due), the time lost. The engine goroutine adds; a
+	// the clock because a step ended late, the time lost. The engine goroutine adds; a
 	// handler reads it when it submits, so a sequence's lag is the drift
 	// after its arrival, plus how late its own tokens were written.
 	drift atomic.Int64
@@ -183,9 +184,9 @@ const replanAfter = 2 * time.Millisecond
 
 // replan is the start of the next step: the previous step's planned end
 // (stepStart) while the engine keeps its schedule, or now after idling or
-// when it fell behind by more than replanAfter. What a restart loses, or a
-// late wake-up from idle costs the sequences that were due, is added to the
-// drift: the model would have started the step then.
+// when it fell behind by more than replanAfter. What a restart loses is
+// added to the drift, and what a late wake-up from idle cost the sequences
+// that were due to each of them: the model would have started the step then.
 func (e *engine) replan(stepStart time.Duration, idle bool, admitted []*seq) time.Duration {
 	now := e.now()
 	if e.cfg.ZeroLatency {
@@ -193,11 +194,13 @@ func (e *engine) replan(stepStart time.Duration, idle bool, admitted []*seq) tim
 	}
 	switch {
 	case idle:
-		due := now
+		// Each sequence was due when it arrived: its own wait, not the
+		// schedule's, so it is the sequence's (the next ones did not wait).
 		for _, s := range admitted {
-			due = min(due, s.arrival)
+			s.mu.Lock()
+			s.wakeLag = max(0, now-s.arrival)
+			s.mu.Unlock()
 		}
-		e.drift.Add(int64(now - due))
 	case now-stepStart > replanAfter:
 		e.drift.Add(int64(now - stepStart))
 	default:

@@ -52,14 +52,30 @@ func (st *stream) lag() (requestLag, bool) {
 		first++
 	}
 	schedFirst, schedLast := sq.sched[first], sq.sched[n-1]
-	d0, dFirst, dLast := sq.drift0, sq.driftFirst, sq.driftLast
+	d0, dFirst, dLast, wake := sq.drift0, sq.driftFirst, sq.driftLast, sq.wakeLag
+	ttftFloor, decodeFloor := st.modelFloors(sq.promptTokens-sq.cached, len(sq.stepEnds)-1)
 	sq.mu.Unlock()
+	// The drift since submission may include a restart that happened before
+	// this request would have been admitted in the model; the model's time
+	// for each part is at least its own steps' cost, so no lag is taken to
+	// be more than the part took beyond that.
+	ttft, decode := st.written[0]-sq.arrival, st.written[n-1]-st.written[0]
 	var l requestLag
-	l.lagFirst = max(0, dFirst-d0) + max(0, st.written[0]-schedFirst)
-	l.lagLast = max(0, dLast-d0) + max(0, st.written[n-1]-schedLast)
-	l.ttft = max(0, st.written[0]-sq.arrival-l.lagFirst)
-	l.decode = max(0, st.written[n-1]-st.written[0]-max(0, l.lagLast-l.lagFirst))
+	l.lagFirst = min(max(0, ttft-ttftFloor), wake+max(0, dFirst-d0)+max(0, st.written[0]-schedFirst))
+	decodeLag := max(0, dLast-dFirst) + max(0, st.written[n-1]-schedLast) - max(0, st.written[0]-schedFirst)
+	decodeLag = min(max(0, decode-decodeFloor), max(0, decodeLag))
+	l.lagLast = l.lagFirst + decodeLag
+	l.ttft, l.decode = ttft-l.lagFirst, decode-decodeLag
 	return l, true
+}
+
+// modelFloors are the least the model can give a request's first token
+// (its prefill step: the step's fixed cost and its uncached prompt tokens)
+// and its decode (one decode step per later emission).
+func (st *stream) modelFloors(uncached, decodeSteps int) (ttft, decode time.Duration) {
+	cfg := &st.s.cfg
+	ttft = ms(cfg.TTFTMs) + time.Duration(float64(uncached)*cfg.PrefillMsPerToken*float64(time.Millisecond))
+	return ttft, time.Duration(max(0, decodeSteps)) * ms(cfg.ITLMs)
 }
 
 // maxRatio caps a lag ratio (a part the model gave no time): past every

@@ -111,8 +111,8 @@ func TestLagUnkeptModel(t *testing.T) {
 
 // TestReplan holds the engine's drift to what it lost: a plan kept on time
 // loses nothing, a plan restarted from the clock loses at least how far
-// behind it was, and waking from idle loses at least how long the oldest
-// sequence waited. Only lower bounds, which a busy machine cannot break.
+// behind it was, and waking from idle costs each sequence at least how long
+// it waited, and the schedule nothing. Only lower bounds, which a busy machine cannot break.
 func TestReplan(t *testing.T) {
 	e := &engine{cfg: FastConfig(), epoch: time.Now().Add(-time.Second)}
 	now := e.now()
@@ -124,9 +124,11 @@ func TestReplan(t *testing.T) {
 		t.Errorf("restarted 50 ms behind: drift %v", d)
 	}
 	e.drift.Store(0)
-	e.replan(0, true, []*seq{{arrival: e.now() - 30*time.Millisecond}, {arrival: e.now()}})
-	if d := time.Duration(e.drift.Load()); d < 30*time.Millisecond {
-		t.Errorf("woke from idle 30 ms after an arrival: drift %v", d)
+	early, late := &seq{arrival: e.now() - 30*time.Millisecond}, &seq{arrival: e.now() + time.Hour}
+	e.replan(0, true, []*seq{early, late})
+	if early.wakeLag < 30*time.Millisecond || late.wakeLag != 0 || e.drift.Load() != 0 {
+		t.Errorf("woke from idle 30 ms after an arrival: that one's lag %v, a later one's %v, drift %v; want only the first to wait",
+			early.wakeLag, late.wakeLag, e.drift.Load())
 	}
 	e.cfg.ZeroLatency = true
 	e.drift.Store(0)
