@@ -55,6 +55,9 @@ func (st *stream) lag() (requestLag, bool) {
 	d0, dFirst, dLast, wake := sq.drift0, sq.driftFirst, sq.driftLast, sq.wakeLag
 	ttftFloor, decodeFloor := st.modelFloors(sq.promptTokens-sq.cached, len(sq.stepEnds)-1)
 	sq.mu.Unlock()
+	if first == n-1 { // one write (not streamed): its first token is its last
+		dFirst, ttftFloor = dLast, ttftFloor+decodeFloor
+	}
 	// The drift since submission may include a restart that happened before
 	// this request would have been admitted in the model; the model's time
 	// for each part is at least its own steps' cost, so no lag is taken to

@@ -51,14 +51,22 @@ func TestLagKeptModel(t *testing.T) {
 			t.Fatalf("request: %d %v", res.status, res.err)
 		}
 	}
+	// A request answered whole is timed too (its first token is its last).
+	resp, err := post(t.Context(), s.URL()+"/completions", map[string]any{
+		"model": "sim", "prompt": "[" + nonce() + "] hello", "max_tokens": tokens, "ignore_eos": true, "stream": false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
 	c := lagCounters(t, s)
-	if c[simconfig.MetricSteps] != requests*tokens {
-		t.Errorf("steps %v, want %d (one per token at concurrency 1)", c[simconfig.MetricSteps], requests*tokens)
+	if c[simconfig.MetricSteps] != (requests+1)*tokens {
+		t.Errorf("steps %v, want %d (one per token at concurrency 1)", c[simconfig.MetricSteps], (requests+1)*tokens)
 	}
-	if c["timed"] != requests {
-		t.Errorf("timed requests %v, want %d", c["timed"], requests)
+	if c["timed"] != requests+1 {
+		t.Errorf("timed requests %v, want %d", c["timed"], requests+1)
 	}
-	if c[simconfig.MetricLateSteps] > c[simconfig.MetricSteps] || c["behind"] > requests {
+	if c[simconfig.MetricLateSteps] > c[simconfig.MetricSteps] || c["behind"] > requests+1 {
 		t.Errorf("more late than there are: %v", c)
 	}
 	if c[simconfig.MetricLateSteps] == 0 && c[simconfig.MetricStepLateness] != 0 {
