@@ -74,7 +74,17 @@ func (j *job) stretched(r *result.Comparison, d stats.Delta, threshold float64) 
 	}
 	r.Verdict = string(stats.Inconclusive)
 	r.Reason = fmt.Sprintf("the built-in simulator fell behind its own timing model in %s (sim_behind: requests stretched by %s): a change that size may be the busy machine's",
-		which(sb > 0, sn > 0), stretchText(max(sb, sn)))
+		runsOf(sb > 0, sn > 0), stretchText(max(sb, sn)))
+}
+
+func runsOf(base, cur bool) string {
+	switch {
+	case base && cur:
+		return "both runs"
+	case base:
+		return "the baseline"
+	}
+	return "the new run"
 }
 
 func stretchText(s float64) string {
