@@ -227,7 +227,7 @@ func pair(c config, i int, plans []string, tallies []*tally) error {
 		if code == 1 {
 			t.failed++
 		}
-		if res.Summary.Gated == 0 {
+		if res.Summary.Blind() {
 			t.blind++
 		}
 		t.worst = append(t.worst, worst)
