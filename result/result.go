@@ -277,7 +277,21 @@ type Point struct {
 	// the catalogue's metrics that measure them (client_cpu_percent,
 	// client_sched_p90_ms, dispatch_lag_p99_ms), so a report says why.
 	ClientBottleneckBy []string `json:"client_bottleneck_by,omitempty" expr:"-"`
-	LowConfidence      []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
+	// The built-in simulator's account of how far it fell behind its own
+	// timing model over the window (its /metrics; null for another server).
+	// The stretch maxima bound how much that stretched any request's time to
+	// first token, decode, and whole (a bucket bound; null past the last);
+	// SimBehind is set when the first or second is above 2.5%, and a
+	// comparison then judges only changes the stretch cannot explain.
+	SimLateSteps        *int64   `json:"sim_late_steps,omitempty" expr:"sim_late_steps"`
+	SimLatenessMs       *float64 `json:"sim_lateness_ms,omitempty" expr:"sim_lateness_ms"`
+	SimBehindRequests   *int64   `json:"sim_behind_requests,omitempty" expr:"sim_behind_requests"`
+	SimLagMeanMs        *float64 `json:"sim_lag_mean_ms,omitempty" expr:"sim_lag_mean_ms"`
+	SimTTFTStretchMax   *float64 `json:"sim_ttft_stretch_max,omitempty" expr:"sim_ttft_stretch_max"`
+	SimDecodeStretchMax *float64 `json:"sim_decode_stretch_max,omitempty" expr:"sim_decode_stretch_max"`
+	SimE2EStretchMax    *float64 `json:"sim_e2e_stretch_max,omitempty" expr:"sim_e2e_stretch_max"`
+	SimBehind           bool     `json:"sim_behind,omitempty" expr:"sim_behind"`
+	LowConfidence       []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
 	// Warnings say what makes a number of this level wrong: the client set
 	// the pace, the nonce did not defeat the prefix cache, the engine did not
 	// hold the pinned length, fewer requests were in flight than the label says.
