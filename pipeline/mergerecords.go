@@ -90,6 +90,7 @@ func (s *Shards) stageEntries(i int, cuts []map[*result.LevelRecord]*time.Time) 
 			if e := sr.Done.Error; e != "" {
 				done.Error = joinLine(done.Error, s.who(k)+e)
 			}
+			done.Interrupted = done.Interrupted || sr.Done.Interrupted
 		}
 	}
 	if rec.Error != "" && len(s.runs) > 1 {

@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
@@ -116,7 +117,9 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 			sink.agg.KeepSamples() // for the comparison with the baseline
 		}
 		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan, st, sink)
-		done := &records.StageDone{Name: st.Name}
+		// A cancelled run may have stopped the stage between two levels,
+		// where no level is marked interrupted: the stage says so.
+		done := &records.StageDone{Name: st.Name, Interrupted: ctx.Err() != nil}
 		if err != nil && ctx.Err() == nil {
 			done.Error = err.Error()
 			sink.agg.Error(done.Error)
@@ -124,7 +127,7 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		}
 		r.write(records.Entry{Kind: records.KindStageDone, StageDone: done})
 		r.sync()
-		out = append(out, stageResult{agg: sink.agg, plan: st})
+		out = append(out, stageResult{agg: sink.agg, plan: st, interrupted: done.Interrupted})
 		r.log.Info().Str("stage", st.Name).Msg("stage done")
 	}
 	return out, nil
@@ -169,7 +172,7 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 		closers = append(closers, eng.Close)
 		engines[name] = eng
 		wait := ep.ReadyTimeout.D()
-		r.log.Info().Str("endpoint", name).Str("timeout", wait.String()).Msg("waiting for the endpoint")
+		r.log.Info().Str("endpoint", name).Str("url", redact.URL(baseURL)).Str("timeout", wait.String()).Msg("waiting for the endpoint")
 		if err := eng.WaitReady(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return engines, closeAll, nil

@@ -82,6 +82,9 @@ type End struct {
 type StageDone struct {
 	Name  string `json:"name"`
 	Error string `json:"error,omitempty"`
+	// Interrupted is set when the run was stopped before the stage's
+	// levels were done: its stage-scope checks are not judged.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Entry is one line of run.jsonl: one of its records is set, as Kind says.

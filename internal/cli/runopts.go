@@ -59,6 +59,11 @@ type RunOptions struct {
 	// widen them.
 	AllowEnv  []string
 	AllowDirs []string
+	// Sets are --set PATH=VALUE overrides of plan fields, in order.
+	Sets []string
+	// ReadyTimeout is --ready-timeout: every endpoint's ready_timeout for
+	// this run (0: the plan's).
+	ReadyTimeout time.Duration
 	// Shard is --shard i/N, Shards --shards N (the index from
 	// $JOB_COMPLETION_INDEX); StartAt is --start-at (RFC 3339), and
 	// SlotWarmup and SlotDrain a scheduled level slot's warm-up allowance
@@ -127,6 +132,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	o.registerShardFlags(fs)
 	labels := labelFlag{}
 	fs.Var(&labels, "label", "`key=value` recorded with the run, adding to or overriding the plan's labels (repeatable; a key is a letter then letters, digits, _ . -, at most 64 bytes; a value one line of at most 256 bytes)")
+	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 0, "how long to wait for each endpoint to answer before the first stage (`DUR`ation), instead of the plan's ready_timeout")
 	pos, err := parseArgs(env, fs, runSynopsis, args)
 	if err != nil {
 		return nil, err
@@ -134,7 +140,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	if len(labels) > 0 {
 		o.Labels = result.Labels(labels)
 	}
-	o.AllowEnv, o.AllowDirs = pf.allowEnv, pf.allowDirs
+	o.AllowEnv, o.AllowDirs, o.Sets = pf.allowEnv, pf.allowDirs, pf.sets
 	switch len(pos) {
 	case 0:
 		return nil, exitcode.Errorf(exitcode.Invalid, "run: no plan given (usage: runner PLAN.yaml [flags])")
@@ -193,7 +199,7 @@ func selectStages(p *scenario.Plan, names []string) ([]*scenario.Stage, error) {
 // loadPlan loads and validates the plan of a run, with what the job allows
 // it; its problems carry exitcode.Invalid.
 func loadPlan(env *Env, o *RunOptions) (*scenario.Plan, error) {
-	pf := planFlags{allowEnv: o.AllowEnv, allowDirs: o.AllowDirs}
+	pf := planFlags{allowEnv: o.AllowEnv, allowDirs: o.AllowDirs, sets: o.Sets}
 	opts, err := pf.options(env, "run")
 	if err != nil {
 		return nil, err
@@ -201,6 +207,9 @@ func loadPlan(env *Env, o *RunOptions) (*scenario.Plan, error) {
 	p, err := scenario.Load(o.PlanPath, opts)
 	if err != nil {
 		return nil, exitcode.With(err, exitcode.Invalid)
+	}
+	if err := o.applyReadyTimeout(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -211,9 +220,18 @@ func loadPlan(env *Env, o *RunOptions) (*scenario.Plan, error) {
 type planFlags struct {
 	allowEnv  stringList
 	allowDirs stringList
+	sets      stringList // --set PATH=VALUE, in order
 }
 
 func (pf *planFlags) register(fs *flag.FlagSet) {
+	pf.registerAllow(fs)
+	fs.Var(&pf.sets, "set", "override a plan field for this run: `PATH=VALUE`, VALUE in YAML, PATH dotted with stages and list elements by name "+
+		"(stages.sweep.concurrency=[1,2], endpoints.target.base_url=http://127.0.0.1:8001/v1); repeatable, validated as the plan is, "+
+		"and the recorded plan.yaml holds the result")
+}
+
+// registerAllow registers --allow-env and --allow-dir alone (report --plan).
+func (pf *planFlags) registerAllow(fs *flag.FlagSet) {
 	fs.Var(&pf.allowEnv, "allow-env", "`NAME[@HOST,...]` may be read by the plan: NAME alone as a public value (any field, any host, shown in reports), "+
 		"NAME@HOST as a credential for those hosts only (api_key, headers, a URL's password), never shown; * is every variable; "+
 		"repeatable, and read from "+scenario.AllowEnvVar+" too (entries separated by spaces); see docs/security.md")
@@ -239,5 +257,28 @@ func (pf *planFlags) options(env *Env, cmd string) (scenario.Options, error) {
 			return scenario.Options{}, exitcode.Errorf(exitcode.Invalid, "%s: --allow-dir %s: not a directory", cmd, d)
 		}
 	}
-	return scenario.Options{Getenv: env.Getenv, AllowEnv: allow, AllowDirs: pf.allowDirs}, nil
+	var sets []scenario.Set
+	for _, arg := range pf.sets {
+		s, err := scenario.ParseSet("--set", arg)
+		if err != nil {
+			return scenario.Options{}, exitcode.Errorf(exitcode.Invalid, "%s: %v", cmd, err)
+		}
+		sets = append(sets, s)
+	}
+	return scenario.Options{Getenv: env.Getenv, AllowEnv: allow, AllowDirs: pf.allowDirs, Sets: sets}, nil
+}
+
+// applyReadyTimeout sets every endpoint's ready_timeout to --ready-timeout,
+// when it was given.
+func (o *RunOptions) applyReadyTimeout(p *scenario.Plan) error {
+	switch {
+	case o.ReadyTimeout < 0:
+		return exitcode.Errorf(exitcode.Invalid, "run: --ready-timeout: %s is negative", o.ReadyTimeout)
+	case o.ReadyTimeout == 0:
+		return nil
+	}
+	for _, ep := range p.Endpoints {
+		ep.ReadyTimeout = scenario.Duration(o.ReadyTimeout)
+	}
+	return nil
 }

@@ -501,9 +501,9 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 	id = anchor + "-tradeoff"
 	add("Per-stream vs total throughput", tradeoffChart(id, st, bst), id)
 	id = anchor + "-ttft-dist"
-	add("TTFT distribution per level", distChart(id, st, "TTFT (ms)", func(p *result.Point) []result.Bucket { return p.TTFTHist }), id)
+	add("TTFT distribution per level", distChart(id, st, "TTFT", func(p *result.Point) []result.Bucket { return p.TTFTHist }), id)
 	id = anchor + "-itl-dist"
-	add("Inter-token latency distribution per level", distChart(id, st, "ITL (ms)", func(p *result.Point) []result.Bucket { return p.ITLHist }), id)
+	add("Inter-token latency distribution per level", distChart(id, st, "ITL", func(p *result.Point) []result.Bucket { return p.ITLHist }), id)
 
 	id = anchor + "-failures"
 	fc, total := failureChart(id, st)
@@ -601,7 +601,7 @@ func tradeoffChart(id string, st, bst *result.Stage) lineChart {
 // one axis, so the shift of the tail with load is read at a glance; a raw
 // histogram per level would need one chart each and hide that shift.
 func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Point) []result.Bucket) lineChart {
-	c := lineChart{ID: id, XLabel: xlabel, YLabel: "requests at or below (%)", XLogAuto: true, YMax: 100}
+	c := lineChart{ID: id, XLabel: xlabel, YLabel: "requests at or below (%)", XLog: true, XMs: true, YMax: 100}
 	if strings.HasPrefix(xlabel, "ITL") {
 		c.YLabel = "token gaps at or below (%)"
 	}
