@@ -69,15 +69,15 @@ func (d *DB) has(ctx context.Context, id string) (bool, error) {
 func (d *DB) writeRun(ctx context.Context, w writer, in *dirRun) (int64, error) {
 	rep := in.report
 	warnings, _ := json.Marshal(nonNil(rep.Warnings))
-	var ended any
+	var ended, endedNs any
 	if !rep.EndedAt.IsZero() {
-		ended = d.timeArg(rep.EndedAt)
+		ended, endedNs = d.timeArg(rep.EndedAt), rep.EndedAt.UnixNano()
 	}
 	n, err := w.exec(ctx, `INSERT INTO runs (run_id, plan, plan_path, plan_hash, runner_version, host, started_at, ended_at,
-		stop_reason, verdict, shards, warnings, requests, published_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+		started_ns, ended_ns, stop_reason, verdict, shards, warnings, requests, published_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
 		ON CONFLICT (run_id) DO NOTHING`,
 		in.id, rep.Plan.Name, rep.Plan.Path, rep.Plan.Hash, rep.RunnerVersion, hostOf(rep), d.timeArg(rep.StartedAt), ended,
-		rep.StopReason, rep.Verdict, rep.Shards, string(warnings), d.timeArg(time.Now()))
+		rep.StartedAt.UnixNano(), endedNs, rep.StopReason, rep.Verdict, rep.Shards, string(warnings), d.timeArg(time.Now()))
 	if err != nil {
 		return 0, err
 	}

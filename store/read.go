@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -79,7 +80,7 @@ func (d *DB) Runs(ctx context.Context, f Filter) ([]*Run, error) {
 func (d *DB) runRows(ctx context.Context, f Filter) ([]*Run, error) {
 	cond, args := d.where(f)
 	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT r.run_id, r.plan, r.plan_path, r.plan_hash, r.runner_version, r.host,
-		r.started_at, r.ended_at, r.stop_reason, r.verdict, r.shards, r.warnings FROM runs r WHERE `+cond+
+		r.started_ns, r.ended_ns, r.stop_reason, r.verdict, r.shards, r.warnings FROM runs r WHERE `+cond+
 		` ORDER BY r.started_at, r.run_id`), args...)
 	if err != nil {
 		return nil, err
@@ -88,14 +89,19 @@ func (d *DB) runRows(ctx context.Context, f Filter) ([]*Run, error) {
 	var out []*Run
 	for rows.Next() {
 		rep := &result.Report{SchemaVersion: result.SchemaVersion, Stages: []result.Stage{}}
-		var started, ended dbTime
+		var started int64
+		var ended sql.NullInt64
 		var host, warnings string
 		r := &Run{Report: rep}
 		if err := rows.Scan(&r.ID, &rep.Plan.Name, &rep.Plan.Path, &rep.Plan.Hash, &rep.RunnerVersion, &host,
 			&started, &ended, &rep.StopReason, &rep.Verdict, &rep.Shards, &warnings); err != nil {
 			return nil, err
 		}
-		rep.StartedAt, rep.EndedAt, r.StartedAt = started.T, ended.T, started.T
+		rep.StartedAt = time.Unix(0, started).UTC()
+		if ended.Valid {
+			rep.EndedAt = time.Unix(0, ended.Int64).UTC()
+		}
+		r.StartedAt = rep.StartedAt
 		setHost(rep, host)
 		if err := json.Unmarshal([]byte(warnings), &rep.Warnings); err != nil {
 			return nil, fmt.Errorf("run %s: warnings: %w", r.ID, err)

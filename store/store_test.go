@@ -82,7 +82,8 @@ func roundTrip(t *testing.T, db *store.DB) {
 			}
 		}
 		if got, w := jsonOf(t, runs[i].Report), jsonOf(t, want); got != w {
-			t.Errorf("run %d: the database's report differs from %s's report.json:\n got %s\nwant %s", i, d, got, w)
+			at := firstDiff(got, w)
+			t.Errorf("run %d: the database's report differs from %s's report.json at byte %d:\n got …%s…\nwant …%s…", i, d, at, clip(got, at), clip(w, at))
 		}
 		sameSamples(t, db, runs[i].ID, d, want)
 	}
@@ -150,9 +151,9 @@ func TestPublishMalformed(t *testing.T) {
 	ctx := context.Background()
 	db := openSQLite(t, filepath.Join(t.TempDir(), "results.db"), false)
 	cases := map[string]struct {
-		file  string
+		file   string
 		break_ func(path string) error
-		want  string
+		want   string
 	}{
 		"requests line": {records.FileRequests, func(p string) error { return corruptLine(p, 150) }, "requests.jsonl: line 150"},
 		"run header":    {records.FileRun, func(p string) error { return os.WriteFile(p, []byte("{\"kind\":\"stage\"}\n"), 0o644) }, "run.jsonl"},
@@ -229,3 +230,14 @@ func TestReadOnlyAndUnreachable(t *testing.T) {
 		t.Errorf("a database in a missing directory: %v, want exit 3", err)
 	}
 }
+
+func firstDiff(a, b string) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+func clip(s string, at int) string { return s[max(0, at-60):min(len(s), at+60)] }

@@ -10,6 +10,8 @@ CREATE TABLE runs (
   host           TEXT NOT NULL,
   started_at     TIMESTAMPTZ NOT NULL,
   ended_at       TIMESTAMPTZ,
+  started_ns     BIGINT NOT NULL,  -- started_at and ended_at in Unix nanoseconds, exactly
+  ended_ns       BIGINT,
   stop_reason    TEXT NOT NULL,     -- completed | interrupted | error
   verdict        TEXT NOT NULL,     -- pass | fail
   shards         INTEGER NOT NULL,  -- shards a merged run came from (0: one run)

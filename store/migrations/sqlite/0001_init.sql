@@ -11,6 +11,8 @@ CREATE TABLE runs (
   host           TEXT NOT NULL,
   started_at     TEXT NOT NULL,
   ended_at       TEXT,
+  started_ns     INTEGER NOT NULL,  -- started_at and ended_at in Unix nanoseconds, exactly
+  ended_ns       INTEGER,
   stop_reason    TEXT NOT NULL,     -- completed | interrupted | error
   verdict        TEXT NOT NULL,     -- pass | fail
   shards         INTEGER NOT NULL,  -- shards a merged run came from (0: one run)
