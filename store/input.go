@@ -11,10 +11,10 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/records"
-	"github.com/runnerbench/runner/reporters"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -76,28 +76,32 @@ func readDir(dir string) (*dirRun, error) {
 }
 
 func readReport(dir string, run *records.Run) (*result.Report, error) {
-	path := filepath.Join(dir, reporters.FileJSON)
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		rep, err := pipeline.Recompute(dir, nil)
+	path := filepath.Join(dir, board.FileReport)
+	if _, err := os.Stat(path); err == nil {
+		rep, err := board.ReadReport(path)
 		if err != nil {
-			return nil, inputErr("", err)
+			return nil, inputErr(path, err)
 		}
-		return rep, nil
+		h := &run.Header
+		if rep.Plan.Hash == h.Plan.Hash && rep.StartedAt.Equal(h.StartedAt) && rep.RunnerVersion == h.RunnerVersion {
+			return rep, checkLabels(path, rep)
+		}
+		// A report.json of another run beside the records (as the board
+		// reads it): the records are the truth.
 	}
+	rep, err := pipeline.Recompute(dir, nil)
 	if err != nil {
-		return nil, inputErr(path, err)
+		return nil, inputErr("", err)
 	}
-	defer f.Close()
-	rep, err := reporters.ReadJSON(f)
-	if err != nil {
-		return nil, inputErr(path, err)
+	return rep, checkLabels(filepath.Join(dir, records.FileRun), rep)
+}
+
+// checkLabels refuses labels past their limits (a hand-edited file).
+func checkLabels(path string, rep *result.Report) error {
+	if err := rep.Labels.Check(); err != nil {
+		return inputErr(path, err)
 	}
-	if rep.Plan.Hash != run.Header.Plan.Hash || !rep.StartedAt.Equal(run.Header.StartedAt) {
-		return nil, inputErr(path, fmt.Errorf("the report is of another run than %s (plan %.12s started %s; the records' %.12s started %s)",
-			records.FileRun, rep.Plan.Hash, rep.StartedAt.Format(timeFormat), run.Header.Plan.Hash, run.Header.StartedAt.Format(timeFormat)))
-	}
-	return rep, nil
+	return nil
 }
 
 // inputErr is a result directory's problem: exit 2, naming the file (where

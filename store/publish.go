@@ -73,10 +73,10 @@ func (d *DB) writeRun(ctx context.Context, w writer, in *dirRun) (int64, error) 
 	if !rep.EndedAt.IsZero() {
 		ended, endedNs = d.timeArg(rep.EndedAt), rep.EndedAt.UnixNano()
 	}
-	n, err := w.exec(ctx, `INSERT INTO runs (run_id, plan, plan_path, plan_hash, runner_version, host, started_at, ended_at,
-		started_ns, ended_ns, stop_reason, verdict, shards, warnings, requests, published_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+	n, err := w.exec(ctx, `INSERT INTO runs (run_id, source, plan, plan_path, plan_hash, runner_version, host, started_at, ended_at,
+		started_ns, ended_ns, stop_reason, verdict, shards, warnings, requests, published_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
 		ON CONFLICT (run_id) DO NOTHING`,
-		in.id, rep.Plan.Name, rep.Plan.Path, rep.Plan.Hash, rep.RunnerVersion, hostOf(rep), d.timeArg(rep.StartedAt), ended,
+		in.id, in.dir, rep.Plan.Name, rep.Plan.Path, rep.Plan.Hash, rep.RunnerVersion, hostOf(rep), d.timeArg(rep.StartedAt), ended,
 		rep.StartedAt.UnixNano(), endedNs, rep.StopReason, rep.Verdict, rep.Shards, string(warnings), d.timeArg(time.Now()))
 	if err != nil {
 		return 0, err

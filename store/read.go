@@ -24,7 +24,9 @@ type Filter struct {
 
 // Run is a published run as the database holds it.
 type Run struct {
-	ID        string
+	ID string
+	// Source is the result directory it was published from, as given.
+	Source    string
 	StartedAt time.Time
 	Labels    map[string]string
 	// Report is the run's report as published: its facts, stages, points
@@ -79,7 +81,7 @@ func (d *DB) Runs(ctx context.Context, f Filter) ([]*Run, error) {
 
 func (d *DB) runRows(ctx context.Context, f Filter) ([]*Run, error) {
 	cond, args := d.where(f)
-	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT r.run_id, r.plan, r.plan_path, r.plan_hash, r.runner_version, r.host,
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT r.run_id, r.source, r.plan, r.plan_path, r.plan_hash, r.runner_version, r.host,
 		r.started_ns, r.ended_ns, r.stop_reason, r.verdict, r.shards, r.warnings FROM runs r WHERE `+cond+
 		` ORDER BY r.started_at, r.run_id`), args...)
 	if err != nil {
@@ -93,7 +95,7 @@ func (d *DB) runRows(ctx context.Context, f Filter) ([]*Run, error) {
 		var ended sql.NullInt64
 		var host, warnings string
 		r := &Run{Report: rep}
-		if err := rows.Scan(&r.ID, &rep.Plan.Name, &rep.Plan.Path, &rep.Plan.Hash, &rep.RunnerVersion, &host,
+		if err := rows.Scan(&r.ID, &r.Source, &rep.Plan.Name, &rep.Plan.Path, &rep.Plan.Hash, &rep.RunnerVersion, &host,
 			&started, &ended, &rep.StopReason, &rep.Verdict, &rep.Shards, &warnings); err != nil {
 			return nil, err
 		}

@@ -60,6 +60,8 @@ usage:
   runner compare BASE NEW           each metric's change between two runs, with its interval and verdict
   runner report DIR                 recompute a result directory's reports from its records
   runner merge SHARD_DIR... --out DIR  one result directory from a sharded run's shards
+  runner publish DIR... --db DSN    write runs into a results database (SQLite or PostgreSQL)
+  runner history --db DSN --plan P  each metric over time, with the runs where it changed
   runner version                    print the version
 
 "runner COMMAND --help" describes a command's flags.
@@ -80,6 +82,8 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 	"compare":  cmdCompare,
 	"report":   cmdReport,
 	"merge":    cmdMerge,
+	"publish":  cmdPublish,
+	"history":  cmdHistory,
 	"version":  cmdVersion,
 }
 

@@ -3,6 +3,7 @@
 
 CREATE TABLE runs (
   run_id         TEXT PRIMARY KEY,  -- sha256 (first 32 hex digits) of run.jsonl's header line
+  source         TEXT NOT NULL,     -- the result directory it was published from
   plan           TEXT NOT NULL,     -- the plan's name
   plan_path      TEXT NOT NULL,
   plan_hash      TEXT NOT NULL,     -- sha256 of plan.yaml
