@@ -163,8 +163,12 @@ func group(s *store.Series) []Series {
 		order[ms[i].Name] = i
 	}
 	byKey := map[[3]string]*Series{}
+	pos := map[[2]string]int{} // a level's position in its stage, first seen
 	var out []*Series
 	for _, v := range s.Values {
+		if _, ok := pos[[2]string{v.Stage, v.Label}]; !ok {
+			pos[[2]string{v.Stage, v.Label}] = v.Position
+		}
 		k := [3]string{v.Stage, v.Label, v.Metric}
 		se := byKey[k]
 		if se == nil {
@@ -177,8 +181,14 @@ func group(s *store.Series) []Series {
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
-		if a.Stage != b.Stage || a.Label != b.Label {
-			return a.Stage+"\x00"+a.Label < b.Stage+"\x00"+b.Label
+		if a.Stage != b.Stage {
+			return a.Stage < b.Stage
+		}
+		if pa, pb := pos[[2]string{a.Stage, a.Label}], pos[[2]string{b.Stage, b.Label}]; pa != pb || a.Label != b.Label {
+			if pa != pb {
+				return pa < pb
+			}
+			return a.Label < b.Label
 		}
 		return order[a.Metric] < order[b.Metric]
 	})

@@ -237,6 +237,8 @@ type Value struct {
 	Run   int // index into Series.Runs
 	Stage string
 	Label string
+	// Position is the level's order in its stage.
+	Position int
 	// Metric is the catalogue name; Value its value as report.json has it.
 	Metric string
 	Value  float64
@@ -284,7 +286,7 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	if err := d.readLabels(ctx, cond, args, byID); err != nil {
 		return nil, err
 	}
-	sel := `SELECT m.run_id, m.stage, m.label, m.metric, m.value, l.interrupted, l.client_bottleneck
+	sel := `SELECT m.run_id, m.stage, m.label, l.position, m.metric, m.value, l.interrupted, l.client_bottleneck
 		FROM level_metrics m JOIN levels l ON l.run_id = m.run_id AND l.stage = m.stage AND l.label = m.label
 		JOIN runs r ON r.run_id = m.run_id WHERE ` + cond
 	if q.Stage != "" {
@@ -305,7 +307,7 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 		var v Value
 		var id string
 		var interrupted, bottleneck bool
-		if err := sc(&id, &v.Stage, &v.Label, &v.Metric, &v.Value, &interrupted, &bottleneck); err != nil {
+		if err := sc(&id, &v.Stage, &v.Label, &v.Position, &v.Metric, &v.Value, &interrupted, &bottleneck); err != nil {
 			return err
 		}
 		i, ok := index[id]
