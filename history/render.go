@@ -7,7 +7,6 @@ import (
 	"math"
 	"strings"
 	"time"
-
 )
 
 // RunName names a run in a history: its start (UTC, to the minute) and,

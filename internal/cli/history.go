@@ -180,4 +180,3 @@ func metricNames() []string {
 	}
 	return out
 }
-
