@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/internal/synthrun"
 	"github.com/runnerbench/runner/pipeline"
@@ -241,3 +242,60 @@ func firstDiff(a, b string) int {
 }
 
 func clip(s string, at int) string { return s[max(0, at-60):min(len(s), at+60)] }
+
+// TestBoardFromDatabase: the board drawn from the database equals the board
+// drawn from the result directories it was published from, also with a
+// label filter and --since.
+func TestBoardFromDatabase(t *testing.T) {
+	ctx := context.Background()
+	db := openSQLite(t, filepath.Join(t.TempDir(), "results.db"), false)
+	parent := t.TempDir()
+	var dirs []string
+	for i, engine := range []string{"vllm", "sglang", "vllm", "<i>x</i>"} {
+		dir := filepath.Join(parent, "run"+string(rune('a'+i)))
+		err := synthrun.Write(dir, synthrun.Spec{StartedAt: day0.Add(time.Duration(i) * time.Hour), Seed: uint64(10 + i),
+			TTFTMs: 80 + 10*float64(i), Concurrency: []int{1, 4}, Labels: map[string]string{"engine": engine, "gpus": "2"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Publish(ctx, dir); err != nil {
+			t.Fatal(err)
+		}
+		dirs = append(dirs, dir)
+	}
+	fromDirs, skips, err := board.Load([]string{parent}, board.LoadOptions{})
+	if err != nil || len(skips) > 0 {
+		t.Fatal(err, skips)
+	}
+	fromDB, err := db.BoardRuns(ctx, store.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fromDB) != 4 {
+		t.Fatalf("%d runs from the database, want 4", len(fromDB))
+	}
+	want, got := mustBoard(t, fromDirs), mustBoard(t, fromDB)
+	if !strings.Contains(want, `"rows":[{`) || !strings.Contains(want, `\u003ci\u003ex`) {
+		t.Fatalf("the directories' board has no rows, or lost a label: %s", want)
+	}
+	if got != want {
+		at := firstDiff(got, want)
+		t.Fatalf("the board from the database differs at byte %d:\n got …%s…\nwant …%s…", at, clip(got, at), clip(want, at))
+	}
+	vllm, err := db.BoardRuns(ctx, store.Filter{Where: map[string]string{"engine": "vllm"}, Since: day0.Add(30 * time.Minute)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(vllm) != 1 || vllm[0].Source != dirs[2] {
+		t.Errorf("--where engine=vllm --since: %d runs, want only %s", len(vllm), dirs[2])
+	}
+}
+
+func mustBoard(t *testing.T, runs []board.Run) string {
+	t.Helper()
+	b, err := board.Build(runs, board.Options{Metrics: board.DefaultMetrics})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jsonOf(t, b)
+}

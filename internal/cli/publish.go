@@ -156,7 +156,7 @@ func resultDirs(p string) ([]string, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", p)
 	}
-	if isRunDir(p) {
+	if hasRunRecords(p) {
 		return []string{p}, nil
 	}
 	var out []string
@@ -170,7 +170,7 @@ func resultDirs(p string) ([]string, error) {
 		if path != p && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
 		}
-		if isRunDir(path) {
+		if hasRunRecords(path) {
 			out = append(out, path)
 			return filepath.SkipDir
 		}
@@ -186,7 +186,7 @@ func resultDirs(p string) ([]string, error) {
 	return out, nil
 }
 
-func isRunDir(dir string) bool {
+func hasRunRecords(dir string) bool {
 	st, err := os.Stat(filepath.Join(dir, records.FileRun))
 	return err == nil && st.Mode().IsRegular()
 }
