@@ -2,12 +2,14 @@ package store_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/runnerbench/runner/internal/engines"
 	"github.com/runnerbench/runner/internal/exitcode"
@@ -85,4 +87,57 @@ func TestPostgresMalformedAndBadPassword(t *testing.T) {
 		t.Fatalf("a wrong password: %v, want exit 3 without the password", err)
 	}
 	t.Logf("wrong password: %v", err)
+}
+
+// TestGrafanaDashboard: every query of the sample dashboard
+// (docs/grafana-dashboard.json) runs against the PostgreSQL schema and finds
+// the published runs, with Grafana's macros and variables filled in as
+// Grafana would.
+func TestGrafanaDashboard(t *testing.T) {
+	url, pw := pgDatabase(t)
+	db := openPg(t, url, pw)
+	ctx := context.Background()
+	for i := range 2 {
+		if _, err := db.Publish(ctx, synth(t, synthrun.Spec{StartedAt: day0.Add(time.Duration(i) * time.Hour), Seed: uint64(i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	raw, err := os.ReadFile("../docs/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Templating struct {
+			List []struct{ Name, Query string } `json:"list"`
+		} `json:"templating"`
+		Panels []struct {
+			Title   string
+			Targets []struct {
+				RawSQL string `json:"rawSql"`
+			} `json:"targets"`
+		} `json:"panels"`
+	}
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatal(err)
+	}
+	fill := strings.NewReplacer("$__timeFilter(r.started_at)", "r.started_at BETWEEN '2000-01-01' AND '2100-01-01'",
+		"$plan", "nightly", "$stage", "sweep", "$metric", "ttft_p95_ms")
+	queries := 0
+	for _, v := range dash.Templating.List {
+		queries++
+		if n, err := db.QueryRows(ctx, fill.Replace(v.Query)); err != nil || n == 0 {
+			t.Errorf("variable %s: %d rows, %v", v.Name, n, err)
+		}
+	}
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			queries++
+			if n, err := db.QueryRows(ctx, fill.Replace(tg.RawSQL)); err != nil || n == 0 {
+				t.Errorf("panel %q: %d rows, %v", p.Title, n, err)
+			}
+		}
+	}
+	if queries < 6 {
+		t.Errorf("%d queries in the dashboard, want its 3 variables and 3 panels", queries)
+	}
 }

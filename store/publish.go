@@ -227,38 +227,49 @@ func requestRow(id string, r *result.Request) []any {
 // enough that memory stays flat.
 const requestBatch = 4096
 
-// writeRequests streams requests.jsonl into the requests table in batches.
-// A malformed line is the directory's error (exit 2), a failed insert the
+// writeRequests streams requests.jsonl into the requests table in batches:
+// one goroutine reads and decodes the lines while this one inserts, so
+// the two costs overlap; at most a few batches are in memory at once. A
+// malformed line is the directory's error (exit 2), a failed insert the
 // database's.
 func (d *DB) writeRequests(ctx context.Context, w writer, in *dirRun) (int64, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	batches := make(chan [][]any, 2)
+	readErr := make(chan error, 1)
+	go func() {
+		defer close(batches)
+		batch := make([][]any, 0, requestBatch)
+		err := records.EachRequest(in.dir, func(r *result.Request) error {
+			batch = append(batch, requestRow(in.id, r))
+			if len(batch) < requestBatch {
+				return nil
+			}
+			select {
+			case batches <- batch:
+				batch = make([][]any, 0, requestBatch)
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+		if err == nil && len(batch) > 0 {
+			batches <- batch
+		}
+		readErr <- err
+	}()
 	var n int64
-	var dbErr error
-	batch := make([][]any, 0, requestBatch)
-	flush := func() error {
-		if len(batch) == 0 {
-			return nil
+	for batch := range batches {
+		if err := w.insertRows(ctx, "requests", requestColumns, batch); err != nil {
+			cancel()
+			for range batches { // let the reader finish
+			}
+			return 0, err
 		}
-		err := w.insertRows(ctx, "requests", requestColumns, batch)
 		n += int64(len(batch))
-		batch = batch[:0]
-		return err
 	}
-	err := records.EachRequest(in.dir, func(r *result.Request) error {
-		batch = append(batch, requestRow(in.id, r))
-		if len(batch) == requestBatch {
-			dbErr = flush()
-			return dbErr
-		}
-		return nil
-	})
-	switch {
-	case dbErr != nil:
-		return 0, dbErr
-	case err != nil:
+	if err := <-readErr; err != nil {
 		return 0, exitcode.With(err, exitcode.Invalid)
-	}
-	if err := flush(); err != nil {
-		return 0, err
 	}
 	return n, ctx.Err()
 }
