@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -314,7 +315,8 @@ func commonLabels(ms []member) result.Labels {
 
 // runNames name each member's run by the labels that are not common, then
 // by its start time where that leaves two runs alike (or a run nameless),
-// then by its source where even that does.
+// then by its source's last element, then by its source, where even that
+// does.
 func runNames(ms []member, common result.Labels) []string {
 	names := make([]string, len(ms))
 	for i, m := range ms {
@@ -327,6 +329,7 @@ func runNames(ms []member, common result.Labels) []string {
 		names[i] = strings.Join(parts, " ")
 	}
 	names = disambiguate(names, func(i int) string { return ms[i].run.Facts.StartedAt.UTC().Format(TimeFormat) })
+	names = disambiguate(names, func(i int) string { return filepath.Base(ms[i].run.Source) })
 	return disambiguate(names, func(i int) string { return ms[i].run.Source })
 }
 

@@ -95,8 +95,7 @@ func views(ms []member, rows []Row) []View {
 				continue
 			}
 			s := Series{Row: i, Name: rows[i].Name, Points: []ViewPoint{}}
-			for j := range m.stage.Levels {
-				l := &m.stage.Levels[j]
+			for _, l := range byLoad(m.stage.Levels) {
 				x, okx := axisValue(l, spec.x, gpus)
 				y, oky := axisValue(l, spec.y, gpus)
 				if okx && oky {
@@ -114,6 +113,25 @@ func views(ms []member, rows []Row) []View {
 		markFrontier(&v)
 		out = append(out, v)
 	}
+	return out
+}
+
+// byLoad are the levels in the order of their load (rate, else
+// concurrency), so a line joins them as the load rises: a search's probes
+// ran out of that order.
+func byLoad(levels []Level) []*Level {
+	out := make([]*Level, len(levels))
+	for i := range levels {
+		out[i] = &levels[i]
+	}
+	load := func(l *Level) float64 {
+		if r, ok := l.Metric("rate"); ok {
+			return r
+		}
+		c, _ := l.Metric("concurrency")
+		return c
+	}
+	slices.SortStableFunc(out, func(a, b *Level) int { return cmp.Compare(load(a), load(b)) })
 	return out
 }
 

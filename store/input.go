@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/internal/exitcode"
@@ -46,7 +47,7 @@ func RunID(dir string) (string, error) {
 		return "", inputErr(path, err)
 	}
 	if _, err := records.ReadHeader(dir); err != nil {
-		return "", inputErr(dir, err)
+		return "", inputErr(path, errors.New(strings.TrimPrefix(err.Error(), records.FileRun+": ")))
 	}
 	sum := sha256.Sum256(bytes.TrimSpace(line))
 	return hex.EncodeToString(sum[:16]), nil

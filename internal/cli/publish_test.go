@@ -68,18 +68,19 @@ func TestPublishAndHistory(t *testing.T) {
 	if b, err := os.ReadFile(html); err != nil || !strings.Contains(string(b), "<svg") {
 		t.Errorf("history --html: %v", err)
 	}
-	for _, c := range [][]string{
-		{"history", "--db", filepath.Join(t.TempDir(), "none.db"), "--plan", "nightly"},
-		{"history", "--db", db, "--plan", "nightly", "--metric", "ttft_p59_ms"},
-		{"history", "--db", db},
-		{"publish", parent},
+	for _, c := range []struct {
+		args []string
+		want int
+	}{
+		{[]string{"history", "--db", filepath.Join(t.TempDir(), "none.db"), "--plan", "nightly"}, 3},
+		{[]string{"history", "--db", db, "--plan", "nightly", "--metric", "ttft_p59_ms"}, 2},
+		{[]string{"history", "--db", db}, 2},
+		{[]string{"history", "--db", db, "--plan", "other"}, 2},
+		{[]string{"publish", parent}, 2},
+		{[]string{"publish", parent, "--db", "mysql://x@127.0.0.1/db"}, 2},
 	} {
-		want := 2
-		if strings.HasSuffix(c[2], "none.db") {
-			want = 3
-		}
-		if code, _, errs := runCLI(t, nil, c...); code != want || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
-			t.Errorf("%v: exit %d, want %d with one line:\n%s", c, code, want, errs)
+		if code, _, errs := runCLI(t, nil, c.args...); code != c.want || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+			t.Errorf("%v: exit %d, want %d with one line:\n%s", c.args, code, c.want, errs)
 		}
 	}
 }
