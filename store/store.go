@@ -198,34 +198,3 @@ func (d *DB) timeArg(t time.Time) any {
 const timeFormat = "2006-01-02T15:04:05.000000000Z"
 
 func formatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
-
-// dbTime scans a time column of either dialect.
-type dbTime struct {
-	T     time.Time
-	Valid bool
-}
-
-func (t *dbTime) Scan(v any) error {
-	switch x := v.(type) {
-	case nil:
-		t.Valid = false
-		return nil
-	case time.Time:
-		t.T, t.Valid = x.UTC(), true
-		return nil
-	case string:
-		return t.parse(x)
-	case []byte:
-		return t.parse(string(x))
-	}
-	return fmt.Errorf("a time column holds %T", v)
-}
-
-func (t *dbTime) parse(s string) error {
-	p, err := time.Parse(time.RFC3339Nano, s)
-	if err != nil {
-		return fmt.Errorf("a time column holds %q", s)
-	}
-	t.T, t.Valid = p.UTC(), true
-	return nil
-}
