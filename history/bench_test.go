@@ -3,6 +3,7 @@ package history_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -16,28 +17,15 @@ import (
 // BenchmarkHistory1000Runs times a history query over 1,000 published runs
 // of one plan (two levels each; docs/performance.md): reading every
 // metric's values and judging every window, and the same for one metric.
-// The database is built first (minutes), not timed:
+// The database is built first (minutes), not timed, and kept in the temporary
+// directory for the next run (delete runner-bench-history-1000.db to build
+// it again):
 //
 //	go test ./history -run '^$' -bench History1000Runs -benchtime 3x
 func BenchmarkHistory1000Runs(b *testing.B) {
 	ctx := context.Background()
-	tg, _ := store.ParseDSN(filepath.Join(b.TempDir(), "h.db"))
-	db, err := store.Open(ctx, tg, store.Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
+	db := benchDB(b, ctx)
 	defer db.Close()
-	for i := range 1000 {
-		dir := filepath.Join(b.TempDir(), fmt.Sprint(i))
-		err := synthrun.Write(dir, synthrun.Spec{StartedAt: day0.Add(time.Duration(i) * 24 * time.Hour), Seed: uint64(i + 1),
-			Concurrency: []int{1, 4}, Requests: 60})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := db.Publish(ctx, dir); err != nil {
-			b.Fatal(err)
-		}
-	}
 	for _, c := range []struct {
 		name    string
 		metrics []string
@@ -62,4 +50,43 @@ func BenchmarkHistory1000Runs(b *testing.B) {
 			}
 		})
 	}
+}
+
+func benchDB(b *testing.B, ctx context.Context) *store.DB {
+	path := filepath.Join(os.TempDir(), "runner-bench-history-1000.db")
+	_, err := os.Stat(path)
+	fresh := err != nil
+	tg, _ := store.ParseDSN(path + ".tmp")
+	if !fresh {
+		tg, _ = store.ParseDSN(path)
+	}
+	_ = os.Remove(path + ".tmp")
+	db, err := store.Open(ctx, tg, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !fresh {
+		return db
+	}
+	for i := range 1000 {
+		dir := filepath.Join(b.TempDir(), fmt.Sprint(i))
+		err := synthrun.Write(dir, synthrun.Spec{StartedAt: day0.Add(time.Duration(i) * 24 * time.Hour), Seed: uint64(i + 1),
+			Concurrency: []int{1, 4}, Requests: 60})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := db.Publish(ctx, dir); err != nil {
+			b.Fatal(err)
+		}
+		_ = os.RemoveAll(dir)
+	}
+	db.Close()
+	if err := os.Rename(path+".tmp", path); err != nil {
+		b.Fatal(err)
+	}
+	tg, _ = store.ParseDSN(path)
+	if db, err = store.Open(ctx, tg, store.Options{}); err != nil {
+		b.Fatal(err)
+	}
+	return db
 }

@@ -145,6 +145,7 @@ func Build(s *store.Series, samples SamplesFunc, o Options) (*History, error) {
 		}
 	}
 	h.Each = stats.FamilyConfidence(o.Confidence, h.Judged)
+	samples = cached(samples, 4*(o.Window+o.Before))
 	for i := range h.Series {
 		if h.Series[i].Judged {
 			if err := judge(&h.Series[i], samples, o, h.Each); err != nil {
@@ -412,4 +413,31 @@ type Failure struct {
 func metricNamed(name string) *result.Metric {
 	m, _ := result.MetricNamed(name)
 	return m
+}
+
+// cached keeps the samples of the last n runs' levels read: neighbouring
+// windows share all but one of their runs.
+func cached(f SamplesFunc, n int) SamplesFunc {
+	type key struct {
+		run          int
+		stage, label string
+	}
+	m := map[key]*aggregate.Samples{}
+	var order []key
+	return func(run int, stage, label string) (*aggregate.Samples, error) {
+		k := key{run, stage, label}
+		if s, ok := m[k]; ok {
+			return s, nil
+		}
+		s, err := f(run, stage, label)
+		if err != nil {
+			return nil, err
+		}
+		if len(order) >= n {
+			delete(m, order[0])
+			order = order[1:]
+		}
+		m[k], order = s, append(order, k)
+		return s, nil
+	}
 }
