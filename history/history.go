@@ -28,8 +28,10 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"runtime"
 	"slices"
 	"sort"
+	"sync"
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/internal/stats"
@@ -145,15 +147,56 @@ func Build(s *store.Series, samples SamplesFunc, o Options) (*History, error) {
 		}
 	}
 	h.Each = stats.FamilyConfidence(o.Confidence, h.Judged)
-	samples = cached(samples, 4*(o.Window+o.Before))
+	return h, judgeAll(h, samples, o)
+}
+
+// judgeAll judges every judged series, a level's series on one worker
+// (they share its runs' samples, cached), the levels on every core: each
+// window's bootstrap is seeded by its own name, so the answer does not
+// depend on the schedule.
+func judgeAll(h *History, samples SamplesFunc, o Options) error {
+	var levels [][]int
+	at := map[[2]string]int{}
 	for i := range h.Series {
-		if h.Series[i].Judged {
-			if err := judge(&h.Series[i], samples, o, h.Each); err != nil {
-				return nil, err
-			}
+		se := &h.Series[i]
+		if !se.Judged {
+			continue
 		}
+		k := [2]string{se.Stage, se.Label}
+		j, ok := at[k]
+		if !ok {
+			j, at[k] = len(levels), len(levels)
+			levels = append(levels, nil)
+		}
+		levels[j] = append(levels[j], i)
 	}
-	return h, nil
+	var mu sync.Mutex // samples reads the database: one at a time
+	locked := func(run int, stage, label string) (*aggregate.Samples, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return samples(run, stage, label)
+	}
+	errs := make([]error, len(levels))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(levels), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for j := range next {
+				own := cached(locked, 4*(o.Window+o.Before))
+				for _, i := range levels[j] {
+					if err := judge(&h.Series[i], own, o, h.Each); err != nil && errs[j] == nil {
+						errs[j] = err
+					}
+				}
+			}
+		})
+	}
+	for j := range levels {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // group puts the values into series in catalogue order within each level.

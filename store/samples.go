@@ -23,8 +23,9 @@ func (d *DB) Samples(ctx context.Context, runID, stage, label string) (*aggregat
 
 func (d *DB) samples(ctx context.Context, runID, stage, label string) (*aggregate.Samples, error) {
 	var level sql.NullInt64
-	err := d.db.QueryRowContext(ctx, d.rebind("SELECT level FROM levels WHERE run_id = ? AND stage = ? AND label = ?"),
-		runID, stage, label).Scan(&level)
+	var turn int
+	err := d.db.QueryRowContext(ctx, d.rebind("SELECT level, turn FROM levels WHERE run_id = ? AND stage = ? AND label = ?"),
+		runID, stage, label).Scan(&level, &turn)
 	if err == sql.ErrNoRows || (err == nil && !level.Valid) {
 		return nil, nil
 	}
@@ -44,24 +45,30 @@ func (d *DB) samples(ctx context.Context, runID, stage, label string) (*aggregat
 	if err := json.Unmarshal(raw, &rec); err != nil {
 		return nil, fmt.Errorf("run %s: level record: %w", runID, err)
 	}
-	agg := aggregate.NewStage(0)
-	agg.KeepSamples()
-	agg.StageStarted(&result.StageRecord{Name: stage})
-	agg.LevelStarted(&rec)
-	err = d.each(ctx, "SELECT "+joinCols(requestColumns[1:])+" FROM requests WHERE run_id = ? AND stage = ? AND level = ?",
+	// The level alone, as aggregate.Stage feeds it, without computing
+	// its point: only its samples are wanted.
+	lvl := aggregate.NewLevel(rec.Spec, 0)
+	lvl.KeepSamples()
+	err = d.each(ctx, "SELECT "+joinCols(requestColumns[1:])+" FROM requests WHERE run_id = ? AND stage = ? AND level = ? AND NOT warmup",
 		[]any{runID, stage, level.Int64}, func(sc func(...any) error) error {
 			r, err := scanRequest(sc)
 			if err != nil {
 				return err
 			}
-			agg.Request(r)
+			lvl.Add(r)
 			return nil
 		})
 	if err != nil {
 		return nil, err
 	}
-	agg.LevelDone(&rec)
-	return agg.Samples(label), nil
+	all, turns := lvl.Samples(&rec)
+	if turn > 0 {
+		if turn > len(turns) {
+			return nil, nil
+		}
+		return turns[turn-1], nil
+	}
+	return all, nil
 }
 
 // scanRequest reads a requests row (without run_id) back into the fields
