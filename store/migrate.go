@@ -97,6 +97,9 @@ func (d *DB) migrate(ctx context.Context, readOnly bool) error {
 		}
 		return nil
 	}
+	if v, err := d.version(ctx); err == nil && v == SchemaVersion {
+		return nil // up to date: nothing to write, so a read-only role gets as far as its first INSERT
+	}
 	ms, err := migrationsOf(d.kind)
 	if err != nil {
 		return err

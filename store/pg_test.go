@@ -141,3 +141,29 @@ func TestGrafanaDashboard(t *testing.T) {
 		t.Errorf("%d queries in the dashboard, want its 3 variables and 3 panels", queries)
 	}
 }
+
+// TestPostgresReadOnlyRole: a role that may read but not write is exit 3
+// on publish, with the server's reason, and can still draw the board.
+func TestPostgresReadOnlyRole(t *testing.T) {
+	url, pw := pgDatabase(t)
+	db := openPg(t, url, pw)
+	ctx := context.Background()
+	if _, err := db.Publish(ctx, synth(t, synthrun.Spec{StartedAt: day0, Seed: 5})); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{"CREATE ROLE reader LOGIN PASSWORD 'reader-pw'", "GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader"} {
+		if err := db.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	roURL := strings.Replace(url, "postgres://runner@", "postgres://reader@", 1)
+	reader := openPg(t, roURL, "reader-pw")
+	_, err := reader.Publish(ctx, synth(t, synthrun.Spec{StartedAt: day0.Add(time.Hour), Seed: 6}))
+	if err == nil || exitcode.Of(err) != exitcode.RunFailed || !strings.Contains(err.Error(), "permission denied") || strings.Contains(err.Error(), "reader-pw") {
+		t.Fatalf("publish as a read-only role: %v (exit %d), want exit 3 saying permission denied", err, exitcode.Of(err))
+	}
+	runs, err := reader.BoardRuns(ctx, store.Filter{})
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("the read-only role's board: %d runs, %v", len(runs), err)
+	}
+}
