@@ -128,10 +128,8 @@ func copyDir(t testing.TB, from, to string) {
 	}
 }
 
-// relabel rewrites a copied result directory's labels (run.jsonl's header
-// and report.json alike), as a run with other --label values would have
-// recorded them.
-func relabel(t testing.TB, dir string, labels result.Labels) {
+// editHeader rewrites a copied result directory's run.jsonl header.
+func editHeader(t testing.TB, dir string, edit func(*records.Header)) {
 	t.Helper()
 	path := filepath.Join(dir, records.FileRun)
 	data, err := os.ReadFile(path)
@@ -143,7 +141,7 @@ func relabel(t testing.TB, dir string, labels result.Labels) {
 	if err := json.Unmarshal(first, &e); err != nil || e.Run == nil {
 		t.Fatalf("%s: header: %v", path, err)
 	}
-	e.Run.Labels = labels
+	edit(e.Run)
 	line, err := json.Marshal(e)
 	if err != nil {
 		t.Fatal(err)
@@ -151,6 +149,14 @@ func relabel(t testing.TB, dir string, labels result.Labels) {
 	if err := os.WriteFile(path, append(append(line, '\n'), rest...), 0o644); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// relabel rewrites a copied result directory's labels (run.jsonl's header
+// and report.json alike), as a run with other --label values would have
+// recorded them.
+func relabel(t testing.TB, dir string, labels result.Labels) {
+	t.Helper()
+	editHeader(t, dir, func(h *records.Header) { h.Labels = labels })
 	rp := filepath.Join(dir, FileReport)
 	if b, err := os.ReadFile(rp); err == nil {
 		var rep result.Report

@@ -90,12 +90,24 @@ func TestBrowserCheck(t *testing.T) {
 			t.Fatalf("html-check %s: %v\n%s", mode, err, out)
 		}
 	}
-	if w := scrollWidth(t, page, 1280, dir); w > 1280 {
+	dom := probe(t, page, 1280, dir)
+	if w := attrInt(t, dom, "data-scroll-width"); w > 1280 {
 		t.Errorf("at 1280 px the page is %d px wide: it scrolls sideways", w)
+	}
+	// Hovering a point shows its run and level, and lights its run's points
+	// in every view (and its row).
+	if tip := attr(dom, "data-probe-tip"); !strings.Contains(tip, " · c=1 · per-user output (tok/s) ") {
+		t.Errorf("hovering a point showed %q", tip)
+	}
+	if n := attrInt(t, dom, "data-probe-lit"); n < 3 {
+		t.Errorf("hovering a point lit %d elements of its run, want its series in each view and its row", n)
+	}
+	if n := attrInt(t, dom, "data-probe-titles"); n != 0 {
+		t.Errorf("%d SVG titles left beside the script's tip", n)
 	}
 	// The measure can fail: a page wider than the window is caught.
 	wide := strings.Replace(page, "<body>", `<body><div style="width: 2000px">wide</div>`, 1)
-	if w := scrollWidth(t, wide, 1280, dir); w <= 1280 {
+	if w := attrInt(t, probe(t, wide, 1280, dir), "data-scroll-width"); w <= 1280 {
 		t.Errorf("a page with a 2000 px element measured %d px wide", w)
 	}
 	if dst := os.Getenv("RUNNER_BOARD_SHOTS"); dst != "" {
@@ -107,12 +119,21 @@ func TestBrowserCheck(t *testing.T) {
 	}
 }
 
-// scrollWidth loads a copy of the page with a probe script (allowed by its
-// own hash beside the page's) that writes the document's scroll width into
-// the DOM, and reads it back from Chromium's --dump-dom.
-func scrollWidth(t *testing.T, page string, width int, dir string) int {
+// probe loads a copy of the page with a probe script (allowed by its own
+// hash beside the page's) that measures the document's scroll width,
+// hovers the first point of the sweep group's chart and writes what it saw
+// into the body's attributes, and returns Chromium's --dump-dom of it.
+func probe(t *testing.T, page string, width int, dir string) string {
 	t.Helper()
-	probe := `document.body.setAttribute("data-scroll-width", String(document.documentElement.scrollWidth));`
+	probe := `(function () {
+  var b = document.body, c = document.querySelectorAll("section")[1].querySelector("circle.pt");
+  c.dispatchEvent(new MouseEvent("mouseover", {bubbles: true, clientX: 300, clientY: 300}));
+  var tip = document.getElementById("tip");
+  b.setAttribute("data-scroll-width", String(document.documentElement.scrollWidth));
+  b.setAttribute("data-probe-tip", tip.hidden ? "" : tip.textContent);
+  b.setAttribute("data-probe-lit", String(document.querySelectorAll(".hl").length));
+  b.setAttribute("data-probe-titles", String(document.querySelectorAll("svg title").length));
+})();`
 	sum := sha256.Sum256([]byte(probe))
 	page = strings.Replace(page, "script-src ", "script-src 'sha256-"+base64.StdEncoding.EncodeToString(sum[:])+"' ", 1)
 	page = strings.Replace(page, "</body>", "<script>"+probe+"</script></body>", 1)
@@ -130,10 +151,26 @@ func scrollWidth(t *testing.T, page string, width int, dir string) int {
 	if err != nil {
 		t.Fatalf("chromium --dump-dom: %v", err)
 	}
-	m := regexp.MustCompile(`data-scroll-width="(\d+)"`).FindSubmatch(out)
-	if m == nil {
+	if !strings.Contains(string(out), "data-scroll-width=") {
 		t.Fatalf("the probe did not run:\n%.500s", out)
 	}
-	w, _ := strconv.Atoi(string(m[1]))
-	return w
+	return string(out)
+}
+
+// attr is the body's attribute of that name in a dumped DOM ("" if none).
+func attr(dom, name string) string {
+	m := regexp.MustCompile(` ` + name + `="([^"]*)"`).FindStringSubmatch(dom)
+	if m == nil {
+		return ""
+	}
+	return html.UnescapeString(m[1])
+}
+
+func attrInt(t *testing.T, dom, name string) int {
+	t.Helper()
+	n, err := strconv.Atoi(attr(dom, name))
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return n
 }

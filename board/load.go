@@ -54,6 +54,7 @@ func Load(paths []string, o LoadOptions) ([]Run, []Skip, error) {
 		o.MaxDepth = DefaultMaxDepth
 	}
 	var dirs []string
+	seen := map[string]bool{}
 	for _, p := range paths {
 		found, err := findResultDirs(p, o.MaxDepth)
 		if err != nil {
@@ -63,7 +64,8 @@ func Load(paths []string, o LoadOptions) ([]Run, []Skip, error) {
 			return nil, nil, fmt.Errorf("%s: no result directory in it (one holds run.jsonl or report.json)", p)
 		}
 		for _, d := range found {
-			if !slices.Contains(dirs, d) {
+			if !seen[d] {
+				seen[d] = true
 				dirs = append(dirs, d)
 			}
 		}
@@ -246,36 +248,43 @@ func checked(rep *result.Report, dir, file string) (*Run, *Skip) {
 
 // ReadReport reads a report.json, refusing a file that is not one: not
 // JSON, truncated, another program's JSON, or a report of a newer Runner
-// (a schema version this one does not know).
+// (a schema version this one does not know). One decoding pass reads a
+// good report; a bad one is looked at again only to say what it is.
 func ReadReport(path string) (*result.Report, error) {
 	data, err := readBounded(path, maxReport)
 	if err != nil {
 		return nil, err
 	}
-	var probe struct {
-		SchemaVersion *int `json:"schema_version"`
-		Plan          *struct {
-			Name string `json:"name"`
-			Hash string `json:"hash"`
-		} `json:"plan"`
-		Stages json.RawMessage `json:"stages"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
+	var rep result.Report
+	if err := json.Unmarshal(data, &rep); err != nil {
+		if why := probeReport(data); why != nil {
+			return nil, why
+		}
 		return nil, jsonError(data, err)
 	}
 	switch {
-	case probe.SchemaVersion == nil || probe.Plan == nil || probe.Plan.Hash == "" || probe.Stages == nil:
+	case rep.SchemaVersion > result.SchemaVersion:
+		return nil, newerReport(rep.SchemaVersion)
+	case rep.SchemaVersion < 1 || rep.Plan.Hash == "" || rep.Stages == nil:
 		return nil, fmt.Errorf("not a Runner report (no schema_version, plan or stages)")
-	case *probe.SchemaVersion > result.SchemaVersion:
-		return nil, fmt.Errorf("schema_version %d: written by a newer Runner (this one reads %d); upgrade runner", *probe.SchemaVersion, result.SchemaVersion)
-	case *probe.SchemaVersion < 1:
-		return nil, fmt.Errorf("schema_version %d: not a Runner report", *probe.SchemaVersion)
-	}
-	var rep result.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		return nil, jsonError(data, err)
 	}
 	return &rep, nil
+}
+
+// probeReport says what a report.json that does not decode is, when its
+// first fields say so: a newer Runner's (whose fields may have changed).
+func probeReport(data []byte) error {
+	var probe struct {
+		SchemaVersion int `json:"schema_version"`
+	}
+	if json.Unmarshal(data, &probe) == nil && probe.SchemaVersion > result.SchemaVersion {
+		return newerReport(probe.SchemaVersion)
+	}
+	return nil
+}
+
+func newerReport(v int) error {
+	return fmt.Errorf("schema_version %d: written by a newer Runner (this one reads %d); upgrade runner", v, result.SchemaVersion)
 }
 
 // jsonError says where a JSON file stops being what it should be.

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/runnerbench/runner/records"
+	"github.com/runnerbench/runner/result"
 )
 
 // TestLoadBadInput: every kind of bad result directory is one listed skip
@@ -45,6 +46,13 @@ func TestLoadBadInput(t *testing.T) {
 	// Records beside a malformed report.json: the report is at fault, named.
 	copyDir(t, good, filepath.Join(root, "badreport"))
 	want[put("badreport", FileReport, "{\"schema_version\": 1,")] = "truncated JSON"
+	// A shard without its sibling: its directory is skipped, saying which
+	// shard is missing.
+	lone := filepath.Join(root, "lone-shard")
+	copyDir(t, good, lone)
+	os.Remove(filepath.Join(lone, FileReport))
+	editHeader(t, lone, func(h *records.Header) { h.Shard = &result.Shard{Index: 0, Count: 2} })
+	want[lone] = "shard 1 is missing"
 	runs, skips, err := Load([]string{root}, LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

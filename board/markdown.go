@@ -49,7 +49,7 @@ func WriteMarkdown(w io.Writer, b *Board) error {
 
 // summary says in one line what the board holds.
 func summary(b *Board) string {
-	s := fmt.Sprintf("%d runs in %d %s", b.Runs, len(b.Groups), plural(len(b.Groups), "group", "groups"))
+	s := fmt.Sprintf("%d %s in %d %s", b.Runs, plural(b.Runs, "run", "runs"), len(b.Groups), plural(len(b.Groups), "group", "groups"))
 	if n := len(b.Apart); n > 0 {
 		s += fmt.Sprintf(", %d not compared", n)
 	}
@@ -162,10 +162,11 @@ func writeMDTableAligned(ew *errWriter, headers []string, rows [][]string, left 
 }
 
 // mdReplacer escapes what would change a table cell's meaning or structure
-// (as the run's summary.md does): pipes split cells; *, _, ~, `, <, [ and \
-// format, link or inject HTML; & would turn "&lt;" into "<".
+// (as the run's summary.md does): pipes split cells; *, _, ~, `, <, [, #
+// and \ format, link or inject HTML (and "](" is a link's middle, escaped
+// whole); & would turn "&lt;" into "<".
 var mdReplacer = strings.NewReplacer(
-	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "&", "&amp;",
+	"](", `\]\(`, `\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "&", "&amp;",
 	"[", `\[`, "]", `\]`, "~", `\~`, "#", `\#`,
 )
 

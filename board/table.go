@@ -19,53 +19,7 @@ func WriteTable(w io.Writer, b *Board) error {
 	ew := &errWriter{w: &buf}
 	ew.printf("%s; ranked by %s\n", summary(b), safeText(b.Rank))
 	for i := range b.Groups {
-		g := &b.Groups[i]
-		ew.printf("\n%s  (%s; ranked by %s)\n", safeText(g.title()), safeText(g.Shape), safeText(g.Rank))
-		if len(g.Common) > 0 {
-			ew.printf("every run: %s\n", safeText(g.Common.String()))
-		}
-		headers := []string{"#", "Run", "Level"}
-		if g.showKey(b.Metrics) {
-			headers = append(headers, g.keyHeader())
-		}
-		for _, m := range b.Metrics {
-			headers = append(headers, header(m))
-		}
-		headers = append(headers, "Frontier", "Verdict")
-		rows := make([][]string, len(g.Rows))
-		for j := range g.Rows {
-			r := &g.Rows[j]
-			row := []string{placeCell(r), safeText(r.Name), safeText(levelCell(r))}
-			if g.showKey(b.Metrics) {
-				row = append(row, g.formatKey(r))
-			}
-			for k, m := range b.Metrics {
-				row = append(row, formatValue(m, r.Values[k]))
-			}
-			front := ""
-			if r.Frontier {
-				front = "✓"
-			}
-			rows[j] = append(row, front, safeText(r.Verdict))
-		}
-		if ew.err == nil {
-			ew.err = renderTable(&buf, headers, rows)
-		}
-		for j := range g.Rows {
-			if n := g.Rows[j].Note; n != "" {
-				ew.printf("  · %s: %s\n", safeText(g.Rows[j].Name), safeText(n))
-			}
-		}
-		for j := range g.Views {
-			v := &g.Views[j]
-			ew.printf("  frontier, %s: %s\n", strings.ToLower(v.Title), safeText(v.frontierText()))
-			for _, n := range v.Notes {
-				ew.printf("    · %s\n", safeText(n))
-			}
-		}
-		for _, n := range g.Notes {
-			ew.printf("  · %s\n", safeText(n))
-		}
+		writeTableGroup(ew, &buf, b, &b.Groups[i])
 	}
 	if len(b.Apart) > 0 {
 		ew.printf("\nnot compared:\n")
@@ -88,6 +42,56 @@ func WriteTable(w io.Writer, b *Board) error {
 	}
 	_, err := w.Write(buf.Bytes())
 	return err
+}
+
+// writeTableGroup writes one group's table and the notes under it.
+func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
+	ew.printf("\n%s  (%s; ranked by %s)\n", safeText(g.title()), safeText(g.Shape), safeText(g.Rank))
+	if len(g.Common) > 0 {
+		ew.printf("every run: %s\n", safeText(g.Common.String()))
+	}
+	headers := []string{"#", "Run", "Level"}
+	if g.showKey(b.Metrics) {
+		headers = append(headers, g.keyHeader())
+	}
+	for _, m := range b.Metrics {
+		headers = append(headers, header(m))
+	}
+	headers = append(headers, "Frontier", "Verdict")
+	rows := make([][]string, len(g.Rows))
+	for j := range g.Rows {
+		r := &g.Rows[j]
+		row := []string{placeCell(r), safeText(r.Name), safeText(levelCell(r))}
+		if g.showKey(b.Metrics) {
+			row = append(row, g.formatKey(r))
+		}
+		for k, m := range b.Metrics {
+			row = append(row, formatValue(m, r.Values[k]))
+		}
+		front := ""
+		if r.Frontier {
+			front = "✓"
+		}
+		rows[j] = append(row, front, safeText(r.Verdict))
+	}
+	if ew.err == nil {
+		ew.err = renderTable(buf, headers, rows)
+	}
+	for j := range g.Rows {
+		if n := g.Rows[j].Note; n != "" {
+			ew.printf("  · %s: %s\n", safeText(g.Rows[j].Name), safeText(n))
+		}
+	}
+	for j := range g.Views {
+		v := &g.Views[j]
+		ew.printf("  frontier, %s: %s\n", strings.ToLower(v.Title), safeText(v.frontierText()))
+		for _, n := range v.Notes {
+			ew.printf("    · %s\n", safeText(n))
+		}
+	}
+	for _, n := range g.Notes {
+		ew.printf("  · %s\n", safeText(n))
+	}
 }
 
 // renderTable draws one table with the run reports' style: text columns

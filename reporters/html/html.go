@@ -64,6 +64,8 @@ type page struct {
 	Checks        []checkRow
 	Stages        []stageView
 	Palette       []int // 0..paletteLen-1, for the series colour rules in the CSS
+	// Labels and Host say what the run is and where it ran (report.json's).
+	Labels, Host string
 }
 
 type baselineInfo struct {
@@ -161,6 +163,7 @@ func buildPage(r *result.Report, base *result.Report) page {
 		Verdict:       r.Verdict,
 		StopReason:    r.StopReason,
 	}
+	p.Labels, p.Host = r.Labels.String(), r.Host
 	for i := range paletteLen {
 		p.Palette = append(p.Palette, i)
 	}
