@@ -48,6 +48,10 @@ type levelRun struct {
 	itlMu   sync.Mutex
 	itl     result.ITL  // every measured inter-token gap of the level
 	batches []*itlBatch // the workers' unflushed gaps
+
+	// live TTFT and ITL medians for the progress line, fed between a
+	// worker's requests (never while it reads a stream).
+	ttftLive, itlLive liveQuantile
 }
 
 // claim hands out the next request's sequence number, or false when the
@@ -166,6 +170,7 @@ func (lr *levelRun) sendOne(ctx context.Context, w *worker, p prepared, due time
 		lr.enter()
 		w.do(ctx, p.job, rec)
 		lr.inFlight.Add(-1)
+		lr.live(w, rec)
 	}
 	late := ms(rec.Start.Sub(due))
 	rec.DispatchLagMs = max(0, late)
@@ -325,9 +330,10 @@ func (e *Engine) readCounters(ctx context.Context, s *servermetrics.Scraper) *se
 // level's lock once per itlBatchSize gaps, so a worker's memory stays a few
 // KiB however many tokens there are.
 type itlBatch struct {
-	lr  *levelRun
-	n   int
-	buf [itlBatchSize]time.Duration
+	lr   *levelRun
+	n    int
+	live int // buf[:live] is counted in the level's live ITL already
+	buf  [itlBatchSize]time.Duration
 }
 
 const itlBatchSize = 256
@@ -346,10 +352,30 @@ func (b *itlBatch) flush() {
 	if b == nil || b.n == 0 {
 		return
 	}
+	b.toLive()
 	b.lr.itlMu.Lock()
 	for _, g := range b.buf[:b.n] {
 		b.lr.itl.Add(g)
 	}
 	b.lr.itlMu.Unlock()
-	b.n = 0
+	b.n, b.live = 0, 0
+}
+
+// toLive counts the gaps buffered since the last call in the level's live ITL.
+func (b *itlBatch) toLive() {
+	for _, g := range b.buf[b.live:b.n] {
+		b.lr.itlLive.add(g)
+	}
+	b.live = b.n
+}
+
+// live counts a finished request's TTFT and token gaps toward the progress
+// line's medians: on the worker, after its stream, off the token path.
+func (lr *levelRun) live(w *worker, rec *result.Request) {
+	if rec.OK && rec.TTFTMs != nil {
+		lr.ttftLive.add(time.Duration(*rec.TTFTMs * float64(time.Millisecond)))
+	}
+	if w.itl != nil {
+		w.itl.toLive()
+	}
 }

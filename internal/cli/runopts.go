@@ -48,6 +48,9 @@ type RunOptions struct {
 	LogLevel  string
 	// NoProgress turns the live progress display off.
 	NoProgress bool
+	// Wide draws the terminal table as wide as its content (--wide), not
+	// fitted to the terminal.
+	Wide bool
 	// Publish is --publish DSN: the results database the run is written
 	// into once its reports are (runner publish).
 	Publish string
@@ -121,6 +124,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "no live progress display")
+	o.registerWide(fs)
 	fs.StringVar(&o.Publish, "publish", "", "publish the run into this results `database` once its reports are written (see runner publish --help)")
 	var pf planFlags
 	pf.register(fs)
