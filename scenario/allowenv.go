@@ -230,3 +230,12 @@ func (d destination) String() string {
 // a credential, by its name (see redact.IsCredentialParam). Every place that
 // shows a URL redacts these, so a credential may be passed there.
 func IsCredentialParam(name string) bool { return redact.IsCredentialParam(name) }
+
+// AllowsCredential reports whether the job allows the variable name to be
+// sent, as a credential, to host:port (a server the job itself names, such
+// as a results database): an entry NAME@HOST (or *@HOST) that matches it,
+// or NAME listed as public.
+func (a *EnvAllowList) AllowsCredential(name, host, port string) bool {
+	g := a.grant(name)
+	return g.listed && g.allows(destination{host: strings.TrimSuffix(strings.ToLower(host), "."), port: port})
+}

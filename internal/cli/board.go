@@ -13,7 +13,7 @@ import (
 	"github.com/runnerbench/runner/internal/exitcode"
 )
 
-const boardSynopsis = `runner board DIR... [flags]
+const boardSynopsis = `runner board DIR... [flags]  |  runner board --db DSN [--where key=value] [--since 30d]
 
 Put many runs side by side: DIR is a result directory, or a directory holding
 them (searched below; the shards of a sharded run are merged first). One
@@ -22,7 +22,9 @@ run named by its labels, ranked by --rank, with the Pareto frontier of total
 against per-user throughput. Runs that cannot be compared are listed apart
 with the reason; a directory that cannot be read is listed as skipped, naming
 the file. Prints the board as a table (--markdown: as Markdown; --json: as
-JSON); --out DIR writes board.md, board.html and board.json.`
+JSON); --out DIR writes board.md, board.html and board.json. With --db DSN
+the runs come from a results database (runner publish), the same board as
+their directories', narrowed by --where key=value and --since 30d.`
 
 // boardOptions are the flags of "runner board".
 type boardOptions struct {
@@ -34,10 +36,12 @@ type boardOptions struct {
 	json      bool
 	quiet     bool
 	recompute bool
+	// db draws the board from a results database (--db, --where, --since).
+	db boardDB
 }
 
 // cmdBoard implements "runner board DIR...".
-func cmdBoard(_ context.Context, env *Env, args []string) error {
+func cmdBoard(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet("board")
 	o := &boardOptions{}
 	fs.StringVar(&o.out, "out", "", "write board.md, board.html and board.json into this `dir`ectory")
@@ -47,6 +51,7 @@ func cmdBoard(_ context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.json, "json", false, "print the board as JSON")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing on stdout (with --out)")
 	fs.BoolVar(&o.recompute, "recompute", false, "compute every run's report from its records, even where a report.json that belongs to them is present (slower, the same numbers)")
+	o.db.register(fs)
 	pos, err := parseArgs(env, fs, boardSynopsis, args)
 	if err != nil {
 		return err
@@ -56,7 +61,7 @@ func cmdBoard(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs, skips, err := o.load()
+	runs, skips, err := o.load(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -79,7 +84,10 @@ func cmdBoard(_ context.Context, env *Env, args []string) error {
 // boardOptions checks the flags and turns them into the board's options.
 func (o *boardOptions) boardOptions() (board.Options, error) {
 	var opts board.Options
-	if len(o.paths) == 0 {
+	if o.db.used() && len(o.paths) > 0 {
+		return opts, exitcode.Errorf(exitcode.Invalid, "board: give result directories or --db, not both")
+	}
+	if len(o.paths) == 0 && !o.db.used() {
 		return opts, exitcode.Errorf(exitcode.Invalid, "board: no result directories given (usage: runner board DIR...)")
 	}
 	if o.markdown && o.json {
@@ -103,7 +111,11 @@ func (o *boardOptions) boardOptions() (board.Options, error) {
 
 // load reads the runs of the given directories; a path that is not there
 // or holds no run, or a board of nothing, is a command-line error.
-func (o *boardOptions) load() ([]board.Run, []board.Skip, error) {
+func (o *boardOptions) load(ctx context.Context, env *Env) ([]board.Run, []board.Skip, error) {
+	if o.db.used() {
+		runs, err := o.db.load(ctx, env)
+		return runs, nil, err
+	}
 	runs, skips, err := board.Load(o.paths, board.LoadOptions{Recompute: o.recompute})
 	if err != nil {
 		return nil, nil, exitcode.Errorf(exitcode.Invalid, "board: %v", err)

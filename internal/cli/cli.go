@@ -64,6 +64,8 @@ usage:
   runner report DIR                 recompute a result directory's reports from its records
   runner merge SHARD_DIR... --out DIR  one result directory from a sharded run's shards
   runner board DIR...               many runs side by side: leaderboards and Pareto frontiers
+  runner publish DIR... --db DSN    write runs into a results database (SQLite or PostgreSQL)
+  runner history --db DSN --plan P  each metric over time, with the runs where it changed
   runner version                    print the version
 
 "runner COMMAND --help" describes a command's flags.
@@ -85,6 +87,8 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 	"report":   cmdReport,
 	"merge":    cmdMerge,
 	"board":    cmdBoard,
+	"publish":  cmdPublish,
+	"history":  cmdHistory,
 	"version":  cmdVersion,
 }
 

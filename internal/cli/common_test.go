@@ -29,8 +29,10 @@ func TestCommonFlagsEveryCommand(t *testing.T) {
 		"board":    {run, "--out", filepath.Join(root, "board")},
 		"version":  nil,
 		"sim":      {"--listen", closedPort(t), "--fast"},
+		"publish":  {run, "--db", filepath.Join(root, "results.db")},
+		"history":  {"--db", filepath.Join(root, "results.db"), "--plan", "e2e-gate"},
 	}
-	order := []string{"run", "validate", "schema", "compare", "report", "merge", "board", "version", "sim"}
+	order := []string{"run", "validate", "schema", "compare", "report", "merge", "board", "version", "sim", "publish", "history"}
 	for name := range commands {
 		if !slices.Contains(order, name) {
 			t.Errorf("subcommand %s has no case in this test", name)

@@ -22,9 +22,12 @@ missing or given twice, or levels that do not match are refused (exit 2).
 Exits as a run would have.`
 
 // cmdMerge implements "runner merge SHARD_DIR... --out DIR".
-func cmdMerge(_ context.Context, env *Env, args []string) error {
+func cmdMerge(ctx context.Context, env *Env, args []string) error {
 	fs := newFlagSet("merge")
 	o, reports := reportFlags(fs, "write the merged result directory into `dir` (required; not one of the shards')")
+	var pub dbFlags
+	fs.StringVar(&pub.dsn, "publish", "", "publish the merged run into this results `database` (see runner publish --help)")
+	fs.Var(&pub.allowEnv, "allow-env", "`NAME@HOST`: PGPASSWORD@HOST gives --publish's PostgreSQL password (repeatable)")
 	dirs, err := parseArgs(env, fs, mergeSynopsis, args)
 	if err != nil {
 		return err
@@ -46,6 +49,10 @@ func cmdMerge(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "merge: %w", err)
 	}
+	after := publishAfter{dsn: pub.dsn, allowEnv: pub.allowEnv}
+	if err := after.check(ctx, env, "merge"); err != nil {
+		return err
+	}
 	log, _ := logging.New(env.Stderr, o.LogFormat, o.LogLevel, false)
 	// --out holds one result, as a run's does: an earlier merge there is
 	// replaced, anything else refused (after CheckOut: never a shard's own).
@@ -61,5 +68,5 @@ func cmdMerge(_ context.Context, env *Env, args []string) error {
 		return exitcode.Errorf(code, "merge: %w", err)
 	}
 	writeErr := writeReports(env, o, o.Out, rep, baseline, log)
-	return exitError(rep, nil, writeErr)
+	return exitError(rep, after.publish(ctx, env, "merge", o.Out), writeErr)
 }

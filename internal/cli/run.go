@@ -55,6 +55,10 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err := pipeline.CheckBaseline(p.Name, comparison.PlanWants(p, stages), stages, baseline); err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "--baseline %s %v", opts.Baseline, err)
 	}
+	after := publishAfter{dsn: opts.Publish, allowEnv: opts.AllowEnv}
+	if err := after.check(ctx, env, "run"); err != nil {
+		return err
+	}
 	log, err := logging.New(env.Stderr, opts.LogFormat, opts.LogLevel, env.StderrIsTerminal && env.lookup("NO_COLOR") == "")
 	if err != nil {
 		return exitcode.With(err, exitcode.Invalid)
@@ -98,6 +102,9 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 		log.Error().Err(err).Msg("closing the records")
 	}
 	writeErr := writeReports(env, opts, outDir, rep, baseline, log)
+	if rep.StopReason != result.StopInterrupted {
+		runErr = errors.Join(runErr, after.publish(ctx, env, "run", outDir))
+	}
 	return exitError(rep, runErr, writeErr)
 }
 

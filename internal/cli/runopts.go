@@ -51,6 +51,9 @@ type RunOptions struct {
 	// Wide draws the terminal table as wide as its content (--wide), not
 	// fitted to the terminal.
 	Wide bool
+	// Publish is --publish DSN: the results database the run is written
+	// into once its reports are (runner publish).
+	Publish string
 	// Labels are --label k=v (repeatable): added to the plan's labels,
 	// overriding a key the plan gives too.
 	Labels result.Labels
@@ -127,6 +130,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "no live progress display")
 	o.registerWide(fs)
+	fs.StringVar(&o.Publish, "publish", "", "publish the run into this results `database` once its reports are written (see runner publish --help)")
 	var pf planFlags
 	pf.register(fs)
 	o.registerShardFlags(fs)

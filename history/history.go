@@ -1,0 +1,486 @@
+// Package history follows a plan's metrics over its published runs and
+// marks the runs where a metric changed: not a single noisy night, but a
+// window of recent runs that differs from the runs before it, judged with
+// the statistics and family rule of `runner compare` (docs/statistics.md,
+// "History"). It is a pure function of the database's values and samples.
+//
+// The rule, for each judged series (a server metric with a better
+// direction and an interval, of one stage and level) and each run i:
+//
+//   - the window is the Window runs ending at run i, the base the up to
+//     Before runs before the window (at least MinBefore); a level that was
+//     interrupted or whose client was the bottleneck is in neither;
+//   - the two are compared as two replicated runs are: each run is a
+//     replicate, the interval is the union of the replicate interval
+//     (Welch's t over the runs' statistics, on the log scale) and the
+//     bootstrap interval over every request of the runs, at the Bonferroni
+//     confidence over the judged series (stats.FamilyConfidence), with the
+//     threshold, the low-sample rules and the verdicts of stats.Compare;
+//   - run i is marked where the verdict turns worse or better (the first
+//     window of a stretch with that verdict).
+//
+// One outlying run inside a window widens the replicate interval rather
+// than moving the verdict, so a change needs most of the window to agree.
+package history
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/internal/stats"
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultWindow = 3
+	DefaultBefore = 10
+	MinBefore     = 3
+)
+
+// Options of Build.
+type Options struct {
+	// Window is the recent runs judged together (0: DefaultWindow, at
+	// least 2); Before the most runs before them they are compared with
+	// (0: DefaultBefore, at least MinBefore).
+	Window, Before int
+	// Confidence is the family's (0: 95%); Threshold the practical
+	// threshold, a fraction (comparison's 5% when 0; negative for none).
+	Confidence, Threshold float64
+	// Resamples is the bootstrap's B before stats raises it (0: default).
+	Resamples int
+}
+
+// SamplesFunc returns the per-request samples of a run's point (nil: none).
+type SamplesFunc func(run int, stage, label string) (*aggregate.Samples, error)
+
+// History is a plan's metrics over time.
+type History struct {
+	Runs   []*store.Run
+	Series []Series
+	// Judged is how many series are judged (the family); Each the
+	// confidence of each interval.
+	Judged     int
+	Confidence float64
+	Each       float64
+	Window     int
+	Before     int
+	Threshold  float64
+}
+
+// Series is one metric of one level over the runs.
+type Series struct {
+	Stage, Label, Metric string
+	// Judged is set for a server metric with a better direction and an
+	// interval; Why says why not otherwise.
+	Judged bool
+	Why    string
+	Points []Point
+}
+
+// Point is the series' value in one run, and the verdict of the window
+// ending at it (empty when the window could not be judged).
+type Point struct {
+	Run       int
+	Value     float64
+	Judgeable bool
+	Verdict   string
+	// Change is set on the first run of a stretch of worse or better.
+	Change bool
+	// Rel and Interval are the window's change against its base (a
+	// fraction, nil when not computed); Low and High the window's value's
+	// interval in the metric's unit, for charts.
+	Rel       *float64
+	Interval  *result.Interval
+	Low, High *float64
+	// Since is the first run of the window, Base how many runs it was
+	// compared with.
+	Since, Base int
+	Reason      string
+}
+
+func (o *Options) defaults() error {
+	if o.Window == 0 {
+		o.Window = DefaultWindow
+	}
+	if o.Before == 0 {
+		o.Before = DefaultBefore
+	}
+	if o.Confidence == 0 {
+		o.Confidence = stats.DefaultConfidence
+	}
+	if o.Threshold == 0 {
+		o.Threshold = 0.05
+	}
+	if o.Threshold < 0 {
+		o.Threshold = 0
+	}
+	switch {
+	case o.Window < 2:
+		return errors.New("the window must hold at least 2 runs")
+	case o.Before < MinBefore:
+		return fmt.Errorf("the base must hold at least %d runs", MinBefore)
+	case !(o.Confidence > 0 && o.Confidence < 1):
+		return errors.New("the confidence must be between 0 and 1")
+	}
+	return nil
+}
+
+// Build groups the values into series and judges every window.
+func Build(s *store.Series, samples SamplesFunc, o Options) (*History, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	h := &History{Runs: s.Runs, Confidence: o.Confidence, Window: o.Window, Before: o.Before, Threshold: o.Threshold}
+	h.Series = group(s)
+	for i := range h.Series {
+		if h.Series[i].Judged {
+			h.Judged++
+		}
+	}
+	h.Each = stats.FamilyConfidence(o.Confidence, h.Judged)
+	return h, judgeAll(h, samples, o)
+}
+
+// judgeAll judges every judged series, a level's series on one worker
+// (they share its runs' samples, cached), the levels on every core: each
+// window's bootstrap is seeded by its own name, so the answer does not
+// depend on the schedule.
+func judgeAll(h *History, samples SamplesFunc, o Options) error {
+	var levels [][]int
+	at := map[[2]string]int{}
+	for i := range h.Series {
+		se := &h.Series[i]
+		if !se.Judged {
+			continue
+		}
+		k := [2]string{se.Stage, se.Label}
+		j, ok := at[k]
+		if !ok {
+			j, at[k] = len(levels), len(levels)
+			levels = append(levels, nil)
+		}
+		levels[j] = append(levels[j], i)
+	}
+	var mu sync.Mutex // samples reads the database: one at a time
+	locked := func(run int, stage, label string) (*aggregate.Samples, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return samples(run, stage, label)
+	}
+	errs := make([]error, len(levels))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(levels), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for j := range next {
+				own := cached(locked, 4*(o.Window+o.Before))
+				for _, i := range levels[j] {
+					if err := judge(&h.Series[i], own, o, h.Each); err != nil && errs[j] == nil {
+						errs[j] = err
+					}
+				}
+			}
+		})
+	}
+	for j := range levels {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// group puts the values into series in catalogue order within each level.
+func group(s *store.Series) []Series {
+	order := map[string]int{}
+	ms := result.Metrics()
+	for i := range ms {
+		order[ms[i].Name] = i
+	}
+	byKey := map[[3]string]*Series{}
+	pos := map[[2]string]int{} // a level's position in its stage, first seen
+	var out []*Series
+	for _, v := range s.Values {
+		if _, ok := pos[[2]string{v.Stage, v.Label}]; !ok {
+			pos[[2]string{v.Stage, v.Label}] = v.Position
+		}
+		k := [3]string{v.Stage, v.Label, v.Metric}
+		se := byKey[k]
+		if se == nil {
+			se = &Series{Stage: v.Stage, Label: v.Label, Metric: v.Metric}
+			se.Judged, se.Why = judgeable(v.Metric)
+			byKey[k] = se
+			out = append(out, se)
+		}
+		se.Points = append(se.Points, Point{Run: v.Run, Value: v.Value, Judgeable: v.Judgeable})
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Stage != b.Stage {
+			return a.Stage < b.Stage
+		}
+		if pa, pb := pos[[2]string{a.Stage, a.Label}], pos[[2]string{b.Stage, b.Label}]; pa != pb || a.Label != b.Label {
+			if pa != pb {
+				return pa < pb
+			}
+			return a.Label < b.Label
+		}
+		return order[a.Metric] < order[b.Metric]
+	})
+	res := make([]Series, len(out))
+	for i, se := range out {
+		res[i] = *se
+	}
+	return res
+}
+
+// judgeable says whether a metric's history is judged, as compare gates
+// it: a server metric with a better direction and an interval.
+func judgeable(name string) (bool, string) {
+	m := metricNamed(name)
+	switch {
+	case m == nil:
+		return false, "not in this Runner's catalogue"
+	case m.Kind != result.KindServer:
+		return false, "not a server metric: shown, never judged"
+	case m.Better == result.Neutral:
+		return false, "no better direction: shown, never judged"
+	case !m.Comparable():
+		return false, "no interval: " + m.Compare.Why
+	}
+	return true, ""
+}
+
+// judge judges every window of a series.
+func judge(se *Series, samples SamplesFunc, o Options, each float64) error {
+	m := metricNamed(se.Metric)
+	var idx []int // the judgeable points, in order
+	prev := ""
+	for i := range se.Points {
+		p := &se.Points[i]
+		if !p.Judgeable {
+			p.Reason = "interrupted, or the client was the bottleneck: shown, never compared"
+			continue
+		}
+		idx = append(idx, i)
+		if len(idx) < o.Window+MinBefore {
+			p.Reason = fmt.Sprintf("fewer than %d runs before the window of %d", MinBefore, o.Window)
+			continue
+		}
+		win := idx[len(idx)-o.Window:]
+		base := idx[max(0, len(idx)-o.Window-o.Before) : len(idx)-o.Window]
+		if err := window(se, m, p, win, base, samples, o, each); err != nil {
+			return err
+		}
+		if (p.Verdict == string(stats.Worse) || p.Verdict == string(stats.Better)) && p.Verdict != prev {
+			p.Change = true
+		}
+		prev = p.Verdict
+	}
+	return nil
+}
+
+// window judges the window win against base (indexes into se.Points):
+// first from the runs' values alone (the replicate interval, which the full
+// comparison's holds), then, when that finds a change, with every request.
+func window(se *Series, m *result.Metric, p *Point, win, base []int, samples SamplesFunc, o Options, each float64) error {
+	p.Since, p.Base = se.Points[win[0]].Run, len(base)
+	bv, wv := values(se, base), values(se, win)
+	abs, rel, ok := stats.RunsInterval(bv, wv, each)
+	if !ok {
+		p.Verdict, p.Reason = string(stats.Inconclusive), "too few runs"
+		return nil
+	}
+	mb := mean(bv)
+	setInterval(p, mb, abs, rel)
+	if v := screen(rel, abs, m, o.Threshold); v != stats.Worse && v != stats.Better {
+		p.Verdict = string(v)
+		if v == stats.Inconclusive {
+			p.Reason = "the interval includes no change"
+		}
+		return nil
+	}
+	bs, err := pooled(se, base, samples, m)
+	if err != nil {
+		return err
+	}
+	ws, err := pooled(se, win, samples, m)
+	if err != nil {
+		return err
+	}
+	if bs == nil || ws == nil {
+		p.Verdict, p.Reason = string(stats.Inconclusive), "a run's requests are not in the database"
+		return nil
+	}
+	dir := stats.LowerIsBetter
+	if m.Better == result.HigherIsBetter {
+		dir = stats.HigherIsBetter
+	}
+	d, err := stats.Compare(*bs, *ws, m.Compare.Statistic, dir,
+		stats.Options{Confidence: each, Threshold: o.Threshold, Resamples: o.Resamples, Seed: seedOf(se, p.Run)})
+	if err != nil {
+		return fmt.Errorf("%s %s %s: %w", se.Stage, se.Label, se.Metric, err)
+	}
+	p.Verdict, p.Reason = string(d.Verdict), d.Reason
+	setInterval(p, d.Base, d.AbsCI, d.RelCI)
+	if !math.IsNaN(d.Rel) {
+		p.Rel = result.Ptr(result.Round(d.Rel, 6))
+	}
+	return nil
+}
+
+// screen is stats.Compare's verdict rule read on the runs' interval alone.
+func screen(rel, abs stats.Interval, m *result.Metric, threshold float64) stats.Verdict {
+	lo, hi, band := rel.Lo, rel.Hi, threshold
+	if math.IsNaN(lo) {
+		lo, hi, band = abs.Lo, abs.Hi, 0
+	}
+	if m.Better == result.HigherIsBetter {
+		lo, hi = -hi, -lo
+	}
+	switch {
+	case lo >= -band && hi <= band:
+		return stats.Same
+	case lo > 0:
+		return stats.Worse
+	case hi < 0:
+		return stats.Better
+	}
+	return stats.Inconclusive
+}
+
+func setInterval(p *Point, base float64, abs, rel stats.Interval) {
+	if !math.IsNaN(rel.Lo) && !math.IsInf(rel.Lo, 0) && !math.IsInf(rel.Hi, 0) {
+		p.Interval = &result.Interval{Lo: result.Round(rel.Lo, 6), Hi: result.Round(rel.Hi, 6)}
+	}
+	if !math.IsNaN(abs.Lo) && !math.IsInf(abs.Lo, 0) && !math.IsInf(abs.Hi, 0) {
+		p.Low, p.High = result.Ptr(base+abs.Lo), result.Ptr(base+abs.Hi)
+	}
+}
+
+func values(se *Series, at []int) []float64 {
+	out := make([]float64, len(at))
+	for i, j := range at {
+		out[i] = se.Points[j].Value
+	}
+	return out
+}
+
+func mean(x []float64) float64 {
+	s := 0.0
+	for _, v := range x {
+		s += v
+	}
+	return s / float64(len(x))
+}
+
+// pooled is the runs' samples of the metric as one replicated run: every
+// request of them, and each run as a replicate. Nil when a run has none.
+func pooled(se *Series, at []int, samples SamplesFunc, m *result.Metric) (*stats.Sample, error) {
+	var parts []stats.Sample
+	for _, j := range at {
+		s, err := samples(se.Points[j].Run, se.Stage, se.Label)
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			return nil, nil
+		}
+		parts = append(parts, s.Sample(m.Compare.Sample))
+	}
+	out := stats.Sample{Replicates: parts}
+	for _, s := range parts {
+		out.Values = append(out.Values, s.Values...)
+		out.Costs = append(out.Costs, s.Costs...)
+		out.Wall += s.Wall
+		out.Trials += s.Trials
+		out.Hits += s.Hits
+		out.Workers = max(out.Workers, s.Workers)
+	}
+	if out.Costs == nil && out.Wall == 0 {
+		slices.Sort(out.Values)
+	}
+	return &out, nil
+}
+
+// seedOf names a window's random stream.
+func seedOf(se *Series, run int) uint64 {
+	h := fnv.New64a()
+	for _, s := range []string{se.Stage, se.Label, se.Metric, fmt.Sprint(run)} {
+		h.Write([]byte(s))
+		h.Write([]byte{0})
+	}
+	return h.Sum64()
+}
+
+// Failures are the series whose newest run is in a worse window by more
+// than failAbove (a fraction): what --fail-on-change fails on.
+func (h *History) Failures(failAbove float64) []Failure {
+	var out []Failure
+	last := len(h.Runs) - 1
+	for i := range h.Series {
+		se := &h.Series[i]
+		if len(se.Points) == 0 {
+			continue
+		}
+		p := se.Points[len(se.Points)-1]
+		if p.Run != last || p.Verdict != string(stats.Worse) || p.Rel == nil {
+			continue
+		}
+		worseBy := *p.Rel
+		if m := metricNamed(se.Metric); m != nil && m.Better == result.HigherIsBetter {
+			worseBy = -worseBy
+		}
+		if worseBy > failAbove {
+			out = append(out, Failure{Series: se, Point: p})
+		}
+	}
+	return out
+}
+
+// Failure is a series the gate fails on.
+type Failure struct {
+	Series *Series
+	Point  Point
+}
+
+func metricNamed(name string) *result.Metric {
+	m, _ := result.MetricNamed(name)
+	return m
+}
+
+// cached keeps the samples of the last n runs' levels read: neighbouring
+// windows share all but one of their runs.
+func cached(f SamplesFunc, n int) SamplesFunc {
+	type key struct {
+		run          int
+		stage, label string
+	}
+	m := map[key]*aggregate.Samples{}
+	var order []key
+	return func(run int, stage, label string) (*aggregate.Samples, error) {
+		k := key{run, stage, label}
+		if s, ok := m[k]; ok {
+			return s, nil
+		}
+		s, err := f(run, stage, label)
+		if err != nil {
+			return nil, err
+		}
+		if len(order) >= n {
+			delete(m, order[0])
+			order = order[1:]
+		}
+		m[k], order = s, append(order, k)
+		return s, nil
+	}
+}

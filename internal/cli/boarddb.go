@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"time"
+
+	"github.com/runnerbench/runner/board"
+	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/store"
+)
+
+// boardDB are the flags with which runner board draws its board from a
+// results database (--db) instead of result directories: the same board,
+// since the database holds the reports the directories did.
+type boardDB struct {
+	dbFlags
+	where stringList
+	since string
+}
+
+func (b *boardDB) register(fs *flag.FlagSet) {
+	b.dbFlags.register(fs)
+	fs.Var(&b.where, "where", "with --db: only runs labelled `key=value` (repeatable)")
+	fs.StringVar(&b.since, "since", "", "with --db: only runs started in the last `DURATION` (30d, 12h, 2w) or since a date (2026-01-31)")
+}
+
+// used reports whether the board comes from a database.
+func (b *boardDB) used() bool { return b.dsn != "" }
+
+// load reads the runs the flags select from the database.
+func (b *boardDB) load(ctx context.Context, env *Env) ([]board.Run, error) {
+	var f store.Filter
+	var err error
+	if f.Where, err = parseWhere(b.where); err != nil {
+		return nil, exitcode.Errorf(exitcode.Invalid, "board: %v", err)
+	}
+	if f.Since, err = parseSince(b.since, time.Now()); err != nil {
+		return nil, exitcode.Errorf(exitcode.Invalid, "board: --since: %v", err)
+	}
+	db, err := openDB(ctx, env, "board", b.dsn, b.allowEnv, true)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	runs, err := db.BoardRuns(ctx, f)
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.RunFailed, "board: %v", err)
+	}
+	if len(runs) == 0 {
+		return nil, exitcode.Errorf(exitcode.Invalid, "board: no published run in %s matches", db)
+	}
+	return runs, nil
+}

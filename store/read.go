@@ -1,0 +1,358 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/runnerbench/runner/board"
+	"github.com/runnerbench/runner/result"
+)
+
+// Filter selects runs.
+type Filter struct {
+	// Plan is the plan's name ("" any).
+	Plan string
+	// Where are labels every run must carry with these values.
+	Where map[string]string
+	// Since keeps runs started at or after it (zero: all).
+	Since time.Time
+}
+
+// Run is a published run as the database holds it.
+type Run struct {
+	ID string
+	// Source is the result directory it was published from, as given.
+	Source    string
+	StartedAt time.Time
+	Labels    map[string]string
+	// Report is the run's report as published: its facts, stages, points
+	// (every metric) and checks; without baseline comparisons.
+	Report *result.Report
+}
+
+// where is the SQL condition on runs r for f, and its arguments.
+func (d *DB) where(f Filter) (string, []any) {
+	var conds []string
+	var args []any
+	if f.Plan != "" {
+		conds = append(conds, "r.plan = ?")
+		args = append(args, f.Plan)
+	}
+	if !f.Since.IsZero() {
+		conds = append(conds, "r.started_at >= ?")
+		args = append(args, d.timeArg(f.Since))
+	}
+	for _, k := range sortedKeys(f.Where) {
+		conds = append(conds, "EXISTS (SELECT 1 FROM run_labels w WHERE w.run_id = r.run_id AND w.key = ? AND w.value = ?)")
+		args = append(args, k, f.Where[k])
+	}
+	if len(conds) == 0 {
+		return "1 = 1", nil
+	}
+	return strings.Join(conds, " AND "), args
+}
+
+// Runs reads the runs f selects, oldest first, each with its whole report.
+func (d *DB) Runs(ctx context.Context, f Filter) ([]*Run, error) {
+	runs, err := d.runRows(ctx, f)
+	if err != nil {
+		return nil, d.fail(err)
+	}
+	byID := map[string]*Run{}
+	for _, r := range runs {
+		byID[r.ID] = r
+	}
+	cond, args := d.where(f)
+	steps := []func(context.Context, string, []any, map[string]*Run) error{d.readLabels, d.readStages, d.readLevels, d.readChecks}
+	for _, step := range steps {
+		if err := step(ctx, cond, args, byID); err != nil {
+			return nil, d.fail(err)
+		}
+	}
+	for _, r := range runs {
+		setLabels(r.Report, r.Labels)
+	}
+	return runs, nil
+}
+
+func (d *DB) runRows(ctx context.Context, f Filter) ([]*Run, error) {
+	cond, args := d.where(f)
+	rows, err := d.db.QueryContext(ctx, d.rebind(`SELECT r.run_id, r.source, r.plan, r.plan_path, r.plan_hash, r.runner_version, r.host,
+		r.started_ns, r.ended_ns, r.stop_reason, r.verdict, r.shards, r.warnings FROM runs r WHERE `+cond+
+		` ORDER BY r.started_at, r.run_id`), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []*Run
+	for rows.Next() {
+		rep := &result.Report{SchemaVersion: result.SchemaVersion, Stages: []result.Stage{}}
+		var started int64
+		var ended sql.NullInt64
+		var host, warnings string
+		r := &Run{Report: rep}
+		if err := rows.Scan(&r.ID, &r.Source, &rep.Plan.Name, &rep.Plan.Path, &rep.Plan.Hash, &rep.RunnerVersion, &host,
+			&started, &ended, &rep.StopReason, &rep.Verdict, &rep.Shards, &warnings); err != nil {
+			return nil, err
+		}
+		rep.StartedAt = time.Unix(0, started).UTC()
+		if ended.Valid {
+			rep.EndedAt = time.Unix(0, ended.Int64).UTC()
+		}
+		r.StartedAt = rep.StartedAt
+		setHost(rep, host)
+		if err := json.Unmarshal([]byte(warnings), &rep.Warnings); err != nil {
+			return nil, fmt.Errorf("run %s: warnings: %w", r.ID, err)
+		}
+		if len(rep.Warnings) == 0 {
+			rep.Warnings = nil
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func (d *DB) readLabels(ctx context.Context, cond string, args []any, byID map[string]*Run) error {
+	return d.each(ctx, "SELECT l.run_id, l.key, l.value FROM run_labels l JOIN runs r ON r.run_id = l.run_id WHERE "+cond, args,
+		func(sc func(...any) error) error {
+			var id, k, v string
+			if err := sc(&id, &k, &v); err != nil {
+				return err
+			}
+			if r := byID[id]; r != nil {
+				if r.Labels == nil {
+					r.Labels = map[string]string{}
+				}
+				r.Labels[k] = v
+			}
+			return nil
+		})
+}
+
+func (d *DB) readStages(ctx context.Context, cond string, args []any, byID map[string]*Run) error {
+	return d.each(ctx, "SELECT s.run_id, s.detail FROM stages s JOIN runs r ON r.run_id = s.run_id WHERE "+cond+
+		" ORDER BY s.run_id, s.position", args, func(sc func(...any) error) error {
+		var id string
+		var detail []byte
+		if err := sc(&id, &detail); err != nil {
+			return err
+		}
+		r := byID[id]
+		if r == nil {
+			return nil
+		}
+		var st result.Stage
+		if err := json.Unmarshal(detail, &st); err != nil {
+			return fmt.Errorf("run %s: stage: %w", id, err)
+		}
+		st.Points, st.Checks = []result.Point{}, []result.CheckOutcome{}
+		r.Report.Stages = append(r.Report.Stages, st)
+		return nil
+	})
+}
+
+func (d *DB) readLevels(ctx context.Context, cond string, args []any, byID map[string]*Run) error {
+	return d.each(ctx, "SELECT l.run_id, l.stage, l.point FROM levels l JOIN runs r ON r.run_id = l.run_id WHERE "+cond+
+		" ORDER BY l.run_id, l.stage, l.position", args, func(sc func(...any) error) error {
+		var id, stage string
+		var point []byte
+		if err := sc(&id, &stage, &point); err != nil {
+			return err
+		}
+		st := byID[id].stage(stage)
+		if st == nil {
+			return nil
+		}
+		var p result.Point
+		if err := json.Unmarshal(point, &p); err != nil {
+			return fmt.Errorf("run %s: stage %s: point: %w", id, stage, err)
+		}
+		st.Points = append(st.Points, p)
+		return nil
+	})
+}
+
+func (d *DB) readChecks(ctx context.Context, cond string, args []any, byID map[string]*Run) error {
+	return d.each(ctx, `SELECT c.run_id, c.stage, c.name, c.expr, c.scope, c.severity, c.level, c.level_label, c.status, c.message, c.vals
+		FROM checks c JOIN runs r ON r.run_id = c.run_id WHERE `+cond+" ORDER BY c.run_id, c.stage, c.position", args,
+		func(sc func(...any) error) error {
+			var id, stage string
+			var c result.CheckOutcome
+			var level *int64
+			var vals []byte
+			if err := sc(&id, &stage, &c.Name, &c.Expr, &c.Scope, &c.Severity, &level, &c.LevelLabel, &c.Status, &c.Message, &vals); err != nil {
+				return err
+			}
+			st := byID[id].stage(stage)
+			if st == nil {
+				return nil
+			}
+			if level != nil {
+				c.Level = result.Ptr(int(*level))
+			}
+			if err := json.Unmarshal(vals, &c.Values); err != nil {
+				return fmt.Errorf("run %s: check %s: %w", id, c.Name, err)
+			}
+			if len(c.Values) == 0 {
+				c.Values = nil
+			}
+			st.Checks = append(st.Checks, c)
+			return nil
+		})
+}
+
+func (r *Run) stage(name string) *result.Stage {
+	if r == nil {
+		return nil
+	}
+	for i := range r.Report.Stages {
+		if r.Report.Stages[i].Name == name {
+			return &r.Report.Stages[i]
+		}
+	}
+	return nil
+}
+
+// each runs q and calls fn with a scanner for every row.
+func (d *DB) each(ctx context.Context, q string, args []any, fn func(scan func(...any) error) error) error {
+	rows, err := d.db.QueryContext(ctx, d.rebind(q), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := fn(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return rows.Err()
+}
+
+// Value is one metric of one level of one run.
+type Value struct {
+	Run   int // index into Series.Runs
+	Stage string
+	Label string
+	// Position is the level's order in its stage.
+	Position int
+	// Metric is the catalogue name; Value its value as report.json has it.
+	Metric string
+	Value  float64
+	// Judgeable is false for a level that was interrupted or whose client
+	// was the bottleneck: its numbers are shown, never compared.
+	Judgeable bool
+}
+
+// SeriesQuery selects the metric values of a history.
+type SeriesQuery struct {
+	Filter
+	// Stage and Label limit the levels ("" all); Metrics the metrics
+	// (nil: all).
+	Stage, Label string
+	Metrics      []string
+}
+
+// Series is a history's data: the runs, oldest first, and their values.
+type Series struct {
+	Runs   []*Run // with ID, StartedAt and Labels (no Report)
+	Values []Value
+}
+
+// Series reads the values q selects in two queries (runs, values), so a
+// history over thousands of runs is one pass over an index.
+func (d *DB) Series(ctx context.Context, q SeriesQuery) (*Series, error) {
+	out, err := d.series(ctx, q)
+	return out, d.fail(err)
+}
+
+func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
+	runs, err := d.runRows(ctx, q.Filter)
+	if err != nil {
+		return nil, err
+	}
+	out := &Series{}
+	index := map[string]int{}
+	byID := map[string]*Run{}
+	for i, r := range runs {
+		index[r.ID], byID[r.ID] = i, r
+		r.Report = nil
+		out.Runs = append(out.Runs, r)
+	}
+	cond, args := d.where(q.Filter)
+	if err := d.readLabels(ctx, cond, args, byID); err != nil {
+		return nil, err
+	}
+	sel := `SELECT m.run_id, m.stage, m.label, l.position, m.metric, m.value, l.interrupted, l.client_bottleneck
+		FROM level_metrics m JOIN levels l ON l.run_id = m.run_id AND l.stage = m.stage AND l.label = m.label
+		JOIN runs r ON r.run_id = m.run_id WHERE ` + cond
+	if q.Stage != "" {
+		sel += " AND m.stage = ?"
+		args = append(args, q.Stage)
+	}
+	if q.Label != "" {
+		sel += " AND m.label = ?"
+		args = append(args, q.Label)
+	}
+	if len(q.Metrics) > 0 {
+		sel += " AND m.metric IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(q.Metrics)), ", ") + ")"
+		for _, m := range q.Metrics {
+			args = append(args, m)
+		}
+	}
+	err = d.each(ctx, sel, args, func(sc func(...any) error) error {
+		var v Value
+		var id string
+		var interrupted, bottleneck bool
+		if err := sc(&id, &v.Stage, &v.Label, &v.Position, &v.Metric, &v.Value, &interrupted, &bottleneck); err != nil {
+			return err
+		}
+		i, ok := index[id]
+		if !ok {
+			return nil
+		}
+		v.Run, v.Judgeable = i, !interrupted && !bottleneck
+		out.Values = append(out.Values, v)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out.Values, func(i, j int) bool { return out.Values[i].Run < out.Values[j].Run })
+	return out, nil
+}
+
+// Tables are the schema's tables.
+var Tables = []string{"schema_version", "runs", "run_labels", "stages", "levels", "level_metrics", "level_records", "checks", "requests"}
+
+// CountRows counts every table's rows.
+func (d *DB) CountRows(ctx context.Context) (map[string]int64, error) {
+	out := map[string]int64{}
+	for _, t := range Tables {
+		var n int64
+		if err := d.db.QueryRowContext(ctx, "SELECT COUNT(*) FROM "+t).Scan(&n); err != nil {
+			return nil, d.fail(err)
+		}
+		out[t] = n
+	}
+	return out, nil
+}
+
+// BoardRuns are the runs f selects as the board reads them (board.FromReport
+// of each published report, named by the directory it was published from),
+// so a board drawn from the database is the board of those directories.
+func (d *DB) BoardRuns(ctx context.Context, f Filter) ([]board.Run, error) {
+	runs, err := d.Runs(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]board.Run, len(runs))
+	for i, r := range runs {
+		out[i] = board.FromReport(r.Report, r.Source)
+	}
+	return out, nil
+}
