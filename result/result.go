@@ -374,6 +374,27 @@ type Report struct {
 	// Comparison says how the levels were compared with the baseline's
 	// (each point's baseline_comparison); nil without a baseline.
 	Comparison *ComparisonSummary `json:"comparison,omitempty"`
+	// Export is each export target's account of the run (--export, the
+	// plan's export block); empty without one.
+	Export []ExportStat `json:"export,omitempty"`
+}
+
+// ExportStat is one export target's account of a run: the samples it sent
+// and those it dropped (a slow, down or refusing receiver, a full queue).
+type ExportStat struct {
+	// To is the protocol: prometheus-rw or otlp.
+	To string `json:"to"`
+	// URL is where the samples went, shown without credentials.
+	URL string `json:"url"`
+	// RunID is the run_id label every sample carried.
+	RunID   string `json:"run_id"`
+	Sent    int    `json:"sent"`
+	Dropped int    `json:"dropped"`
+	// LostEvents counts level events the exporter's goroutine was too far
+	// behind to take (their figures are missing, not late).
+	LostEvents int `json:"lost_events,omitempty"`
+	// LastError is why the last dropped samples were dropped.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // StageNamed returns the report's stage called name, or nil (also for a nil

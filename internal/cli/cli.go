@@ -60,6 +60,7 @@ usage:
   runner compare BASE NEW           each metric's change between two runs, with its interval and verdict
   runner report DIR                 recompute a result directory's reports from its records
   runner merge SHARD_DIR... --out DIR  one result directory from a sharded run's shards
+  runner export DIR --to PROTO=URL  send a finished run's final points to Prometheus or OTLP
   runner version                    print the version
 
 "runner COMMAND --help" describes a command's flags.
@@ -80,6 +81,7 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 	"compare":  cmdCompare,
 	"report":   cmdReport,
 	"merge":    cmdMerge,
+	"export":   cmdExport,
 	"version":  cmdVersion,
 }
 

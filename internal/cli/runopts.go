@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnerbench/runner/export"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/scenario"
 )
@@ -57,6 +58,9 @@ type RunOptions struct {
 	StartAt    string
 	SlotWarmup time.Duration
 	SlotDrain  time.Duration
+	// Export are --export's targets; ExportInterval is --export-interval.
+	Export         []export.Target
+	ExportInterval time.Duration
 }
 
 // HasReport reports whether format was asked for.
@@ -87,6 +91,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	var pf planFlags
 	pf.register(fs)
 	o.registerShardFlags(fs)
+	o.registerExportFlags(fs)
 	pos, err := parseArgs(env, fs, runSynopsis, args)
 	if err != nil {
 		return nil, err
