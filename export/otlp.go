@@ -38,6 +38,9 @@ func otlpMetrics(b *batch) []*metricspb.Metric {
 	out := make([]*metricspb.Metric, 0, len(b.series))
 	for i := range b.series {
 		s := &b.series[i]
+		if !inOTLP(s.name) {
+			continue
+		}
 		m := &metricspb.Metric{Name: s.name.OTel(), Unit: s.name.unit.otel}
 		attrs := attributes(s.labels)
 		switch s.name.typ {
@@ -84,8 +87,15 @@ func str(k, v string) *commonpb.KeyValue {
 	return &commonpb.KeyValue{Key: k, Value: &commonpb.AnyValue{Value: &commonpb.AnyValue_StringValue{StringValue: v}}}
 }
 
+// inOTLP says whether OTLP carries n: not the live latency summaries,
+// which the semantic conventions' histograms carry there.
+func inOTLP(n name) bool { return n != liveTTFT && n != liveITL && n != liveE2E }
+
 // otlpSamples counts what encodeOTLP sends of s.
 func otlpSamples(s *series) int {
+	if !inOTLP(s.name) {
+		return 0
+	}
 	switch s.name.typ {
 	case summary:
 		n := 2
