@@ -12,7 +12,7 @@ import (
 // takes samples only near the present), and returns each target's account.
 // The run id is the live run's (RunID of its plan hash and start).
 func SendReport(ctx context.Context, o Options, rep *result.Report) []result.ExportStat {
-	o.Plan, o.RunID = rep.Plan.Name, RunID(rep.Plan.Hash, rep.StartedAt)
+	o.Plan, o.RunID, o.Labels = rep.Plan.Name, RunID(rep.Plan.Hash, rep.StartedAt), rep.Labels
 	base := runLabels(o.Plan, o.RunID, o.Labels)
 	b := &batch{at: time.Now(), start: rep.StartedAt}
 	for _, st := range rep.Stages {

@@ -38,6 +38,8 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, base *B
 		RunnerVersion: h.RunnerVersion,
 		Plan:          h.Plan,
 		StartedAt:     h.StartedAt,
+		Labels:        h.Labels,
+		Host:          h.Host,
 		Stages:        []result.Stage{},
 	}
 	if end == nil {

@@ -32,7 +32,11 @@ type Options struct {
 	Baseline *Baseline
 	// RunnerVersion is written into the report.
 	RunnerVersion string
-	Logger        zerolog.Logger
+	// Labels are added to the plan's labels, overriding the plan's value of a
+	// key both have (--label); Host is the machine's name (empty: unknown).
+	Labels result.Labels
+	Host   string
+	Logger zerolog.Logger
 	// OnProgress receives live progress of the level being run; may be nil.
 	OnProgress func(runner.Progress)
 	// OnLevelDone is called after each level's records are durable; may be nil.
@@ -60,6 +64,8 @@ func Run(ctx context.Context, o Options) (*result.Report, error) {
 		RunnerVersion: o.RunnerVersion,
 		Plan:          result.Plan{Name: o.Plan.Name, Path: o.Plan.Path, Hash: o.Plan.Hash},
 		StartedAt:     utcNow(),
+		Labels:        o.Plan.Labels.With(o.Labels),
+		Host:          o.Host,
 	}
 	for _, st := range o.Stages {
 		h.Stages = append(h.Stages, st.Name)
@@ -104,7 +110,7 @@ func (r *run) startExport(h *records.Header) error {
 		return nil
 	}
 	eo := *o
-	eo.Plan, eo.RunID = h.Plan.Name, export.RunID(h.Plan.Hash, h.StartedAt)
+	eo.Plan, eo.RunID, eo.Labels = h.Plan.Name, export.RunID(h.Plan.Hash, h.StartedAt), h.Labels
 	eo.Warn = func(msg string) { r.log.Warn().Msg(msg) }
 	exp, err := export.New(eo)
 	if err != nil {

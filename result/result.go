@@ -360,6 +360,12 @@ type Report struct {
 	Plan          Plan      `json:"plan"`
 	StartedAt     time.Time `json:"started_at"`
 	EndedAt       time.Time `json:"ended_at"`
+	// Labels say what the run is (the plan's labels, overridden by --label):
+	// at most 64, a key a letter then letters, digits, '_', '.' or '-' (at
+	// most 64 bytes), a value one line of at most 256 bytes; untrusted text.
+	Labels Labels `json:"labels,omitempty"`
+	// Host is the machine that ran it (Facts.Host).
+	Host string `json:"host,omitempty"`
 	// StopReason is completed, interrupted or error.
 	StopReason string   `json:"stop_reason"`
 	Verdict    string   `json:"verdict"` // pass | fail

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/result"
 )
 
 // Upper bounds on load parameters. A plan asking for more is almost certainly
@@ -112,6 +113,7 @@ func (v *validator) validate() {
 	} else {
 		v.name("name", p.Name)
 	}
+	v.labels(p.Labels)
 	if len(p.Endpoints) == 0 {
 		v.errf("endpoints", "no endpoints: define at least one under endpoints:")
 	}
@@ -164,6 +166,24 @@ func (v *validator) export(path string, e *Export) {
 	for k := range e.Headers {
 		if strings.ContainsAny(k, " :\r\n") || k == "" {
 			v.errf(path+".headers."+k, "%s: %q is not a valid header name", path, k)
+		}
+	}
+}
+
+// labels checks the plan's labels against the limits every output relies on.
+func (v *validator) labels(l result.Labels) {
+	if len(l) > result.MaxLabels {
+		v.errf("labels", "labels: %d labels, more than %d", len(l), result.MaxLabels)
+	}
+	for _, k := range l.Keys() {
+		if err := result.CheckLabelKey(k); err != nil {
+			at, ok := v.keyAt["labels."+k]
+			if !ok {
+				at = v.pos("labels." + k)
+			}
+			v.probs.add(at, "labels: %v", err)
+		} else if err := result.CheckLabelValue(k, l[k]); err != nil {
+			v.errf("labels."+k, "labels: %v", err)
 		}
 	}
 }

@@ -61,6 +61,7 @@ usage:
   runner report DIR                 recompute a result directory's reports from its records
   runner merge SHARD_DIR... --out DIR  one result directory from a sharded run's shards
   runner export DIR --to PROTO=URL  send a finished run's final points to Prometheus or OTLP
+  runner board DIR...               many runs side by side: leaderboards and Pareto frontiers
   runner version                    print the version
 
 "runner COMMAND --help" describes a command's flags.
@@ -82,6 +83,7 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 	"report":   cmdReport,
 	"merge":    cmdMerge,
 	"export":   cmdExport,
+	"board":    cmdBoard,
 	"version":  cmdVersion,
 }
 

@@ -109,7 +109,7 @@ func TestExportToPrometheus(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	env := map[string]string{"EXPORT_TOKEN": "tok-7777-secret", "RUNNER_ALLOW_ENV": "EXPORT_TOKEN@127.0.0.1"}
 	code, stdout, stderr := runCLI(t, env, "run", plan, "--out", out, "--no-progress", "--report", "json",
-		"--export", "prometheus-rw="+prom.Origin+"/api/v1/write", "--export-interval", "200ms")
+		"--export", "prometheus-rw="+prom.Origin+"/api/v1/write", "--export-interval", "200ms", "--label", "team=infra")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
 	}
@@ -171,7 +171,7 @@ func checkFinalPoints(t *testing.T, origin, runID string, rep *result.Report, ex
 		}
 		for _, s := range got {
 			m := s.Metric
-			if m["plan"] != "exported" || m["stage"] != "sweep" || m["endpoint"] != "sim" {
+			if m["plan"] != "exported" || m["stage"] != "sweep" || m["endpoint"] != "sim" || m["team"] != "infra" {
 				t.Errorf("%s: labels %v", c.name, m)
 			}
 			var p *result.Point

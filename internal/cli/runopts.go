@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/runnerbench/runner/export"
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -44,6 +46,9 @@ type RunOptions struct {
 	LogLevel  string
 	// NoProgress turns the live progress display off.
 	NoProgress bool
+	// Labels are --label k=v (repeatable): added to the plan's labels,
+	// overriding a key the plan gives too.
+	Labels result.Labels
 	// AllowEnv and AllowDirs are what the job allows the plan to read
 	// (--allow-env, with RUNNER_ALLOW_ENV; --allow-dir): the plan cannot
 	// widen them.
@@ -65,6 +70,23 @@ type RunOptions struct {
 
 // HasReport reports whether format was asked for.
 func (o *RunOptions) HasReport(format string) bool { return slices.Contains(o.Reports, format) }
+
+// labelFlag is the repeatable --label key=value; a later value of a key
+// wins, as it does over the plan's.
+type labelFlag result.Labels
+
+func (l labelFlag) String() string { return result.Labels(l).String() }
+func (l labelFlag) Set(v string) error {
+	k, val, err := result.ParseLabel(v)
+	if err != nil {
+		return err
+	}
+	if _, ok := l[k]; !ok && len(l) >= result.MaxLabels {
+		return fmt.Errorf("more than %d labels", result.MaxLabels)
+	}
+	l[k] = val
+	return nil
+}
 
 // stringList is a repeatable string flag.
 type stringList []string
@@ -92,9 +114,14 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	pf.register(fs)
 	o.registerShardFlags(fs)
 	o.registerExportFlags(fs)
+	labels := labelFlag{}
+	fs.Var(&labels, "label", "`key=value` recorded with the run, adding to or overriding the plan's labels (repeatable; a key is a letter then letters, digits, _ . -, at most 64 bytes; a value one line of at most 256 bytes)")
 	pos, err := parseArgs(env, fs, runSynopsis, args)
 	if err != nil {
 		return nil, err
+	}
+	if len(labels) > 0 {
+		o.Labels = result.Labels(labels)
 	}
 	o.AllowEnv, o.AllowDirs = pf.allowEnv, pf.allowDirs
 	switch len(pos) {
