@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -97,22 +98,10 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 			n++
 		}
 	}
-	w.Header().Set("X-Prometheus-Remote-Write-Samples-Written", itoa(n))
+	w.Header().Set("X-Prometheus-Remote-Write-Samples-Written", strconv.Itoa(n))
 	w.WriteHeader(http.StatusNoContent)
 }
 
-func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
-
-func fmtInt(n int) string {
-	if n == 0 {
-		return "0"
-	}
-	var b []byte
-	for ; n > 0; n /= 10 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-	}
-	return string(b)
-}
 
 func (r *receiver) value(t *testing.T, name, labelPart string) float64 {
 	t.Helper()
@@ -218,7 +207,7 @@ func TestHungReceiverIsNeverInTheWay(t *testing.T) {
 	}
 	start := time.Now()
 	for lvl := range 20 {
-		stage := "s" + fmtInt(lvl)
+		stage := "s" + strconv.Itoa(lvl)
 		feed(e, stage, 5000, &result.Point{Completed: 1})
 		time.Sleep(5 * time.Millisecond)
 	}
@@ -265,7 +254,7 @@ func TestRefusedAndRedirected(t *testing.T) {
 	defer elsewhere.Close()
 	redirect := httptest.NewServer(http.RedirectHandler(elsewhere.URL+"/api/v1/write", http.StatusTemporaryRedirect))
 	defer redirect.Close()
-	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", 503) }))
+	failing := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { http.Error(w, "no", http.StatusServiceUnavailable) }))
 	defer failing.Close()
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedURL := closed.URL
