@@ -16,6 +16,8 @@ import (
 
 	"github.com/klauspost/compress/snappy"
 	writev2 "github.com/prometheus/client_golang/exp/api/remote/genproto/v2"
+	metricspb "go.opentelemetry.io/proto/otlp/metrics/v1"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/runnerbench/runner/result"
@@ -287,5 +289,59 @@ func TestRunID(t *testing.T) {
 	a, b := RunID("h", at), RunID("h", at.In(time.FixedZone("x", 3600)))
 	if a != b || len(a) != 12 || RunID("h", at.Add(1)) == a || RunID("g", at) == a {
 		t.Errorf("run ids %s %s", a, b)
+	}
+}
+
+// TestOTLPBody: the body is one ExportMetricsServiceRequest field of
+// ResourceMetrics, whose metrics carry the semantic conventions' histograms
+// (not Runner's latency summaries), the final point's gauges and counters
+// as cumulative monotonic sums, each with the level's attributes.
+func TestOTLPBody(t *testing.T) {
+	lv := &level{stage: "s", label: "c=4", endpoint: "sim", labels: levelLabels(runLabels("p", "r", nil), "s", "c=4", "sim"), sum: newDelta()}
+	for i := range 10 {
+		lv.sum.request(&result.Request{OK: true, E2EMs: 50 + float64(i), TTFTMs: ms(15), OutputTokens: 100})
+	}
+	series := append(lv.liveSeries(), pointSeries(&result.Point{Completed: 10, TTFTP95Ms: ms(15)}, lv.labels)...)
+	body, err := encodeOTLP(&batch{at: time.Now(), series: series})
+	if err != nil {
+		t.Fatal(err)
+	}
+	num, typ, n := protowire.ConsumeTag(body)
+	if num != 1 || typ != protowire.BytesType || n < 0 {
+		t.Fatalf("not a resource_metrics field: %d %d", num, typ)
+	}
+	inner, m := protowire.ConsumeBytes(body[n:])
+	if m != len(body)-n {
+		t.Fatalf("trailing bytes after resource_metrics")
+	}
+	var rm metricspb.ResourceMetrics
+	if err := proto.Unmarshal(inner, &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]*metricspb.Metric{}
+	for _, x := range rm.ScopeMetrics[0].Metrics {
+		got[x.Name] = x
+	}
+	if h := got["gen_ai.client.operation.duration"].GetHistogram(); h == nil || h.DataPoints[0].Count != 10 || h.DataPoints[0].BucketCounts[3] != 10 {
+		t.Errorf("E2E histogram (10 values in (0.04, 0.08]]): %v", h)
+	}
+	if tok := got["gen_ai.client.token.usage"].GetHistogram(); tok == nil || tok.DataPoints[0].BucketCounts[4] != 10 || tok.DataPoints[0].Max != nil {
+		t.Errorf("token usage (10 values in (64, 256]]): %v", tok)
+	}
+	if g := got["runner.level.ttft_p95"]; g.GetGauge().GetDataPoints()[0].GetAsDouble() != 0.015 || g.Unit != "s" {
+		t.Errorf("ttft_p95: %v", g)
+	}
+	if s := got["runner.level.completed_requests"].GetSum(); s == nil || !s.IsMonotonic || s.DataPoints[0].GetAsDouble() != 10 {
+		t.Errorf("completed: %v", s)
+	}
+	if got["runner.ttft"] != nil || got["runner.e2e"] != nil || got["runner.dispatch_lag"].GetSummary() == nil {
+		t.Errorf("OTLP carries the latencies as histograms and the dispatch lag as a summary")
+	}
+	attrs := map[string]string{}
+	for _, kv := range got["runner.level.ttft_p95"].GetGauge().DataPoints[0].Attributes {
+		attrs[kv.Key] = kv.Value.GetStringValue()
+	}
+	if attrs["plan"] != "p" || attrs["run_id"] != "r" || attrs["stage"] != "s" || attrs["level"] != "c=4" || attrs["endpoint"] != "sim" {
+		t.Errorf("attributes %v", attrs)
 	}
 }

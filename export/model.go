@@ -24,9 +24,11 @@ type series struct {
 	qs    []float64
 	sum   float64
 	count uint64
-	// histogram: counts per bucket of bounds (len(bounds)+1), min and max.
+	// histogram: counts per bucket of bounds (len(bounds)+1), and min and
+	// max when minMax is set.
 	bounds []float64
 	counts []uint64
+	minMax bool
 	min    float64
 	max    float64
 }
@@ -167,7 +169,7 @@ func histoOf(n name, labels []label, h *hist.Histogram, sumMs float64, bounds []
 		s.counts[j] += uint64(b.Count)
 		s.count += uint64(b.Count)
 		if i == 0 {
-			s.min = v
+			s.min, s.minMax = v, true
 		}
 		s.max = v
 	}

@@ -63,7 +63,7 @@ func otlpMetrics(b *batch) []*metricspb.Metric {
 		case histo:
 			dp := &metricspb.HistogramDataPoint{Attributes: attrs, StartTimeUnixNano: start, TimeUnixNano: at,
 				Count: s.count, Sum: &s.sum, BucketCounts: s.counts, ExplicitBounds: s.bounds}
-			if s.count > 0 {
+			if s.minMax {
 				dp.Min, dp.Max = &s.min, &s.max
 			}
 			m.Data = &metricspb.Metric_Histogram{Histogram: &metricspb.Histogram{
