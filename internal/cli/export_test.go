@@ -218,3 +218,32 @@ func checkLive(t *testing.T, origin, runID string, rep *result.Report) {
 		}
 	}
 }
+
+// TestValidatePrintRedactsExport: a printed plan shows no export credential.
+func TestValidatePrintRedactsExport(t *testing.T) {
+	plan := writePlan(t, `version: 1
+name: t
+endpoints:
+  e: {simulator: {}}
+prompts:
+  p: {inline: [hi]}
+export:
+  - to: prometheus-rw
+    url: "http://u:hunter22@127.0.0.1:9/api/v1/write?token=tok-abc"
+    headers: {Authorization: "Bearer ${KEY}"}
+stages:
+  - {name: s, endpoint: e, prompts: p, concurrency: [1]}
+`)
+	code, out, errs := runCLI(t, map[string]string{"KEY": "sk-export-9", "RUNNER_ALLOW_ENV": "KEY@127.0.0.1"}, "validate", "--print", plan)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, secret := range []string{"hunter22", "tok-abc", "sk-export-9"} {
+		if strings.Contains(out+errs, secret) {
+			t.Errorf("validate --print shows %q:\n%s", secret, out)
+		}
+	}
+	if !strings.Contains(out, "127.0.0.1:9/api/v1/write") || !strings.Contains(out, "[REDACTED]") {
+		t.Errorf("the export block is not shown redacted:\n%s", out)
+	}
+}
