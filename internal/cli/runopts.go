@@ -39,6 +39,9 @@ type RunOptions struct {
 	Quiet bool
 	// Baseline is a previous report.json that checks can compare against.
 	Baseline string
+	// FailInconclusive is --fail-inconclusive: a comparison with the
+	// baseline that could judge nothing it matched fails the run.
+	FailInconclusive bool
 	// Stages limits the run to these stages (all when empty), in plan order.
 	Stages []string
 	// LogFormat is text or json; LogLevel is debug, info, warn or error.
@@ -88,6 +91,14 @@ func (l labelFlag) Set(v string) error {
 	return nil
 }
 
+// failInconclusiveUsage is --fail-inconclusive's help, one for every command.
+const failInconclusiveUsage = "exit 1 when the comparison with the baseline could judge nothing it matched (every gated comparison inconclusive)"
+
+// registerGateFlags registers the baseline gate's flags of run, report and merge.
+func (o *RunOptions) registerGateFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.FailInconclusive, "fail-inconclusive", false, failInconclusiveUsage)
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -106,6 +117,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout, and only warnings and errors on stderr")
 	fs.StringVar(&o.Baseline, "baseline", "", "a previous run (its result `dir`ectory or report.json) to compare each level with; checks read it as baseline and worse()")
+	o.registerGateFlags(fs)
 	fs.Var(&stages, "stage", "run only this stage `name` (repeatable)")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
