@@ -104,7 +104,6 @@ func (r *receiver) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.WriteHeader(http.StatusNoContent)
 }
 
-
 func (r *receiver) value(t *testing.T, name, labelPart string) float64 {
 	t.Helper()
 	r.mu.Lock()
