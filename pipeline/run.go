@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/export"
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
@@ -46,6 +48,9 @@ type Options struct {
 	// Sharding makes the run one shard of a sharded run, or schedules its
 	// levels (runner.NewSharding; nil: a whole run, levels back to back).
 	Sharding *runner.Sharding
+	// Export sends the run's figures to Prometheus or OpenTelemetry while it
+	// runs (nil, or no targets: none). Plan, RunID and Warn are filled in.
+	Export *export.Options
 }
 
 // Run runs the plan's stages and returns the report, also when the run is
@@ -69,8 +74,12 @@ func Run(ctx context.Context, o Options) (*result.Report, error) {
 	describeSharding(h, o.Sharding)
 	r := &run{o: o, log: o.Logger}
 	r.write(records.Entry{Kind: records.KindRun, Run: h})
+	if err := r.startExport(h); err != nil {
+		return nil, err
+	}
 	stages, runErr := r.execute(ctx)
 	end := &records.End{EndedAt: utcNow(), StopReason: result.StopCompleted}
+	r.closeExport(end)
 	switch {
 	case ctx.Err() != nil:
 		end.StopReason = result.StopInterrupted
@@ -88,6 +97,48 @@ type run struct {
 	o        Options
 	log      zerolog.Logger
 	writeErr error // the first failure to write a record
+	exp      *export.Exporter
+	runID    string
+}
+
+// exportDrain is how long the end of a run waits for queued export batches.
+const exportDrain = 5 * time.Second
+
+// startExport starts the exporter, when the run exports.
+func (r *run) startExport(h *records.Header) error {
+	o := r.o.Export
+	if o == nil || len(o.Targets) == 0 {
+		return nil
+	}
+	eo := *o
+	eo.Plan, eo.RunID, eo.Labels = h.Plan.Name, export.RunID(h.Plan.Hash, h.StartedAt), h.Labels
+	eo.Warn = func(msg string) { r.log.Warn().Msg(msg) }
+	exp, err := export.New(eo)
+	if err != nil {
+		return fmt.Errorf("export: %w", err)
+	}
+	r.exp, r.runID = exp, eo.RunID
+	for _, t := range eo.Targets {
+		r.log.Info().Str("to", t.To).Str("url", t.Shown()).Str("run_id", eo.RunID).Msg("exporting")
+	}
+	return nil
+}
+
+// closeExport lets queued batches go (for at most exportDrain) and records
+// each target's account, with a warning for one that dropped samples.
+func (r *run) closeExport(end *records.End) {
+	if r.exp == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), exportDrain)
+	defer cancel()
+	for _, st := range r.exp.Close(ctx) {
+		st.RunID = r.runID
+		end.Export = append(end.Export, st)
+		if w := export.Warning(st); w != "" {
+			end.Warnings = append(end.Warnings, w)
+		}
+	}
 }
 
 // execute starts the endpoints and runs the stages. It returns an error only
@@ -164,8 +215,11 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 			baseURL = srv.URL()
 			r.log.Info().Str("endpoint", name).Str("url", baseURL).Msg("simulator started")
 		}
-		eng, err := runner.NewEngine(runner.Target{Name: name, Endpoint: ep, BaseURL: baseURL},
-			runner.Options{Logger: r.log, OnProgress: r.o.OnProgress, Sharding: r.o.Sharding})
+		opts := runner.Options{Logger: r.log, OnProgress: r.o.OnProgress, Sharding: r.o.Sharding}
+		if r.exp != nil {
+			opts.OnProgress, opts.OnGaps = r.exportProgress(r.o.OnProgress), r.exp.Gaps
+		}
+		eng, err := runner.NewEngine(runner.Target{Name: name, Endpoint: ep, BaseURL: baseURL}, opts)
 		if err != nil {
 			return engines, closeAll, fmt.Errorf("endpoint %s: %w", name, err)
 		}
@@ -208,17 +262,29 @@ func (r *run) sync() {
 	}
 }
 
+// exportProgress hands the engine's progress to the exporter, and to next.
+func (r *run) exportProgress(next func(runner.Progress)) func(runner.Progress) {
+	return func(p runner.Progress) {
+		r.exp.Progress(p.Stage, p.Level, p.Sent, p.InFlight)
+		if next != nil {
+			next(p)
+		}
+	}
+}
+
 // stageSink is where a stage's records go: to the record files, and to the
 // stage's aggregate, which computes each level's point.
 type stageSink struct {
-	run  *run
-	agg  *aggregate.Stage
-	plan *scenario.Stage
+	run      *run
+	agg      *aggregate.Stage
+	plan     *scenario.Stage
+	endpoint string
 }
 
 func (s *stageSink) StageStarted(st *result.StageRecord) {
 	s.run.write(stageEntry(st, s.plan))
 	s.agg.StageStarted(st)
+	s.endpoint = st.Endpoint.Name
 }
 
 func (s *stageSink) LevelStarted(rec *result.LevelRecord) {
@@ -226,6 +292,9 @@ func (s *stageSink) LevelStarted(rec *result.LevelRecord) {
 	start.Start = utcNow() // the level's warm-ups begin: an upper bound on its window's start
 	s.run.write(records.Entry{Kind: records.KindLevelStart, Level: &start})
 	s.agg.LevelStarted(rec)
+	if e := s.run.exp; e != nil {
+		e.LevelStarted(rec.Stage, rec.Level, rec.Spec.Label, s.endpoint)
+	}
 }
 
 // Request is called concurrently by the engine's workers.
@@ -236,6 +305,9 @@ func (s *stageSink) Request(req *result.Request) {
 		}
 	}
 	s.agg.Request(req)
+	if e := s.run.exp; e != nil {
+		e.Request(req)
+	}
 }
 
 func (s *stageSink) LevelDone(rec *result.LevelRecord) result.Point {
@@ -245,6 +317,9 @@ func (s *stageSink) LevelDone(rec *result.LevelRecord) result.Point {
 		f()
 	}
 	p := s.agg.LevelDone(rec)
+	if e := s.run.exp; e != nil {
+		e.LevelDone(rec.Stage, rec.Level, &p, &rec.ITL)
+	}
 	if f := s.run.o.OnLevel; f != nil {
 		f(rec.Stage, &p)
 	}

@@ -76,6 +76,8 @@ type End struct {
 	EndedAt    time.Time `json:"ended_at"`
 	StopReason string    `json:"stop_reason"`
 	Warnings   []string  `json:"warnings,omitempty"`
+	// Export is each export target's account of the run.
+	Export []result.ExportStat `json:"export,omitempty"`
 }
 
 // StageDone is how a stage ended.

@@ -418,6 +418,27 @@ type Report struct {
 	// plan's checks and SLOs than the run recorded (runner report DIR
 	// --plan NEW.yaml); Plan stays the plan that ran.
 	Regated *Regate `json:"regated,omitempty"`
+	// Export is each export target's account of the run (--export, the
+	// plan's export block); empty without one.
+	Export []ExportStat `json:"export,omitempty"`
+}
+
+// ExportStat is one export target's account of a run: the samples it sent
+// and those it dropped (a slow, down or refusing receiver, a full queue).
+type ExportStat struct {
+	// To is the protocol: prometheus-rw or otlp.
+	To string `json:"to"`
+	// URL is where the samples went, shown without credentials.
+	URL string `json:"url"`
+	// RunID is the run_id label every sample carried.
+	RunID   string `json:"run_id"`
+	Sent    int    `json:"sent"`
+	Dropped int    `json:"dropped"`
+	// LostEvents counts level events the exporter's goroutine was too far
+	// behind to take (their figures are missing, not late).
+	LostEvents int `json:"lost_events,omitempty"`
+	// LastError is why the last dropped samples were dropped.
+	LastError string `json:"last_error,omitempty"`
 }
 
 // StageNamed returns the report's stage called name, or nil (also for a nil

@@ -52,6 +52,8 @@ type Progress struct {
 	Done      int // measured requests finished (ok or failed)
 	Total     int // measured requests planned; 0 when bounded by duration only
 	Failed    int
+	Sent      int // measured requests sent so far (finished or in flight)
+	InFlight  int // measured requests on the wire now
 	Elapsed   time.Duration
 	OutputTPS float64 // output tokens of successes per second so far
 	// TTFTP50Ms and ITLP50Ms are the medians so far of the level's TTFT and
@@ -67,6 +69,10 @@ type Options struct {
 	Logger zerolog.Logger
 	// OnProgress receives a snapshot at most ~10 times a second per level; may be nil.
 	OnProgress func(Progress)
+	// OnGaps receives the inter-token gaps of measured requests as each
+	// worker folds a batch of them into its level (live export); it must be
+	// quick and must not keep the slice. May be nil.
+	OnGaps func([]time.Duration)
 	// Sharding makes the engine's stages one shard of a sharded run, or
 	// schedules their levels (nil: the whole run, levels back to back).
 	Sharding *Sharding

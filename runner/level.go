@@ -358,6 +358,9 @@ func (b *itlBatch) flush() {
 		b.lr.itl.Add(g)
 	}
 	b.lr.itlMu.Unlock()
+	if f := b.lr.e.opts.OnGaps; f != nil {
+		f(b.buf[:b.n])
+	}
 	b.n, b.live = 0, 0
 }
 

@@ -16,7 +16,9 @@ func (e *Engine) progress(lr *levelRun) (stop func()) {
 		p := Progress{
 			Stage: lr.sp.st.Name, Level: lr.idx, Label: lr.lvl.Spec.Label,
 			Done: int(lr.done.Load()), Total: lr.total * max(1, lr.sp.turns), Failed: int(lr.failed.Load()), Elapsed: el,
+			InFlight: int(lr.inFlight.Load()),
 		}
+		p.Sent = p.Done + p.InFlight
 		if s := el.Seconds(); s > 0 {
 			p.OutputTPS = float64(lr.outTok.Load()) / s
 		}

@@ -88,6 +88,8 @@ var (
 	Severities = []Severity{SeverityFail, SeverityWarn}
 	Sizings    = []Sizing{SizingCalibrated, SizingReference}
 	Formats    = []Format{FormatAuto, FormatJSONL, FormatShareGPT, FormatCSV}
+	// ExportProtocols are what an export block's to may say.
+	ExportProtocols = []string{"prometheus-rw", "otlp"}
 	// TraceFormats are the trace formats.
 	TraceFormats = []TraceFormat{TraceMooncake, TraceAzure, TraceRunner}
 )

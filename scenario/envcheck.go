@@ -130,6 +130,9 @@ func suggestHost(d destination) string {
 // receives it (zero when the URL is invalid). msg is set when a credential
 // would change the URL it is part of.
 func (v *validator) credentialSink(e *envString, i int) (dest destination, isCred bool, msg string) {
+	if x, rest := v.exportOf(e.path); x != nil {
+		return v.exportSink(e, i, x, rest)
+	}
 	name, ep := v.endpointOf(e.path)
 	if ep == nil {
 		return destination{}, false, ""
@@ -141,6 +144,35 @@ func (v *validator) credentialSink(e *envString, i int) (dest destination, isCre
 		}
 		return hostOf(ep.BaseURL), true, ""
 	case rest == "base_url" || rest == "metrics_url":
+		if e.read[i] == envValue && strings.ContainsAny(e.text[i], "/?#@[]&=\\ \t\r\n") {
+			return destination{}, false, "the value of environment variable " + e.parts[i].name +
+				" contains characters that would change the URL (one of / ? # @ & = [ ] \\ or white space): percent-encode them in the variable"
+		}
+		if !inURLCredential(e, i) {
+			return destination{}, false, ""
+		}
+		return hostOf(e.value()), true, ""
+	}
+	return destination{}, false, ""
+}
+
+// exportOf returns the export block path is in, and the rest of the path.
+func (v *validator) exportOf(path string) (*Export, string) {
+	for i, x := range v.plan.Export {
+		if rest, ok := strings.CutPrefix(path, fmt.Sprintf("export[%d].", i)); ok && x != nil {
+			return x, rest
+		}
+	}
+	return nil, ""
+}
+
+// exportSink is credentialSink for an export block: its headers' values
+// and the password or key parameter of its url go to the url's host.
+func (v *validator) exportSink(e *envString, i int, x *Export, rest string) (destination, bool, string) {
+	switch {
+	case strings.HasPrefix(rest, "headers."):
+		return hostOf(x.URL), true, ""
+	case rest == "url":
 		if e.read[i] == envValue && strings.ContainsAny(e.text[i], "/?#@[]&=\\ \t\r\n") {
 			return destination{}, false, "the value of environment variable " + e.parts[i].name +
 				" contains characters that would change the URL (one of / ? # @ & = [ ] \\ or white space): percent-encode them in the variable"

@@ -32,12 +32,29 @@ type Plan struct {
 	Prompts map[string]*PromptSet `yaml:"prompts" json:"prompts"`
 	// Stages run in order.
 	Stages []*Stage `yaml:"stages" json:"stages"`
+	// Export sends the run's figures to Prometheus (remote write) or
+	// OpenTelemetry (OTLP/HTTP) while it runs, beside --export's targets.
+	Export []*Export `yaml:"export,omitempty" json:"export,omitempty"`
 
 	// Path is the file the plan was loaded from, Source its bytes and Hash
 	// their sha256.
 	Path   string `yaml:"-" json:"-"`
 	Source []byte `yaml:"-" json:"-"`
 	Hash   string `yaml:"-" json:"-"`
+}
+
+// Export is one receiver of the run's figures. Its URL's credentials and its
+// headers' values follow the endpoints' rules: a credential must be allowed
+// for the URL's host (--allow-env NAME@HOST).
+type Export struct {
+	// To is the protocol: prometheus-rw (remote write 2.0) or otlp (OTLP/HTTP, protobuf).
+	To string `yaml:"to" json:"to"`
+	// URL is the remote-write URL (http://host:9090/api/v1/write), or the OTLP endpoint as in OTEL_EXPORTER_OTLP_ENDPOINT (Runner appends /v1/metrics).
+	URL string `yaml:"url" json:"url"`
+	// Headers are sent with every request (e.g. Authorization). Values are treated as secrets.
+	Headers map[string]Secret `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// Interval is how often a level's running figures are sent. Default 5s.
+	Interval Duration `yaml:"interval,omitempty" json:"interval,omitempty"`
 }
 
 // Endpoint is an OpenAI-compatible server, or the built-in simulator.

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -143,6 +144,29 @@ func (v *validator) validate() {
 			}
 		}
 		v.stage(path, s)
+	}
+	for i, e := range p.Export {
+		v.export(fmt.Sprintf("export[%d]", i), e)
+	}
+}
+
+// export checks one export block; a URL is shown without its credentials.
+func (v *validator) export(path string, e *Export) {
+	if e == nil {
+		v.errf(path, "%s: empty export: give to and url", path)
+		return
+	}
+	if !slices.Contains(ExportProtocols, e.To) {
+		v.errf(path+".to", "%s.to: %q is not one of %s", path, e.To, strings.Join(ExportProtocols, ", "))
+	}
+	if u, err := url.Parse(e.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		v.errf(path+".url", "%s.url: %s is not an http(s) URL such as http://127.0.0.1:9090/api/v1/write", path, redact.URL(e.URL))
+	}
+	v.nonNegDur(path+".interval", e.Interval)
+	for k := range e.Headers {
+		if strings.ContainsAny(k, " :\r\n") || k == "" {
+			v.errf(path+".headers."+k, "%s: %q is not a valid header name", path, k)
+		}
 	}
 }
 

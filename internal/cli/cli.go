@@ -63,6 +63,7 @@ usage:
   runner compare BASE NEW           each metric's change between two runs, with its interval and verdict
   runner report DIR                 recompute a result directory's reports from its records
   runner merge SHARD_DIR... --out DIR  one result directory from a sharded run's shards
+  runner export DIR --to PROTO=URL  send a finished run's final points to Prometheus or OTLP
   runner board DIR...               many runs side by side: leaderboards and Pareto frontiers
   runner publish DIR... --db DSN    write runs into a results database (SQLite or PostgreSQL)
   runner history --db DSN --plan P  each metric over time, with the runs where it changed
@@ -86,6 +87,7 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 	"compare":  cmdCompare,
 	"report":   cmdReport,
 	"merge":    cmdMerge,
+	"export":   cmdExport,
 	"board":    cmdBoard,
 	"publish":  cmdPublish,
 	"history":  cmdHistory,

@@ -87,9 +87,12 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 		Baseline:      baseline,
 		RunnerVersion: VersionString(), Logger: log,
 		Labels: opts.Labels, Host: hostName(),
-		OnProgress:  func(u runner.Progress) { progress.Update(reporters.ProgressUpdate(u)) },
+		OnProgress:  func(u runner.Progress) { progress.Update(progressUpdate(u)) },
 		OnLevelDone: progress.LevelDone,
 		Sharding:    sharding,
+	}
+	if o.Export, err = exportOptions(opts, p); err != nil {
+		return err
 	}
 	if !live {
 		// No progress bar (CI, a pipe, --no-progress): one log line per
@@ -209,6 +212,12 @@ func logLevel(log zerolog.Logger, stage string, p *result.Point) {
 		ev = ev.Int("max_in_flight", *p.MaxInFlight)
 	}
 	ev.Msg("level done")
+}
+
+// progressUpdate is the bar's part of the engine's progress.
+func progressUpdate(u runner.Progress) reporters.ProgressUpdate {
+	return reporters.ProgressUpdate{Stage: u.Stage, Level: u.Level, Label: u.Label, Done: u.Done,
+		Total: u.Total, Failed: u.Failed, Elapsed: u.Elapsed, OutputTPS: u.OutputTPS}
 }
 
 // hostName is the machine's name as the run's facts record it; empty when

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnerbench/runner/export"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
@@ -76,6 +77,9 @@ type RunOptions struct {
 	StartAt    string
 	SlotWarmup time.Duration
 	SlotDrain  time.Duration
+	// Export are --export's targets; ExportInterval is --export-interval.
+	Export         []export.Target
+	ExportInterval time.Duration
 }
 
 // HasReport reports whether format was asked for.
@@ -134,6 +138,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	var pf planFlags
 	pf.register(fs)
 	o.registerShardFlags(fs)
+	o.registerExportFlags(fs)
 	labels := labelFlag{}
 	fs.Var(&labels, "label", "`key=value` recorded with the run, adding to or overriding the plan's labels (repeatable; a key is a letter then letters, digits, _ . -, at most 64 bytes; a value one line of at most 256 bytes)")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 0, "how long to wait for each endpoint to answer before the first stage (`DUR`ation), instead of the plan's ready_timeout")

@@ -115,5 +115,13 @@ func redactURLs(p *scenario.Plan) *scenario.Plan {
 		e.BaseURL, e.MetricsURL = redact.URLInPlan(e.BaseURL), redact.URLInPlan(e.MetricsURL)
 		cp.Endpoints[name] = &e
 	}
+	cp.Export = make([]*scenario.Export, len(p.Export))
+	for i, x := range p.Export {
+		if x != nil {
+			y := *x
+			y.URL = redact.URLInPlan(y.URL)
+			cp.Export[i] = &y
+		}
+	}
 	return &cp
 }

@@ -100,9 +100,14 @@ func RepoRoot() (string, error) {
 // until GET /health answers 200. A port taken between choosing and binding
 // makes the process exit; that is retried on another port.
 func start(ctx context.Context, name, bin string, env, args []string) (*Engine, error) {
+	return startAt(ctx, name, "/health", bin, env, args)
+}
+
+// startAt is start for an engine whose health is answered at path health.
+func startAt(ctx context.Context, name, health, bin string, env, args []string) (*Engine, error) {
 	var last error
 	for range 3 {
-		e, err := startOnce(ctx, name, bin, env, args)
+		e, err := startOnce(ctx, name, health, bin, env, args)
 		if err == nil {
 			return e, nil
 		}
@@ -114,7 +119,7 @@ func start(ctx context.Context, name, bin string, env, args []string) (*Engine, 
 	return nil, last
 }
 
-func startOnce(ctx context.Context, name, bin string, env, args []string) (*Engine, error) {
+func startOnce(ctx context.Context, name, health, bin string, env, args []string) (*Engine, error) {
 	port, err := freePort()
 	if err != nil {
 		return nil, err
@@ -136,21 +141,21 @@ func startOnce(ctx context.Context, name, bin string, env, args []string) (*Engi
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	go func() { _ = e.cmd.Wait(); close(e.done) }()
-	if err := e.waitHealthy(ctx, 60*time.Second); err != nil {
+	if err := e.waitHealthy(ctx, health, 60*time.Second); err != nil {
 		e.Stop()
 		return nil, fmt.Errorf("%s on port %d: %w\n%s", name, port, err, e.Log())
 	}
 	return e, nil
 }
 
-// waitHealthy polls /health until it answers 200, the process exits or the
-// timeout passes.
-func (e *Engine) waitHealthy(ctx context.Context, timeout time.Duration) error {
+// waitHealthy polls health (/health) until it answers 200, the process
+// exits or the timeout passes.
+func (e *Engine) waitHealthy(ctx context.Context, health string, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	client := &http.Client{Timeout: 2 * time.Second}
 	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.Origin+"/health", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.Origin+health, nil)
 		if resp, err := client.Do(req); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {

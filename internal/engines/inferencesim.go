@@ -25,9 +25,15 @@ const simPackage = "github.com/llm-d/llm-d-inference-sim/cmd/llm-d-inference-sim
 // them, minutes on a small machine. A build that cannot reach the module
 // proxy is an *UnavailableError.
 func BuildInferenceSim(ctx context.Context, root string) (string, error) {
+	return buildTool(ctx, root, "llm-d-inference-sim", simPackage)
+}
+
+// buildTool builds the tools module's main package pkg into the user's
+// cache as name (see BuildInferenceSim).
+func buildTool(ctx context.Context, root, name, pkg string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		return "", &UnavailableError{Reason: "llm-d-inference-sim: no go command on PATH to build it"}
+		return "", &UnavailableError{Reason: name + ": no go command on PATH to build it"}
 	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
@@ -42,8 +48,8 @@ func BuildInferenceSim(ctx context.Context, root string) (string, error) {
 		return "", err
 	}
 	defer unlock()
-	bin := filepath.Join(dir, "llm-d-inference-sim")
-	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, simPackage)
+	bin := filepath.Join(dir, name)
+	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, pkg)
 	cmd.Dir = filepath.Join(root, "tools", "engines")
 	cmd.Env = append(os.Environ(), "GOWORK=off")
 	var out bytes.Buffer
@@ -51,9 +57,9 @@ func BuildInferenceSim(ctx context.Context, root string) (string, error) {
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(out.String())
 		if line, ok := offline(msg); ok {
-			return "", &UnavailableError{Reason: "llm-d-inference-sim: cannot fetch its modules (no module proxy?): " + line}
+			return "", &UnavailableError{Reason: name + ": cannot fetch its modules (no module proxy?): " + line}
 		}
-		return "", fmt.Errorf("building llm-d-inference-sim: %w\n%s", err, msg)
+		return "", fmt.Errorf("building %s: %w\n%s", name, err, msg)
 	}
 	return bin, nil
 }

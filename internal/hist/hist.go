@@ -89,6 +89,12 @@ func (h *Histogram) Merge(o *Histogram) {
 	}
 }
 
+// Reset empties h for reuse, keeping its memory.
+func (h *Histogram) Reset() {
+	h.h.Reset()
+	h.bars, h.barsN = nil, 0
+}
+
 // Bars returns the non-empty buckets in ascending order. The slice is shared:
 // do not modify it.
 func (h *Histogram) Bars() []Bar {

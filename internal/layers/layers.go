@@ -15,7 +15,7 @@ var Layers = [][]string{
 	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse"},
 	{"scenario", "sim", "search", "trace"}, // plan; the simulator; a capacity search's decisions; trace files
 	{"runner/servermetrics", "runner"},     // load
-	{"records"},                            // records
+	{"records", "export"},                  // records; sending figures to Prometheus or OpenTelemetry
 	{"aggregate", "comparison"},            // report: the points, and the comparison with a baseline
 	{"checks"},                             // checks
 	{"pipeline"},                           // run a plan
