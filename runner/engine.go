@@ -142,7 +142,7 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 		e.headers.Set("Authorization", "Bearer "+key)
 	}
 	e.headers.Set("Content-Type", "application/json")
-	e.headers.Set("Accept", "text/event-stream")
+	// Accept is the stage's protocol's media type, set on each request.
 	if u.Scheme == "https" {
 		if e.tlsConf, err = tlsConfig(t.Endpoint.TLS); err != nil {
 			return nil, fmt.Errorf("endpoint %s: %w", t.Name, err)

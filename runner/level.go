@@ -95,7 +95,7 @@ func (lr *levelRun) newWorker() *worker {
 	lr.itlMu.Lock()
 	lr.batches = append(lr.batches, b)
 	lr.itlMu.Unlock()
-	return lr.e.newWorker(lr.sp.path, b)
+	return lr.e.newWorker(lr.sp.proto, b)
 }
 
 // begin opens the measured window: the dispatcher calls it once, right

@@ -35,7 +35,7 @@ func (e *Engine) compileReplay(ctx context.Context, plan *scenario.Plan, sp *sta
 	if tr.Note != "" {
 		warns = append(warns, "trace "+tr.File+": "+tr.Note)
 	}
-	s, w := e.sizerFor(ctx, sp.api, false)
+	s, w := e.sizerFor(ctx, sp.proto, false)
 	if w != "" {
 		warns = append(warns, w)
 	}

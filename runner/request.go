@@ -17,6 +17,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/runner/sse"
 )
 
@@ -27,18 +28,20 @@ type job struct {
 	maxTokens int
 }
 
-// worker is one in-flight slot. Its SSE reader and chunk are reused from
+// worker is one in-flight slot. Its decoder and event are reused from
 // request to request, so reading a stream allocates nothing per chunk.
 type worker struct {
 	e     *Engine
-	path  string
-	rd    *sse.Reader
-	chunk sse.Chunk
-	itl   *itlBatch // nil for warm-ups: their token gaps are not measured
+	proto protocol.Protocol
+	dec   protocol.Decoder
+	ev    protocol.Event
+	// accept is the Accept header's value, shared read-only by the requests.
+	accept []string
+	itl    *itlBatch // nil for warm-ups: their token gaps are not measured
 }
 
-func (e *Engine) newWorker(path string, itl *itlBatch) *worker {
-	return &worker{e: e, path: path, rd: sse.NewReader(nil), itl: itl}
+func (e *Engine) newWorker(p protocol.Protocol, itl *itlBatch) *worker {
+	return &worker{e: e, proto: p, dec: p.NewDecoder(), accept: []string{p.MediaType()}, itl: itl}
 }
 
 // timeoutError is a request timeout; its message says which one struck.
@@ -69,8 +72,8 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	w.read(ctx, rctx, resp.Body, rec, wd)
 }
 
-// open sends the request and returns its response when it is a 200 event
-// stream; any other outcome is recorded in rec as a failure (false).
+// open sends the request and returns its response when it is a 200 of the
+// protocol's media type; any other outcome is recorded in rec as a failure (false).
 func (w *worker) open(ctx, rctx context.Context, body []byte, rec *result.Request, wd *watchdog) (*http.Response, bool) {
 	req, err := w.newRequest(rctx, body)
 	if err != nil {
@@ -88,12 +91,12 @@ func (w *worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	kind, msg := "", ""
 	if resp.StatusCode != http.StatusOK {
 		kind = "http_" + strconv.Itoa(resp.StatusCode)
-	} else if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	} else if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != w.proto.MediaType() {
 		ct := resp.Header.Get("Content-Type")
 		if ct == "" {
 			ct = "none"
 		}
-		kind, msg = result.ErrMalformed, "200 response is not an event stream (content-type "+ct+"): "
+		kind, msg = result.ErrMalformed, "200 response is not "+w.proto.Describe()+" (content-type "+ct+"): "
 	}
 	if kind == "" {
 		return resp, true
@@ -108,11 +111,12 @@ func (w *worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 // newRequest builds the POST of body to the worker's path, with the
 // endpoint's headers.
 func (w *worker) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.url(w.path), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.url(w.proto.Path()), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
 	req.Header = w.e.headers.Clone()
+	req.Header["Accept"] = w.accept
 	req.ContentLength = int64(len(body))
 	return req, nil
 }

@@ -2,13 +2,13 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -23,15 +23,10 @@ const (
 	warmupOutputTokens = 8
 )
 
-// reservedKeys are body fields extra_body may not replace: the engine's
-// measurement depends on them (a non-streaming answer has no TTFT).
-var reservedKeys = map[string]bool{"stream": true, "messages": true, "prompt": true}
-
 // stagePlan is a stage compiled for sending: how to build request i's body.
 type stagePlan struct {
 	st        *scenario.Stage
-	api       scenario.API
-	path      string
+	proto     protocol.Protocol // the API the stage speaks
 	pinned    bool
 	temp      float64
 	seed      int64
@@ -73,12 +68,9 @@ func (sp *stagePlan) sweep() Sweep {
 // twice.
 func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*stagePlan, []string, error) {
 	sp := &stagePlan{
-		st: st, api: st.API, path: "/chat/completions", pinned: st.Mode == scenario.ModePinned,
+		st: st, proto: protocol.Must(string(st.API)), pinned: st.Mode == scenario.ModePinned,
 		temp: *st.Temperature, seed: *st.Seed, warmups: *st.Warmup,
 		model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens,
-	}
-	if sp.api == scenario.APICompletions {
-		sp.path = "/completions"
 	}
 	ps := plan.PromptSet(st.Prompts)
 	if ps.Turns > 1 {
@@ -98,7 +90,7 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 	}
 	sp.shared = ps.Synthetic.SharedPrefix
 	var warns []string
-	s, w := e.sizerFor(ctx, sp.api, ps.Synthetic.Sizing == scenario.SizingReference)
+	s, w := e.sizerFor(ctx, sp.proto, ps.Synthetic.Sizing == scenario.SizingReference)
 	if w != "" {
 		warns = append(warns, w)
 	}
@@ -173,52 +165,14 @@ func (sp *stagePlan) promptIndex(seq int) *int {
 }
 
 // encode sets j's body: the stage's request fields around either chat
-// messages (nil: text as one user message) or, on completions, a prompt.
+// messages (nil: text is the prompt), as the stage's API encodes them.
 func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message) error {
-	body := make(map[string]any, 10+len(sp.extra))
-	for k, v := range sp.extra {
-		if !reservedKeys[k] {
-			body[k] = v
-		}
-	}
-	body["model"] = sp.model
-	body["max_tokens"] = j.maxTokens
-	if _, ok := sp.extra["temperature"]; !ok {
-		body["temperature"] = sp.temp
-	}
-	body["stream"] = true
-	// include_usage makes the server report usage (the preferred token count);
-	// other stream_options from extra_body are kept.
-	so := map[string]any{}
-	if m, ok := sp.extra["stream_options"].(map[string]any); ok {
-		for k, v := range m {
-			so[k] = v
-		}
-	}
-	so["include_usage"] = true
-	body["stream_options"] = so
-	if sp.pinned {
-		// vLLM/SGLang extension: emit exactly max_tokens so levels and runs
-		// are comparable; harmless on engines that ignore it. Never sent in
-		// natural mode, where the point is where the model stops.
-		body["ignore_eos"] = true
-	} else if _, ok := sp.extra["ignore_eos"]; !ok {
-		delete(body, "ignore_eos")
-	}
-	if sp.api == scenario.APIChat {
-		if messages == nil {
-			messages = []scenario.Message{{Role: "user", Content: text}}
-		}
-		body["messages"] = messages
-	} else {
-		if messages != nil {
-			text = flatten(messages)
-		}
-		body["prompt"] = text
-	}
-	b, err := json.Marshal(body)
+	b, err := sp.proto.Encode(&protocol.Request{
+		Model: sp.model, MaxTokens: j.maxTokens, Temperature: sp.temp, Pinned: sp.pinned,
+		Extra: sp.extra, Messages: messages, Text: text,
+	})
 	if err != nil {
-		return fmt.Errorf("encoding request body (extra_body?): %w", err)
+		return err
 	}
 	j.body = b
 	return nil
@@ -242,18 +196,6 @@ func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
 	pw := max(1, int(math.Round(float64(sh.PrefixTokens-prefixTagTokens)/sp.sizer.tokensPerWord())))
 	prefix := fmt.Sprintf("[prefix-%d] %s", g, fillerBody(pw))
 	return prefix + " " + leadNonce(nonce, fillerBody(sp.sizer.words(max(1, n-sh.PrefixTokens))))
-}
-
-// flatten turns chat messages into one completions prompt.
-func flatten(ms []scenario.Message) string {
-	var b []byte
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, '\n')
-		}
-		b = append(b, m.Content...)
-	}
-	return string(b)
 }
 
 // RunStage runs every level of st, sending the stage's records to sink as

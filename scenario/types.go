@@ -7,6 +7,7 @@ package scenario
 import (
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/sim/simconfig"
 	"github.com/runnerbench/runner/trace"
 )
@@ -152,11 +153,9 @@ type Prompt struct {
 	Index int `json:"-"`
 }
 
-// Message is one chat message.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
+// Message is one chat message (the protocol's, so a prompt's messages go
+// into a request as they are).
+type Message = protocol.Message
 
 // Synthetic describes generated prompts.
 type Synthetic struct {
