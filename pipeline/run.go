@@ -109,7 +109,7 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		if r.o.Baseline != nil {
 			sink.agg.KeepSamples() // for the comparison with the baseline
 		}
-		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan, st, sink)
+		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan.LoadPlan(st), sink)
 		done := &records.StageDone{Name: st.Name}
 		if err != nil && ctx.Err() == nil {
 			done.Error = err.Error()

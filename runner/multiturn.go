@@ -185,21 +185,21 @@ func (sp *stagePlan) buildTurn(level int, c *conversation, turn int) (*job, erro
 // worker.
 type conversations struct {
 	mu   sync.Mutex
-	bufs map[*worker]*replyBuf // each worker's reply capture buffer
+	bufs map[*Worker]*replyBuf // each worker's reply capture buffer
 }
 
 // prepare builds the first turn of conversation seq.
-func (cs *conversations) prepare(lr *levelRun, seq int) prepared {
+func (cs *conversations) prepare(lr *LevelRun, seq int) Prepared {
 	c := &conversation{idx: seq, nonce: lr.sp.nonces.next()}
 	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
 	rec.Turn = 1
 	rec.Nonce = c.nonce
 	j, err := lr.sp.buildTurn(lr.idx, c, 1)
-	return prepared{rec: rec, job: j, err: err, conv: c}
+	return Prepared{rec: rec, job: j, err: err, conv: c}
 }
 
 // buf returns w's reply buffer, creating it on first use.
-func (cs *conversations) buf(w *worker) *replyBuf {
+func (cs *conversations) buf(w *Worker) *replyBuf {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	b := cs.bufs[w]
@@ -210,9 +210,9 @@ func (cs *conversations) buf(w *worker) *replyBuf {
 	return b
 }
 
-// send sends a conversation's turns on w, starting with the prepared first
+// send sends a conversation's turns on w, starting with the Prepared first
 // turn (due at due), each later turn as soon as the previous reply is in.
-func (cs *conversations) send(ctx context.Context, lr *levelRun, w *worker, p prepared, due time.Time) {
+func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time) {
 	buf := cs.buf(w)
 	c := p.conv
 	for turn := 1; ; turn++ {
@@ -226,7 +226,7 @@ func (cs *conversations) send(ctx context.Context, lr *levelRun, w *worker, p pr
 		rec := lr.newRecord(lr.sp.turnSeq(c.idx, turn+1))
 		rec.Turn, rec.Nonce = turn+1, c.nonce
 		j, err := lr.sp.buildTurn(lr.idx, c, turn+1)
-		p = prepared{rec: rec, job: j, err: err, conv: c}
+		p = Prepared{rec: rec, job: j, err: err, conv: c}
 		due = time.Now() // no think time: the next turn is due when the reply is in
 	}
 }

@@ -28,9 +28,9 @@ type job struct {
 	maxTokens int
 }
 
-// worker is one in-flight slot. Its decoder and event are reused from
+// Worker is one in-flight slot (a Dispatcher holds one per goroutine). Its decoder and event are reused from
 // request to request, so reading a stream allocates nothing per chunk.
-type worker struct {
+type Worker struct {
 	e     *Engine
 	proto protocol.Protocol
 	dec   protocol.Decoder
@@ -40,8 +40,8 @@ type worker struct {
 	itl    *itlBatch // nil for warm-ups: their token gaps are not measured
 }
 
-func (e *Engine) newWorker(p protocol.Protocol, itl *itlBatch) *worker {
-	return &worker{e: e, proto: p, dec: p.NewDecoder(), accept: []string{p.MediaType()}, itl: itl}
+func (e *Engine) newWorker(p protocol.Protocol, itl *itlBatch) *Worker {
+	return &Worker{e: e, proto: p, dec: p.NewDecoder(), accept: []string{p.MediaType()}, itl: itl}
 }
 
 // timeoutError is a request timeout; its message says which one struck.
@@ -59,7 +59,7 @@ var errInterrupted = &interruptError{"run interrupted"}
 // do sends one request and measures its stream into rec (whose identity
 // fields the caller has filled): open sends it and checks the response,
 // read times the stream.
-func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
+func (w *Worker) do(ctx context.Context, j *job, rec *result.Request) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wd := newWatchdog(w.e.timeout, cancel)
@@ -74,7 +74,7 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 
 // open sends the request and returns its response when it is a 200 of the
 // protocol's media type; any other outcome is recorded in rec as a failure (false).
-func (w *worker) open(ctx, rctx context.Context, body []byte, rec *result.Request, wd *watchdog) (*http.Response, bool) {
+func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Request, wd *watchdog) (*http.Response, bool) {
 	req, err := w.newRequest(rctx, body)
 	if err != nil {
 		fail(rec, result.ErrConnect, "building request: "+err.Error())
@@ -110,7 +110,7 @@ func (w *worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 
 // newRequest builds the POST of body to the worker's path, with the
 // endpoint's headers.
-func (w *worker) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
+func (w *Worker) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.url(w.proto.Path()), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -134,7 +134,7 @@ func (w *worker) newRequest(ctx context.Context, body []byte) (*http.Request, er
 // for any request on a fresh connection). A request the server answered in
 // any way, by a single response byte, is never re-sent, and neither is one
 // our own timeout or the run's interruption ended.
-func (w *worker) send(rctx context.Context, req *http.Request, body []byte, rec *result.Request, wd *watchdog) (*http.Response, error) {
+func (w *Worker) send(rctx context.Context, req *http.Request, body []byte, rec *result.Request, wd *watchdog) (*http.Response, error) {
 	var reused, answered atomic.Bool
 	trace := &httptrace.ClientTrace{
 		GotConn:              func(c httptrace.GotConnInfo) { reused.Store(c.Reused) },

@@ -25,8 +25,8 @@ const (
 
 // stagePlan is a stage compiled for sending: how to build request i's body.
 type stagePlan struct {
-	st        *scenario.Stage
-	proto     protocol.Protocol // the API the stage speaks
+	st        *scenario.LoadPlan // the stage, compiled by the plan
+	proto     protocol.Protocol  // the API the stage speaks
 	pinned    bool
 	temp      float64
 	seed      int64
@@ -47,7 +47,7 @@ type stagePlan struct {
 // unit is what one claimed request of this stage is.
 func (sp *stagePlan) unit() unit {
 	if sp.turns > 1 {
-		return &conversations{bufs: map[*worker]*replyBuf{}}
+		return &conversations{bufs: map[*Worker]*replyBuf{}}
 	}
 	return single{}
 }
@@ -66,22 +66,22 @@ func (sp *stagePlan) sweep() Sweep {
 // compileStage prepares st for sending. It trusts the plan as scenario
 // loaded it (validated, defaults applied): nothing is checked or defaulted
 // twice.
-func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*stagePlan, []string, error) {
+func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stagePlan, []string) {
 	sp := &stagePlan{
-		st: st, proto: protocol.Must(string(st.API)), pinned: st.Mode == scenario.ModePinned,
-		temp: *st.Temperature, seed: *st.Seed, warmups: *st.Warmup,
+		st: st, proto: protocol.Must(string(st.API)), pinned: st.Pinned,
+		temp: st.Temperature, seed: st.Seed, warmups: st.Warmup,
 		model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens,
 	}
-	ps := plan.PromptSet(st.Prompts)
+	ps := st.Prompts
 	if ps.Turns > 1 {
 		sp.turns = ps.Turns
 	}
 	if ps.Trace != nil {
-		return sp, e.compileReplay(ctx, plan, sp, ps.Trace), nil
+		return sp, e.compileReplay(ctx, sp, ps.Trace)
 	}
 	if ps.Synthetic == nil {
 		sp.loaded = ps.Loaded
-		return sp, nil, nil
+		return sp, nil
 	}
 	sp.synthetic = true
 	sp.input = ps.Synthetic.InputTokens
@@ -95,7 +95,7 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 		warns = append(warns, w)
 	}
 	sp.sizer = s
-	return sp, warns, nil
+	return sp, warns
 }
 
 // levelRNG gives each (level, request) its own stream, so prompts and lengths
@@ -198,30 +198,23 @@ func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
 	return prefix + " " + leadNonce(nonce, fillerBody(sp.sizer.words(max(1, n-sh.PrefixTokens))))
 }
 
-// RunStage runs every level of st, sending the stage's records to sink as
-// they are made, and stops early when ctx is cancelled (the cut level marked
+// RunStage runs every level of st (a stage the plan compiled: see
+// scenario.Plan.LoadPlan), sending the stage's records to sink as they are
+// made, and stops early when ctx is cancelled (the cut level marked
 // Interrupted, its in-flight requests recorded as interrupted). It returns an
-// error only when the stage could not run at all, or stopped before its
-// levels were done for a reason other than ctx.
-func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage, sink Sink) error {
+// error only when the stage stopped before its levels were done for a
+// reason other than ctx.
+func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink) error {
 	info := &result.StageRecord{
 		Name: st.Name,
 		Endpoint: result.Endpoint{
 			Name: e.t.Name, BaseURL: redact.URL(e.baseURL), Model: e.model,
 			Simulator: e.t.Endpoint.Simulator != nil,
 		},
-		API: string(st.API), Mode: string(st.Mode), Load: "concurrency",
+		API: string(st.API), Mode: string(st.Mode), Load: st.Kind,
 	}
-	if st.OpenLoop() {
-		info.Load = "rate"
-	}
-	sp, warns, err := e.compileStage(ctx, plan, st)
-	if err != nil {
-		sink.StageStarted(info)
-		return err
-	}
+	sp, warns := e.compileStage(ctx, st)
 	sweep := e.coordinate(st.Name, sp.sweep())
-	info.Load = sweep.Kind()
 	if sp.replay != nil {
 		info.Trace = &sp.replay.summary
 	}

@@ -102,7 +102,7 @@ func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 // does not complete (a finish_reason or its end marker) is a failure with
 // its reason. Token gaps go straight into the worker's batch; nothing is
 // stored per chunk.
-func (w *worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog) {
+func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog) {
 	clk := streamClock{start: wd.start}
 	var st streamEnd
 	dec, c := w.dec, &w.ev
@@ -190,7 +190,7 @@ func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, 
 
 // readOK fails the request on an event the decoder could not read (false);
 // other read errors are the stream's end, judged by the caller.
-func (w *worker) readOK(err error, rec *result.Request, clk *streamClock) bool {
+func (w *Worker) readOK(err error, rec *result.Request, clk *streamClock) bool {
 	var bad *protocol.MalformedError
 	if !errors.As(err, &bad) {
 		return true
@@ -202,7 +202,7 @@ func (w *worker) readOK(err error, rec *result.Request, clk *streamClock) bool {
 }
 
 // chunkOK fails the request on an error object inside the stream (false).
-func (w *worker) chunkOK(rec *result.Request, clk *streamClock) bool {
+func (w *Worker) chunkOK(rec *result.Request, clk *streamClock) bool {
 	c := &w.ev
 	if c.Error {
 		rec.E2EMs = ms(time.Since(clk.start))
