@@ -146,6 +146,39 @@ func (o *openLoop) Split(sh result.Shard, dur time.Duration) (Share, error) {
 	return Share{Load: &p, Concurrency: p.maxConc, Rate: &rate, Empty: empty}, nil
 }
 
+// arrivalSource gives an open loop's due offsets, one per claimed request.
+type arrivalSource interface{ next() time.Duration }
+
+// arrivals is the open loop's schedule: the whole level's, or shard part's
+// share of it.
+func (o *openLoop) arrivals() arrivalSource {
+	a := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
+	if o.part.Count <= 1 {
+		return a
+	}
+	return &partArrivals{a: a, stride: o.part.Count, phase: o.part.Index}
+}
+
+// partArrivals is arrivals phase, phase+stride, phase+2·stride, ... of the
+// whole level's schedule: every shard draws the whole schedule (the draws
+// are the schedule's meaning) and keeps its own.
+type partArrivals struct {
+	a             *arrivals
+	stride, phase int
+	started       bool
+}
+
+func (p *partArrivals) next() time.Duration {
+	skip := p.stride - 1
+	if !p.started {
+		skip, p.started = p.phase, true
+	}
+	for range skip {
+		p.a.next()
+	}
+	return p.a.next()
+}
+
 // schedule returns the level's due offsets, one per call; false when the
 // schedule has no more.
 func (o *openLoop) schedule() func() (time.Duration, bool) {
