@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -57,6 +56,30 @@ func WriteMarkdown(w io.Writer, r *result.Report) error {
 	return ew.err
 }
 
+// writeMDNotes writes the stage's notes (stageNotes) as a list.
+func writeMDNotes(ew *errWriter, st *result.Stage) {
+	notes := stageNotes(st)
+	for _, n := range notes {
+		switch n.kind {
+		case noteStageError:
+			ew.printf("- ❌ stage error: %s\n", mdText(n.text))
+		case noteFailure:
+			ew.printf("- ❌ %s: %s: %s\n", mdText(n.label), n.what, mdText(n.text))
+		case noteHint:
+			ew.printf("  %s\n", mdText(n.text))
+		case noteWarning:
+			ew.printf("- ⚠️ %s: %s\n", mdText(n.label), mdText(n.text))
+		case noteInfo:
+			ew.printf("- %s: %s\n", mdText(n.label), mdText(n.text))
+		case noteStageWarning:
+			ew.printf("- ⚠️ %s\n", mdText(n.text))
+		}
+	}
+	if len(notes) > 0 {
+		ew.printf("\n")
+	}
+}
+
 // writeMDStage writes one stage: its title, its metric table, its notes
 // (errors and warnings) and its checks.
 func writeMDStage(ew *errWriter, st *result.Stage) {
@@ -75,40 +98,7 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 		}
 		ew.printf("\n")
 	}
-	notes := 0
-	if st.Error != "" {
-		ew.printf("- ❌ stage error: %s\n", mdText(oneLine(st.Error)))
-		notes++
-	}
-	for j := range st.Points {
-		p := &st.Points[j]
-		if p.Error != nil {
-			what := "first failure"
-			if checks.AllFailed(p) {
-				what = "every request failed; first"
-			}
-			ew.printf("- ❌ %s: %s: %s\n", mdText(p.Label()), what, mdText(oneLine(*p.Error)))
-			if hint := checks.FailureHint(st, p); hint != "" {
-				ew.printf("  %s\n", mdText(hint))
-			}
-			notes++
-		}
-		for _, wmsg := range p.Warnings {
-			ew.printf("- ⚠️ %s: %s\n", mdText(p.Label()), mdText(oneLine(wmsg)))
-			notes++
-		}
-		for _, note := range p.Notes {
-			ew.printf("- %s: %s\n", mdText(p.Label()), mdText(oneLine(note)))
-			notes++
-		}
-	}
-	for _, wmsg := range st.Warnings {
-		ew.printf("- ⚠️ %s\n", mdText(oneLine(wmsg)))
-		notes++
-	}
-	if notes > 0 {
-		ew.printf("\n")
-	}
+	writeMDNotes(ew, st)
 	writeMDSearch(ew, st.Search)
 	if len(st.Checks) > 0 {
 		rows := make([][]string, 0, len(st.Checks))

@@ -9,7 +9,6 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -115,30 +114,21 @@ func writeVerdict(ew *errWriter, r *result.Report, color bool) {
 // writeStageNotes prints what a reader must know before trusting the numbers:
 // the stage's error, each level's first failure and warnings, stage warnings.
 func writeStageNotes(ew *errWriter, st *result.Stage, color bool) {
-	if st.Error != "" {
-		ew.printf("  %s stage error: %s\n", paint(color, ansiRed, "✗"), oneLine(st.Error))
-	}
-	for i := range st.Points {
-		p := &st.Points[i]
-		if p.Error != nil {
-			what := "first failure"
-			if checks.AllFailed(p) {
-				what = "every request failed; first"
-			}
-			ew.printf("  %s %s: %s: %s\n", paint(color, ansiRed, "✗"), p.Label(), what, oneLine(*p.Error))
-			if hint := checks.FailureHint(st, p); hint != "" {
-				ew.printf("    %s\n", hint)
-			}
+	for _, n := range stageNotes(st) {
+		switch n.kind {
+		case noteStageError:
+			ew.printf("  %s stage error: %s\n", paint(color, ansiRed, "✗"), n.text)
+		case noteFailure:
+			ew.printf("  %s %s: %s: %s\n", paint(color, ansiRed, "✗"), n.label, n.what, n.text)
+		case noteHint:
+			ew.printf("    %s\n", n.text)
+		case noteWarning:
+			ew.printf("  %s %s: %s\n", paint(color, ansiYellow, "!"), n.label, n.text)
+		case noteInfo:
+			ew.printf("  %s\n", paint(color, ansiDim, "· "+n.label+": "+n.text))
+		case noteStageWarning:
+			ew.printf("  %s %s\n", paint(color, ansiYellow, "!"), n.text)
 		}
-		for _, wmsg := range p.Warnings {
-			ew.printf("  %s %s: %s\n", paint(color, ansiYellow, "!"), p.Label(), oneLine(wmsg))
-		}
-		for _, note := range p.Notes {
-			ew.printf("  %s\n", paint(color, ansiDim, "· "+p.Label()+": "+oneLine(note)))
-		}
-	}
-	for _, wmsg := range st.Warnings {
-		ew.printf("  %s %s\n", paint(color, ansiYellow, "!"), oneLine(wmsg))
 	}
 }
 

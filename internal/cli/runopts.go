@@ -8,14 +8,15 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/reporters"
 	"github.com/runnerbench/runner/scenario"
 )
 
-// ReportFormats are the report formats --report accepts (reporters.Formats).
-var ReportFormats = []string{"table", "json", "junit", "markdown", "html"}
+// ReportFormats are the report formats --report accepts: reporters' list.
+var ReportFormats = reporters.Formats
 
-// DefaultReports is what --report is when not given.
-var DefaultReports = []string{"table", "json", "junit", "markdown", "html"}
+// DefaultReports is what --report is when not given: every format.
+var DefaultReports = slices.Clone(reporters.Formats)
 
 // LogFormats and LogLevels are what --log-format and --log-level accept.
 var (
