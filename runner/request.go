@@ -35,13 +35,16 @@ type Worker struct {
 	proto protocol.Protocol
 	dec   protocol.Decoder
 	ev    protocol.Event
-	// accept is the Accept header's value, shared read-only by the requests.
-	accept []string
+	// header is the endpoint's headers with the protocol's Accept, cloned
+	// for each request (a clone of a map of its final size: no growth).
+	header http.Header
 	itl    *itlBatch // nil for warm-ups: their token gaps are not measured
 }
 
 func (e *Engine) newWorker(p protocol.Protocol, itl *itlBatch) *Worker {
-	return &Worker{e: e, proto: p, dec: p.NewDecoder(), accept: []string{p.MediaType()}, itl: itl}
+	h := e.headers.Clone()
+	h.Set("Accept", p.MediaType())
+	return &Worker{e: e, proto: p, dec: p.NewDecoder(), header: h, itl: itl}
 }
 
 // timeoutError is a request timeout; its message says which one struck.
@@ -115,8 +118,7 @@ func (w *Worker) newRequest(ctx context.Context, body []byte) (*http.Request, er
 	if err != nil {
 		return nil, err
 	}
-	req.Header = w.e.headers.Clone()
-	req.Header["Accept"] = w.accept
+	req.Header = w.header.Clone()
 	req.ContentLength = int64(len(body))
 	return req, nil
 }

@@ -167,7 +167,7 @@ func (sp *stagePlan) promptIndex(seq int) *int {
 // encode sets j's body: the stage's request fields around either chat
 // messages (nil: text is the prompt), as the stage's API encodes them.
 func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message) error {
-	b, err := sp.proto.Encode(&protocol.Request{
+	b, err := sp.proto.Encode(protocol.Request{
 		Model: sp.model, MaxTokens: j.maxTokens, Temperature: sp.temp, Pinned: sp.pinned,
 		Extra: sp.extra, Messages: messages, Text: text,
 	})

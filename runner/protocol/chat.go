@@ -17,8 +17,8 @@ func (chat) MediaType() string { return "text/event-stream" }
 func (chat) Describe() string  { return "an event stream" }
 
 // Encode sends Messages, or Text as one user message.
-func (chat) Encode(r *Request) ([]byte, error) {
-	return openAIBody(r, func(body map[string]any) {
+func (chat) Encode(r Request) ([]byte, error) {
+	return openAIBody(&r, func(body map[string]any) {
 		messages := r.Messages
 		if messages == nil {
 			messages = []Message{{Role: "user", Content: r.Text}}

@@ -10,8 +10,8 @@ func (completions) MediaType() string { return "text/event-stream" }
 func (completions) Describe() string  { return "an event stream" }
 
 // Encode sends Text, or chat messages flattened into one prompt.
-func (completions) Encode(r *Request) ([]byte, error) {
-	return openAIBody(r, func(body map[string]any) {
+func (completions) Encode(r Request) ([]byte, error) {
+	return openAIBody(&r, func(body map[string]any) {
 		text := r.Text
 		if r.Messages != nil {
 			text = flatten(r.Messages)

@@ -26,8 +26,9 @@ type Protocol interface {
 	// error ("an event stream").
 	MediaType() string
 	Describe() string
-	// Encode builds a request's body.
-	Encode(r *Request) ([]byte, error)
+	// Encode builds a request's body. (r is a value: a pointer through the
+	// interface would cost an allocation per request.)
+	Encode(r Request) ([]byte, error)
 	// Prompt is the body fields that carry a lone prompt text, for counting
 	// its tokens on the server (a /tokenize request, a one-token probe).
 	Prompt(text string) map[string]any

@@ -41,7 +41,7 @@ func TestEncode(t *testing.T) {
 			`{"max_tokens":1,"model":"m","prompt":"a\nb","stream":true,"stream_options":{"include_usage":true},"temperature":0}`},
 	}
 	for _, c := range cases {
-		got, err := c.p.Encode(&c.r)
+		got, err := c.p.Encode(c.r)
 		if err != nil || string(got) != c.want {
 			t.Errorf("%s: Encode = %s, %v\nwant %s", c.p.Name(), got, err, c.want)
 		}
