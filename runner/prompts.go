@@ -206,23 +206,19 @@ func (e *Engine) tokenizeCounter(p protocol.Protocol) counter {
 	}
 }
 
-// probeCounter counts with a one-token completion and its usage.prompt_tokens.
+// probeCounter counts with a one-token request and the usage its answer
+// reports, as the protocol says; an API without a probe cannot count so.
 func (e *Engine) probeCounter(p protocol.Protocol) counter {
+	pr, ok := p.(protocol.Prober)
 	return func(ctx context.Context, text string) (int, error) {
-		body := p.Prompt(text)
-		body["model"], body["max_tokens"], body["temperature"], body["stream"] = e.model, 1, 0, false
-		var out struct {
-			Usage *struct {
-				PromptTokens int `json:"prompt_tokens"`
-			} `json:"usage"`
+		if !ok {
+			return 0, errors.New("api " + p.Name() + " has no token-counting probe")
 		}
-		if err := e.postJSON(ctx, e.url(p.Path()), body, &out); err != nil {
+		body, answer, tokens := pr.Probe(e.model, text)
+		if err := e.postJSON(ctx, e.url(p.Path()), body, answer); err != nil {
 			return 0, err
 		}
-		if out.Usage == nil || out.Usage.PromptTokens <= 0 {
-			return 0, errors.New("probe response carries no usage.prompt_tokens")
-		}
-		return out.Usage.PromptTokens, nil
+		return tokens()
 	}
 }
 

@@ -33,6 +33,11 @@ func (chat) Prompt(text string) map[string]any {
 
 func (chat) NewDecoder() Decoder { return newSSEDecoder() }
 
+// Probe is the OpenAI probe (openai.go).
+func (p chat) Probe(model, text string) (map[string]any, any, func() (int, error)) {
+	return openAIProbe(p, model, text)
+}
+
 // Reply capture bounds: the longest captured response body a Reply reads,
 // and the reply text kept for the history.
 const (

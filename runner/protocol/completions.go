@@ -24,6 +24,11 @@ func (completions) Prompt(text string) map[string]any { return map[string]any{"p
 
 func (completions) NewDecoder() Decoder { return newSSEDecoder() }
 
+// Probe is the OpenAI probe (openai.go).
+func (p completions) Probe(model, text string) (map[string]any, any, func() (int, error)) {
+	return openAIProbe(p, model, text)
+}
+
 // flatten turns chat messages into one completions prompt.
 func flatten(ms []Message) string {
 	var b []byte

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 )
 
@@ -52,4 +53,22 @@ func openAIBody(r *Request, prompt func(body map[string]any)) ([]byte, error) {
 		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
 	}
 	return b, nil
+}
+
+// openAIProbe is the OpenAI APIs' probe: max_tokens 1, not streamed, and
+// usage.prompt_tokens in the answer.
+func openAIProbe(p Protocol, model, text string) (map[string]any, any, func() (int, error)) {
+	body := p.Prompt(text)
+	body["model"], body["max_tokens"], body["temperature"], body["stream"] = model, 1, 0, false
+	out := &struct {
+		Usage *struct {
+			PromptTokens int `json:"prompt_tokens"`
+		} `json:"usage"`
+	}{}
+	return body, out, func() (int, error) {
+		if out.Usage == nil || out.Usage.PromptTokens <= 0 {
+			return 0, errors.New("probe response carries no usage.prompt_tokens")
+		}
+		return out.Usage.PromptTokens, nil
+	}
 }

@@ -46,6 +46,17 @@ type Conversational interface {
 	Reply(body []byte) string
 }
 
+// Prober is a Protocol that can count a prompt's tokens with a real request
+// (when the server has no /tokenize): what the probe sends and what the
+// server's usage means.
+type Prober interface {
+	Protocol
+	// Probe is a one-token, non-streamed request for text to Path: its
+	// body, the value its JSON answer decodes into, and the prompt tokens
+	// that decoded answer reports.
+	Probe(model, text string) (body map[string]any, answer any, tokens func() (int, error))
+}
+
 // Request is what a stage asks of one request, whatever the API.
 type Request struct {
 	Model       string

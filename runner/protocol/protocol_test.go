@@ -1,6 +1,7 @@
 package protocol
 
 import (
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -90,5 +91,26 @@ func TestSSEDecoder(t *testing.T) {
 	}
 	if err := d.Skip(); err != io.EOF {
 		t.Fatalf("end: %v", err)
+	}
+}
+
+// TestProbe: the OpenAI probe's body and what its answer's usage means.
+func TestProbe(t *testing.T) {
+	for _, p := range []Prober{chat{}, completions{}} {
+		body, answer, tokens := p.Probe("m", "hi")
+		if body["max_tokens"] != 1 || body["stream"] != false || body["model"] != "m" {
+			t.Errorf("%s: probe body %v", p.Name(), body)
+		}
+		if err := json.Unmarshal([]byte(`{"usage":{"prompt_tokens":12,"completion_tokens":1}}`), answer); err != nil {
+			t.Fatal(err)
+		}
+		if n, err := tokens(); n != 12 || err != nil {
+			t.Errorf("%s: tokens %d, %v", p.Name(), n, err)
+		}
+		_, answer, tokens = p.Probe("m", "hi")
+		_ = json.Unmarshal([]byte(`{"choices":[]}`), answer)
+		if _, err := tokens(); err == nil {
+			t.Errorf("%s: an answer without usage counted", p.Name())
+		}
 	}
 }
