@@ -82,8 +82,10 @@ type Message struct {
 // stream's end marker, or the whole of a non-streamed answer. The chunk's
 // fields mean what sse.Chunk documents, whatever the API's own names for
 // them: Content and Reasoning are tokens for the engine's clock, Usage the
-// server's own counts (prompt tokens, and the output tokens that replace
-// the count of token chunks when positive).
+// server's own counts so far (prompt tokens, and the output tokens that
+// replace the count of token chunks when positive; a decoder whose API
+// reports them in pieces, input first and output later, adds them up), and
+// FinishReason and ErrorMessage raw JSON string contents (escapes kept).
 type Event struct {
 	sse.Chunk
 	// Done: the stream's explicit end ([DONE]); the engine drains the rest.
