@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -132,5 +133,23 @@ func TestNonStreamedProtocol(t *testing.T) {
 		if r.OK || r.ErrorKind != "malformed" {
 			t.Errorf("unreadable answer recorded as %v %q %q", r.OK, r.ErrorKind, r.Error)
 		}
+	}
+}
+
+// TestUnknownAPI: a stage built in code with an api nobody registered, or
+// with turns on an API without history, is an error of the stage, not a
+// crash.
+func TestUnknownAPI(t *testing.T) {
+	e, _ := newEngine(t, "http://127.0.0.1:9/v1", nil)
+	plan := &scenario.Plan{Prompts: map[string]*scenario.PromptSet{"p": {Loaded: []scenario.Prompt{{Text: "a"}}}}}
+	st := stage(1, 1)
+	st.API = "telepathy"
+	if _, err := runStageCtx(t.Context(), e, plan, st); err == nil || !strings.Contains(err.Error(), `api "telepathy" is not one of chat, completions`) {
+		t.Fatalf("unknown api: %v", err)
+	}
+	plan.Prompts["p"].Turns = 2
+	st.API = "completions"
+	if _, err := runStageCtx(t.Context(), e, plan, st); err == nil || !strings.Contains(err.Error(), "no conversation history") {
+		t.Fatalf("turns on completions: %v", err)
 	}
 }

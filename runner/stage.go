@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
@@ -65,23 +66,30 @@ func (sp *stagePlan) sweep() Sweep {
 
 // compileStage prepares st for sending. It trusts the plan as scenario
 // loaded it (validated, defaults applied): nothing is checked or defaulted
-// twice.
-func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stagePlan, []string) {
+// twice, but a plan built in code may name an api nobody registered.
+func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stagePlan, []string, error) {
+	proto, ok := protocol.Lookup(string(st.API))
+	if !ok {
+		return nil, nil, fmt.Errorf("stage %s: api %q is not one of %s", st.Name, st.API, strings.Join(protocol.Names(), ", "))
+	}
 	sp := &stagePlan{
-		st: st, proto: protocol.Must(string(st.API)), pinned: st.Pinned,
+		st: st, proto: proto, pinned: st.Pinned,
 		temp: st.Temperature, seed: st.Seed, warmups: st.Warmup,
 		model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens,
 	}
 	ps := st.Prompts
 	if ps.Turns > 1 {
+		if _, ok := proto.(protocol.Conversational); !ok {
+			return nil, nil, fmt.Errorf("stage %s: api %s has no conversation history for turns: %d", st.Name, st.API, ps.Turns)
+		}
 		sp.turns = ps.Turns
 	}
 	if ps.Trace != nil {
-		return sp, e.compileReplay(ctx, sp, ps.Trace)
+		return sp, e.compileReplay(ctx, sp, ps.Trace), nil
 	}
 	if ps.Synthetic == nil {
 		sp.loaded = ps.Loaded
-		return sp, nil
+		return sp, nil, nil
 	}
 	sp.synthetic = true
 	sp.input = ps.Synthetic.InputTokens
@@ -95,7 +103,7 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 		warns = append(warns, w)
 	}
 	sp.sizer = s
-	return sp, warns
+	return sp, warns, nil
 }
 
 // levelRNG gives each (level, request) its own stream, so prompts and lengths
@@ -202,8 +210,8 @@ func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
 // scenario.Plan.LoadPlan), sending the stage's records to sink as they are
 // made, and stops early when ctx is cancelled (the cut level marked
 // Interrupted, its in-flight requests recorded as interrupted). It returns an
-// error only when the stage stopped before its levels were done for a
-// reason other than ctx.
+// error only when the stage could not run at all, or stopped before its
+// levels were done for a reason other than ctx.
 func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink) error {
 	info := &result.StageRecord{
 		Name: st.Name,
@@ -213,7 +221,11 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 		},
 		API: string(st.API), Mode: string(st.Mode), Load: st.Kind,
 	}
-	sp, warns := e.compileStage(ctx, st)
+	sp, warns, err := e.compileStage(ctx, st)
+	if err != nil {
+		sink.StageStarted(info)
+		return err
+	}
 	sweep := e.coordinate(st.Name, sp.sweep())
 	if sp.replay != nil {
 		info.Trace = &sp.replay.summary

@@ -9,7 +9,6 @@
 package protocol
 
 import (
-	"errors"
 	"io"
 
 	"github.com/runnerbench/runner/runner/sse"
@@ -137,16 +136,4 @@ func Names() []string {
 		out[i] = p.Name()
 	}
 	return out
-}
-
-// errUnknown is Must's panic for a name the plan loader would have refused.
-var errUnknown = errors.New("protocol: unknown api")
-
-// Must returns the protocol of a validated plan's api value.
-func Must(name string) Protocol {
-	p, ok := Lookup(name)
-	if !ok {
-		panic(errUnknown.Error() + " " + name)
-	}
-	return p
 }
