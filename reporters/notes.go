@@ -58,3 +58,27 @@ func stageNotes(st *result.Stage) []stageNote {
 	}
 	return out
 }
+
+// writeMDNotes writes the stage's notes (stageNotes) as a list.
+func writeMDNotes(ew *errWriter, st *result.Stage) {
+	notes := stageNotes(st)
+	for _, n := range notes {
+		switch n.kind {
+		case noteStageError:
+			ew.printf("- ❌ stage error: %s\n", mdText(n.text))
+		case noteFailure:
+			ew.printf("- ❌ %s: %s: %s\n", mdText(n.label), n.what, mdText(n.text))
+		case noteHint:
+			ew.printf("  %s\n", mdText(n.text))
+		case noteWarning:
+			ew.printf("- ⚠️ %s: %s\n", mdText(n.label), mdText(n.text))
+		case noteInfo:
+			ew.printf("- %s: %s\n", mdText(n.label), mdText(n.text))
+		case noteStageWarning:
+			ew.printf("- ⚠️ %s\n", mdText(n.text))
+		}
+	}
+	if len(notes) > 0 {
+		ew.printf("\n")
+	}
+}

@@ -108,6 +108,17 @@ func registeredAPIs() []API {
 	return out
 }
 
+// conversational reports whether api's requests can carry a conversation's
+// history (an unknown api is the enum check's error, not this one's).
+func conversational(api API) bool {
+	p, ok := protocol.Lookup(string(api))
+	if !ok {
+		return true
+	}
+	_, conv := p.(protocol.Conversational)
+	return conv
+}
+
 // conversationalAPIs names the APIs a multi-turn stage may use.
 func conversationalAPIs() string {
 	var names []string

@@ -7,7 +7,6 @@ package scenario
 import (
 	"github.com/expr-lang/expr/vm"
 
-	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/sim/simconfig"
 	"github.com/runnerbench/runner/trace"
 )
@@ -152,10 +151,6 @@ type Prompt struct {
 	// a replay can send the same prompt again.
 	Index int `json:"-"`
 }
-
-// Message is one chat message (the protocol's, so a prompt's messages go
-// into a request as they are).
-type Message = protocol.Message
 
 // Synthetic describes generated prompts.
 type Synthetic struct {

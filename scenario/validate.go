@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/runnerbench/runner/runner/protocol"
 )
 
 // Upper bounds on load parameters. A plan asking for more is almost certainly
@@ -297,10 +295,8 @@ func (v *validator) minMax(path string, l Length, required bool) {
 func (v *validator) stage(path string, s *Stage) {
 	ps := v.stageRefs(path, s)
 	enum(v, path+".api", s.API, APIs)
-	if p, ok := protocol.Lookup(string(s.API)); ok && ps != nil && ps.Turns > 1 {
-		if _, conv := p.(protocol.Conversational); !conv {
-			v.errf(path+".api", "%s: prompt set %q has turns: %d, which needs api: %s (%s has no conversation history)", path, s.Prompts, ps.Turns, conversationalAPIs(), s.API)
-		}
+	if ps != nil && ps.Turns > 1 && !conversational(s.API) {
+		v.errf(path+".api", "%s: prompt set %q has turns: %d, which needs api: %s (%s has no conversation history)", path, s.Prompts, ps.Turns, conversationalAPIs(), s.API)
 	}
 	enum(v, path+".mode", s.Mode, Modes)
 	enum(v, path+".arrival", s.Arrival, Arrivals)

@@ -8,15 +8,8 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/exitcode"
-	"github.com/runnerbench/runner/reporters"
 	"github.com/runnerbench/runner/scenario"
 )
-
-// ReportFormats are the report formats --report accepts: reporters' list.
-var ReportFormats = reporters.Formats
-
-// DefaultReports is what --report is when not given: every format.
-var DefaultReports = slices.Clone(reporters.Formats)
 
 // LogFormats and LogLevels are what --log-format and --log-level accept.
 var (
