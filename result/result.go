@@ -330,7 +330,7 @@ type Endpoint struct {
 type Stage struct {
 	Name     string   `json:"name"`
 	Endpoint Endpoint `json:"endpoint"`
-	API      string   `json:"api"`  // a runner/protocol Registry name: chat | completions
+	API      string   `json:"api"`  // chat | completions
 	Mode     string   `json:"mode"` // pinned | natural
 	Load     LoadKind `json:"load"` // concurrency | rate | trace
 	// Trace is a replay stage's trace, as it asked: requests, span, rates,
