@@ -346,3 +346,26 @@ func (s *recSink) LevelDone(rec *result.LevelRecord) result.Point {
 	s.recs = append(s.recs, rec)
 	return s.testSink.LevelDone(rec)
 }
+
+// TestCutThroughSplit: a level is cut by its shape's own Split (streams and
+// cap shared out, the rate divided, an empty part flagged), and a shape
+// that cannot be split ends the stage with an error naming the level.
+func TestCutThroughSplit(t *testing.T) {
+	part := result.Shard{Index: 2, Count: 3}
+	lvl := Level{Spec: result.LevelSpec{Label: "c=7"}, Concurrency: 7, Requests: 10, Load: closedLoop{conc: 7}}
+	if err := cut(&lvl, part); err != nil || lvl.Concurrency != 2 || lvl.Requests != 3 || lvl.Part.Empty || lvl.Load.Conns() != 2 {
+		t.Fatalf("closed loop cut: %+v %+v, %v", lvl, lvl.Part, err)
+	}
+	lvl = Level{Spec: result.LevelSpec{Label: "rate=6"}, Duration: time.Second, Load: &openLoop{rate: 6, seed: 1, maxConc: 4}}
+	if err := cut(&lvl, part); err != nil || lvl.Concurrency != 1 || *lvl.Part.Rate != 2 || lvl.Part.Empty {
+		t.Fatalf("open loop cut: %+v %+v, %v", lvl, lvl.Part, err)
+	}
+	lvl = Level{Spec: result.LevelSpec{Label: "c=2"}, Concurrency: 2, Load: closedLoop{conc: 2}}
+	if err := cut(&lvl, part); err != nil || !lvl.Part.Empty {
+		t.Fatalf("a shard without streams is not empty: %+v, %v", lvl.Part, err)
+	}
+	lvl = Level{Spec: result.LevelSpec{Label: "rate=3"}, Load: &openLoop{rate: 3, times: []time.Duration{0}}}
+	if err := cut(&lvl, part); err == nil || !strings.Contains(err.Error(), "level rate=3: a trace replay cannot be split") {
+		t.Fatalf("replay cut: %v", err)
+	}
+}
