@@ -304,3 +304,29 @@ func TestWorse(t *testing.T) {
 		t.Errorf("guarded, without a baseline: %+v", out[3])
 	}
 }
+
+// TestGateProblem: a comparison with the baseline that gated nothing fails
+// the run as bad input; one that judged nothing fails it only with
+// --fail-inconclusive; either way the verdict says fail.
+func TestGateProblem(t *testing.T) {
+	rep := &result.Report{StopReason: result.StopCompleted}
+	if msg, _ := GateProblem(rep); msg != "" || Verdict(rep) != result.StatusPass {
+		t.Errorf("no baseline: %q %s", msg, Verdict(rep))
+	}
+	rep.Comparison = &result.ComparisonSummary{NothingGated: "no stage is in both"}
+	if msg, invalid := GateProblem(rep); !invalid || msg != "nothing was gated: no stage is in both" || Verdict(rep) != result.StatusFail {
+		t.Errorf("nothing gated: %q %v %s", msg, invalid, Verdict(rep))
+	}
+	rep.Comparison = &result.ComparisonSummary{Gated: 4, Inconclusive: 4, Levels: 2, Family: &result.GateFamily{Source: "default"}}
+	if msg, _ := GateProblem(rep); msg != "" || Verdict(rep) != result.StatusPass {
+		t.Errorf("judged nothing, without --fail-inconclusive: %q %s", msg, Verdict(rep))
+	}
+	rep.Comparison.FailInconclusive = true
+	if msg, invalid := GateProblem(rep); invalid || !strings.HasPrefix(msg, "--fail-inconclusive: the comparison with the baseline judged nothing: Judged nothing: gated 4") || Verdict(rep) != result.StatusFail {
+		t.Errorf("judged nothing, --fail-inconclusive: %q %v %s", msg, invalid, Verdict(rep))
+	}
+	rep.Comparison.Same = 1
+	if msg, _ := GateProblem(rep); msg != "" {
+		t.Errorf("judged something: %q", msg)
+	}
+}

@@ -15,10 +15,27 @@ import (
 // A level whose every request failed is a run that could not be carried
 // out, never a pass with slow numbers.
 func Verdict(rep *result.Report) string {
-	if rep.StopReason != result.StopCompleted || len(RunProblems(rep)) > 0 || len(FailedChecks(rep)) > 0 {
+	if gate, _ := GateProblem(rep); rep.StopReason != result.StopCompleted || len(RunProblems(rep)) > 0 || len(FailedChecks(rep)) > 0 || gate != "" {
 		return result.StatusFail
 	}
 	return result.StatusPass
+}
+
+// GateProblem says why the comparison with the baseline fails the run ("":
+// it does not): it gated nothing at all (invalid: the baseline has nothing
+// in common with the run, an error of the command line), or, with
+// --fail-inconclusive, it could judge nothing it matched.
+func GateProblem(rep *result.Report) (msg string, invalid bool) {
+	s := rep.Comparison
+	switch {
+	case s == nil:
+		return "", false
+	case s.NothingGated != "":
+		return "nothing was gated: " + s.NothingGated, true
+	case s.FailInconclusive && s.Blind():
+		return "--fail-inconclusive: the comparison with the baseline judged nothing: " + s.Headline(), false
+	}
+	return "", false
 }
 
 // RunProblems lists what kept the run from being carried out: stages that

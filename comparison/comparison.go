@@ -9,17 +9,21 @@
 // the samples are aggregate's (the populations the points are computed
 // over). The rules this package adds:
 //
-//   - The gated family is the comparisons that can be worse: server metrics
-//     with an interval and enough samples in both runs. Each interval is at
-//     the Bonferroni confidence over that family (stats.FamilyConfidence), so
-//     the chance that any unchanged metric of the whole comparison is called
-//     worse is at most (1 − confidence)/2.
+//   - The gate judges one family of metrics (family.go): the plan's
+//     worse() metrics, --metrics, or every server metric with an interval.
+//     Only they get a verdict. Each interval is at the Bonferroni confidence
+//     over those that can be worse (stats.FamilyConfidence), so the chance
+//     that any unchanged metric the gate judges is called worse is at most
+//     (1 − confidence)/2.
+//   - Equal counts (failed 0 → 0) are "same": nothing that was counted
+//     changed.
 //   - The client's own diagnostics and metrics without a better direction
 //     are shown with their change and no verdict: they describe the
 //     measurement, not the server.
-//   - A level where either run's client was the bottleneck, or that either
-//     run was interrupted in, is inconclusive throughout: its numbers include
-//     the runner's own delays, or cover part of the level.
+//   - A level that either run cannot be judged in (NotJudgeable: the client
+//     was the bottleneck, the level was interrupted) is inconclusive
+//     throughout: its numbers include the runner's own delays, or cover part
+//     of the level.
 //   - Throughput is judged in a closed loop only: an open loop's follows its
 //     arrival schedule, and a turn's is over its whole level's window.
 //   - Without a run's request records (an old report.json alone) there are
@@ -67,6 +71,10 @@ type Options struct {
 	// Resamples is the bootstrap's B before stats raises it for the
 	// family's confidence (0: its default).
 	Resamples int
+	// Family is which metrics the gate judges (nil: DefaultFamily).
+	Family *Family
+	// FailInconclusive is --fail-inconclusive, recorded in the summary.
+	FailInconclusive bool
 }
 
 // Level is one level (or per-turn point) present in both runs.
@@ -98,35 +106,43 @@ func Compare(base, cur Run, o Options) (*Result, error) {
 	if !(o.Threshold >= 0 && o.Threshold < 1) {
 		return nil, errors.New("the threshold must be a fraction in [0, 1)")
 	}
-	res := &Result{Summary: result.ComparisonSummary{Confidence: conf, Threshold: o.Threshold, Records: base.Samples != nil && cur.Samples != nil}}
+	fam := o.Family
+	if fam == nil {
+		fam = DefaultFamily()
+	}
+	res := &Result{Summary: result.ComparisonSummary{Confidence: conf, Threshold: o.Threshold, Records: base.Samples != nil && cur.Samples != nil,
+		Family: fam.Record(), FailInconclusive: o.FailInconclusive}}
 	if !res.Summary.Records {
 		res.Notes = append(res.Notes, noRecordsNote(base, cur))
 	}
 	var jobs []*job
-	pairs := match(base.Report, cur.Report, &res.Missing)
+	pairs := match(base.Report, cur.Report, &res.Missing, &res.Summary.Unmatched)
 	if n := replicatesNote(pairs); n != "" {
 		res.Notes = append(res.Notes, n)
 	}
 	for _, pair := range pairs {
 		lvl := Level{Stage: pair.stage, Label: pair.label}
 		var lj []*job
-		lvl.Rows, lj = levelRows(pair, base, cur)
+		lvl.Rows, lj = levelRows(pair, base, cur, fam)
 		for _, j := range lj {
 			j.level = len(res.Levels)
 		}
 		jobs = append(jobs, lj...)
 		res.Levels = append(res.Levels, lvl)
 	}
+	res.Summary.Levels = len(pairs)
 	for _, j := range jobs {
-		if j.gated {
-			res.Summary.Gated++
+		if j.intervals {
+			res.Summary.Intervals++
 		}
 	}
-	res.Summary.Each = stats.FamilyConfidence(conf, res.Summary.Gated)
+	res.Summary.Each = stats.FamilyConfidence(conf, res.Summary.Intervals)
 	run(jobs, stats.Options{Confidence: res.Summary.Each, Threshold: o.Threshold, Resamples: o.Resamples})
 	for _, j := range jobs {
 		res.Levels[j.level].Rows[j.row] = j.out
 	}
+	res.count()
+	res.Summary.NothingGated = nothingGated(base.Report, cur.Report, res, fam)
 	return res, nil
 }
 
@@ -163,8 +179,9 @@ type pair struct {
 }
 
 // match pairs cur's levels with base's by stage name and label, in cur's
-// order, and names what only one run has.
-func match(base, cur *result.Report, missing *[]string) []pair {
+// order, names what only one run has, and counts cur's levels without a
+// match.
+func match(base, cur *result.Report, missing *[]string, unmatched *int) []pair {
 	var out []pair
 	seen := map[string]bool{}
 	for i := range cur.Stages {
@@ -173,6 +190,7 @@ func match(base, cur *result.Report, missing *[]string) []pair {
 		bst := base.StageNamed(st.Name)
 		if bst == nil {
 			*missing = append(*missing, "stage "+st.Name+" is not in the baseline")
+			*unmatched += len(st.Points)
 			continue
 		}
 		labels := map[string]bool{}
@@ -183,6 +201,7 @@ func match(base, cur *result.Report, missing *[]string) []pair {
 				out = append(out, pair{stage: st.Name, label: p.Label(), base: bp, cur: p})
 			} else {
 				*missing = append(*missing, st.Name+" "+p.Label()+" is not in the baseline")
+				*unmatched++
 			}
 		}
 		for j := range bst.Points {
@@ -214,7 +233,7 @@ type job struct {
 	metric     *result.Metric
 	base, cur  stats.Sample
 	seed       uint64
-	gated      bool
+	intervals  bool   // in the Bonferroni family: it can be worse
 	caveat     string // forces an inconclusive verdict, and says why
 	out        result.Comparison
 }
@@ -257,7 +276,6 @@ func (j *job) compute(o stats.Options) {
 		r.ReplicatesBase, r.ReplicatesNew = d.KBase, d.KNew
 	}
 	r.Verdict, r.Reason = string(d.Verdict), d.Reason
-	r.Gated = j.gated
 	if j.caveat != "" {
 		r.Verdict, r.Reason = string(stats.Inconclusive), j.caveat
 	}

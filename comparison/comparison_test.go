@@ -149,10 +149,11 @@ func TestAAIsNotWorseAndShiftIsFound(t *testing.T) {
 	}
 }
 
-// TestFamilyAndWhatIsNeverJudged: the family counts the server metrics
-// with enough samples, each interval at its Bonferroni confidence; the
-// client's diagnostics and neutral metrics get no verdict; a p99 of 32
-// requests and a maximum are inconclusive and outside the family.
+// TestFamilyAndWhatIsNeverJudged: the default family gates every server
+// metric with an interval, each interval at the Bonferroni confidence over
+// those with enough samples; the client's diagnostics, neutral metrics and
+// a maximum get no verdict; a p99 of 32 requests is gated and inconclusive,
+// outside the Bonferroni family.
 func TestFamilyAndWhatIsNeverJudged(t *testing.T) {
 	base := synth(1, level{conc: 1, n: 32, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 16, n: 32, ttft: 20, tpot: 2, sd: 0.05})
 	cur := synth(2, level{conc: 1, n: 32, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 16, n: 32, ttft: 20, tpot: 2, sd: 0.05})
@@ -162,16 +163,21 @@ func TestFamilyAndWhatIsNeverJudged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gated := 0
+	gated, verdicts := 0, 0
 	for _, l := range res.Levels {
 		for _, c := range l.Rows {
 			if c.Gated {
 				gated++
 			}
+			if c.Verdict != "" {
+				verdicts++
+			}
 		}
 	}
-	if gated == 0 || res.Summary.Gated != gated || res.Summary.Each != stats.FamilyConfidence(0.9, gated) || !res.Summary.Records {
-		t.Errorf("summary %+v, %d gated rows", res.Summary, gated)
+	s := res.Summary
+	if gated == 0 || gated != verdicts || s.Gated != gated || s.Worse+s.Better+s.Same+s.Inconclusive != gated || s.Intervals == 0 || s.Intervals >= gated ||
+		s.Each != stats.FamilyConfidence(0.9, s.Intervals) || !s.Records || s.Family.Source != FamilyDefault {
+		t.Errorf("summary %+v, %d gated rows, %d with a verdict", res.Summary, gated, verdicts)
 	}
 	if c := row(t, res, "c=1", "client_cpu_percent"); c.Verdict != "" || c.Rel == nil || *c.Rel != 9 {
 		t.Errorf("client diagnostic: %+v", c)
@@ -179,16 +185,16 @@ func TestFamilyAndWhatIsNeverJudged(t *testing.T) {
 	if c := row(t, res, "c=1", "duration_s"); c.Verdict != "" {
 		t.Errorf("neutral metric judged: %+v", c)
 	}
-	if c := row(t, res, "c=1", "ttft_p99_ms"); c.Gated || (c.Verdict != "same" && !strings.Contains(c.Reason, "too few samples: p99 needs 100")) {
+	if c := row(t, res, "c=1", "ttft_p99_ms"); !c.Gated || (c.Verdict != "same" && !strings.Contains(c.Reason, "too few samples: p99 needs 100")) {
 		t.Errorf("p99 of 32: %+v", c)
 	}
-	if c := row(t, res, "c=1", "ttft_max_ms"); c.Verdict != "inconclusive" || !strings.Contains(c.Reason, "maximum") || c.Gated {
+	if c := row(t, res, "c=1", "ttft_max_ms"); c.Verdict != "" || !strings.Contains(c.Reason, "no interval: a maximum") || c.Gated {
 		t.Errorf("maximum: %+v", c)
 	}
 	if c := row(t, res, "c=1", "output_tps_total"); !c.Gated {
 		t.Errorf("the rate of 32 waves is in the family: %+v", c)
 	}
-	if c := row(t, res, "c=16", "output_tps_total"); c.Gated || (c.Verdict != "same" && !strings.Contains(c.Reason, "too few waves")) {
+	if c := row(t, res, "c=16", "output_tps_total"); !c.Gated || (c.Verdict != "same" && !strings.Contains(c.Reason, "too few waves")) {
 		t.Errorf("the rate of 2 waves is outside the family: %+v", c)
 	}
 }
@@ -204,10 +210,11 @@ func TestBottleneckAndNoRecords(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := row(t, res, "c=1", "tpot_p50_ms")
-	if c.Verdict != "inconclusive" || c.Gated || !strings.Contains(c.Reason, "client was the bottleneck in the new run") || c.Interval == nil {
+	if c.Verdict != "inconclusive" || !c.Gated || !strings.Contains(c.Reason, "client was the bottleneck in the new run") || c.Interval == nil {
 		t.Errorf("bottleneck level: %+v", c)
 	}
-	if len(res.Failures(0)) != 0 || res.Summary.Gated != 0 {
+	if len(res.Failures(0)) != 0 || res.Summary.Intervals != 0 || !res.Summary.Blind() || !strings.HasPrefix(res.Summary.Headline(), "Judged nothing: ") ||
+		!strings.Contains(res.Summary.Headline(), "client was the bottleneck") {
 		t.Errorf("a bottlenecked level failed the gate: %+v", res.Failures(0))
 	}
 
@@ -334,5 +341,175 @@ func TestReplicatesWidenForWholeRunEffects(t *testing.T) {
 	m := row(t, mixed, "c=2", "tpot_p50_ms")
 	if m.ReplicatesBase != 0 || *m.Interval != *a.Interval || !slices.ContainsFunc(mixed.Notes, func(n string) bool { return strings.Contains(n, "only one run ran s c=2 as replicates") }) {
 		t.Errorf("one run with replicates: %+v, notes %q", m, mixed.Notes)
+	}
+}
+
+// TestNothingGatedIsNotAPass: two runs with no stage, no level or no gated
+// metric in common gate nothing, and the summary says why in one line
+// instead of passing; a run of which only part has a baseline level says
+// so with the counts; a gate that could judge nothing it matched says so.
+func TestNothingGatedIsNotAPass(t *testing.T) {
+	base := synth(1, level{conc: 1, n: 50, ttft: 20, tpot: 2, sd: 0.05})
+	other := synth(2, level{conc: 1, n: 50, ttft: 20, tpot: 2, sd: 0.05})
+	other.Report.Plan.Name = "q"
+	other.Report.Stages[0].Name = "t"
+	res, err := Compare(base, other, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := `the runs are of plans "p" and "q", and no stage is in both (the baseline has "s", the new run "t")`
+	if res.Summary.NothingGated != want || !strings.HasPrefix(res.Summary.Headline(), "Nothing gated: ") || res.Summary.Unmatched != 1 {
+		t.Errorf("unrelated runs: %q, want %q; summary %+v", res.Summary.NothingGated, want, res.Summary)
+	}
+	c8 := synth(2, level{conc: 8, n: 50, ttft: 20, tpot: 2, sd: 0.05})
+	if res, _ := Compare(base, c8, Options{}); res.Summary.NothingGated != `no level is in both (stage "s": the baseline has c=1, the new run c=8)` {
+		t.Errorf("no level in common: %q", res.Summary.NothingGated)
+	}
+	fam, err := ChosenFamily("goodput")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, _ := Compare(base, synth(2, level{conc: 1, n: 50, ttft: 20, tpot: 2, sd: 0.05}), Options{Family: fam}); !strings.HasPrefix(res.Summary.NothingGated, "no metric of the gate is in both runs") {
+		t.Errorf("no gated metric in common: %q", res.Summary.NothingGated)
+	}
+
+	more := synth(3, level{conc: 1, n: 50, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 4, n: 50, ttft: 20, tpot: 2, sd: 0.05})
+	res, _ = Compare(base, more, Options{})
+	s := res.Summary
+	if s.NothingGated != "" || s.Levels != 1 || s.Unmatched != 1 || s.Gated == 0 || s.Worse+s.Better+s.Same+s.Inconclusive != s.Gated ||
+		!strings.HasPrefix(s.Headline(), fmt.Sprintf("Partial: gated %d (%d worse, %d better, %d same, %d inconclusive), 1 of 2 levels unmatched; judged: the default family", s.Gated, s.Worse, s.Better, s.Same, s.Inconclusive)) {
+		t.Errorf("partial: %q", s.Headline())
+	}
+	// The baseline having more than the run is not partial (a run of some stages).
+	if res, _ := Compare(more, base, Options{}); res.Summary.Unmatched != 0 || !strings.HasPrefix(res.Summary.Headline(), "Compared: ") {
+		t.Errorf("a baseline with more levels: %q", res.Summary.Headline())
+	}
+
+	lat, _ := ChosenFamily("ttft_p95_ms,tpot_p50_ms") // failed 0 → 0 would be same, without records too
+	res, _ = Compare(Run{Report: base.Report}, more, Options{Family: lat})
+	if s := res.Summary; !s.Blind() || s.Gated != s.Inconclusive || !strings.HasPrefix(s.Headline(), "Judged nothing, and partial: ") ||
+		!strings.Contains(s.Headline(), "every gated comparison is inconclusive (no request records of the baseline: no interval)") {
+		t.Errorf("without records: %q", s.Headline())
+	}
+}
+
+// TestOneFamily: a plan's worse() checks decide the family stage by stage
+// (the threshold is their smallest percentage, a metric only warn checks
+// name warns), only its metrics get a verdict and share the Bonferroni
+// confidence, a plan without worse() gets the default family, and --metrics
+// refuses what worse() refuses.
+func TestOneFamily(t *testing.T) {
+	check := func(expr string, sev scenario.Severity) *scenario.Check {
+		c := &scenario.Check{Name: expr, Expr: expr, Severity: sev}
+		if err := c.Compile(); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	stages := []*scenario.Stage{
+		{Name: "s", Checks: []*scenario.Check{check(`!worse("tpot_p50_ms", 2) && !worse("ttft_p95_ms", 10)`, ""), check(`!worse("output_tps_total", 10)`, scenario.SeverityWarn)}},
+		{Name: "u", Checks: []*scenario.Check{check(`failed == 0`, "")}},
+		nil,
+	}
+	fam := PlanFamily(stages)
+	if fam.Threshold() != 0.02 || !fam.Judges("s", "tpot_p50_ms") || fam.Judges("s", "e2e_p95_ms") || fam.Judges("u", "tpot_p50_ms") ||
+		!fam.WarnOnly("s", "output_tps_total") || fam.WarnOnly("s", "tpot_p50_ms") {
+		t.Errorf("plan family %+v", fam.Record())
+	}
+	if got := fam.Record().String(); got != "the plan's worse() metrics (output_tps_total, ttft_p95_ms, tpot_p50_ms)" {
+		t.Errorf("family named %q", got)
+	}
+	if d := PlanFamily(stages[1:]); d.Record().Source != FamilyDefault || d.Threshold() != DefaultThreshold || !d.Judges("u", "e2e_p95_ms") || d.Judges("u", "ttft_max_ms") {
+		t.Errorf("no worse(): %+v", d.Record())
+	}
+	base := synth(1, level{conc: 1, n: 100, ttft: 20, tpot: 2, sd: 0.05})
+	slow := synth(3, level{conc: 1, n: 100, ttft: 20, tpot: 2.6, sd: 0.05})
+	res, err := Compare(base, slow, Options{Family: fam, Threshold: fam.Threshold()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := row(t, res, "c=1", "e2e_p95_ms"); c.Verdict != "" || c.Gated || c.Reason != NotGated || c.Interval != nil || c.Rel == nil {
+		t.Errorf("a metric outside the family: %+v", c)
+	}
+	if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != "worse" || !c.Gated {
+		t.Errorf("a metric of the family: %+v", c)
+	}
+	if s := res.Summary; s.Gated != 3 || s.Intervals != 3 || s.Each != stats.FamilyConfidence(0.95, 3) || s.Family.Source != FamilyPlan {
+		t.Errorf("summary %+v", s)
+	}
+	for list, want := range map[string]string{
+		"ttft_p95_ms,nope":        "unknown metric nope",
+		"itl_p95_ms":              "itl_p95_ms has no interval",
+		"dispatch_lag_p99_ms":     "the runner's own diagnostic",
+		" , ":                     "no metric named",
+		"tpot_p50_ms,ttft_p95_ms": "",
+	} {
+		f, err := ChosenFamily(list)
+		if want == "" {
+			if err != nil || f.Record().String() != "--metrics ttft_p95_ms,tpot_p50_ms" {
+				t.Errorf("--metrics %s: %v %+v", list, err, f)
+			}
+		} else if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--metrics %q: %v, want %q", list, err, want)
+		}
+	}
+}
+
+// TestEqualCountsAreSame: failed 0 → 0 of a level too small for any
+// interval to lie within ±5% is "same", never inconclusive.
+func TestEqualCountsAreSame(t *testing.T) {
+	base := synth(1, level{conc: 1, n: 24, ttft: 20, tpot: 2, sd: 0.05})
+	cur := synth(2, level{conc: 1, n: 24, ttft: 20, tpot: 2, sd: 0.05})
+	failed, _ := ChosenFamily("failed,ttft_p50_ms")
+	res, err := Compare(base, cur, Options{Threshold: 0.05, Family: failed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := row(t, res, "c=1", "failed"); c.Verdict != "same" || !c.Gated || c.Reason != "" {
+		t.Errorf("failed 0 → 0: %+v", c)
+	}
+	cur = synth(2, level{conc: 1, n: 24, ttft: 20, tpot: 2, sd: 0.05, failed: 1})
+	res, _ = Compare(base, cur, Options{Threshold: 0.05, Family: failed})
+	if c := row(t, res, "c=1", "failed"); c.Verdict != "inconclusive" {
+		t.Errorf("failed 0 → 1 of 24: %+v", c)
+	}
+}
+
+// TestShownMostImportantFirst: the rows shown are what was judged worse,
+// the worst first, then better, the largest first; --all adds the rest,
+// and the rest line counts what was left out.
+func TestShownMostImportantFirst(t *testing.T) {
+	base := synth(1, level{conc: 1, n: 100, ttft: 20, tpot: 2, sd: 0.05}, level{conc: 4, n: 100, ttft: 20, tpot: 2, sd: 0.05})
+	cur := synth(2, level{conc: 1, n: 100, ttft: 20, tpot: 2.3, sd: 0.05}, level{conc: 4, n: 100, ttft: 15, tpot: 2.8, sd: 0.05})
+	fam, _ := ChosenFamily("failed,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_mean_ms,e2e_p50_ms")
+	res, err := Compare(base, cur, Options{Threshold: 0.05, Family: fam})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows, rest := res.Shown(false)
+	if len(rows) == 0 || rows[0].Label != "c=4" || rows[0].Verdict != "worse" {
+		t.Fatalf("first row %+v", rows)
+	}
+	seenBetter := false
+	for i, f := range rows {
+		if f.Verdict != "worse" && f.Verdict != "better" {
+			t.Errorf("default view shows %s %s %s", f.Label, f.Metric, f.Verdict)
+		}
+		seenBetter = seenBetter || f.Verdict == "better"
+		if f.Verdict == "worse" && seenBetter {
+			t.Errorf("worse after better at row %d", i)
+		}
+		if i > 0 && f.Verdict == rows[i-1].Verdict && size(&f.Comparison) > size(&rows[i-1].Comparison) {
+			t.Errorf("row %d (%s %s) changed more than the row before it", i, f.Label, f.Metric)
+		}
+	}
+	all, none := res.Shown(true)
+	n := 0
+	for _, l := range res.Levels {
+		n += len(l.Rows)
+	}
+	if len(all) != n || len(none) != 0 || len(rows)+rest["same"]+rest["inconclusive"]+rest["not judged"] != n ||
+		!strings.HasPrefix(RestLine(rest, "--all"), "Not shown: ") {
+		t.Errorf("--all %d of %d rows, rest %v", len(all), n, rest)
 	}
 }

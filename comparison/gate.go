@@ -1,7 +1,14 @@
 package comparison
 
 import (
+	"fmt"
+	"math"
+	"slices"
 	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/runnerbench/runner/internal/stats"
 
 	"github.com/runnerbench/runner/result"
 )
@@ -37,17 +44,144 @@ func (r *Result) WorstRegression() (Finding, bool) {
 	return all[0], true
 }
 
-// Count is how many comparisons have each verdict.
-func (r *Result) Count() map[string]int {
-	out := map[string]int{}
+// count fills the summary's verdict counts over the gated comparisons, and
+// the most common reason of the inconclusive ones.
+func (r *Result) count() {
+	s := &r.Summary
+	why := map[string]int{}
 	for _, l := range r.Levels {
 		for _, c := range l.Rows {
-			if c.Verdict != "" {
-				out[c.Verdict]++
+			if !c.Gated {
+				continue
+			}
+			s.Gated++
+			switch stats.Verdict(c.Verdict) {
+			case stats.Worse:
+				s.Worse++
+			case stats.Better:
+				s.Better++
+			case stats.Same:
+				s.Same++
+			default:
+				s.Inconclusive++
+				why[c.Reason]++
 			}
 		}
 	}
-	return out
+	for reason, n := range why {
+		if n > why[s.InconclusiveWhy] || n == why[s.InconclusiveWhy] && reason < s.InconclusiveWhy {
+			s.InconclusiveWhy = reason
+		}
+	}
+}
+
+// nothingGated says why the gate judged nothing ("": it judged something):
+// no stage, level or metric the two runs have in common.
+func nothingGated(base, cur *result.Report, r *Result, fam *Family) string {
+	for _, l := range r.Levels {
+		for _, c := range l.Rows {
+			if c.Gated && c.Base != nil && c.New != nil {
+				return ""
+			}
+		}
+	}
+	var common []string
+	for _, st := range cur.Stages {
+		if base.StageNamed(st.Name) != nil {
+			common = append(common, strconv.Quote(st.Name))
+		}
+	}
+	plans := ""
+	if base.Plan.Name != cur.Plan.Name {
+		plans = fmt.Sprintf("the runs are of plans %s and %s, and ", strconv.Quote(base.Plan.Name), strconv.Quote(cur.Plan.Name))
+	}
+	switch {
+	case len(common) == 0:
+		return fmt.Sprintf("%sno stage is in both (the baseline has %s, the new run %s)", plans, names(base), names(cur))
+	case len(r.Levels) == 0:
+		return fmt.Sprintf("%sno level is in both (stage %s: the baseline has %s, the new run %s)", plans, strings.Join(common, ", "),
+			labelsOf(base, common), labelsOf(cur, common))
+	}
+	return fmt.Sprintf("%sno metric of the gate is in both runs at a level both have (judged: %s)", plans, fam.rec.String())
+}
+
+// labelsOf lists the levels of the stages named (quoted) in r.
+func labelsOf(r *result.Report, quoted []string) string {
+	var out []string
+	for _, st := range r.Stages {
+		if slices.Contains(quoted, strconv.Quote(st.Name)) {
+			out = append(out, ReportWants(&result.Report{Stages: []result.Stage{st}})[0].Labels...)
+		}
+	}
+	return orNone(out)
+}
+
+// Shown are the rows a reader sees, most important first: what was judged
+// worse (by how much worse), then better (by how much better); with all,
+// then every other row (inconclusive by the size of its change, same, and
+// what is not judged). Rest counts the rows left out, by what they are.
+func (r *Result) Shown(all bool) (rows []Finding, rest map[string]int) {
+	rest = map[string]int{}
+	for _, l := range r.Levels {
+		for _, c := range l.Rows {
+			switch {
+			case c.Verdict == string(stats.Worse) || c.Verdict == string(stats.Better) || all:
+				rows = append(rows, Finding{Stage: l.Stage, Label: l.Label, Comparison: c})
+			case c.Verdict == "":
+				rest["not judged"]++
+			default:
+				rest[c.Verdict]++
+			}
+		}
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		ri, rj := rank(&rows[i].Comparison), rank(&rows[j].Comparison)
+		if ri != rj {
+			return ri < rj
+		}
+		return size(&rows[i].Comparison) > size(&rows[j].Comparison)
+	})
+	return rows, rest
+}
+
+// rank orders verdicts by how much they matter.
+func rank(c *result.Comparison) int {
+	switch stats.Verdict(c.Verdict) {
+	case stats.Worse:
+		return 0
+	case stats.Better:
+		return 1
+	case stats.Inconclusive:
+		return 2
+	case stats.Same:
+		return 3
+	}
+	return 4
+}
+
+// size is how large a change is, as a fraction of the base (+Inf from 0,
+// 0 when there is none to tell).
+func size(c *result.Comparison) float64 {
+	w := math.Abs(c.WorseBy())
+	if math.IsNaN(w) {
+		return 0
+	}
+	return w
+}
+
+// RestLine is one line for the rows Shown left out ("" when none was); all
+// names what shows them.
+func RestLine(rest map[string]int, all string) string {
+	var parts []string
+	for _, k := range []string{"inconclusive", "same", "not judged"} {
+		if n := rest[k]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Not shown: " + strings.Join(parts, ", ") + " (" + all + " shows every row)."
 }
 
 // Attach puts each level's comparisons on rep's points (baseline_comparison)
@@ -68,4 +202,25 @@ func (r *Result) Attach(rep *result.Report) {
 			}
 		}
 	}
+}
+
+// FromReport is the comparison a report carries (nil: none), of one stage
+// or, with stage "", of all: what the report's sections show, by the rules
+// runner compare shows its own by.
+func FromReport(rep *result.Report, stage string) *Result {
+	if rep.Comparison == nil {
+		return nil
+	}
+	r := &Result{Summary: *rep.Comparison}
+	for _, st := range rep.Stages {
+		if stage != "" && st.Name != stage {
+			continue
+		}
+		for i := range st.Points {
+			if rows := st.Points[i].BaselineComparison; rows != nil {
+				r.Levels = append(r.Levels, Level{Stage: st.Name, Label: st.Points[i].Label(), Rows: rows})
+			}
+		}
+	}
+	return r
 }

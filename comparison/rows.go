@@ -2,6 +2,7 @@ package comparison
 
 import (
 	"math"
+	"strings"
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/internal/stats"
@@ -9,9 +10,9 @@ import (
 )
 
 // levelRows compares one level metric by metric, in catalogue order: a row
-// for every number either run has, and a job for each row with an interval
-// to compute.
-func levelRows(p pair, base, cur Run) ([]result.Comparison, []*job) {
+// for every number either run has, a verdict for each metric of the gate's
+// family, and a job for each such row with an interval to compute.
+func levelRows(p pair, base, cur Run, fam *Family) ([]result.Comparison, []*job) {
 	bs, cs := samplesOf(base, p), samplesOf(cur, p)
 	caveat := levelCaveat(p)
 	var rows []result.Comparison
@@ -29,19 +30,41 @@ func levelRows(p pair, base, cur Run) ([]result.Comparison, []*job) {
 		}
 		row := pointRow(m, b, okB, c, okC)
 		if m.Kind == result.KindServer && m.Better != result.Neutral {
-			row.Verdict = string(stats.Inconclusive)
-			if why := noInterval(m, p, okB, okC, bs, cs); why != "" {
+			if !fam.Judges(p.stage, m.Name) {
+				row.Reason = NotGated
+				if !m.Comparable() {
+					row.Reason = "no interval: " + m.Compare.Why
+				}
+				rows = append(rows, row)
+				continue
+			}
+			row.Gated, row.Verdict = true, string(stats.Inconclusive)
+			switch why := noInterval(m, p, okB, okC, bs, cs); {
+			case caveat == "" && equalCounts(m, p, b, c, okB, okC):
+				row.Verdict = string(stats.Same)
+			case why != "":
 				row.Reason = why
-			} else {
+			default:
 				j := &job{row: len(rows), metric: m, seed: seedOf(p.stage, p.label, m.Name), caveat: caveat, out: row,
 					base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample)}
-				j.gated = caveat == "" && stats.EnoughSamples(j.base, j.cur, m.Compare.Statistic)
+				j.intervals = caveat == "" && stats.EnoughSamples(j.base, j.cur, m.Compare.Statistic)
 				jobs = append(jobs, j)
 			}
 		}
 		rows = append(rows, row)
 	}
 	return rows, jobs
+}
+
+// NotGated is the reason of a server metric outside the gate's family: it is
+// shown with its change, and no verdict.
+const NotGated = "not gated: not a metric the gate judges"
+
+// equalCounts reports whether a count (failed requests) is the same in both
+// runs, of as many requests or zero: nothing that was counted changed, so
+// the verdict is "same" whatever an interval of so few events would span.
+func equalCounts(m *result.Metric, p pair, b, c float64, okB, okC bool) bool {
+	return m.Unit == "requests" && okB && okC && b == c && (b == 0 || p.base.NRequests == p.cur.NRequests)
 }
 
 func samplesOf(r Run, p pair) *aggregate.Samples {
@@ -94,25 +117,44 @@ func noInterval(m *result.Metric, p pair, okB, okC bool, bs, cs *aggregate.Sampl
 	return ""
 }
 
-// levelCaveat says why no metric of the level can be judged although it
-// has an interval: the client set the pace, or the level was cut short.
-func levelCaveat(p pair) string {
+// NotJudgeable is why a run's level cannot be judged ("": it can): its
+// numbers hold something other than the server's behaviour. It is the
+// gate's level-level input: every comparison of such a level is
+// inconclusive with the reason, and none is in the Bonferroni family. A new
+// mark on the point (the simulator fell behind its model, ...) is one more
+// case here.
+func NotJudgeable(p *result.Point) (what, why string) {
 	switch {
-	case p.base.Interrupted || p.cur.Interrupted:
-		return "the level was interrupted in " + which(p.base.Interrupted, p.cur.Interrupted) + ": its numbers cover part of it"
-	case p.base.ClientBottleneck || p.cur.ClientBottleneck:
-		return "the client was the bottleneck in " + which(p.base.ClientBottleneck, p.cur.ClientBottleneck) +
-			" (client_bottleneck): the latencies include the runner's own delays"
+	case p.Interrupted:
+		return "the level was interrupted", "its numbers cover part of it"
+	case p.ClientBottleneck:
+		return "the client was the bottleneck", "(client_bottleneck): the latencies include the runner's own delays"
+	}
+	return "", ""
+}
+
+// levelCaveat says why no metric of the level can be judged although it
+// has an interval ("": it can), naming the run or runs.
+func levelCaveat(p pair) string {
+	bw, bwhy := NotJudgeable(p.base)
+	cw, cwhy := NotJudgeable(p.cur)
+	switch {
+	case bw != "" && bw == cw:
+		return caveatText(bw, "both runs", bwhy)
+	case bw != "" && cw != "" && bw != cw:
+		return caveatText(bw, "the baseline", bwhy) + "; " + caveatText(cw, "the new run", cwhy)
+	case bw != "":
+		return caveatText(bw, "the baseline", bwhy)
+	case cw != "":
+		return caveatText(cw, "the new run", cwhy)
 	}
 	return ""
 }
 
-func which(base, cur bool) string {
-	switch {
-	case base && cur:
-		return "both runs"
-	case base:
-		return "the baseline"
+func caveatText(what, in, why string) string {
+	sep := ": "
+	if strings.HasPrefix(why, "(") {
+		sep = " "
 	}
-	return "the new run"
+	return what + " in " + in + sep + why
 }

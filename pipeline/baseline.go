@@ -20,6 +20,9 @@ type Baseline struct {
 	Report *result.Report
 	// Samples are its points' samples (RecordSamples); nil without records.
 	Samples func(stage, label string) *aggregate.Samples
+	// FailInconclusive is --fail-inconclusive: a comparison that could judge
+	// nothing it matched fails the run.
+	FailInconclusive bool
 }
 
 // HasRecords reports whether dir holds a run's records (plan.yaml, run.jsonl
@@ -71,15 +74,18 @@ func samplesOf(stages []stageResult) func(stage, label string) *aggregate.Sample
 }
 
 // compareBaseline compares the report's levels with the baseline's and puts
-// the comparisons on its points, before the checks that read them.
+// the comparisons on its points, before the checks that read them. The gate
+// judges the family of the plan's worse() checks (comparison.PlanFamily),
+// the one runner compare judges on the same pair.
 func compareBaseline(rep *result.Report, stages []stageResult, base *Baseline) {
 	var plans []*scenario.Stage
 	for _, sr := range stages {
 		plans = append(plans, sr.plan)
 	}
+	fam := comparison.PlanFamily(plans)
 	cur := comparison.Run{Report: rep, Samples: samplesOf(stages)}
 	res, err := comparison.Compare(comparison.Run{Report: base.Report, Samples: base.Samples}, cur,
-		comparison.Options{Threshold: GateThreshold(plans)})
+		comparison.Options{Threshold: fam.Threshold(), Family: fam, FailInconclusive: base.FailInconclusive})
 	if err != nil { // the options are this function's own: a bug
 		rep.Warnings = append(rep.Warnings, "the comparison with the baseline failed: "+err.Error())
 		return
@@ -90,23 +96,23 @@ func compareBaseline(rep *result.Report, stages []stageResult, base *Baseline) {
 	}
 }
 
-// GateThreshold is the practical threshold of a run's comparisons with its
-// baseline: comparison.DefaultThreshold, or the smallest percentage a
-// worse() of the stages asks about if that is smaller, so a metric worse()
-// finds worse is never shown as "same".
-func GateThreshold(stages []*scenario.Stage) float64 {
-	t := comparison.DefaultThreshold
-	for _, st := range stages {
-		if st == nil {
-			continue
-		}
-		for _, c := range st.Checks {
-			for _, g := range c.Gates {
-				t = min(t, g.Pct/100)
-			}
-		}
+// RecordedStages are the stages of the run recorded in dir with the checks
+// recorded with them (compiled): what its gate is decided from
+// (comparison.PlanFamily), as runner report decides it.
+func RecordedStages(dir string) ([]*scenario.Stage, error) {
+	run, err := records.ReadRun(dir)
+	if err != nil {
+		return nil, err
 	}
-	return t
+	var out []*scenario.Stage
+	for _, sr := range run.Stages {
+		st, err := stagePlan(sr)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, st)
+	}
+	return out, nil
 }
 
 // CheckBaseline returns an error, one line, when base cannot be compared

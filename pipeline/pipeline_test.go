@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/scenario"
 )
 
 // TestBaselineGaps: a stage or level the baseline lacks is named; a full
@@ -26,21 +25,5 @@ func TestBaselineGaps(t *testing.T) {
 	}
 	if got := baselineGaps("b.json", nil, &result.Stage{Name: "empty"}); len(got) != 0 {
 		t.Errorf("a stage that ran no level: %q", got)
-	}
-}
-
-// TestGateThreshold: the comparisons' practical threshold is 5%, or the
-// smallest percentage a worse() of the plan asks about, so what worse()
-// calls worse is never shown as the same.
-func TestGateThreshold(t *testing.T) {
-	c := &scenario.Check{Name: "g", Expr: `!worse("ttft_p95_ms", 2) && !worse("tpot_p50_ms", 10)`}
-	if err := c.Compile(); err != nil {
-		t.Fatal(err)
-	}
-	if got := GateThreshold([]*scenario.Stage{{Name: "s", Checks: []*scenario.Check{c}}, nil}); got != 0.02 {
-		t.Errorf("threshold %v, want 0.02", got)
-	}
-	if got := GateThreshold(nil); got != 0.05 {
-		t.Errorf("threshold without worse(): %v, want 0.05", got)
 	}
 }

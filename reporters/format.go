@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -311,7 +312,22 @@ func verdictText(r *result.Report, t tally) string {
 	if r.StopReason != "" && r.StopReason != result.StopCompleted {
 		s += "; stopped: " + r.StopReason
 	}
+	if gate, _ := checks.GateProblem(r); gate != "" {
+		s += "; baseline: " + gate
+	}
 	return s
+}
+
+// comparisonLines are the comparison with the baseline as a report shows
+// it (nil without one): its headline first, then what was judged worse or
+// better, most important first, and a line for the rest.
+func comparisonLines(r *result.Report) (headline string, rows []comparison.Finding, rest string) {
+	res := comparison.FromReport(r, "")
+	if res == nil {
+		return "", nil, ""
+	}
+	rows, left := res.Shown(false)
+	return res.Summary.Headline(), rows, comparison.RestLine(left, "runner compare --all")
 }
 
 func plural(n int, one, many string) string {

@@ -151,6 +151,20 @@ func buildJUnit(r *result.Report) *junitSuites {
 		doc.Tests++
 		doc.Errors++
 	}
+	if gate, _ := checks.GateProblem(r); gate != "" {
+		// A comparison that gated or judged nothing fails the run without a
+		// failed check: say so as a case of its own, or CI shows it green.
+		name := r.Plan.Name + "/baseline"
+		doc.Suites = append(doc.Suites, junitSuite{
+			Name: name, Tests: 1, Failures: 1, Time: seconds(0),
+			Cases: []junitCase{{
+				Name: "comparison with the baseline", Classname: name, Time: seconds(0),
+				Failure: &junitResult{Message: gate, Type: "baseline_gate", Body: textBody(gate)},
+			}},
+		})
+		doc.Tests++
+		doc.Failures++
+	}
 	doc.Time = seconds(total)
 	return doc
 }

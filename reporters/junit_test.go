@@ -368,3 +368,18 @@ func TestJUnitXSD(t *testing.T) {
 		t.Error("xmllint accepted a testcase without classname: the XSD is too loose")
 	}
 }
+
+// TestJUnitGateProblem: a comparison that judged nothing, with
+// --fail-inconclusive, is a failed case of its own, so CI is not green.
+func TestJUnitGateProblem(t *testing.T) {
+	r := withComparison(fixture(t))
+	r.Comparison.FailInconclusive = true
+	r.Comparison.Worse, r.Comparison.Better, r.Comparison.Same, r.Comparison.Inconclusive = 0, 0, 0, r.Comparison.Gated
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `<testcase name="comparison with the baseline" classname="ci-smoke/baseline"`) || !strings.Contains(b.String(), `type="baseline_gate"`) {
+		t.Errorf("no failed case for the gate:\n%s", b.String())
+	}
+}

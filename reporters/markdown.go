@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runnerbench/runner/internal/compare"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -45,7 +46,7 @@ func WriteMarkdown(w io.Writer, r *result.Report) error {
 	if len(r.Warnings) > 0 {
 		ew.printf("\n")
 	}
-
+	writeMDComparison(ew, r)
 	for i := range r.Stages {
 		writeMDStage(ew, &r.Stages[i])
 	}
@@ -54,6 +55,24 @@ func WriteMarkdown(w io.Writer, r *result.Report) error {
 			mdText(r.RunnerVersion), r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), mdCodeText(r.Plan.Hash))
 	}
 	return ew.err
+}
+
+// writeMDComparison writes the comparison with the baseline: its headline
+// first, then what was judged worse or better and a line for the rest.
+func writeMDComparison(ew *errWriter, r *result.Report) {
+	head, rows, rest := comparisonLines(r)
+	if head == "" {
+		return
+	}
+	ew.printf("### Against the baseline `%s`\n\n%s\n\n", mdCodeText(r.Baseline), mdText(head))
+	var b strings.Builder
+	compare.MarkdownRows(&b, rows, true, mdText)
+	if b.Len() > 0 {
+		ew.printf("%s\n", b.String())
+	}
+	if rest != "" {
+		ew.printf("%s\n\n", mdText(rest))
+	}
 }
 
 // writeMDStage writes one stage: its title, its metric table, its notes

@@ -82,6 +82,16 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		ew.printf("\n")
 	}
 
+	if head, rows, rest := comparisonLines(r); head != "" {
+		ew.printf("%s\n%s\n", paint(opts.Color, ansiBold, "Against the baseline "+r.Baseline), head)
+		for _, f := range rows {
+			ew.printf("  %s %s %s: %s\n", f.Stage, f.Label, f.Metric, f.Describe())
+		}
+		if rest != "" {
+			ew.printf("%s\n", rest)
+		}
+		ew.printf("\n")
+	}
 	if checks := checkRows(r, opts.Color); len(checks) > 0 {
 		ew.printf("%s\n", paint(opts.Color, ansiBold, "Checks"))
 		// Colour codes in the status cell are not counted in its width by

@@ -54,18 +54,28 @@ func gateMetric(src string, arg ast.Node) (string, error) {
 	if !ok {
 		return "", at(src, arg, `worse() takes the metric as a quoted name, e.g. worse("ttft_p95_ms", 10)`)
 	}
-	m, ok := result.MetricNamed(s.Value)
+	if err := GateableMetric(s.Value); err != nil {
+		return "", at(src, arg, "worse(): "+err.Error())
+	}
+	return s.Value, nil
+}
+
+// GateableMetric returns nil when a gate can judge the metric (a server
+// metric with a better direction and an interval), else why not, with the
+// names it may have meant: what worse() and runner compare --metrics accept.
+func GateableMetric(name string) error {
+	m, ok := result.MetricNamed(name)
 	switch {
 	case !ok:
-		return "", at(src, arg, fmt.Sprintf("worse(): unknown metric %s%s", s.Value, metricHint(s.Value, gateable())))
+		return fmt.Errorf("unknown metric %s%s", name, metricHint(name, gateable()))
 	case m.Kind == result.KindClient:
-		return "", at(src, arg, fmt.Sprintf("worse(): %s is the runner's own diagnostic: it is shown, never gated", m.Name))
+		return fmt.Errorf("%s is the runner's own diagnostic: it is shown, never gated", m.Name)
 	case m.Kind != result.KindServer || m.Better == result.Neutral:
-		return "", at(src, arg, fmt.Sprintf("worse(): %s has no better direction, so it cannot get worse", m.Name))
+		return fmt.Errorf("%s has no better direction, so it cannot get worse", m.Name)
 	case !m.Comparable():
-		return "", at(src, arg, fmt.Sprintf("worse(): %s has no interval: %s", m.Name, m.Compare.Why))
+		return fmt.Errorf("%s has no interval: %s", m.Name, m.Compare.Why)
 	}
-	return m.Name, nil
+	return nil
 }
 
 // gatePct is worse()'s percentage: a number ≥ 0 written in the expression,

@@ -149,13 +149,13 @@ func TestParseRunOptions(t *testing.T) {
 		t.Fatalf("two positionals should be an error, got %+v", o)
 	}
 	o, err = parseRunOptions(&Env{}, []string{"--quiet", "plan.yaml", "--stage", "a", "--stage=b", "--report", "table, html,table", "--log-format", "json", "--baseline", "b.json", "--out", "o", "--allow-env", "A@h.example", "--allow-env=B", "--allow-dir", "d",
-		"--shard", "1/3", "--start-at", "2030-01-01T00:00:00Z", "--slot-warmup", "2s"})
+		"--shard", "1/3", "--start-at", "2030-01-01T00:00:00Z", "--slot-warmup", "2s", "--fail-inconclusive"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(o)
 	// --quiet logs warnings and errors only, unless --log-level says otherwise.
-	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","Stages":["a","b"],"LogFormat":"json","LogLevel":"warn","NoProgress":true,"AllowEnv":["A@h.example","B"],"AllowDirs":["d"],"Shard":"1/3","Shards":0,"StartAt":"2030-01-01T00:00:00Z","SlotWarmup":2000000000,"SlotDrain":30000000000}`
+	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","FailInconclusive":true,"Stages":["a","b"],"LogFormat":"json","LogLevel":"warn","NoProgress":true,"AllowEnv":["A@h.example","B"],"AllowDirs":["d"],"Shard":"1/3","Shards":0,"StartAt":"2030-01-01T00:00:00Z","SlotWarmup":2000000000,"SlotDrain":30000000000}`
 	if string(got) != want {
 		t.Errorf("options:\n got %s\nwant %s", got, want)
 	}
@@ -202,18 +202,22 @@ func TestSchemaCommand(t *testing.T) {
 
 func TestCompare(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name string, ttft float64) string {
-		r := result.Report{SchemaVersion: result.SchemaVersion, Stages: []result.Stage{{Name: "s", Points: []result.Point{{Concurrency: 1, TTFTP95Ms: &ttft}}}}}
+	write := func(name, plan, stage string, ttft float64, levels ...int) string {
+		st := result.Stage{Name: stage}
+		for _, c := range levels {
+			st.Points = append(st.Points, result.Point{Concurrency: c, NRequests: 10, Completed: 10, TTFTP95Ms: &ttft})
+		}
+		r := result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan}, Stages: []result.Stage{st}}
 		b, _ := json.Marshal(r)
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, b, 0o644)
 		return p
 	}
 	// Reports alone, without their records: point changes, no intervals,
-	// no verdict but inconclusive, and a gate that says it cannot fail
-	// (the records' case is in the e2e tests).
-	a, b := write("a.json", 100), write("b.json", 150)
-	code, out, errs := runCLI(t, nil, "compare", a, b)
+	// no verdict but inconclusive (failed 0 → 0 is the same), and a gate
+	// that says it cannot fail (the records' case is in the e2e tests).
+	a, b := write("a.json", "p", "s", 100, 1), write("b.json", "p", "s", 150, 1)
+	code, out, errs := runCLI(t, nil, "compare", a, b, "--all")
 	if code != 0 || !strings.Contains(out, "ttft_p95_ms") || !strings.Contains(out, "+50.0%") || !strings.Contains(out, "inconclusive") ||
 		!strings.Contains(out, "no request records of either run") {
 		t.Errorf("compare: %d %q %q", code, out, errs)
@@ -225,6 +229,67 @@ func TestCompare(t *testing.T) {
 	code, _, errs = runCLI(t, nil, "compare", a, filepath.Join(dir, "missing.json"))
 	if code != 2 || !strings.Contains(errs, "missing.json") {
 		t.Errorf("compare missing: %d %q", code, errs)
+	}
+}
+
+// TestCompareNeverPassesVacuously (issue 23, point 1): two unrelated runs
+// are exit 2 in one line saying why, never a pass; a comparison of part of
+// the run says so in its first line, with the counts; a gate that could
+// judge nothing says so first, and --fail-inconclusive fails it.
+func TestCompareNeverPassesVacuously(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, plan, stage string, levels ...int) string {
+		st := result.Stage{Name: stage}
+		for _, c := range levels {
+			st.Points = append(st.Points, result.Point{Concurrency: c, NRequests: 10, Completed: 9, Failed: 1, TTFTP95Ms: result.Ptr(100.0)})
+		}
+		b, _ := json.Marshal(result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan}, Stages: []result.Stage{st}})
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, b, 0o644)
+		return p
+	}
+	base := write("base.json", "baseline-regression", "regression", 1, 4)
+	for _, md := range []string{"--markdown", "--all"} {
+		code, out, errs := runCLI(t, nil, "compare", base, write("q.json", "quickstart", "sweep", 1, 2), "--fail-above", "10", md)
+		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 ||
+			!strings.Contains(errs, `nothing was gated: the runs are of plans "baseline-regression" and "quickstart", and no stage is in both`) {
+			t.Errorf("unrelated runs %s: exit %d, want 2 with one line\nstdout %q\nstderr %q", md, code, out, errs)
+		}
+	}
+	code, out, errs := runCLI(t, nil, "compare", base, write("c8.json", "baseline-regression", "regression", 8))
+	if code != 2 || !strings.Contains(errs, `no level is in both (stage "regression": the baseline has c=1, c=4, the new run c=8)`) {
+		t.Errorf("no level in common: exit %d %q %q", code, out, errs)
+	}
+	part := write("part.json", "baseline-regression", "regression", 1, 4, 8)
+	for _, md := range []string{"", "--markdown"} {
+		args := []string{"compare", base, part, "--fail-above", "10"}
+		if md != "" {
+			args = append(args, md)
+		}
+		code, out, errs = runCLI(t, nil, args...)
+		first, _, _ := strings.Cut(out, "\n")
+		if code != 0 || !strings.Contains(first, "Partial: gated 10 (0 worse, 0 better, 2 same, 8 inconclusive), 1 of 3 levels unmatched") ||
+			!strings.Contains(first, "judged: the default family") || strings.Contains(out, "✅") || !strings.Contains(out, "🟡 The gate at 10% cannot fail") {
+			t.Errorf("part of the run, judged by point values only %s: exit %d, first line %q\n%s\n%s", md, code, first, out, errs)
+		}
+	}
+	// failed 1 → 1 is the same, so this gate judged something; one that
+	// judges TTFT alone judged nothing, and --fail-inconclusive fails it.
+	code, out, errs = runCLI(t, nil, "compare", base, base, "--metrics", "ttft_p95_ms", "--fail-inconclusive")
+	if first, _, _ := strings.Cut(out, "\n"); code != 1 || !strings.HasPrefix(first, "Judged nothing: gated 2 (0 worse, 0 better, 0 same, 2 inconclusive)") ||
+		!strings.Contains(errs, "--fail-inconclusive") {
+		t.Errorf("--fail-inconclusive: exit %d, first line %q, stderr %q", code, first, errs)
+	}
+	if code, _, _ := runCLI(t, nil, "compare", base, base, "--metrics", "ttft_p95_ms"); code != 0 {
+		t.Errorf("without --fail-inconclusive a blind gate exits %d", code)
+	}
+	if code, _, errs := runCLI(t, nil, "compare", base, base, "--metrics", "itl_p95_ms"); code != 2 || !strings.Contains(errs, "--metrics: itl_p95_ms has no interval") {
+		t.Errorf("--metrics itl_p95_ms: exit %d %q", code, errs)
+	}
+	for _, cmd := range []string{"run", "report", "merge"} {
+		if _, out, errs := runCLI(t, nil, cmd, "--help"); !strings.Contains(out+errs, "-fail-inconclusive") {
+			t.Errorf("%s --help has no --fail-inconclusive", cmd)
+		}
 	}
 }
 

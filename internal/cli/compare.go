@@ -14,6 +14,7 @@ import (
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/reporters"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
 )
 
 const compareSynopsis = `runner compare BASE NEW [flags]
@@ -22,15 +23,22 @@ Compare two runs level by level: each metric's change with a confidence
 interval computed from the runs' requests, and a verdict (better, worse,
 same, inconclusive). BASE and NEW are result directories or their
 report.json files; the intervals need the records beside report.json
-(requests.jsonl, run.jsonl). With --fail-above, exits 1 when a server metric
-is worse with the stated confidence and by more than that percentage.`
+(requests.jsonl, run.jsonl). The first line says what the gate judged: the
+metrics NEW's plan gates with worse() (every server metric with an interval
+when it gates none; --metrics to choose), at how many levels, with what
+verdicts. Exits 2 when nothing could be gated (no stage, level or metric in
+common); with --fail-above, 1 when a gated metric is worse with the stated
+confidence and by more than that percentage.`
 
 // cmdCompare implements "runner compare".
 func cmdCompare(_ context.Context, env *Env, args []string) error {
 	fs := newFlagSet("compare")
 	markdown := fs.Bool("markdown", false, "write a Markdown table (for a pull-request comment)")
-	changed := fs.Bool("changed-only", false, "leave out metrics that did not change, or are never judged")
-	failAbove := fs.Float64("fail-above", -1, "exit 1 when a server metric is significantly worse by more than this `percent`")
+	all := fs.Bool("all", false, "show every row, not only what was judged worse or better")
+	fs.Bool("changed-only", false, "kept for scripts: what was judged worse or better is all that is shown by default")
+	failAbove := fs.Float64("fail-above", -1, "exit 1 when a gated metric is significantly worse by more than this `percent`")
+	failInconclusive := fs.Bool("fail-inconclusive", false, "exit 1 when the gate could judge nothing it matched (every gated comparison inconclusive)")
+	metrics := fs.String("metrics", "", "the `metrics` the gate judges, comma-separated, or all (default: those NEW's worse() checks name, else all)")
 	confidence := fs.Float64("confidence", 0.95, "the `confidence` that no unchanged metric is called worse, for all comparisons together")
 	pos, err := parseArgs(env, fs, compareSynopsis, args)
 	if err != nil {
@@ -50,15 +58,22 @@ func cmdCompare(_ context.Context, env *Env, args []string) error {
 		}
 		runs[i] = comparison.Run{Report: rep, Samples: samples}
 	}
-	o := compare.Options{ChangedOnly: *changed}
-	threshold := comparison.DefaultThreshold
+	fam, err := gateFamily(pos[1], runs[1], *metrics)
+	if err != nil {
+		return err
+	}
+	o := compare.Options{All: *all, Family: fam}
+	threshold := fam.Threshold()
 	if *failAbove >= 0 {
 		o.FailAbove = failAbove
 		threshold = min(threshold, *failAbove/100)
 	}
-	res, err := comparison.Compare(runs[0], runs[1], comparison.Options{Confidence: *confidence, Threshold: threshold})
+	res, err := comparison.Compare(runs[0], runs[1], comparison.Options{Confidence: *confidence, Threshold: threshold, Family: fam, FailInconclusive: *failInconclusive})
 	if err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "compare: %w", err)
+	}
+	if why := res.Summary.NothingGated; why != "" {
+		return exitcode.Errorf(exitcode.Invalid, "compare: nothing was gated: %s", why)
 	}
 	if *markdown {
 		err = compare.Markdown(env.Stdout, res, o)
@@ -68,28 +83,70 @@ func cmdCompare(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return fmt.Errorf("compare: %w", err)
 	}
-	if o.FailAbove == nil {
-		return nil
-	}
-	if !res.Summary.Records {
+	if o.FailAbove != nil && !res.Summary.Records {
 		fmt.Fprintf(env.Stderr, "compare: --fail-above cannot fail: %s\n", res.Notes[0])
 	}
-	return gateError(res, *failAbove)
+	return gateError(env, res, o)
+}
+
+// gateFamily is the family the gate judges: --metrics, else the one the
+// new run's recorded checks declare (its records' when at hand, else its
+// report's), decided as the run's own --baseline decides it.
+func gateFamily(path string, cur comparison.Run, metrics string) (*comparison.Family, error) {
+	if metrics != "" {
+		fam, err := comparison.ChosenFamily(metrics)
+		if err != nil {
+			return nil, exitcode.Errorf(exitcode.Invalid, "compare: --metrics: %v", err)
+		}
+		return fam, nil
+	}
+	var stages []*scenario.Stage
+	var err error
+	if dir := runDir(path); cur.Samples != nil {
+		stages, err = pipeline.RecordedStages(dir)
+	} else {
+		stages, err = comparison.ReportStages(cur.Report)
+	}
+	if err != nil {
+		return nil, exitcode.Errorf(exitcode.Invalid, "compare: %s: its checks: %w", path, err)
+	}
+	return comparison.PlanFamily(stages), nil
 }
 
 // gateError is the gate's answer: nil, or exit 1 naming each failing
-// metric with its change, interval and the samples behind it.
-func gateError(res *comparison.Result, failAbove float64) error {
-	bad := res.Failures(failAbove)
+// metric with its change, interval and the samples behind it; a regression
+// only warn-severity worse() checks gate is listed on stderr and passes.
+// With --fail-inconclusive, a gate that could judge nothing fails.
+func gateError(env *Env, res *comparison.Result, o compare.Options) error {
+	s := res.Summary
+	var bad, warn []comparison.Finding
+	if o.FailAbove != nil {
+		bad, warn = compare.Gate(res, *o.FailAbove, o.Family)
+	}
+	for _, f := range warn {
+		fmt.Fprintf(env.Stderr, "compare: warn: %s %s %s: %s (gated by warn-severity worse() checks only)\n", f.Stage, f.Label, f.Metric, f.Describe())
+	}
 	if len(bad) == 0 {
+		if s.FailInconclusive && s.Blind() {
+			return exitcode.Errorf(exitcode.ChecksFailed, "compare: --fail-inconclusive: %s", s.Headline())
+		}
 		return nil
 	}
-	lines := []string{fmt.Sprintf("compare: %d metric(s) significantly worse by more than %g%% (%s confidence for all %d gated comparisons together, %s each):",
-		len(bad), failAbove, pctText(res.Summary.Confidence), res.Summary.Gated, pctText(res.Summary.Each))}
+	lines := []string{fmt.Sprintf("compare: %d metric(s) significantly worse by more than %g%% (%s confidence for all %d gated comparisons with an interval together, %s each):",
+		len(bad), *o.FailAbove, pctText(s.Confidence), s.Intervals, pctText(s.Each))}
 	for _, f := range bad {
 		lines = append(lines, fmt.Sprintf("  %s %s %s: %s", f.Stage, f.Label, f.Metric, f.Describe()))
 	}
 	return exitcode.Errorf(exitcode.ChecksFailed, "%s", strings.Join(lines, "\n"))
+}
+
+// runDir is the result directory path names: itself, or the directory of
+// its report.json.
+func runDir(path string) string {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return path
+	}
+	return filepath.Dir(path)
 }
 
 func pctText(f float64) string { return fmt.Sprintf("%.4g%%", f*100) }
@@ -98,9 +155,9 @@ func pctText(f float64) string { return fmt.Sprintf("%.4g%%", f*100) }
 // report.json in it. Its records, when beside the report, give the
 // per-request samples (nil without them: an old report alone).
 func readRun(path string) (*result.Report, func(stage, label string) *aggregate.Samples, error) {
-	file, dir := path, filepath.Dir(path)
-	if st, err := os.Stat(path); err == nil && st.IsDir() {
-		file, dir = filepath.Join(path, reporters.FileJSON), path
+	file, dir := path, runDir(path)
+	if dir == path {
+		file = filepath.Join(path, reporters.FileJSON)
 	}
 	f, err := os.Open(file)
 	if err != nil {

@@ -891,8 +891,44 @@ func compareRuns(t *testing.T, dir, fast, slow string) {
 	if code != 2 || !strings.Contains(stderr, "has no request records") || !strings.Contains(stderr, "which worse() in check") {
 		t.Errorf("report --baseline without records, worse() in the plan: exit %d\n%s", code, stderr)
 	}
+	// The plan's gate failed the slow run (its worse() on TTFT p50):
+	// runner compare on the same pair at the same percentage agrees.
+	if code, _, stderr = runRunner(t, childEnv(), "compare", fast, slow, "--fail-above", "10"); code != 1 || !strings.Contains(stderr, "sweep c=1 ttft_p50_ms: +") {
+		t.Errorf("compare --fail-above 10, where the slow run's worse() failed: exit %d\n%s", code, stderr)
+	}
+	judgedNothing(t, dir, fast, plain)
 	if code, _, stderr = runRunner(t, childEnv(), "compare", fast, slow, "--confidence", "1.5"); code != 2 || !strings.Contains(stderr, "--confidence") {
 		t.Errorf("--confidence 1.5: exit %d\n%s", code, stderr)
+	}
+}
+
+// judgedNothing: against a baseline whose every level is marked not
+// judgeable (here client_bottleneck, as a starved machine marks it), the
+// run's comparison judges nothing and says so first, in every report;
+// --fail-inconclusive makes that exit 1 and the verdict fail (issue 23,
+// point 1). plain is a run of stage "other" of the plan fast ran.
+func judgedNothing(t *testing.T, dir, fast, plain string) {
+	t.Helper()
+	starved := filepath.Join(dir, "starved")
+	if err := os.MkdirAll(starved, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"plan.yaml", "run.jsonl", "requests.jsonl"} {
+		writeFile(t, filepath.Join(starved, f), readFile(t, filepath.Join(fast, f)))
+	}
+	writeFile(t, filepath.Join(starved, "report.json"), strings.ReplaceAll(readFile(t, filepath.Join(fast, "report.json")), `"client_bottleneck": false`, `"client_bottleneck": true`))
+	out := filepath.Join(dir, "judged-nothing")
+	code, stdout, stderr := runRunner(t, childEnv(), "report", plain, "--baseline", starved, "--out", out)
+	if code != 0 || !strings.Contains(stdout, "Against the baseline "+starved+"\nJudged nothing: gated ") {
+		t.Errorf("report --baseline, every level starved: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if md := readFile(t, filepath.Join(out, "summary.md")); !strings.Contains(md, "\n\nJudged nothing: gated ") {
+		t.Errorf("summary.md does not say the gate judged nothing:\n%s", md)
+	}
+	out = filepath.Join(dir, "judged-nothing-fails")
+	code, stdout, stderr = runRunner(t, childEnv(), "report", plain, "--baseline", starved, "--out", out, "--fail-inconclusive")
+	if rep := loadReport(t, out); code != 1 || rep.Verdict != result.StatusFail || !strings.Contains(stderr, "--fail-inconclusive: the comparison with the baseline judged nothing") {
+		t.Errorf("report --fail-inconclusive: exit %d, verdict %s\n%s\n%s", code, rep.Verdict, stdout, stderr)
 	}
 }
 
@@ -923,9 +959,20 @@ func TestE2EStatisticalGate(t *testing.T) {
 	if code, stdout, stderr := runRunner(t, childEnv(), "compare", a, a2, "--fail-above", "20"); code != 0 {
 		t.Errorf("A/A pair failed the gate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20")
+	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20", "--metrics", "all")
 	if code != 1 || !strings.Contains(stderr, "one c=1 tpot_p50_ms: +") || !strings.Contains(stderr, "worse (p50 of 19 and 19 requests)") {
 		t.Errorf("itl_ms ×1.5 not found: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	// One gate, one answer (issue 23, point 2): the plan gates TTFT, which
+	// itl_ms does not move; its worse() check with --baseline and runner
+	// compare --fail-above judge that family alone, and agree.
+	runCode, _, runErr := runRunner(t, childEnv(), "report", b, "--baseline", a, "--out", filepath.Join(dir, "b-gated"), "--quiet")
+	cmpCode, cmpOut, cmpErr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20")
+	if runCode != cmpCode || cmpCode != 0 || !strings.Contains(cmpOut, "judged: the plan's worse() metrics (ttft_p50_ms)") {
+		t.Errorf("the plan's gate exits %d (%s), runner compare %d on the same pair:\n%s\n%s", runCode, runErr, cmpCode, cmpOut, cmpErr)
+	}
+	if rep := loadReport(t, filepath.Join(dir, "b-gated")); rep.Comparison == nil || rep.Comparison.Family == nil || rep.Comparison.Family.Source != "plan" {
+		t.Errorf("the report does not say which family was judged: %+v", rep.Comparison)
 	}
 }
 
@@ -986,7 +1033,7 @@ func TestE2EReplicatedGate(t *testing.T) {
 	if code, stdout, stderr := runRunner(t, childEnv(), "compare", a, a2, "--fail-above", "20"); code != 0 {
 		t.Errorf("A/A pair failed the gate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20")
+	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20", "--all")
 	if code != 1 || !strings.Contains(stderr, "two c=2 tpot_mean_ms: +") || !strings.Contains(stderr, "worse (mean of 48 and 48 requests in 4 and 4 replicates)") {
 		t.Errorf("itl_ms ×2 not found with replicates: exit %d\n%s\n%s", code, stdout, stderr)
 	}

@@ -80,6 +80,7 @@ func reportFlags(fs *flag.FlagSet, outUsage string) (*RunOptions, *string) {
 	reports := fs.String("report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout")
 	fs.StringVar(&o.Baseline, "baseline", "", "a previous run (its result `dir`ectory or report.json) to compare each level with; checks read it as baseline and worse()")
+	o.registerGateFlags(fs)
 	return o, reports
 }
 
@@ -89,5 +90,5 @@ func (o *RunOptions) reportInputs(reports string) (*pipeline.Baseline, error) {
 	if o.Reports, err = parseReportFormats(reports); err != nil {
 		return nil, err
 	}
-	return loadBaseline(o.Baseline)
+	return loadBaseline(o.Baseline, o.FailInconclusive)
 }

@@ -42,7 +42,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	baseline, err := loadBaseline(opts.Baseline)
+	baseline, err := loadBaseline(opts.Baseline, opts.FailInconclusive)
 	if err != nil {
 		return err
 	}
@@ -150,8 +150,19 @@ func exitError(rep *result.Report, runErr, writeErr error) error {
 	if len(problems) > 0 {
 		return exitcode.Errorf(exitcode.RunFailed, "%s", strings.Join(problems, "\n"))
 	}
-	if failed := checks.FailedChecks(rep); len(failed) > 0 {
-		return exitcode.Errorf(exitcode.ChecksFailed, "%d check(s) failed: %s", len(failed), strings.Join(failed, "; "))
+	gate, invalid := checks.GateProblem(rep)
+	if invalid {
+		return exitcode.Errorf(exitcode.Invalid, "--baseline %s: %s", rep.Baseline, gate)
+	}
+	var failed []string
+	if f := checks.FailedChecks(rep); len(f) > 0 {
+		failed = append(failed, fmt.Sprintf("%d check(s) failed: %s", len(f), strings.Join(f, "; ")))
+	}
+	if gate != "" {
+		failed = append(failed, gate)
+	}
+	if len(failed) > 0 {
+		return exitcode.Errorf(exitcode.ChecksFailed, "%s", strings.Join(failed, "\n"))
 	}
 	return nil
 }
@@ -159,15 +170,18 @@ func exitError(rep *result.Report, runErr, writeErr error) error {
 // loadBaseline reads the --baseline run (nil when path is empty): its
 // report and, when its records are beside it, their per-request samples. A
 // missing or unreadable one is a command-line error.
-func loadBaseline(path string) (*pipeline.Baseline, error) {
+func loadBaseline(path string, failInconclusive bool) (*pipeline.Baseline, error) {
 	if path == "" {
+		if failInconclusive {
+			return nil, exitcode.Errorf(exitcode.Invalid, "--fail-inconclusive needs --baseline: it fails a comparison with one that could judge nothing")
+		}
 		return nil, nil
 	}
 	rep, samples, err := readRun(path)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.Invalid, "--baseline %s: %w", path, err)
 	}
-	return &pipeline.Baseline{Path: path, Report: rep, Samples: samples}, nil
+	return &pipeline.Baseline{Path: path, Report: rep, Samples: samples, FailInconclusive: failInconclusive}, nil
 }
 
 // logLevel logs one finished level: what a CI log shows where a terminal

@@ -30,6 +30,9 @@ type RunOptions struct {
 	Quiet bool
 	// Baseline is a previous report.json that checks can compare against.
 	Baseline string
+	// FailInconclusive is --fail-inconclusive: a comparison with the
+	// baseline that could judge nothing it matched fails the run.
+	FailInconclusive bool
 	// Stages limits the run to these stages (all when empty), in plan order.
 	Stages []string
 	// LogFormat is text or json; LogLevel is debug, info, warn or error.
@@ -56,6 +59,14 @@ type RunOptions struct {
 // HasReport reports whether format was asked for.
 func (o *RunOptions) HasReport(format string) bool { return slices.Contains(o.Reports, format) }
 
+// failInconclusiveUsage is --fail-inconclusive's help, one for every command.
+const failInconclusiveUsage = "exit 1 when the comparison with the baseline could judge nothing it matched (every gated comparison inconclusive)"
+
+// registerGateFlags registers the baseline gate's flags of run, report and merge.
+func (o *RunOptions) registerGateFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&o.FailInconclusive, "fail-inconclusive", false, failInconclusiveUsage)
+}
+
 // stringList is a repeatable string flag.
 type stringList []string
 
@@ -74,6 +85,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	fs.StringVar(&reports, "report", strings.Join(DefaultReports, ","), "comma-separated report `formats`: "+strings.Join(ReportFormats, ", "))
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout, and only warnings and errors on stderr")
 	fs.StringVar(&o.Baseline, "baseline", "", "a previous run (its result `dir`ectory or report.json) to compare each level with; checks read it as baseline and worse()")
+	o.registerGateFlags(fs)
 	fs.Var(&stages, "stage", "run only this stage `name` (repeatable)")
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")

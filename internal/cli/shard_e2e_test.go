@@ -117,6 +117,15 @@ func TestE2EShardsMergeIsTheUnion(t *testing.T) {
 		t.Errorf("merged report: shards %d, checks %v", rep.Shards, statuses(rep))
 	}
 	checkUnion(t, dirs, merged, rep)
+	// merge --baseline: the merged run against itself gates something, says
+	// so first, and judged something, so --fail-inconclusive passes.
+	vs := filepath.Join(root, "vs")
+	if code, _, stderr := runRunner(t, childEnv(), "merge", dirs[0], dirs[1], dirs[2], "--out", vs, "--baseline", merged, "--fail-inconclusive", "--report", "json,markdown"); code != 0 {
+		t.Errorf("merge --baseline --fail-inconclusive: exit %d\n%s", code, stderr)
+	} else if c := loadReport(t, vs).Comparison; c == nil || c.Gated == 0 || c.Worse != 0 || c.Same == 0 || !c.FailInconclusive ||
+		!strings.Contains(readFile(t, filepath.Join(vs, "summary.md")), "\n\nCompared: gated ") {
+		t.Errorf("merge --baseline: comparison %+v", c)
+	}
 	again := filepath.Join(root, "again")
 	if code, _, stderr := runRunner(t, childEnv(), "report", merged, "--out", again, "--quiet", "--report", "json"); code != 0 {
 		t.Fatalf("report of the merged directory: exit %d\n%s", code, stderr)

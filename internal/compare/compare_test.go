@@ -2,6 +2,9 @@ package compare
 
 import (
 	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -9,82 +12,157 @@ import (
 	"github.com/runnerbench/runner/result"
 )
 
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
 func p(v float64) *float64 { return &v }
 
-// fixture is a comparison of one level with a verdict of each kind.
+// fixture is a comparison of two levels (a third is not in the baseline)
+// with a verdict of each kind, equal counts, an interval wider than the
+// data can say, and rows the gate does not judge.
 func fixture() *comparison.Result {
 	return &comparison.Result{
-		Summary: result.ComparisonSummary{Confidence: 0.95, Each: 0.999, Gated: 50, Threshold: 0.05, Records: true},
+		Summary: result.ComparisonSummary{Confidence: 0.95, Each: 0.999, Intervals: 50, Gated: 6, Worse: 2, Better: 1, Same: 2, Inconclusive: 1,
+			Levels: 2, Unmatched: 1, Threshold: 0.05, Records: true,
+			Family: &result.GateFamily{Source: "plan", Metrics: []string{"failed", "ttft_p50_ms", "ttft_p99_ms", "tpot_p50_ms"}}},
 		Levels: []comparison.Level{{Stage: "sw|eep", Label: "c=1", Rows: []result.Comparison{
+			{Metric: "failed", Statistic: "share", Base: p(0), New: p(0), Abs: p(0), Verdict: "same", Gated: true},
 			{Metric: "tpot_p50_ms", Statistic: "p50", Base: p(2), New: p(2.31), Rel: p(0.155), Interval: &result.Interval{Lo: 0.142, Hi: 0.168},
 				Abs: p(0.31), Verdict: "worse", NBase: 120, NNew: 120, Gated: true},
 			{Metric: "ttft_p50_ms", Statistic: "p50", Base: p(20), New: p(20.1), Rel: p(0.005), Interval: &result.Interval{Lo: -0.01, Hi: 0.02},
 				Abs: p(0.1), Verdict: "same", NBase: 120, NNew: 120, Gated: true},
-			{Metric: "ttft_p99_ms", Statistic: "p99", Base: p(24), New: p(27), Rel: p(0.125), Interval: &result.Interval{Lo: -0.02, Hi: 0.3},
-				Abs: p(3), Verdict: "inconclusive", Reason: "too few samples: p99 needs 100, base has 32, new 32", NBase: 32, NNew: 32},
-			{Metric: "ttft_max_ms", Base: p(30), New: p(40), Rel: p(0.333), Abs: p(10), Verdict: "inconclusive", Reason: "no interval: a maximum is one request's value"},
+			{Metric: "ttft_p99_ms", Statistic: "p99", Base: p(24), New: p(27), Rel: p(0.125), Interval: &result.Interval{Lo: -1, Hi: 3369910125.733},
+				Abs: p(3), Verdict: "inconclusive", Reason: "too few samples: p99 needs 100, base has 32, new 32", NBase: 32, NNew: 32, Gated: true},
+			{Metric: "e2e_p95_ms", Base: p(150), New: p(200), Rel: p(0.333), Abs: p(50), Reason: comparison.NotGated},
 			{Metric: "dispatch_lag_p99_ms", Base: p(0.1), New: p(5), Rel: p(49), Abs: p(4.9)},
+		}}, {Stage: "sw|eep", Label: "c=4", Rows: []result.Comparison{
+			{Metric: "tpot_p50_ms", Statistic: "p50", Base: p(2), New: p(3), Rel: p(0.5), Interval: &result.Interval{Lo: 0.4, Hi: 0.6},
+				Abs: p(1), Verdict: "worse", NBase: 120, NNew: 120, Gated: true},
+			{Metric: "ttft_p50_ms", Statistic: "p50", Base: p(20), New: p(18), Rel: p(-0.1), Interval: &result.Interval{Lo: -0.12, Hi: -0.08},
+				Abs: p(-2), Verdict: "better", NBase: 120, NNew: 120, Gated: true},
 		}}},
-		Missing: []string{"sw|eep c=3 is not in the baseline"},
+		Missing: []string{"sw|eep c=16 is not in the baseline"},
 	}
 }
 
-// TestMarkdownShowsIntervalsAndVerdicts: the comment names the largest
-// significant regression, the gate, each change's interval and verdict,
-// inconclusive (with its reason) set apart from same, and the client's
-// diagnostics as not judged.
-func TestMarkdownShowsIntervalsAndVerdicts(t *testing.T) {
-	var md bytes.Buffer
+func render(t *testing.T, md bool, res *comparison.Result, o Options) string {
+	t.Helper()
+	var b bytes.Buffer
+	var err error
+	if md {
+		err = Markdown(&b, res, o)
+	} else {
+		err = Text(&b, res, o)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
+// TestFirstLineSaysWhatWasGated: the first line of the text and of the
+// Markdown is the headline with the counts, "Partial" when a level of the
+// new run has no baseline level, and names the family judged.
+func TestFirstLineSaysWhatWasGated(t *testing.T) {
 	pct := 10.0
-	if err := Markdown(&md, fixture(), Options{FailAbove: &pct}); err != nil {
-		t.Fatal(err)
-	}
-	out := md.String()
-	for _, want := range []string{
-		"Largest significant regression: **sw\\|eep c=1 `tpot_p50_ms`** +15.5% [+14.2%, +16.8%] (2 → 2.31).",
-		"❌ 1 metric(s) significantly worse by more than 10%.",
-		"1 worse, 0 better, 1 same, 2 inconclusive.",
-		"95% for all 50 gated comparisons together (99.9% each, Bonferroni)",
-		"| sw\\|eep | c=1 | `tpot_p50_ms` | 2 | 2.31 | +15.5% | [+14.2%, +16.8%] | 🔴 **worse** |",
-		"| `ttft_p50_ms` | 20 | 20.1 | +0.50% | [-1.00%, +2.00%] | ⚪ same |",
-		"| `ttft_p99_ms` | 24 | 27 | +12.5% | [-2.00%, +30.0%] | 🟡 _inconclusive: too few samples: p99 needs 100, base has 32, new 32_ |",
-		"| `dispatch_lag_p99_ms` | 0.1 | 5 | +4900.0% |  | client: not judged |",
-		"> note: sw\\|eep c=3 is not in the baseline",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("markdown lacks %q:\n%s", want, out)
+	for _, md := range []bool{false, true} {
+		out := render(t, md, fixture(), Options{FailAbove: &pct})
+		first, _, _ := strings.Cut(out, "\n")
+		want := "Partial: gated 6 (2 worse, 1 better, 2 same, 1 inconclusive), 1 of 3 levels unmatched; judged: the plan's worse() metrics (failed, ttft_p50_ms, ttft_p99_ms, tpot_p50_ms)"
+		if !strings.Contains(first, want) {
+			t.Errorf("markdown %v: first line %q, want it to hold %q", md, first, want)
 		}
 	}
-
-	md.Reset()
-	if err := Markdown(&md, fixture(), Options{ChangedOnly: true}); err != nil {
-		t.Fatal(err)
-	}
-	out = md.String()
-	for metric, shown := range map[string]bool{"tpot_p50_ms": true, "ttft_p99_ms": true, "ttft_p50_ms": false, "ttft_max_ms": false, "dispatch_lag_p99_ms": false} {
-		if strings.Contains(out, "`"+metric+"` |") != shown {
-			t.Errorf("--changed-only: %s shown %v, want %v:\n%s", metric, !shown, shown, out)
+	res := fixture()
+	res.Summary.Unmatched, res.Summary.Worse, res.Summary.Better, res.Summary.Same, res.Summary.Inconclusive = 0, 0, 0, 0, 6
+	res.Summary.InconclusiveWhy = "the client was the bottleneck in the new run"
+	res.Missing = nil
+	for _, l := range res.Levels {
+		for i := range l.Rows {
+			if l.Rows[i].Gated {
+				l.Rows[i].Verdict, l.Rows[i].Reason = "inconclusive", res.Summary.InconclusiveWhy
+			}
 		}
+	}
+	for _, md := range []bool{false, true} {
+		first, _, _ := strings.Cut(render(t, md, res, Options{FailAbove: &pct}), "\n")
+		if !strings.Contains(first, "Judged nothing: gated 6 (0 worse, 0 better, 0 same, 6 inconclusive), 0 of 2 levels unmatched; every gated comparison is inconclusive (the client was the bottleneck in the new run)") {
+			t.Errorf("markdown %v: a blind gate's first line %q", md, first)
+		}
+	}
+	if out := render(t, true, res, Options{FailAbove: &pct}); strings.Contains(out, "✅") || !strings.Contains(out, "🟡 The gate at 10% could judge nothing") {
+		t.Errorf("a blind gate looks green:\n%s", out)
 	}
 }
 
-func TestTextAndNoRegression(t *testing.T) {
-	res := fixture()
-	res.Levels[0].Rows = res.Levels[0].Rows[1:] // no worse row
-	var text, md bytes.Buffer
-	if err := Text(&text, res, Options{}); err != nil {
-		t.Fatal(err)
+// TestShowsWhatWasJudgedMostImportantFirst: by default only what was judged
+// worse or better is listed, worse first and the larger change first, with
+// one line for the rest; --all lists every row; equal counts are same; an
+// interval wider than the data can say is unbounded, not a number.
+func TestShowsWhatWasJudgedMostImportantFirst(t *testing.T) {
+	out := render(t, false, fixture(), Options{})
+	i50, i15, better := strings.Index(out, "+50.0%"), strings.Index(out, "+15.5%"), strings.Index(out, "-10.0%")
+	if i50 < 0 || i15 < 0 || better < 0 || !(i50 < i15 && i15 < better) {
+		t.Errorf("rows not worse first by size, then better:\n%s", out)
 	}
-	for _, want := range []string{"Intervals: 95% for all 50", "[-2.00%, +30.0%]", "inconclusive", "too few samples", "client: not judged", "note: sw|eep c=3"} {
-		if !strings.Contains(text.String(), want) {
-			t.Errorf("text lacks %q:\n%s", want, text.String())
+	_, table, _ := strings.Cut(out, "\n") // the headline names the family
+	for _, hidden := range []string{"ttft_p99_ms", "e2e_p95_ms", "dispatch_lag_p99_ms", "failed"} {
+		if strings.Contains(table, hidden) {
+			t.Errorf("default view shows %s:\n%s", hidden, out)
 		}
 	}
-	pct := 5.0
-	if err := Markdown(&md, res, Options{FailAbove: &pct}); err != nil {
-		t.Fatal(err)
+	if !strings.Contains(out, "Not shown: 1 inconclusive, 2 same, 2 not judged (--all shows every row).") {
+		t.Errorf("no line for the rest:\n%s", out)
 	}
-	if !strings.Contains(md.String(), "No server metric is significantly worse.") || !strings.Contains(md.String(), "✅ No metric significantly worse by more than 5%.") {
-		t.Errorf("markdown without a regression:\n%s", md.String())
+	all := render(t, false, fixture(), Options{All: true})
+	for _, want := range []string{"ttft_p99_ms", "unbounded", "not gated", "client: not judged"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("--all lacks %q:\n%s", want, all)
+		}
+	}
+	if strings.Contains(all, "336991") || strings.Contains(all, "Not shown") {
+		t.Errorf("--all shows a number for an unbounded interval, or leaves rows out:\n%s", all)
+	}
+	md := render(t, true, fixture(), Options{All: true})
+	if !strings.Contains(md, "| sw\\|eep | c=1 | `failed` | 0 | 0 | 0 |  | ⚪ same |") || !strings.Contains(md, "| `ttft_p99_ms` | 24 | 27 | +12.5% | unbounded | 🟡 _inconclusive") {
+		t.Errorf("markdown --all:\n%s", md)
+	}
+}
+
+// TestGateLine: the gate's line counts what fails it, names a pass as a
+// pass over the levels matched, and lists warn-only regressions apart.
+func TestGateLine(t *testing.T) {
+	pct := 20.0
+	out := render(t, true, fixture(), Options{FailAbove: &pct})
+	if !strings.Contains(out, "❌ 1 metric(s) significantly worse by more than 20%.") ||
+		!strings.Contains(out, "Largest significant regression: **sw\\|eep c=4 `tpot_p50_ms`** +50.0% [+40.0%, +60.0%] (2 → 3).") {
+		t.Errorf("gate at 20%%:\n%s", out)
+	}
+	pct = 60
+	if out := render(t, true, fixture(), Options{FailAbove: &pct}); !strings.Contains(out, "✅ No gated metric significantly worse by more than 60%, in the 2 of 3 levels with a baseline level.") {
+		t.Errorf("gate at 60%%:\n%s", out)
+	}
+}
+
+// TestGolden holds the text and Markdown of the fixture, default and --all
+// (go test ./internal/compare -update rewrites them).
+func TestGolden(t *testing.T) {
+	pct := 10.0
+	for name, got := range map[string]string{
+		"compare.txt":     render(t, false, fixture(), Options{FailAbove: &pct}),
+		"compare-all.txt": render(t, false, fixture(), Options{All: true}),
+		"compare.md":      render(t, true, fixture(), Options{FailAbove: &pct}),
+		"compare-all.md":  render(t, true, fixture(), Options{All: true}),
+	} {
+		path := filepath.Join("testdata", name)
+		if *update {
+			if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		want, err := os.ReadFile(path)
+		if err != nil || string(want) != got {
+			t.Errorf("%s differs from the golden file (go test ./internal/compare -update, then review the diff): %v\n%s", name, err, got)
+		}
 	}
 }

@@ -20,12 +20,26 @@ import (
 
 // Options say what to show.
 type Options struct {
-	// ChangedOnly leaves out what did not change (result.Comparison.Changed):
-	// rows called same, equal values, changes without an interval, and what
-	// is never judged.
-	ChangedOnly bool
+	// All shows every row; without it only what was judged worse or better
+	// is, and one line counts the rest.
+	All bool
 	// FailAbove is the gate's percentage (nil: no gate).
 	FailAbove *float64
+	// Family is the gate's family (nil: every failure fails).
+	Family *comparison.Family
+}
+
+// Gate splits the comparisons that fail the gate at pct into those that
+// fail it and those a warn-severity worse() only warns about.
+func Gate(res *comparison.Result, pct float64, fam *comparison.Family) (fail, warn []comparison.Finding) {
+	for _, f := range res.Failures(pct) {
+		if fam != nil && fam.WarnOnly(f.Stage, f.Metric) {
+			warn = append(warn, f)
+		} else {
+			fail = append(fail, f)
+		}
+	}
+	return fail, warn
 }
 
 // verdictText is the verdict as a word; for what is never judged, why.
@@ -35,6 +49,9 @@ func verdictText(c *result.Comparison) string {
 	}
 	if m, ok := result.MetricNamed(c.Metric); ok && m.Kind == result.KindClient {
 		return "client: not judged"
+	}
+	if c.Reason == comparison.NotGated {
+		return "not gated"
 	}
 	return "not judged"
 }
@@ -51,48 +68,82 @@ func summaryLine(s result.ComparisonSummary) string {
 	if !s.Records {
 		return "No intervals: a run's request records are missing (see the notes)."
 	}
-	return fmt.Sprintf("Intervals: %s for all %d gated comparisons together (%s each, Bonferroni); same = the whole interval within ±%s.",
-		pctOf(s.Confidence), s.Gated, pctOf(s.Each), pctOf(s.Threshold))
+	return fmt.Sprintf("Intervals: %s for all %d gated comparisons with an interval together (%s each, Bonferroni); same = the whole interval within ±%s.",
+		pctOf(s.Confidence), s.Intervals, pctOf(s.Each), pctOf(s.Threshold))
 }
 
 func pctOf(f float64) string { return strconv.FormatFloat(f*100, 'g', 4, 64) + "%" }
 
-// Text writes the comparison as a terminal table, one row per metric and
-// level, then the notes.
-func Text(w io.Writer, res *comparison.Result, o Options) error {
-	if _, err := fmt.Fprintln(w, summaryLine(res.Summary)); err != nil {
-		return err
+// gateLine is the gate's answer in one line ("" without a gate), and
+// whether it failed.
+func gateLine(res *comparison.Result, o Options) (string, bool) {
+	if o.FailAbove == nil {
+		return "", false
 	}
-	table := tablewriter.NewTable(w,
-		tablewriter.WithHeader([]string{"stage", "level", "metric", "base", "new", "change", "interval", "verdict", "samples or reason"}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-			tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft,
-		}}),
-	)
-	for _, l := range res.Levels {
-		for i := range l.Rows {
-			c := &l.Rows[i]
-			if o.ChangedOnly && !c.Changed(res.Summary.Records) {
-				continue
-			}
+	at := strconv.FormatFloat(*o.FailAbove, 'f', -1, 64) + "%"
+	fail, warn := Gate(res, *o.FailAbove, o.Family)
+	s := res.Summary
+	var line string
+	switch {
+	case len(fail) > 0:
+		line = fmt.Sprintf("❌ %d metric(s) significantly worse by more than %s.", len(fail), at)
+	case s.Blind():
+		line = fmt.Sprintf("🟡 The gate at %s could judge nothing: every gated comparison is inconclusive, so passing it says nothing.", at)
+	case !s.Records:
+		line = fmt.Sprintf("🟡 The gate at %s cannot fail: without a run's request records no change has an interval (see the notes).", at)
+	case s.Unmatched > 0:
+		line = fmt.Sprintf("✅ No gated metric significantly worse by more than %s, in the %d of %d levels with a baseline level.", at, s.Levels, s.Levels+s.Unmatched)
+	default:
+		line = fmt.Sprintf("✅ No gated metric significantly worse by more than %s.", at)
+	}
+	if len(warn) > 0 {
+		line += fmt.Sprintf(" ⚠️ %d more worse by more than %s that the plan's worse() checks only warn about.", len(warn), at)
+	}
+	return line, len(fail) > 0
+}
+
+// Text writes the comparison for a terminal: its headline first, the gate,
+// a table of what was judged worse or better (every row with All), most
+// important first, a line for the rest, then the notes.
+func Text(w io.Writer, res *comparison.Result, o Options) error {
+	var b strings.Builder
+	b.WriteString(res.Summary.Headline() + "\n")
+	if g, _ := gateLine(res, o); g != "" {
+		b.WriteString(g + "\n")
+	}
+	rows, rest := res.Shown(o.All)
+	if len(rows) > 0 {
+		table := tablewriter.NewTable(&b,
+			tablewriter.WithHeader([]string{"stage", "level", "metric", "base", "new", "change", "interval", "verdict", "samples or reason"}),
+			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
+				tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft,
+			}}),
+		)
+		for _, f := range rows {
+			c := &f.Comparison
 			why := c.Samples()
 			if c.Reason != "" {
 				why = c.Reason
 			}
-			if err := table.Append([]string{l.Stage, l.Label, c.Metric, fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), verdictText(c), why}); err != nil {
+			if err := table.Append([]string{f.Stage, f.Label, c.Metric, fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), verdictText(c), why}); err != nil {
 				return err
 			}
 		}
-	}
-	if err := table.Render(); err != nil {
-		return err
-	}
-	for _, n := range notes(res) {
-		if _, err := fmt.Fprintf(w, "note: %s\n", n); err != nil {
+		if err := table.Render(); err != nil {
 			return err
 		}
+	} else {
+		b.WriteString("No gated metric was judged worse or better.\n")
 	}
-	return nil
+	if l := comparison.RestLine(rest, "--all"); l != "" {
+		b.WriteString(l + "\n")
+	}
+	b.WriteString(summaryLine(res.Summary) + "\n")
+	for _, n := range notes(res) {
+		b.WriteString("note: " + n + "\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func notes(res *comparison.Result) []string {
@@ -102,7 +153,7 @@ func notes(res *comparison.Result) []string {
 // mdVerdict is a verdict as the comment shows it: worse and better in
 // colour, same plain, inconclusive in italics with its reason, so the two
 // cannot be mistaken for each other.
-func mdVerdict(c *result.Comparison) string {
+func mdVerdict(c *result.Comparison, esc func(string) string) string {
 	switch c.Verdict {
 	case "worse":
 		return "🔴 **worse**"
@@ -111,49 +162,63 @@ func mdVerdict(c *result.Comparison) string {
 	case "same":
 		return "⚪ same"
 	case "inconclusive":
-		return "🟡 _inconclusive: " + mdEscape(c.Reason) + "_"
+		return "🟡 _inconclusive: " + esc(c.Reason) + "_"
 	}
 	return verdictText(c)
 }
 
 // Markdown writes the comparison as a pull-request comment: the headline
-// (the largest significant regression of a server metric), the gate, the
-// verdict counts, and a table with each change's interval and verdict.
+// as its first line, the largest significant regression, the gate, a table
+// of what was judged worse or better (every row with All), a line for the
+// rest, and the notes.
 func Markdown(w io.Writer, res *comparison.Result, o Options) error {
 	var b strings.Builder
-	b.WriteString("## Runner comparison\n\n")
+	fmt.Fprintf(&b, "## Runner comparison: %s\n\n", mdEscape(res.Summary.Headline()))
 	if f, ok := res.WorstRegression(); ok {
 		fmt.Fprintf(&b, "Largest significant regression: **%s %s `%s`** %s %s (%s → %s).\n\n",
 			mdEscape(f.Stage), f.Label, f.Metric, f.Change(), f.IntervalText(), fmtNum(f.Base), fmtNum(f.New))
 	} else {
-		b.WriteString("No server metric is significantly worse.\n\n")
+		b.WriteString("No gated metric is significantly worse.\n\n")
 	}
-	if o.FailAbove != nil {
-		if n := len(res.Failures(*o.FailAbove)); n > 0 {
-			fmt.Fprintf(&b, "❌ %d metric(s) significantly worse by more than %s%%.\n\n", n, strconv.FormatFloat(*o.FailAbove, 'f', -1, 64))
-		} else {
-			fmt.Fprintf(&b, "✅ No metric significantly worse by more than %s%%.\n\n", strconv.FormatFloat(*o.FailAbove, 'f', -1, 64))
-		}
+	if g, _ := gateLine(res, o); g != "" {
+		b.WriteString(g + "\n\n")
 	}
-	n := res.Count()
-	fmt.Fprintf(&b, "%d worse, %d better, %d same, %d inconclusive. %s\n\n", n["worse"], n["better"], n["same"], n["inconclusive"], summaryLine(res.Summary))
-	b.WriteString("| stage | level | metric | base | new | change | interval | verdict |\n")
-	b.WriteString("| --- | --- | --- | ---: | ---: | ---: | --- | --- |\n")
-	for _, l := range res.Levels {
-		for i := range l.Rows {
-			c := &l.Rows[i]
-			if o.ChangedOnly && !c.Changed(res.Summary.Records) {
-				continue
-			}
-			fmt.Fprintf(&b, "| %s | %s | `%s` | %s | %s | %s | %s | %s |\n", mdEscape(l.Stage), l.Label, c.Metric,
-				fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), mdVerdict(c))
-		}
+	rows, rest := res.Shown(o.All)
+	MarkdownRows(&b, rows, true, mdEscape)
+	if len(rows) > 0 {
+		b.WriteString("\n")
 	}
+	if l := comparison.RestLine(rest, "--all"); l != "" {
+		b.WriteString(l + "\n\n")
+	}
+	b.WriteString(summaryLine(res.Summary) + "\n")
 	for _, m := range notes(res) {
 		fmt.Fprintf(&b, "\n> note: %s\n", mdEscape(m))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// MarkdownRows writes rows as a Markdown table (nothing when there are
+// none), with a stage column when stage is set; esc escapes the text that
+// comes from the plan and the records (stage names, reasons).
+func MarkdownRows(b *strings.Builder, rows []comparison.Finding, stage bool, esc func(string) string) {
+	if len(rows) == 0 {
+		return
+	}
+	if stage {
+		b.WriteString("| stage | level | metric | base | new | change | interval | verdict |\n| --- | --- | --- | ---: | ---: | ---: | --- | --- |\n")
+	} else {
+		b.WriteString("| level | metric | base | new | change | interval | verdict |\n| --- | --- | ---: | ---: | ---: | --- | --- |\n")
+	}
+	for _, f := range rows {
+		c := &f.Comparison
+		if stage {
+			fmt.Fprintf(b, "| %s ", esc(f.Stage))
+		}
+		fmt.Fprintf(b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", f.Label, c.Metric,
+			fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), mdVerdict(c, esc))
+	}
 }
 
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

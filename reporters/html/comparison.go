@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -13,50 +14,39 @@ type cmpRow struct {
 	Level, Metric, Base, New, Change, Interval, Verdict, Why string
 }
 
-// cmpView is a stage's comparison with the baseline: the changes worth a
-// look (result.Comparison.Changed), and how many metrics were the same.
+// cmpView is a stage's comparison with the baseline: what was judged worse
+// or better, most important first, and a line for the rest.
 type cmpView struct {
 	Rows []cmpRow
-	Same int
+	Rest string
 	Note string
 }
 
 // comparisonOf is the stage's comparison with the baseline (nil when its
 // points were compared with none).
-func comparisonOf(st *result.Stage, s *result.ComparisonSummary) *cmpView {
-	if s == nil {
+func comparisonOf(r *result.Report, st *result.Stage) *cmpView {
+	res := comparison.FromReport(r, st.Name)
+	if res == nil || len(res.Levels) == 0 {
 		return nil
 	}
+	s := res.Summary
 	v := &cmpView{}
-	compared := false
-	for i := range st.Points {
-		pt := &st.Points[i]
-		for j := range pt.BaselineComparison {
-			c := &pt.BaselineComparison[j]
-			compared = true
-			if c.Verdict == "same" {
-				v.Same++
-			}
-			if !c.Changed(s.Records) {
-				continue
-			}
-			why := c.Samples()
-			if c.Reason != "" {
-				why = c.Reason
-			}
-			v.Rows = append(v.Rows, cmpRow{Level: pt.Label(), Metric: c.Metric, Base: fmtPtr(c.Base), New: fmtPtr(c.New),
-				Change: c.Change(), Interval: c.IntervalText(), Verdict: c.Verdict, Why: why})
+	rows, rest := res.Shown(false)
+	for _, f := range rows {
+		c := &f.Comparison
+		why := c.Samples()
+		if c.Reason != "" {
+			why = c.Reason
 		}
+		v.Rows = append(v.Rows, cmpRow{Level: f.Label, Metric: c.Metric, Base: fmtPtr(c.Base), New: fmtPtr(c.New),
+			Change: c.Change(), Interval: c.IntervalText(), Verdict: c.Verdict, Why: why})
 	}
-	if !compared {
-		return nil
-	}
-	v.Note = fmt.Sprintf("%d metrics are the same as the baseline's (the whole interval within ±%s). ", v.Same, pctText(s.Threshold))
+	v.Rest = comparison.RestLine(rest, "runner compare --all")
 	if s.Records {
-		v.Note += fmt.Sprintf("Intervals hold together with %s confidence over the %d gated comparisons (%s each, Bonferroni); inconclusive means the data cannot tell, not that nothing changed.",
-			pctText(s.Confidence), s.Gated, pctText(s.Each))
+		v.Note = fmt.Sprintf("Same: the whole interval within ±%s. Intervals hold together with %s confidence over the %d gated comparisons with an interval (%s each, Bonferroni); inconclusive means the data cannot tell, not that nothing changed.",
+			pctText(s.Threshold), pctText(s.Confidence), s.Intervals, pctText(s.Each))
 	} else {
-		v.Note += "No intervals: the baseline's or this run's request records were missing, so no change is judged better or worse."
+		v.Note = "No intervals: the baseline's or this run's request records were missing, so no change is judged better or worse."
 	}
 	return v
 }

@@ -59,11 +59,13 @@ type page struct {
 	Verdict       string
 	StopReason    string
 	Baseline      *baselineInfo
-	Warnings      []warning
-	Counts        checkCounts
-	Checks        []checkRow
-	Stages        []stageView
-	Palette       []int // 0..paletteLen-1, for the series colour rules in the CSS
+	// Gate is the comparison with the baseline's first line (result.ComparisonSummary.Headline).
+	Gate     string
+	Warnings []warning
+	Counts   checkCounts
+	Checks   []checkRow
+	Stages   []stageView
+	Palette  []int // 0..paletteLen-1, for the series colour rules in the CSS
 }
 
 type baselineInfo struct {
@@ -170,6 +172,9 @@ func buildPage(r *result.Report, base *result.Report) page {
 	if !r.StartedAt.IsZero() && r.EndedAt.After(r.StartedAt) {
 		p.Duration = r.EndedAt.Sub(r.StartedAt).Round(time.Second).String()
 	}
+	if r.Comparison != nil {
+		p.Gate = r.Comparison.Headline()
+	}
 	if base != nil {
 		p.Baseline = &baselineInfo{Path: r.Baseline, Plan: base.Plan.Name, Started: fmtTime(base.StartedAt), Runner: base.RunnerVersion}
 	}
@@ -208,7 +213,7 @@ func buildPage(r *result.Report, base *result.Report) page {
 		}
 		sv := buildStage(st, bst, anchor(st.Name, si, anchors))
 		sv.BaselineNote = note
-		sv.Compare = comparisonOf(st, r.Comparison)
+		sv.Compare = comparisonOf(r, st)
 		p.Stages = append(p.Stages, sv)
 	}
 	return p

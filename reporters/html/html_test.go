@@ -681,40 +681,47 @@ func BenchmarkWriteLarge(b *testing.B) {
 	b.SetBytes(int64(buf.Len()))
 }
 
-// TestComparisonTable: with a comparison in the report, each stage shows the
-// changes worth a look with their intervals and verdicts, inconclusive
-// marked apart from same (which is counted, not listed), and says what the
-// confidence is.
+// TestComparisonTable: with a comparison in the report, the page's header
+// carries its headline, and each stage shows what was judged worse or better
+// with their intervals and verdicts, worse first and the larger change
+// first, and one line for the rest (inconclusive and same are counted, not
+// listed), and says what the confidence is.
 func TestComparisonTable(t *testing.T) {
 	r := loadReport(t, "report.json")
 	base := loadReport(t, "baseline.json")
-	r.Comparison = &result.ComparisonSummary{Confidence: 0.95, Each: 0.999, Gated: 50, Threshold: 0.05, Records: true}
+	r.Comparison = &result.ComparisonSummary{Confidence: 0.95, Each: 0.999, Intervals: 50, Gated: 4, Worse: 1, Better: 1, Same: 1, Inconclusive: 1,
+		Levels: 1, Unmatched: 1, Threshold: 0.05, Records: true, Family: &result.GateFamily{Source: "default"}}
 	pt := &r.Stages[0].Points[0]
 	pt.BaselineComparison = []result.Comparison{
+		{Metric: "ttft_p95_ms", Statistic: "p95", Base: result.Ptr(20.0), New: result.Ptr(16.0), Rel: result.Ptr(-0.2), Abs: result.Ptr(-4.0),
+			Interval: &result.Interval{Lo: -0.25, Hi: -0.15}, Verdict: "better", NBase: 120, NNew: 120, Gated: true},
 		{Metric: "tpot_p50_ms", Statistic: "p50", Base: result.Ptr(2.0), New: result.Ptr(2.31), Rel: result.Ptr(0.155), Abs: result.Ptr(0.31),
 			Interval: &result.Interval{Lo: 0.142, Hi: 0.168}, Verdict: "worse", NBase: 120, NNew: 120, Gated: true},
-		{Metric: "ttft_p50_ms", Statistic: "p50", Base: result.Ptr(20.0), New: result.Ptr(20.1), Rel: result.Ptr(0.005), Abs: result.Ptr(0.1), Verdict: "same"},
+		{Metric: "ttft_p50_ms", Statistic: "p50", Base: result.Ptr(20.0), New: result.Ptr(20.1), Rel: result.Ptr(0.005), Abs: result.Ptr(0.1), Verdict: "same", Gated: true},
 		{Metric: "ttft_p99_ms", Statistic: "p99", Base: result.Ptr(24.0), New: result.Ptr(27.0), Rel: result.Ptr(0.125), Abs: result.Ptr(3.0),
-			Interval: &result.Interval{Lo: -0.02, Hi: 0.3}, Verdict: "inconclusive", Reason: "too few samples: p99 needs 100, base has 32, new 32"},
+			Interval: &result.Interval{Lo: -0.02, Hi: 0.3}, Verdict: "inconclusive", Reason: "too few samples: p99 needs 100, base has 32, new 32", Gated: true},
 	}
 	doc := parse(t, render(t, r, base))
+	if g := findAll(doc, "p", hasAttr("id", "gate")); len(g) != 1 || !strings.HasPrefix(text(g[0]), "Partial: gated 4 (1 worse, 1 better, 1 same, 1 inconclusive), 1 of 2 levels unmatched") {
+		t.Errorf("no headline in the header: %v", g)
+	}
 	sec := findAll(doc, "section", hasAttr("data-stage", r.Stages[0].Name))[0]
 	rows := findAll(sec, "tr", func(n *xhtml.Node) bool { _, ok := attr(n, "data-verdict"); return ok })
 	if len(rows) != 2 {
-		t.Fatalf("%d comparison rows, want the worse and the inconclusive one", len(rows))
+		t.Fatalf("%d comparison rows, want the worse and the better one", len(rows))
 	}
-	worse, inc := text(rows[0]), text(rows[1])
+	worse, better := text(rows[0]), text(rows[1])
 	if !strings.Contains(worse, "+15.5%") || !strings.Contains(worse, "[+14.2%, +16.8%]") || !strings.Contains(worse, "p50 of 120 and 120 requests") {
-		t.Errorf("worse row: %q", worse)
+		t.Errorf("worse row first: %q", worse)
 	}
-	if v, _ := attr(rows[1], "data-verdict"); v != "inconclusive" || !strings.Contains(inc, "too few samples") {
-		t.Errorf("inconclusive row: %q", inc)
+	if v, _ := attr(rows[1], "data-verdict"); v != "better" || !strings.Contains(better, "-20.0%") {
+		t.Errorf("better row second: %q", better)
 	}
-	badges := findAll(rows[1], "span", hasAttr("class", "badge inconclusive"))
-	if len(badges) != 1 {
-		t.Error("inconclusive has no badge of its own")
+	if len(findAll(rows[1], "span", hasAttr("class", "badge better"))) != 1 {
+		t.Error("better has no badge of its own")
 	}
-	if s := text(sec); !strings.Contains(s, "1 metrics are the same") || !strings.Contains(s, "95% confidence over the 50 gated comparisons") {
+	if s := text(sec); !strings.Contains(s, "Not shown: 1 inconclusive, 1 same (runner compare --all shows every row).") ||
+		!strings.Contains(s, "95% confidence over the 50 gated comparisons with an interval") {
 		t.Errorf("comparison note missing: %q", s)
 	}
 	if len(findAll(parse(t, render(t, loadReport(t, "report.json"), base)), "table", hasAttr("class", "compare"))) != 0 {

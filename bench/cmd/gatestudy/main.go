@@ -277,7 +277,14 @@ func compareRuns(base, cur string, failAbove float64) (*comparison.Result, error
 		}
 		runs[k] = comparison.Run{Report: rep, Samples: samples}
 	}
-	return comparison.Compare(runs[0], runs[1], comparison.Options{Threshold: min(comparison.DefaultThreshold, failAbove/100)})
+	// The family runner compare judges: the new run's worse() metrics, else
+	// every server metric with an interval.
+	stages, err := pipeline.RecordedStages(cur)
+	if err != nil {
+		return nil, err
+	}
+	fam := comparison.PlanFamily(stages)
+	return comparison.Compare(runs[0], runs[1], comparison.Options{Threshold: min(fam.Threshold(), failAbove/100), Family: fam})
 }
 
 // shiftedPlan writes a copy of the plan whose simulators' field s.field is
