@@ -59,6 +59,12 @@ type acc struct {
 	kinds       map[string]*kindStat
 
 	lagShard map[int]*series // a merged level's dispatch lags by shard (nil: not kept)
+
+	// usageRejected counts successes whose usage was not believed; usageWhy
+	// is the first one's reason (first as for firstErr: order-free).
+	usageRejected int
+	usageWhy      string
+	usageWhyKey   order
 }
 
 type kindStat struct {
@@ -149,6 +155,12 @@ func (a *acc) addFailed(r *result.Request) {
 
 func (a *acc) addOK(r *result.Request, spec *result.LevelSpec) {
 	a.completed++
+	if r.UsageRejected != "" {
+		a.usageRejected++
+		if key := keyOf(r); a.usageWhy == "" || key.less(a.usageWhyKey) {
+			a.usageWhy, a.usageWhyKey = r.UsageRejected, key
+		}
+	}
 	for i, v := range okLatencies(r) {
 		if !math.IsNaN(v) {
 			a.lat[i].add(v)

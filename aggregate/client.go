@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/runnerbench/runner/result"
@@ -30,12 +31,17 @@ const (
 // client sets the runner's own diagnostics (CPU share, scheduling latency)
 // and flags the level when the runner itself may have set the pace: its CPU
 // near the cores it may use, its goroutines waiting to run longer than
-// schedLimitMs allows, or requests leaving late (dispatch lag p99 above 10 ms
-// or above 10% of the TTFT p50, whichever is smaller, and above 1 ms).
+// schedLimitMs allows, or an open loop's requests leaving late (dispatch lag
+// p99 above 10 ms or above 10% of the TTFT p50, whichever is smaller, and
+// above 1 ms). A closed loop has no schedule to be late against: its
+// "lag" is the time a worker took to build its next request after the
+// last reply, which slows the offered load no more than the client's CPU
+// and scheduling latency already say, so it never flags the client.
 // Requests that waited for a max_concurrency slot were late by the plan's
 // design, not the client's: with such waits the lag does not flag the
 // client, and a note says how many waited. A level merged from shards is
-// judged shard by shard (partsClient).
+// judged shard by shard (partsClient). Each flag names its signal in
+// ClientBottleneckBy.
 func (b *builder) client() {
 	p, rec := &b.p, b.rec
 	if len(rec.Parts) > 0 {
@@ -62,28 +68,40 @@ func (b *builder) judgeClient(who string, c result.ClientLoad, wall time.Duratio
 	cpuPct := 100 * float64(c.CPUNs) / float64(wall)
 	if s := c.SchedP90Ms; s != nil {
 		if limit := SchedLimitMs(p); *s > limit {
-			b.bottleneck(who + fmt.Sprintf(
-				"client scheduling latency p90 %.2f ms exceeds %.2f ms: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", *s, limit))
+			b.bottleneck(SignalSched, who+fmt.Sprintf(
+				"client scheduling latency p90 %s exceeds %s: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", result.FormatMs(*s), result.FormatMs(limit)))
 		}
 	}
 	if procs := max(1, c.Procs); cpuPct >= CPUBusyShare*100*float64(procs) {
-		b.bottleneck(who + fmt.Sprintf(
+		b.bottleneck(SignalCPU, who+fmt.Sprintf(
 			"client CPU at %.0f%% of %d usable cores: the runner may be the bottleneck, latencies include its own delays", cpuPct, procs))
 	}
-	if lagP99 != nil && capWaits == 0 {
+	if lagP99 != nil && capWaits == 0 && b.spec.Rate != nil {
 		limit := lagP99LimitMs
 		if p.TTFTP50Ms != nil {
 			limit = max(lagP99FloorMs, min(limit, lagP99TTFTShare**p.TTFTP50Ms))
 		}
 		if *lagP99 > limit {
-			b.bottleneck(who + fmt.Sprintf(
-				"dispatch lag p99 %.2f ms exceeds %.2f ms: requests left the client late, the runner may be the bottleneck", *lagP99, limit))
+			b.bottleneck(SignalLag, who+fmt.Sprintf(
+				"dispatch lag p99 %s exceeds %s: requests left the client late against their schedule, the runner may be the bottleneck", result.FormatMs(*lagP99), result.FormatMs(limit)))
 		}
 	}
 }
 
-func (b *builder) bottleneck(warning string) {
+// The signals that flag a client bottleneck, as ClientBottleneckBy names
+// them: the catalogue's metrics that measure them.
+const (
+	SignalSched = "client_sched_p90_ms"
+	SignalCPU   = "client_cpu_percent"
+	SignalLag   = "dispatch_lag_p99_ms"
+)
+
+// bottleneck flags the level, naming the signal that raised the flag once.
+func (b *builder) bottleneck(signal, warning string) {
 	b.p.ClientBottleneck = true
+	if !slices.Contains(b.p.ClientBottleneckBy, signal) {
+		b.p.ClientBottleneckBy = append(b.p.ClientBottleneckBy, signal)
+	}
 	b.p.Warnings = append(b.p.Warnings, warning)
 }
 

@@ -19,25 +19,34 @@ func TestClientBottleneck(t *testing.T) {
 		sched     *float64
 		capWaits  int64
 		want      bool
+		closed    bool   // a closed loop: no schedule, its lag flags nothing
+		signal    string // the signal the flag must name
 	}{
-		{"idle", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(0.2), 0, false},
-		{"cpu busy", 175, result.Ptr(0.5), result.Ptr(100.0), nil, 0, true},
-		{"lag over 10 ms", 20, result.Ptr(12.0), result.Ptr(1000.0), nil, 0, true},
-		{"lag over 10% of ttft", 20, result.Ptr(3.0), result.Ptr(20.0), nil, 0, true},
-		{"lag under both", 20, result.Ptr(1.5), result.Ptr(20.0), nil, 0, false},
+		{"idle", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(0.2), 0, false, false, ""},
+		{"cpu busy", 175, result.Ptr(0.5), result.Ptr(100.0), nil, 0, true, false, SignalCPU},
+		{"lag over 10 ms", 20, result.Ptr(12.0), result.Ptr(1000.0), nil, 0, true, false, SignalLag},
+		{"lag over 10% of ttft", 20, result.Ptr(3.0), result.Ptr(20.0), nil, 0, true, false, SignalLag},
+		// llama-server's closed loops: 2.74 ms against 10% of a 14.7 ms TTFT.
+		{"closed loop lag", 20, result.Ptr(2.74), result.Ptr(14.7), result.Ptr(0.2), 0, false, true, ""},
+		{"closed loop busy cpu", 175, result.Ptr(2.74), result.Ptr(14.7), nil, 0, true, true, SignalCPU},
+		{"lag under both", 20, result.Ptr(1.5), result.Ptr(20.0), nil, 0, false, false, ""},
 		// A fast server: 10% of its TTFT is under the 1 ms floor.
-		{"sub-millisecond lag, fast server", 20, result.Ptr(0.9), result.Ptr(4.0), nil, 0, false},
-		{"lag over the floor, fast server", 20, result.Ptr(1.2), result.Ptr(4.0), nil, 0, true},
-		{"no lag data", 20, nil, nil, nil, 0, false},
-		{"readers waited for a core", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(25.0), 0, true},
-		{"scheduling latency under the limit", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(9.5), 0, false},
-		{"lag from a full cap", 20, result.Ptr(50.0), result.Ptr(100.0), nil, 3, false},
+		{"sub-millisecond lag, fast server", 20, result.Ptr(0.9), result.Ptr(4.0), nil, 0, false, false, ""},
+		{"lag over the floor, fast server", 20, result.Ptr(1.2), result.Ptr(4.0), nil, 0, true, false, SignalLag},
+		{"no lag data", 20, nil, nil, nil, 0, false, false, ""},
+		{"readers waited for a core", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(25.0), 0, true, false, SignalSched},
+		{"scheduling latency under the limit", 20, result.Ptr(0.5), result.Ptr(100.0), result.Ptr(9.5), 0, false, false, ""},
+		{"lag from a full cap", 20, result.Ptr(50.0), result.Ptr(100.0), nil, 3, false, false, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := &result.LevelRecord{Start: t0, End: t0.Add(time.Second), WallNs: int64(time.Second), CapWaits: tt.capWaits,
 				Client: result.ClientLoad{CPUNs: int64(tt.cpu * 1e7), Procs: 2, SchedP90Ms: tt.sched}}
-			b := builder{spec: &result.LevelSpec{Concurrency: 4}, rec: rec}
+			spec := &result.LevelSpec{Concurrency: 4, Rate: result.Ptr(8.0)}
+			if tt.closed {
+				spec.Rate = nil
+			}
+			b := builder{spec: spec, rec: rec}
 			b.p = result.Point{DispatchLagP99Ms: tt.lag, TTFTP50Ms: tt.ttft}
 			b.client()
 			p := b.p
@@ -48,9 +57,27 @@ func TestClientBottleneck(t *testing.T) {
 			if p.ClientBottleneck != tt.want || warned != tt.want {
 				t.Fatalf("bottleneck %v warnings %q", p.ClientBottleneck, p.Warnings)
 			}
+			if tt.want && (len(p.ClientBottleneckBy) != 1 || p.ClientBottleneckBy[0] != tt.signal) {
+				t.Fatalf("flag names %q, want %q (warnings %q)", p.ClientBottleneckBy, tt.signal, p.Warnings)
+			}
+			if !tt.want && len(p.ClientBottleneckBy) != 0 {
+				t.Fatalf("no flag, but names %q", p.ClientBottleneckBy)
+			}
 			if p.ClientCPUPercent == nil || *p.ClientCPUPercent != tt.cpu {
 				t.Fatalf("cpu %v", p.ClientCPUPercent)
 			}
 		})
+	}
+}
+
+// TestErrorRate: error_rate is failed / n_requests, null when nothing was sent.
+func TestErrorRate(t *testing.T) {
+	reqs := []*result.Request{ok(50, 500, 100, 100), ok(50, 500, 100, 100), ok(50, 500, 100, 100),
+		{ErrorKind: result.ErrTimeout, Error: "idle"}}
+	if p := pointOf(record(time.Second, nil), reqs); p.ErrorRate == nil || *p.ErrorRate != 0.25 {
+		t.Errorf("error_rate %v, want 0.25 (1 of 4)", p.ErrorRate)
+	}
+	if p := pointOf(record(time.Second, nil), nil); p.ErrorRate != nil {
+		t.Errorf("error_rate %v of a level that sent nothing, want null", *p.ErrorRate)
 	}
 }

@@ -97,6 +97,9 @@ func (b *builder) counts() {
 	if a.perStream.n > 0 {
 		p.OutputTPSPerStream = result.Round(a.perStream.sum.mean(a.perStream.n), 2)
 	}
+	if n > 0 {
+		p.ErrorRate = result.Ptr(result.Round(float64(a.failed)/float64(n), 4))
+	}
 	if spec.SLO.Set() && n > 0 {
 		p.Goodput = result.Ptr(result.Round(float64(a.good)/float64(n), 4))
 	}
@@ -247,12 +250,19 @@ func (b *builder) server() {
 }
 
 // validity sets the signals that say whether the numbers can be trusted:
-// ignore_eos not honoured (a warning: tokens/s is then wrong), percentiles
+// ignore_eos not honoured and usage that cannot be true (warnings: token
+// counts are then wrong or estimated), percentiles
 // estimated from histograms (a note: within 0.05%, not wrong).
 func (b *builder) validity(whole bool) {
 	a, p := b.a, &b.p
 	if whole {
 		p.OutputLenMismatch = a.mismatch
+		p.UsageRejected = a.usageRejected
+	}
+	if whole && a.usageRejected > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"%d of %d successful requests reported usage that cannot be true (first: %s): their usage was ignored, and their token counts are the stream's chunks",
+			a.usageRejected, a.completed, a.usageWhy))
 	}
 	if whole && b.spec.Pinned && a.mismatch > 0 {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(

@@ -38,7 +38,7 @@ func (b *builder) shardWarnings() {
 	if len(rec.Parts) == 0 {
 		if late := msDur(rec.LateStartMs); late > limit {
 			p.Warnings = append(p.Warnings, fmt.Sprintf(
-				"the measured window opened %.0f ms after its scheduled instant (more than %s): the slot's warm-up allowance (--slot-warmup) was too short, or the process started late", rec.LateStartMs, limit))
+				"the measured window opened %s after its scheduled instant (more than %s): the slot's warm-up allowance (--slot-warmup) was too short, or the process started late", result.FormatMs(rec.LateStartMs), result.FormatDuration(limit)))
 		}
 		return
 	}
@@ -55,12 +55,12 @@ func (b *builder) shardWarnings() {
 			last = part.Start
 		}
 		if msDur(part.LateStartMs) > limit {
-			late = append(late, fmt.Sprintf("shard %d by %.0f ms", part.Shard, part.LateStartMs))
+			late = append(late, fmt.Sprintf("shard %d by %s", part.Shard, result.FormatMs(part.LateStartMs)))
 		}
 	}
 	if spread := last.Sub(first); spread > limit {
 		p.Warnings = append(p.Warnings, fmt.Sprintf(
-			"the shards' measured windows opened %.0f ms apart (more than %s, 1%% of the level's window): part of the level ran without every shard's load", ms(spread), limit))
+			"the shards' measured windows opened %s apart (more than %s, 1%% of the level's window): part of the level ran without every shard's load", result.FormatDuration(spread), result.FormatDuration(limit)))
 	}
 	if len(late) > 0 {
 		p.Warnings = append(p.Warnings, "windows opened late against the schedule (the slot's warm-up allowance, --slot-warmup, was too short, or a shard started late): "+strings.Join(late, ", "))
@@ -116,5 +116,3 @@ func (a *acc) addShardLag(r *result.Request) {
 }
 
 func msDur(v float64) time.Duration { return time.Duration(v * float64(time.Millisecond)) }
-
-func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -25,7 +25,9 @@ func part(shard int, start, wall time.Duration, cpu time.Duration) result.LevelP
 // pointOf feeds reqs to a level opened with rec, as replay does, in order.
 func pointOf(rec *result.LevelRecord, reqs []*result.Request) result.Point {
 	s := NewStage(0)
-	rec.Spec = result.LevelSpec{Label: "c=6", Concurrency: 6, OutputTokens: 300}
+	if rec.Spec.Label == "" {
+		rec.Spec = result.LevelSpec{Label: "c=6", Concurrency: 6, OutputTokens: 300}
+	}
 	s.LevelStarted(rec)
 	for _, r := range reqs {
 		s.Request(r)
@@ -81,9 +83,14 @@ func TestMergedClientJudgedPerShard(t *testing.T) {
 		reqs = append(reqs, r)
 	}
 	calm := []result.LevelPart{part(0, 0, time.Second, 0), part(1, 0, time.Second, 0), part(2, 0, time.Second, 0)}
-	p := pointOf(mergedRecord(time.Second, calm...), reqs)
-	if !p.ClientBottleneck || len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], "shard 2: dispatch lag p99 40.00 ms") {
+	open := mergedRecord(time.Second, calm...)
+	open.Spec = result.LevelSpec{Label: "rate=6", Rate: f(6), OutputTokens: 300}
+	p := pointOf(open, reqs)
+	if !p.ClientBottleneck || len(p.Warnings) != 1 || !strings.HasPrefix(p.Warnings[0], "shard 2: dispatch lag p99 40.0 ms") {
 		t.Errorf("lag of one shard: bottleneck %v, warnings %q", p.ClientBottleneck, p.Warnings)
+	}
+	if p := pointOf(mergedRecord(time.Second, calm...), reqs); p.ClientBottleneck {
+		t.Errorf("a closed loop's lag (no schedule to be late against) flagged the client: %q", p.Warnings)
 	}
 	if *p.DispatchLagP99Ms > 5 {
 		t.Fatalf("the union's lag p99 is %v: the test needs it under the limit", *p.DispatchLagP99Ms)
@@ -112,7 +119,7 @@ func TestShardWindowWarnings(t *testing.T) {
 	}
 	late := record(10*time.Second, nil)
 	late.LateStartMs = 150
-	if p := pointOf(late, reqs); len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "opened 150 ms after its scheduled instant (more than 100ms)") {
+	if p := pointOf(late, reqs); len(p.Warnings) != 1 || !strings.Contains(p.Warnings[0], "opened 150 ms after its scheduled instant (more than 100 ms)") {
 		t.Errorf("late: %q", p.Warnings)
 	}
 	late.LateStartMs = 90
@@ -121,7 +128,7 @@ func TestShardWindowWarnings(t *testing.T) {
 	}
 	apart := mergedRecord(10*time.Second, part(0, 0, 10*time.Second, 0), part(1, 120*time.Millisecond, 9880*time.Millisecond, 0))
 	apart.Parts[1].LateStartMs = 120
-	if p := pointOf(apart, reqs); len(p.Warnings) != 2 || !strings.Contains(p.Warnings[0], "opened 120 ms apart (more than 100ms") || !strings.Contains(p.Warnings[1], "shard 1 by 120 ms") {
+	if p := pointOf(apart, reqs); len(p.Warnings) != 2 || !strings.Contains(p.Warnings[0], "opened 120 ms apart (more than 100 ms") || !strings.Contains(p.Warnings[1], "shard 1 by 120 ms") {
 		t.Errorf("apart: %q", p.Warnings)
 	}
 	together := mergedRecord(10*time.Second, part(0, 0, 10*time.Second, 0), part(1, 5*time.Millisecond, 10*time.Second, 0))

@@ -100,6 +100,7 @@ func goldenSet(t *testing.T, r *result.Report, dir string) {
 		render func(*bytes.Buffer) error
 	}{
 		{"table.txt", func(b *bytes.Buffer) error { return WriteTable(b, r, TableOptions{}) }},
+		{"table-100.txt", func(b *bytes.Buffer) error { return WriteTable(b, r, TableOptions{Width: DefaultWidth}) }},
 		{"report.json", func(b *bytes.Buffer) error { return WriteJSON(b, r) }},
 		{"junit.xml", func(b *bytes.Buffer) error { return WriteJUnit(b, r) }},
 		{"summary.md", func(b *bytes.Buffer) error { return WriteMarkdown(b, r) }},

@@ -4,10 +4,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/runnerbench/runner/result"
 )
 
 // ProgressUpdate is one tick of a running level, mirroring what the engine's
@@ -21,6 +24,10 @@ type ProgressUpdate struct {
 	Failed    int
 	Elapsed   time.Duration // since the level's measured window began
 	OutputTPS float64       // current output tokens/s over the level so far
+	// TTFTP50Ms and ITLP50Ms are the level's medians so far (0: none yet).
+	TTFTP50Ms, ITLP50Ms float64
+	// Duration is the level's planned measured window (0: bounded by requests).
+	Duration time.Duration
 }
 
 // progressInterval bounds how often the bar is redrawn: often enough to look
@@ -132,8 +139,26 @@ func (p *Progress) finishLocked() {
 	p.key = ""
 }
 
-// describe is the text beside the bar: which level, how it goes.
+// describe is the text beside the bar: which level, how far through it
+// (the bar counts requests; a level bounded by its duration says how much
+// of it has passed), and how it goes: tokens/s, the TTFT and ITL medians so
+// far, failures.
 func describe(u ProgressUpdate) string {
-	name := u.Stage + " " + u.Label
-	return fmt.Sprintf("%s  %.1f tok/s  %d failed  %.1fs", name, u.OutputTPS, u.Failed, u.Elapsed.Seconds())
+	var b strings.Builder
+	b.WriteString(u.Stage + " " + u.Label)
+	fmt.Fprintf(&b, "  %.1f tok/s  p50 TTFT %s · ITL %s  %d failed", u.OutputTPS, msOrDash(u.TTFTP50Ms), msOrDash(u.ITLP50Ms), u.Failed)
+	if u.Duration > 0 {
+		fmt.Fprintf(&b, "  %.1fs/%s", u.Elapsed.Seconds(), u.Duration)
+	} else {
+		fmt.Fprintf(&b, "  %.1fs", u.Elapsed.Seconds())
+	}
+	return b.String()
+}
+
+// msOrDash prints a median so far, or a dash before there is one.
+func msOrDash(ms float64) string {
+	if ms > 0 {
+		return result.FormatMs(ms)
+	}
+	return "–"
 }

@@ -74,3 +74,22 @@ func TestProgressConcurrent(t *testing.T) {
 		t.Errorf("no bar drawn: %q", buf.String())
 	}
 }
+
+// TestProgressSaysHowItGoes: the live line carries the TTFT and ITL medians
+// so far (a dash before the first), and a level bounded by its duration
+// says how much of it has passed.
+func TestProgressSaysHowItGoes(t *testing.T) {
+	got := describe(ProgressUpdate{Stage: "sweep", Label: "c=4", Done: 37, Total: 100, OutputTPS: 812.44,
+		TTFTP50Ms: 12.345, ITLP50Ms: 1.0249, Elapsed: 3200 * time.Millisecond})
+	for _, want := range []string{"sweep c=4", "812.4 tok/s", "p50 TTFT 12.3 ms · ITL 1.02 ms", "0 failed", "3.2s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+	got = describe(ProgressUpdate{Stage: "soak", Label: "rate=4", Elapsed: 12 * time.Second, Duration: 40 * time.Second})
+	for _, want := range []string{"p50 TTFT – · ITL –", "12.0s/40s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q lacks %q", got, want)
+		}
+	}
+}

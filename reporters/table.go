@@ -18,6 +18,11 @@ type TableOptions struct {
 	// only when stdout is a terminal and NO_COLOR is unset; the table never
 	// sniffs the file it writes to, so tests and pipes get plain text.
 	Color bool
+	// Width is the widest a table may be, in columns: tables are narrowed
+	// to it (headers on two lines, long text wrapped or listed below, a
+	// table of numbers split into parts); prose lines are not broken. 0: as
+	// wide as the content (the CLI's --wide).
+	Width int
 }
 
 // ANSI SGR sequences; kept to the eight basic colours every terminal has.
@@ -60,23 +65,23 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 	}
 	for i := range r.Stages {
 		st := &r.Stages[i]
-		ew.printf("%s  %s\n", paint(opts.Color, ansiBold, "Stage "+st.Name), stageTitle(st))
+		ew.println(paint(opts.Color, ansiBold, "Stage "+st.Name) + "  " + stageTitle(st))
 		if st.Trace != nil {
 			for _, f := range st.Trace.Facts() {
-				ew.printf("  %s: %s\n", f[0], oneLine(f[1]))
+				ew.println("  " + f[0] + ": " + oneLine(f[1]))
 			}
 		}
 		if len(st.Points) > 0 {
 			g := buildGrid(st)
-			if err := renderTable(ew, g.headers, g.rows, 2, nil); err != nil {
+			if err := fit(ew, table{headers: g.headers, rows: g.rows, textCols: 2, keep: 2}, opts.Width); err != nil {
 				return fmt.Errorf("render stage %q table: %w", st.Name, err)
 			}
 			if g.lowConf {
 				ew.printf("  %s low confidence: drawn from too few samples to mean much\n", lowConfMark)
 			}
 		}
-		writeStageNotes(ew, st, opts.Color)
-		if err := writeSearchTable(ew, st.Search, opts.Color); err != nil {
+		writeStageNotes(ew, st, opts)
+		if err := writeSearchTable(ew, st.Search, opts); err != nil {
 			return fmt.Errorf("render stage %q search: %w", st.Name, err)
 		}
 		ew.printf("\n")
@@ -96,13 +101,17 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		ew.printf("%s\n", paint(opts.Color, ansiBold, "Checks"))
 		// Colour codes in the status cell are not counted in its width by
 		// tablewriter's display-width measure, so columns stay aligned.
-		if err := renderTable(ew, []string{"Status", "Stage", "Check", "Level", "Expression", "Measured"}, checks, 0, []tw.Align{tw.AlignLeft}); err != nil {
+		// Too wide (a worse() check measures many metrics), the expression
+		// and measured values wrap inside their cells, then the check's name.
+		t := table{headers: []string{"Status", "Stage", "Check", "Level", "Expression", "Measured"}, rows: checks,
+			aligns: []tw.Align{tw.AlignLeft}, wrap: []int{4, 5}, wrapLast: []int{2}}
+		if err := fit(ew, t, opts.Width); err != nil {
 			return fmt.Errorf("render checks table: %w", err)
 		}
 		ew.printf("\n")
 	}
 	for _, wmsg := range r.Warnings {
-		ew.printf("! %s\n", wmsg)
+		ew.println("! " + wmsg)
 	}
 	writeVerdict(ew, r, opts.Color)
 	return ew.err
@@ -118,43 +127,45 @@ func WriteVerdict(w io.Writer, r *result.Report, color bool) error {
 
 func writeVerdict(ew *errWriter, r *result.Report, color bool) {
 	v := verdictOf(r)
-	ew.printf("%s: %s\n", paint(color, ansiBold+statusColor(v), statusWord(v)), verdictText(r, count(r)))
+	ew.println(paint(color, ansiBold+statusColor(v), statusWord(v)) + ": " + verdictText(r, count(r)))
 }
 
 // writeStageNotes prints what a reader must know before trusting the numbers:
 // the stage's error, each level's first failure and warnings, stage warnings.
-func writeStageNotes(ew *errWriter, st *result.Stage, color bool) {
+func writeStageNotes(ew *errWriter, st *result.Stage, opts TableOptions) {
+	color := opts.Color
 	for _, n := range stageNotes(st) {
 		switch n.kind {
 		case noteStageError:
-			ew.printf("  %s stage error: %s\n", paint(color, ansiRed, "✗"), n.text)
+			ew.println("  " + paint(color, ansiRed, "✗") + " stage error: " + n.text)
 		case noteFailure:
-			ew.printf("  %s %s: %s: %s\n", paint(color, ansiRed, "✗"), n.label, n.what, n.text)
+			ew.println("  " + paint(color, ansiRed, "✗") + " " + n.label + ": " + n.what + ": " + n.text)
 		case noteHint:
-			ew.printf("    %s\n", n.text)
+			ew.println("    " + n.text)
 		case noteWarning:
-			ew.printf("  %s %s: %s\n", paint(color, ansiYellow, "!"), n.label, n.text)
+			ew.println("  " + paint(color, ansiYellow, "!") + " " + n.label + ": " + n.text)
 		case noteInfo:
 			ew.printf("  %s\n", paint(color, ansiDim, "· "+n.label+": "+n.text))
 		case noteStageWarning:
-			ew.printf("  %s %s\n", paint(color, ansiYellow, "!"), n.text)
+			ew.println("  " + paint(color, ansiYellow, "!") + " " + n.text)
 		}
 	}
 }
 
 // writeSearchTable prints a capacity search's outcome under its stage: how
 // it went, a row per target, and its notes.
-func writeSearchTable(ew *errWriter, sr *result.SearchResult, color bool) error {
+func writeSearchTable(ew *errWriter, sr *result.SearchResult, opts TableOptions) error {
 	if sr == nil {
 		return nil
 	}
-	ew.printf("\n  %s\n", searchLine(sr))
+	ew.printf("\n")
+	ew.println("  " + searchLine(sr))
 	headers, rows := searchGrid(sr)
-	if err := renderTable(ew, headers, rows, 5, nil); err != nil {
+	if err := fit(ew, table{headers: headers, rows: rows, textCols: 5, wrap: []int{0, 1, 2, 3, 4}}, opts.Width); err != nil {
 		return err
 	}
 	for _, n := range searchNotes(sr) {
-		ew.printf("  %s %s\n", paint(color, ansiYellow, "!"), oneLine(n))
+		ew.println("  " + paint(opts.Color, ansiYellow, "!") + " " + oneLine(n))
 	}
 	return nil
 }
@@ -229,6 +240,13 @@ func (e *errWriter) Write(p []byte) (int, error) {
 		e.err = err
 	}
 	return n, err
+}
+
+// println prints a line of prose (a note, a warning, the verdict). It is
+// never broken, whatever width the tables are fitted to: a terminal wraps
+// prose well by itself, and a log is searched for its phrases.
+func (e *errWriter) println(s string) {
+	e.printf("%s\n", s)
 }
 
 func (e *errWriter) printf(format string, args ...any) {

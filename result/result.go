@@ -81,8 +81,12 @@ type Request struct {
 	ReasoningChunks    int      `json:"reasoning_chunks,omitempty"`
 	Chunks             int      `json:"chunks"` // content-bearing chunks received
 	UsageReported      bool     `json:"usage_reported"`
-	FinishReason       string   `json:"finish_reason,omitempty"`
-	Turn               int      `json:"turn,omitempty"` // multi-turn conversations: 1-based turn
+	// UsageRejected says why the stream's usage was not believed (a count
+	// negative, no integer, far above max_tokens or the bytes sent): the
+	// request is counted as if it had reported none.
+	UsageRejected string `json:"usage_rejected,omitempty"`
+	FinishReason  string `json:"finish_reason,omitempty"`
+	Turn          int    `json:"turn,omitempty"` // multi-turn conversations: 1-based turn
 	// Reconnected: the request failed before any response byte on a
 	// kept-alive connection that had carried a request before (the server had
 	// closed it), and was sent again once on a new connection; Start and
@@ -242,6 +246,8 @@ type Point struct {
 	// Goodput is the share (0..1) of requests that succeeded and met the stage's
 	// per-request SLOs; null when the stage declares none.
 	Goodput *float64 `json:"goodput" expr:"goodput"`
+	// ErrorRate is failed / n_requests (0..1); null for a level that sent nothing.
+	ErrorRate *float64 `json:"error_rate" expr:"error_rate"`
 
 	// --- added: server metrics (deltas over the measured window) ---
 	SpecAcceptanceLength *float64           `json:"spec_acceptance_length" expr:"spec_acceptance_length"`
@@ -251,17 +257,24 @@ type Point struct {
 	// --- added: validity ---
 	// OutputLenMismatch counts pinned-mode successes whose output tokens differ from
 	// the requested count (ignore_eos not honoured).
-	OutputLenMismatch int      `json:"output_len_mismatch" expr:"output_len_mismatch"`
-	DispatchLagP99Ms  *float64 `json:"dispatch_lag_p99_ms" expr:"dispatch_lag_p99_ms"`
-	DispatchLagMaxMs  *float64 `json:"dispatch_lag_max_ms" expr:"dispatch_lag_max_ms"`
-	ClientCPUPercent  *float64 `json:"client_cpu_percent" expr:"client_cpu_percent"` // of one core
+	OutputLenMismatch int `json:"output_len_mismatch" expr:"output_len_mismatch"`
+	// UsageRejected counts successes whose stream reported usage that cannot
+	// be true (Request.UsageRejected); they are counted as reporting none.
+	UsageRejected    int      `json:"usage_rejected" expr:"usage_rejected"`
+	DispatchLagP99Ms *float64 `json:"dispatch_lag_p99_ms" expr:"dispatch_lag_p99_ms"`
+	DispatchLagMaxMs *float64 `json:"dispatch_lag_max_ms" expr:"dispatch_lag_max_ms"`
+	ClientCPUPercent *float64 `json:"client_cpu_percent" expr:"client_cpu_percent"` // of one core
 	// ClientSchedP90Ms is the p90 of the Go runtime's scheduling latency over
 	// the level: how long the runner's goroutines waited for a core. (p90, not
 	// p99: a closed loop's first wave wakes every worker at once, a burst that
 	// says nothing about token timing and would own the p99 of a short level.)
 	ClientSchedP90Ms *float64 `json:"client_sched_p90_ms" expr:"client_sched_p90_ms"`
 	ClientBottleneck bool     `json:"client_bottleneck" expr:"client_bottleneck"`
-	LowConfidence    []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
+	// ClientBottleneckBy names the signals that raised ClientBottleneck, as
+	// the catalogue's metrics that measure them (client_cpu_percent,
+	// client_sched_p90_ms, dispatch_lag_p99_ms), so a report says why.
+	ClientBottleneckBy []string `json:"client_bottleneck_by,omitempty" expr:"-"`
+	LowConfidence      []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
 	// Warnings say what makes a number of this level wrong: the client set
 	// the pace, the nonce did not defeat the prefix cache, the engine did not
 	// hold the pinned length, fewer requests were in flight than the label says.

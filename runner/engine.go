@@ -56,6 +56,12 @@ type Progress struct {
 	Failed    int
 	Elapsed   time.Duration
 	OutputTPS float64 // output tokens of successes per second so far
+	// TTFTP50Ms and ITLP50Ms are the medians so far of the level's TTFT and
+	// inter-token gaps (an estimate within ~6%; 0: none yet).
+	TTFTP50Ms, ITLP50Ms float64
+	// Duration is the level's planned measured window (0: bounded by
+	// requests alone).
+	Duration time.Duration
 }
 
 // Options are the engine's hooks.

@@ -49,6 +49,10 @@ type LevelRun struct {
 	itlMu   sync.Mutex
 	itl     result.ITL  // every measured inter-token gap of the level
 	batches []*itlBatch // the workers' unflushed gaps
+
+	// live TTFT and ITL medians for the progress line, fed between a
+	// worker's requests (never while it reads a stream).
+	ttftLive, itlLive liveQuantile
 }
 
 // Claim hands out the next request's sequence number, or false when the
@@ -167,6 +171,7 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p Prepared, due time
 		lr.enter()
 		w.do(ctx, p.job, rec)
 		lr.inFlight.Add(-1)
+		lr.live(w, rec)
 	}
 	late := ms(rec.Start.Sub(due))
 	rec.DispatchLagMs = max(0, late)
@@ -326,9 +331,10 @@ func (e *Engine) readCounters(ctx context.Context, s *servermetrics.Scraper) *se
 // level's lock once per itlBatchSize gaps, so a worker's memory stays a few
 // KiB however many tokens there are.
 type itlBatch struct {
-	lr  *LevelRun
-	n   int
-	buf [itlBatchSize]time.Duration
+	lr   *LevelRun
+	n    int
+	live int // buf[:live] is counted in the level's live ITL already
+	buf  [itlBatchSize]time.Duration
 }
 
 const itlBatchSize = 256
@@ -347,12 +353,32 @@ func (b *itlBatch) flush() {
 	if b == nil || b.n == 0 {
 		return
 	}
+	b.toLive()
 	b.lr.itlMu.Lock()
 	for _, g := range b.buf[:b.n] {
 		b.lr.itl.Add(g)
 	}
 	b.lr.itlMu.Unlock()
-	b.n = 0
+	b.n, b.live = 0, 0
+}
+
+// toLive counts the gaps buffered since the last call in the level's live ITL.
+func (b *itlBatch) toLive() {
+	for _, g := range b.buf[b.live:b.n] {
+		b.lr.itlLive.add(g)
+	}
+	b.live = b.n
+}
+
+// live counts a finished request's TTFT and token gaps toward the progress
+// line's medians: on the worker, after its stream, off the token path.
+func (lr *LevelRun) live(w *Worker, rec *result.Request) {
+	if rec.OK && rec.TTFTMs != nil {
+		lr.ttftLive.add(time.Duration(*rec.TTFTMs * float64(time.Millisecond)))
+	}
+	if w.itl != nil {
+		w.itl.toLive()
+	}
 }
 
 // Start is when the current replicate's measured window opened (zero

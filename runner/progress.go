@@ -20,6 +20,9 @@ func (e *Engine) progress(lr *LevelRun) (stop func()) {
 		if s := el.Seconds(); s > 0 {
 			p.OutputTPS = float64(lr.outTok.Load()) / s
 		}
+		p.TTFTP50Ms, _ = lr.ttftLive.quantile(0.5)
+		p.ITLP50Ms, _ = lr.itlLive.quantile(0.5)
+		p.Duration = lr.lvl.Duration
 		f(p)
 	}
 	done := make(chan struct{})

@@ -72,7 +72,7 @@ func (w *Worker) do(ctx context.Context, j *job, rec *result.Request) {
 		return
 	}
 	defer resp.Body.Close()
-	w.read(ctx, rctx, resp.Body, rec, wd)
+	w.read(ctx, rctx, resp.Body, rec, wd, len(j.body))
 }
 
 // open sends the request and returns its response when it is a 200 of the

@@ -63,7 +63,7 @@ type streamEnd struct {
 	finishReason       string
 	finishAt           time.Time // when the finish (or a later usage) chunk arrived
 	end                time.Time // the end of the stream, as E2E counts it
-	usage              bool
+	usage, usageBad    bool      // usageBad: a count was no integer
 	promptTok, compTok int
 	hasTimings         bool
 	timings            sse.Timings
@@ -87,7 +87,7 @@ func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 		s.hasTimings, s.timings = true, c.Timings
 	}
 	if c.Usage {
-		s.usage, s.promptTok, s.compTok = true, c.PromptTokens, c.CompletionTokens
+		s.usage, s.usageBad, s.promptTok, s.compTok = true, c.UsageInvalid, c.PromptTokens, c.CompletionTokens
 		if s.finished {
 			if now.IsZero() {
 				now = time.Now()
@@ -102,7 +102,7 @@ func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 // does not complete (a finish_reason or its end marker) is a failure with
 // its reason. Token gaps go straight into the worker's batch; nothing is
 // stored per chunk.
-func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog) {
+func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog, sent int) {
 	clk := streamClock{start: wd.start}
 	var st streamEnd
 	dec, c := w.dec, &w.ev
@@ -151,7 +151,7 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 		}
 		st.note(&c.Chunk, now)
 	}
-	succeed(rec, &clk, &st)
+	succeed(rec, &clk, &st, sent)
 }
 
 // endOfBody judges a read error that ends the body before [DONE]: true when
@@ -218,11 +218,17 @@ func (w *Worker) chunkOK(rec *result.Request, clk *streamClock) bool {
 	return true
 }
 
-// succeed records a completed stream.
-func succeed(rec *result.Request, clk *streamClock, st *streamEnd) {
+// succeed records a completed stream; sent is the request body's size in
+// bytes, against which its usage is judged.
+func succeed(rec *result.Request, clk *streamClock, st *streamEnd, sent int) {
 	rec.OK = true
 	rec.E2EMs = ms(st.end.Sub(clk.start))
 	rec.FinishReason = st.finishReason
+	if why := st.implausibleUsage(rec.MaxTokens, sent); why != "" {
+		// Counted as if the stream had carried none; the level warns.
+		rec.UsageRejected = why
+		st.usage, st.promptTok, st.compTok = false, 0, 0
+	}
 	rec.UsageReported = st.usage
 	rec.InputTokens = st.promptTok
 	if st.hasTimings {
@@ -238,4 +244,35 @@ func succeed(rec *result.Request, clk *streamClock, st *streamEnd) {
 		// The reference's formula: decode time over the tokens after the first.
 		rec.TPOTMs = result.Ptr((rec.E2EMs - *rec.TTFTMs) / float64(rec.OutputTokens-1))
 	}
+}
+
+// Bounds past which a stream's usage is not believed: completion tokens
+// more than twice max_tokens (and 16) — a cap the server was asked to
+// hold, reasoning included; prompt tokens more than one per byte sent plus
+// promptSlack (a chat template's and images' tokens): no tokenizer makes
+// more tokens of text than it has bytes.
+const (
+	completionSlack = 16
+	promptSlack     = 1 << 16
+)
+
+// implausibleUsage says why the stream's usage cannot be true ("" when it
+// can, or when there is none): a count that is no integer, negative, or far
+// above what was asked (max_tokens, 0 when unknown) or sent (bytes).
+func (s *streamEnd) implausibleUsage(maxTokens, sent int) string {
+	switch {
+	case !s.usage:
+		return ""
+	case s.usageBad:
+		return "a usage count is not an integer"
+	case s.promptTok < 0:
+		return fmt.Sprintf("prompt_tokens %d is negative", s.promptTok)
+	case s.compTok < 0:
+		return fmt.Sprintf("completion_tokens %d is negative", s.compTok)
+	case maxTokens > 0 && s.compTok > 2*maxTokens+completionSlack:
+		return fmt.Sprintf("completion_tokens %d is far above max_tokens %d", s.compTok, maxTokens)
+	case sent > 0 && s.promptTok > sent+promptSlack:
+		return fmt.Sprintf("prompt_tokens %d is far above the %d bytes sent", s.promptTok, sent)
+	}
+	return ""
 }

@@ -179,6 +179,7 @@ func drawFault(f Faults, u float64) Fault {
 		{f.HTTP429, FaultHTTP429}, {f.HTTP500, FaultHTTP500}, {f.HTTP503, FaultHTTP503},
 		{f.Disconnect, FaultDisconnect}, {f.Malformed, FaultMalformed}, {f.Stall, FaultStall},
 		{f.Truncate, FaultTruncate}, {f.ErrorInStream, FaultErrorInStream}, {f.HTML, FaultHTML},
+		{f.BadUsage, FaultBadUsage},
 	} {
 		if u < c.p {
 			return c.f

@@ -229,6 +229,7 @@ const (
 	FaultTruncate      Fault = "truncate"
 	FaultErrorInStream Fault = "error_in_stream"
 	FaultHTML          Fault = "html"
+	FaultBadUsage      Fault = "bad_usage"
 )
 
 // RequestTruth is what the simulator scheduled and did for one request.

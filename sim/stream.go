@@ -68,7 +68,7 @@ func (st *stream) setup(object string) {
 	st.flusher, _ = st.w.(http.Flusher)
 	st.written = make([]time.Duration, st.sq.outputTokens)
 	st.faultAt = -1
-	if f := st.rec.t.Fault; f != FaultNone {
+	if f := st.rec.t.Fault; f != FaultNone && f != FaultBadUsage {
 		n := st.sq.outputTokens
 		at := cfg.Faults.AfterTokens
 		if at == 0 {
@@ -94,8 +94,24 @@ func (st *stream) tokenText(b []byte, from, to int) []byte {
 	return b
 }
 
+// badPromptTokens and badCompletionTokens are the usage FaultBadUsage
+// reports: a negative count, and one no reply can have (2^62).
+const (
+	badPromptTokens     = -5
+	badCompletionTokens = 1 << 62
+)
+
 func (st *stream) appendUsage(b []byte) []byte {
 	t := &st.rec.t
+	if t.Fault == FaultBadUsage {
+		b = append(b, `"usage":{"prompt_tokens":`...)
+		b = strconv.AppendInt(b, badPromptTokens, 10)
+		b = append(b, `,"total_tokens":`...)
+		b = strconv.AppendInt(b, badPromptTokens+badCompletionTokens, 10)
+		b = append(b, `,"completion_tokens":`...)
+		b = strconv.AppendInt(b, badCompletionTokens, 10)
+		return append(b, '}')
+	}
 	b = append(b, `"usage":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(t.PromptTokens), 10)
 	b = append(b, `,"total_tokens":`...)
@@ -527,6 +543,9 @@ func (st *stream) wholeBody() []byte {
 	total := st.sq.outputTokens
 	text := string(st.tokenText(nil, st.reasoning, total))
 	usage := map[string]any{"prompt_tokens": st.rec.t.PromptTokens, "completion_tokens": total, "total_tokens": st.rec.t.PromptTokens + total}
+	if st.rec.t.Fault == FaultBadUsage {
+		usage = map[string]any{"prompt_tokens": badPromptTokens, "completion_tokens": badCompletionTokens, "total_tokens": badPromptTokens + badCompletionTokens}
+	}
 	if st.s.cfg.PromptTokensDetails {
 		st.sq.mu.Lock()
 		usage["prompt_tokens_details"] = map[string]int{"cached_tokens": st.sq.cached}

@@ -19,6 +19,10 @@ func main() {
 	// still writes its reports. stop() restores the default handler, so a
 	// second Ctrl-C kills the process at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cols, _, err := term.GetSize(int(os.Stdout.Fd()))
+	if err != nil {
+		cols = 0 // not a terminal: the table is fitted to reporters.DefaultWidth
+	}
 	go func() {
 		<-ctx.Done()
 		stop()
@@ -31,6 +35,7 @@ func main() {
 		Getenv:           os.LookupEnv,
 		StdoutIsTerminal: term.IsTerminal(int(os.Stdout.Fd())),
 		StderrIsTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+		StdoutColumns:    cols,
 	})
 	stop()
 	os.Exit(code)

@@ -34,6 +34,9 @@ type Env struct {
 	// terminals, for colour and live progress.
 	StdoutIsTerminal bool
 	StderrIsTerminal bool
+	// StdoutColumns is the terminal's width when stdout is one (0: not a
+	// terminal, or unknown); the table is fitted to it.
+	StdoutColumns int
 }
 
 // lookup returns an environment variable's value ("" when unset).
@@ -187,6 +190,7 @@ func newFlagSet(name string) *flag.FlagSet {
 // positional arguments ("runner plan.yaml --out x"); everything after "--" is
 // positional. It prints help to stdout for -h/--help and returns errHelp.
 func parseArgs(env *Env, fs *flag.FlagSet, synopsis string, args []string) ([]string, error) {
+	new(commonOpts).add(fs) // the common flags a command does not define itself
 	var pos, tail []string
 	for i, a := range args {
 		if a == "--" {
@@ -208,6 +212,9 @@ func parseArgs(env *Env, fs *flag.FlagSet, synopsis string, args []string) ([]st
 		}
 		pos = append(pos, rest[0])
 		args = rest[1:]
+	}
+	if err := checkCommon(fs); err != nil {
+		return nil, err
 	}
 	return append(pos, tail...), nil
 }

@@ -155,7 +155,7 @@ func TestParseRunOptions(t *testing.T) {
 	}
 	got, _ := json.Marshal(o)
 	// --quiet logs warnings and errors only, unless --log-level says otherwise.
-	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","FailInconclusive":true,"Stages":["a","b"],"LogFormat":"json","LogLevel":"warn","NoProgress":true,"AllowEnv":["A@h.example","B"],"AllowDirs":["d"],"Shard":"1/3","Shards":0,"StartAt":"2030-01-01T00:00:00Z","SlotWarmup":2000000000,"SlotDrain":30000000000}`
+	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","FailInconclusive":true,"Stages":["a","b"],"LogFormat":"json","LogLevel":"warn","NoProgress":true,"Wide":false,"AllowEnv":["A@h.example","B"],"AllowDirs":["d"],"Shard":"1/3","Shards":0,"StartAt":"2030-01-01T00:00:00Z","SlotWarmup":2000000000,"SlotDrain":30000000000}`
 	if string(got) != want {
 		t.Errorf("options:\n got %s\nwant %s", got, want)
 	}

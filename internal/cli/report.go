@@ -81,6 +81,8 @@ func reportFlags(fs *flag.FlagSet, outUsage string) (*RunOptions, *string) {
 	fs.BoolVar(&o.Quiet, "quiet", false, "print only the verdict line on stdout")
 	fs.StringVar(&o.Baseline, "baseline", "", "a previous run (its result `dir`ectory or report.json) to compare each level with; checks read it as baseline and worse()")
 	o.registerGateFlags(fs)
+	addCommonFlags(fs, &o.LogFormat, &o.LogLevel, &o.NoProgress, &o.Quiet, o.LogLevel) // their log
+	o.registerWide(fs)
 	return o, reports
 }
 

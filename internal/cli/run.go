@@ -116,7 +116,7 @@ func writeReports(env *Env, opts *RunOptions, outDir string, rep *result.Report,
 			errs = append(errs, fmt.Errorf("write verdict: %w", err))
 		}
 	case opts.HasReport(reporters.FormatTable):
-		if err := reporters.WriteTable(env.Stdout, rep, reporters.TableOptions{Color: color}); err != nil {
+		if err := reporters.WriteTable(env.Stdout, rep, reporters.TableOptions{Color: color, Width: tableWidth(env, opts)}); err != nil {
 			errs = append(errs, fmt.Errorf("write table: %w", err))
 		}
 	}

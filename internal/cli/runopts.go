@@ -40,6 +40,9 @@ type RunOptions struct {
 	LogLevel  string
 	// NoProgress turns the live progress display off.
 	NoProgress bool
+	// Wide draws the terminal table as wide as its content (--wide), not
+	// fitted to the terminal.
+	Wide bool
 	// AllowEnv and AllowDirs are what the job allows the plan to read
 	// (--allow-env, with RUNNER_ALLOW_ENV; --allow-dir): the plan cannot
 	// widen them.
@@ -90,6 +93,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	fs.StringVar(&o.LogFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&o.LogLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	fs.BoolVar(&o.NoProgress, "no-progress", false, "no live progress display")
+	o.registerWide(fs)
 	var pf planFlags
 	pf.register(fs)
 	o.registerShardFlags(fs)

@@ -11,39 +11,28 @@ import (
 
 // Version is the release version, set at build time with
 // -ldflags "-X github.com/runnerbench/runner/internal/cli.Version=v1.2.3".
-// Without it the module version and VCS revision from the build info are used.
+// Without it the main module's version from the build info is used: since
+// Go 1.24 a build from a checkout stamps its commit's pseudo-version there
+// (v0.0.0-<date>-<commit>, "+dirty" with uncommitted changes), as go
+// install @main does; a build without VCS information says "dev". The
+// README's Install section shows these shapes, and a test holds it to a
+// real build's.
 var Version = ""
 
 // VersionString is the version reports record as runner_version.
 func VersionString() string {
-	v := Version
 	info, ok := debug.ReadBuildInfo()
-	if v == "" && ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
-		v = info.Main.Version
+	return versionOf(Version, info, ok)
+}
+
+func versionOf(set string, info *debug.BuildInfo, ok bool) string {
+	switch {
+	case set != "":
+		return set
+	case ok && info.Main.Version != "" && info.Main.Version != "(devel)":
+		return info.Main.Version
 	}
-	if v == "" {
-		v = "dev"
-	}
-	if ok {
-		var rev, dirty string
-		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = "+dirty"
-				}
-			}
-		}
-		if len(rev) > 12 {
-			rev = rev[:12]
-		}
-		if rev != "" && v == "dev" {
-			v += "-" + rev + dirty
-		}
-	}
-	return v
+	return "dev"
 }
 
 const versionSynopsis = "runner version\n\nPrint the version, the Go version and the report schema version."

@@ -10,9 +10,10 @@ import (
 )
 
 // TestBrowserCheck renders the fixture in headless Chromium through
-// scripts/html-check.sh, in light and dark mode, and proves the check can fail:
-// a page with a deliberate JS error and one that tries to load a remote image
-// must both be rejected. It needs Chromium (the script installs it as root),
+// scripts/html-check.sh, in light and dark mode (each fitting 1280 px without
+// sideways scroll), and proves the check can fail: a page with a deliberate
+// JS error, one that scrolls sideways and one that tries to load a remote
+// image must all be rejected. It needs Chromium (the script installs it as root),
 // so it runs only with RUNNER_BROWSER_CHECK=1 (CI sets it).
 func TestBrowserCheck(t *testing.T) {
 	if os.Getenv("RUNNER_BROWSER_CHECK") != "1" {
@@ -60,6 +61,13 @@ func TestBrowserCheck(t *testing.T) {
 	out, err := run(bad, filepath.Join(dir, "bad.png"))
 	if err == nil || !strings.Contains(out, "Uncaught ReferenceError") {
 		t.Fatalf("a page with a JS error passed the check (err %v):\n%s", err, out)
+	}
+	// ...and a page that scrolls sideways at 1280 px, as the levels table
+	// once did (inside its own scrolling box, so the page itself did not)...
+	wide := write("wide.html", []byte(`<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"><style>.scroll{overflow-x:auto}</style></head><body><div class="scroll"><table class="levels"><tr><td style="min-width:2000px">x</td></tr></table></div></body></html>`))
+	out, err = run(wide, filepath.Join(dir, "wide.png"))
+	if err == nil || !strings.Contains(out, "scrolls sideways at 1280 px: div holding table.levels: 20") {
+		t.Fatalf("a page that scrolls sideways passed the check (err %v):\n%s", err, out)
 	}
 	// ...and a fetch attempt, blocked by the same CSP the report carries.
 	fetch := write("fetch.html", []byte(`<!DOCTYPE html><html><head><meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'"></head><body><img src="https://example.invalid/x.png"></body></html>`))

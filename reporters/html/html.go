@@ -262,9 +262,9 @@ func stageWarnings(st *result.Stage) []warning {
 			ws = append(ws, warning{Where: lw, Kind: "error", Text: "every request failed: " + hint})
 		}
 		if pt.ClientBottleneck {
-			t := "client bottleneck: the load generator, not the server, may have limited this level"
-			if pt.ClientCPUPercent != nil {
-				t += " (client CPU " + num(*pt.ClientCPUPercent) + "% of one core)"
+			t := "the load generator, not the server, may have limited this level"
+			if by := bottleneckSignals(pt, true); by != "" {
+				t += ": raised by " + by
 			}
 			ws = append(ws, warning{Where: lw, Kind: "bottleneck", Text: t})
 		}
@@ -539,7 +539,11 @@ func levelRowOf(p *result.Point) levelRow {
 		row.Flags = append(row.Flags, "interrupted")
 	}
 	if p.ClientBottleneck {
-		row.Flags = append(row.Flags, "client bottleneck")
+		f := "client bottleneck"
+		if by := bottleneckSignals(p, false); by != "" {
+			f += " (" + by + ")"
+		}
+		row.Flags = append(row.Flags, f)
 	}
 	if p.MaxInFlight != nil && p.Rate == nil && *p.MaxInFlight < p.Concurrency && p.Completed > 0 && !p.Interrupted {
 		row.Flags = append(row.Flags, "fewer in flight than labelled")
@@ -690,4 +694,31 @@ func samples(st *result.Stage) []sampleRow {
 		}
 	}
 	return rows
+}
+
+// bottleneckSignals names the signals that flagged the level's client, by
+// their catalogue titles, with their values when withValues ("Lag p99
+// 2.74 ms"): the flag says what raised it, never a signal that did not.
+func bottleneckSignals(p *result.Point, withValues bool) string {
+	var out []string
+	for _, name := range p.ClientBottleneckBy {
+		m, ok := result.MetricNamed(name)
+		if !ok {
+			out = append(out, name)
+			continue
+		}
+		s := m.Title
+		if v, ok := m.Value(p); ok && withValues {
+			switch m.Unit {
+			case "ms":
+				s += " " + result.FormatMs(v)
+			case "%":
+				s += " " + num(result.Round(v, 1)) + "% of one core"
+			default:
+				s += " " + num(v)
+			}
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, ", ")
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -423,8 +424,8 @@ func TestTopOfPage(t *testing.T) {
 			t.Errorf("warning %q not shown at the top", w)
 		}
 	}
-	if !strings.Contains(wtext, "client bottleneck") || !strings.Contains(wtext, "97.3% of one core") {
-		t.Error("client bottleneck not flagged at the top")
+	if !strings.Contains(wtext, "raised by Client CPU 97.3% of one core") {
+		t.Errorf("client bottleneck not flagged at the top with the signal that raised it: %q", wtext)
 	}
 	if strings.Contains(wtext, "low confidence") || len(findAll(warnings, "li", hasAttr("data-kind", "lowconf"))) != 0 {
 		t.Error("low confidence is among the validity warnings; it is a quiet mark in the level table")
@@ -726,5 +727,48 @@ func TestComparisonTable(t *testing.T) {
 	}
 	if len(findAll(parse(t, render(t, loadReport(t, "report.json"), base)), "table", hasAttr("class", "compare"))) != 0 {
 		t.Error("a comparison table without a comparison")
+	}
+}
+
+// TestBottleneckNamesItsSignal: a flag raised by dispatch lag names the lag
+// and its value, not the client's CPU (0.8% of one core said nothing), and
+// the warning's label and text do not repeat a word ("client client").
+func TestBottleneckNamesItsSignal(t *testing.T) {
+	st := &result.Stage{Name: "s", Points: []result.Point{{Concurrency: 1, Rate: result.Ptr(4.0),
+		ClientBottleneck: true, ClientBottleneckBy: []string{"dispatch_lag_p99_ms"},
+		DispatchLagP99Ms: result.Ptr(2.744), ClientCPUPercent: result.Ptr(0.8)}}}
+	ws := stageWarnings(st)
+	if len(ws) != 1 || ws[0].Kind != "bottleneck" {
+		t.Fatalf("warnings %+v", ws)
+	}
+	if txt := ws[0].Text; !strings.Contains(txt, "raised by Lag p99 2.74 ms") || strings.Contains(txt, "CPU") || strings.HasPrefix(txt, "client") {
+		t.Errorf("bottleneck warning %q: want the lag that raised it, no CPU, no repeated label", txt)
+	}
+	if row := levelRowOf(&st.Points[0]); !slices.Contains(row.Flags, "client bottleneck (Lag p99)") {
+		t.Errorf("level flags %q", row.Flags)
+	}
+}
+
+// TestLevelsTableFitsAWindow: the levels table keeps to its 16 columns of
+// numbers (at 1280 px they fit; scripts/html-check.sh measures it): a
+// level's flags are a row under it, and natural mode's length spread is a
+// table of its own.
+func TestLevelsTableFitsAWindow(t *testing.T) {
+	doc := parse(t, render(t, loadReport(t, "report.json"), nil))
+	tables := findAll(doc, "table", hasAttr("class", "levels"))
+	if len(tables) == 0 {
+		t.Fatal("no levels table")
+	}
+	for _, tb := range tables {
+		if n := len(findAll(findAll(tb, "thead", func(*xhtml.Node) bool { return true })[0], "th", func(*xhtml.Node) bool { return true })); n > 16 {
+			t.Errorf("a levels table has %d columns, more than the 16 that fit 1280 px", n)
+		}
+	}
+	flags := findAll(tables[0], "tr", hasAttr("class", "flags warn"))
+	if len(flags) != 1 || !strings.Contains(text(flags[0]), "client bottleneck (Client CPU); fewer in flight than labelled") {
+		t.Errorf("c=64's flags are not a row of their own under it: %d flag rows", len(flags))
+	}
+	if len(findAll(doc, "table", hasAttr("class", "levels lengths"))) == 0 {
+		t.Error("the natural stage's output lengths have no table of their own")
 	}
 }

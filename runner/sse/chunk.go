@@ -26,7 +26,11 @@ type Chunk struct {
 	// FinishReason is the raw (still escaped) finish_reason string, when a string.
 	FinishReason []byte
 	// Usage: the chunk carries a usage object.
-	Usage            bool
+	Usage bool
+	// UsageInvalid: its prompt_tokens or completion_tokens is there but not
+	// an integer a count can be (a fraction, a string, beyond 18 digits).
+	// (Beside Usage, it takes the struct's padding: a chunk costs the same.)
+	UsageInvalid     bool
 	PromptTokens     int
 	CompletionTokens int
 	// Error: the chunk is an error object ({"error": ...} or {"object": "error"}).
@@ -537,6 +541,16 @@ func intOrSkip(d []byte, i int) (int, int) {
 	return 0, skipValue(d, i)
 }
 
+// count reads a usage count at i: ok is false for a value that is there
+// but no integer (a fraction, a string, an integer beyond 18 digits); null
+// is no count, and ok.
+func count(d []byte, i int) (v int, ok bool, _ int) {
+	if i < len(d) && (d[i] == '-' || (d[i] >= '0' && d[i] <= '9')) {
+		return number(d, i)
+	}
+	return 0, i < len(d) && d[i] == 'n', skipValue(d, i)
+}
+
 func choices(d []byte, i int, c *Chunk) int {
 	if d[i] != '[' {
 		return skipValue(d, i) // null or an unexpected type: no choices
@@ -713,13 +727,16 @@ func object(d []byte, i int, field func(key []byte, i int) int) (_ int, ok bool)
 }
 
 func usage(d []byte, i int, c *Chunk) int {
-	c.PromptTokens, c.CompletionTokens = 0, 0
+	c.PromptTokens, c.CompletionTokens, c.UsageInvalid = 0, 0, false
 	i, c.Usage = object(d, i, func(key []byte, i int) int {
+		var ok bool
 		switch string(key) {
 		case "prompt_tokens":
-			c.PromptTokens, i = intOrSkip(d, i)
+			c.PromptTokens, ok, i = count(d, i)
+			c.UsageInvalid = c.UsageInvalid || !ok
 		case "completion_tokens":
-			c.CompletionTokens, i = intOrSkip(d, i)
+			c.CompletionTokens, ok, i = count(d, i)
+			c.UsageInvalid = c.UsageInvalid || !ok
 		default:
 			i = skipValue(d, i)
 		}

@@ -127,6 +127,17 @@ func TestParse(t *testing.T) {
 		{"usage own chunk", `{"choices":[],"usage":{"prompt_tokens":1024,"completion_tokens":256,"prompt_tokens_details":{"cached_tokens":0}}}`,
 			Chunk{Usage: true, PromptTokens: 1024, CompletionTokens: 256}, false},
 		{"usage null", `{"choices":[{"delta":{"content":"a"}}],"usage":null}`, Chunk{Content: true}, false},
+		// A server that lies: a negative count is an integer (the runner
+		// judges it); 2^62 is beyond what a count is read as, a fraction or a
+		// string no count at all.
+		{"usage negative and huge", `{"choices":[],"usage":{"prompt_tokens":-5,"completion_tokens":4611686018427387904}}`,
+			Chunk{Usage: true, UsageInvalid: true, PromptTokens: -5}, false},
+		{"usage fraction", `{"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":2.5}}`,
+			Chunk{Usage: true, UsageInvalid: true, PromptTokens: 3}, false},
+		{"usage string", `{"choices":[],"usage":{"prompt_tokens":"3","completion_tokens":2}}`,
+			Chunk{Usage: true, UsageInvalid: true, CompletionTokens: 2}, false},
+		{"usage null counts", `{"choices":[],"usage":{"prompt_tokens":null,"completion_tokens":2}}`,
+			Chunk{Usage: true, CompletionTokens: 2}, false},
 		{"several choices", `{"choices":[{"delta":{"content":""}},{"delta":{"reasoning":"r"}}]}`, Chunk{Reasoning: true}, false},
 		{"error object", `{"error":{"message":"boom \"x\"","type":"InternalServerError","code":500}}`, Chunk{Error: true, ErrorMessage: []byte(`boom \"x\"`)}, false},
 		{"object error", `{"object":"error","message":"bad","type":"BadRequestError","code":400}`, Chunk{Error: true, ErrorMessage: []byte("bad")}, false},
@@ -168,7 +179,7 @@ func TestParse(t *testing.T) {
 
 func chunkEqual(a, b Chunk) bool {
 	return a.Content == b.Content && a.Reasoning == b.Reasoning && a.Finish == b.Finish &&
-		bytes.Equal(a.FinishReason, b.FinishReason) && a.Usage == b.Usage &&
+		bytes.Equal(a.FinishReason, b.FinishReason) && a.Usage == b.Usage && a.UsageInvalid == b.UsageInvalid &&
 		a.PromptTokens == b.PromptTokens && a.CompletionTokens == b.CompletionTokens &&
 		a.Error == b.Error && bytes.Equal(a.ErrorMessage, b.ErrorMessage) &&
 		a.HasTimings == b.HasTimings && a.Timings == b.Timings

@@ -137,6 +137,9 @@ type Faults struct {
 	ErrorInStream float64 `yaml:"error_in_stream,omitempty" json:"error_in_stream,omitempty"`
 	// HTML answers 200 with an HTML page instead of SSE or JSON (a proxy's error page).
 	HTML float64 `yaml:"html,omitempty" json:"html,omitempty"`
+	// BadUsage streams the reply as usual but reports usage that cannot be
+	// true: prompt_tokens -5, completion_tokens 2^62 (a server that lies).
+	BadUsage float64 `yaml:"bad_usage,omitempty" json:"bad_usage,omitempty"`
 	// StallMs is how long a stall lasts; 0 means until the client disconnects.
 	StallMs float64 `yaml:"stall_ms,omitempty" json:"stall_ms,omitempty"`
 	// AfterTokens is how many tokens are sent before a mid-stream fault strikes.
@@ -283,6 +286,7 @@ func (c Config) Problems() []Problem {
 		{"http_429", f.HTTP429}, {"http_500", f.HTTP500}, {"http_503", f.HTTP503},
 		{"disconnect", f.Disconnect}, {"malformed", f.Malformed}, {"stall", f.Stall},
 		{"truncate", f.Truncate}, {"error_in_stream", f.ErrorInStream}, {"html", f.HTML},
+		{"bad_usage", f.BadUsage},
 	} {
 		if p.v < 0 || p.v > 1 || math.IsNaN(p.v) {
 			bad("faults."+p.name, "must be a probability in [0, 1], got %v", p.v)

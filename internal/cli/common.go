@@ -1,0 +1,82 @@
+package cli
+
+import (
+	"flag"
+	"slices"
+	"strings"
+
+	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/reporters"
+)
+
+// CommonFlags are the flags every subcommand accepts, so a script can pass
+// the same ones to each: --log-format, --log-level, --no-progress and
+// --quiet. Where one has nothing to act on (no log, no progress, or an
+// output that is the command's answer, as version's and schema's are) it is
+// accepted and does nothing.
+var CommonFlags = []string{"log-format", "log-level", "no-progress", "quiet"}
+
+// commonOpts holds the values of the common flags a command does not
+// define itself: accepted, checked, and otherwise without effect.
+type commonOpts struct {
+	LogFormat, LogLevel string
+	NoProgress, Quiet   bool
+}
+
+// add registers on fs the common flags it lacks, bound to c (parseArgs
+// does, for every command: what a command does not define it accepts and
+// ignores).
+func (c *commonOpts) add(fs *flag.FlagSet) {
+	addCommonFlags(fs, &c.LogFormat, &c.LogLevel, &c.NoProgress, &c.Quiet, "info")
+}
+
+// addCommonFlags registers on fs each common flag it does not define yet
+// (run, report, merge and validate define some with their own help),
+// bound to the given variables, with level as --log-level's default.
+func addCommonFlags(fs *flag.FlagSet, format, level *string, noProgress, quiet *bool, defLevel string) {
+	def := func(name string, add func()) {
+		if fs.Lookup(name) == nil {
+			add()
+		}
+	}
+	def("log-format", func() { fs.StringVar(format, "log-format", "text", "log `format`: text or json") })
+	def("log-level", func() { fs.StringVar(level, "log-level", defLevel, "log `level`: debug, info, warn or error") })
+	def("no-progress", func() {
+		fs.BoolVar(noProgress, "no-progress", false, "no live progress display (accepted by every command)")
+	})
+	def("quiet", func() {
+		fs.BoolVar(quiet, "quiet", false, "accepted by every command; here the output is the answer, and it is printed")
+	})
+}
+
+// checkCommon refuses a --log-format or --log-level that is not one of the
+// accepted values, naming the command and the flag.
+func checkCommon(fs *flag.FlagSet) error {
+	cmd := strings.TrimPrefix(fs.Name(), "runner ")
+	format, level := fs.Lookup("log-format").Value.String(), fs.Lookup("log-level").Value.String()
+	if !slices.Contains(LogFormats, format) {
+		return exitcode.Errorf(exitcode.Invalid, "%s: --log-format: %q is not one of %s", cmd, format, strings.Join(LogFormats, ", "))
+	}
+	if !slices.Contains(LogLevels, level) {
+		return exitcode.Errorf(exitcode.Invalid, "%s: --log-level: %q is not one of %s%s", cmd, level, strings.Join(LogLevels, ", "), suggest(level, LogLevels))
+	}
+	return nil
+}
+
+// registerWide registers --wide on a command that draws the terminal table.
+func (o *RunOptions) registerWide(fs *flag.FlagSet) {
+	fs.BoolVar(&o.Wide, "wide", false, "draw the terminal table as wide as its content, not fitted to the terminal's width")
+}
+
+// tableWidth is the width the terminal table is fitted to: the terminal's,
+// reporters.DefaultWidth when stdout is not a terminal (or its width is
+// unknown), 0 (as wide as the content) with --wide.
+func tableWidth(env *Env, o *RunOptions) int {
+	switch {
+	case o.Wide:
+		return 0
+	case env.StdoutIsTerminal && env.StdoutColumns > 0:
+		return env.StdoutColumns
+	}
+	return reporters.DefaultWidth
+}

@@ -1,0 +1,354 @@
+package reporters
+
+import (
+	"bytes"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// DefaultWidth is the width the CLI fits the terminal table to when stdout
+// is not a terminal (a pipe, a CI log).
+const DefaultWidth = 100
+
+// minWrap is the narrowest a wrapped text column is made: narrower, an
+// expression is more line breaks than text.
+const minWrap = 16
+
+// table is one table to draw: its cells, which columns are text (left
+// aligned), and how it may be narrowed to fit a width.
+type table struct {
+	headers  []string
+	rows     [][]string
+	textCols int
+	aligns   []tw.Align
+	// keep is how many leading columns (the row's name) every part repeats
+	// when a table of numbers is split into parts side by side no more;
+	// 0: never split.
+	keep int
+	// wrap lists the text columns whose cells may wrap onto more lines (an
+	// expression, a measured value); wrapLast, those wrapped too only when
+	// that is not enough (a check's name, which a log is searched for);
+	// below, those a list (narrower still) puts below its row (nil: wrap).
+	wrap, wrapLast, below []int
+}
+
+// fit draws t no wider than width columns (0: as wide as it needs), trying
+// in turn: as it is; headers on two lines; the wrap columns wrapped as wide
+// as still fits, or, narrower still, a list with those values below each
+// row; the columns split into parts, each a table of its own repeating the
+// keep columns. A table that cannot be made to fit (a single
+// column wider than the width) is drawn as narrow as it gets.
+func fit(w io.Writer, t table, width int) error {
+	out, err := t.render()
+	if err != nil || width <= 0 || widest(out) <= width {
+		return writeOut(w, out, err)
+	}
+	t.headers = wrapHeaders(t.headers)
+	if out, err = t.render(); err != nil || widest(out) <= width {
+		return writeOut(w, out, err)
+	}
+	if len(t.wrap) > 0 {
+		// Wrapped at spaces; then the wrapLast columns too; then breaking
+		// words; then, too narrow even so, a list with the values below.
+		all := t
+		all.wrap = append(append([]int(nil), t.wrap...), t.wrapLast...)
+		for _, try := range []struct {
+			t     table
+			whole bool
+		}{{t, true}, {all, true}, {all, false}} {
+			if out, err = try.t.wrapped(width, try.whole); err != nil || widest(out) <= width {
+				return writeOut(w, out, err)
+			}
+		}
+		return t.list(w, width)
+	}
+	if t.keep > 0 {
+		return t.split(w, width)
+	}
+	return writeOut(w, out, nil)
+}
+
+func writeOut(w io.Writer, out []byte, err error) error {
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(out)
+	return err
+}
+
+func (t table) render() ([]byte, error) {
+	var b bytes.Buffer
+	err := renderTable(&b, t.headers, t.rows, t.textCols, t.aligns)
+	return b.Bytes(), err
+}
+
+// wrapped renders t with its wrap columns wrapped to fit width: the
+// table's other columns keep their width, and the room left is shared out
+// among the wrap columns, a column that needs less than an equal share
+// taking what it needs. Each keeps at least its header's width and, with
+// whole, its longest word (a "name=value" is not broken), else minWrap.
+func (t table) wrapped(width int, whole bool) ([]byte, error) {
+	bare := t.withCells(func(c int, cell string) string { return "" })
+	out, err := bare.render()
+	if err != nil {
+		return nil, err
+	}
+	cols := make([]wrapCol, 0, len(t.wrap))
+	for _, c := range t.wrap {
+		col := wrapCol{c: c}
+		for _, l := range strings.Split(t.headers[c], "\n") {
+			col.head = max(col.head, twwidth.Width(l))
+		}
+		floor := minWrap
+		for _, row := range t.rows {
+			if c >= len(row) {
+				continue
+			}
+			col.natural = max(col.natural, twwidth.Width(row[c]))
+			for _, word := range strings.Fields(row[c]) {
+				if whole {
+					floor = max(floor, twwidth.Width(word))
+				}
+			}
+		}
+		col.low = max(col.head, min(col.natural, floor))
+		cols = append(cols, col)
+	}
+	limit := shareOut(cols, width-widest(out))
+	return t.withCells(func(c int, cell string) string {
+		if l, ok := limit[c]; ok {
+			return wrapText(cell, l)
+		}
+		return cell
+	}).render()
+}
+
+// wrapCol is a wrap column's widths: its header's, the least it is given,
+// and its widest cell's.
+type wrapCol struct{ c, head, low, natural int }
+
+// shareOut gives each column its low width, then shares out what is left of
+// room (the width beyond the columns' headers) toward their natural widths:
+// a column that needs less than an equal share gets what it needs, the rest
+// share what is left equally.
+func shareOut(cols []wrapCol, room int) map[int]int {
+	limit := map[int]int{}
+	for _, col := range cols {
+		limit[col.c] = col.low
+		room -= col.low - col.head
+	}
+	slices.SortFunc(cols, func(a, b wrapCol) int { return (a.natural - a.low) - (b.natural - b.low) })
+	for i, col := range cols {
+		give := min(max(0, col.natural-col.low), max(0, room)/(len(cols)-i))
+		limit[col.c] += give
+		room -= give
+	}
+	return limit
+}
+
+// withCells is t with every wrap column's cell passed through f.
+func (t table) withCells(f func(c int, cell string) string) table {
+	u := t
+	u.rows = make([][]string, len(t.rows))
+	for i, row := range t.rows {
+		u.rows[i] = append([]string(nil), row...)
+		for _, c := range t.wrap {
+			if c < len(row) {
+				u.rows[i][c] = f(c, row[c])
+			}
+		}
+	}
+	return u
+}
+
+// list draws t as a list, for a width too narrow for its table: per row,
+// its short columns on one line, then each wrap column below it, labelled
+// with its header and wrapped.
+func (t table) list(w io.Writer, width int) error {
+	below := t.below
+	if below == nil {
+		below = t.wrap
+	}
+	var b strings.Builder
+	for _, row := range t.rows {
+		var short []string
+		for c, cell := range row {
+			if !slices.Contains(below, c) && cell != "" {
+				short = append(short, cell)
+			}
+		}
+		b.WriteString(wrapLine(strings.Join(short, "  "), width, "    ") + "\n")
+		for _, c := range below {
+			if c < len(row) && row[c] != "" {
+				head := strings.ReplaceAll(t.headers[c], "\n", " ")
+				b.WriteString(wrapLine("    "+head+": "+row[c], width, "      ") + "\n")
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// split draws t as parts side by side no more: each part the keep columns
+// and as many of the next as fit width (at least one).
+func (t table) split(w io.Writer, width int) error {
+	next := t.keep
+	for first := true; next < len(t.headers); first = false {
+		cols := seq(t.keep)
+		for next < len(t.headers) {
+			try := append(append([]int(nil), cols...), next)
+			out, err := t.columns(try).render()
+			if err != nil {
+				return err
+			}
+			if widest(out) > width && len(cols) > t.keep {
+				break
+			}
+			cols = try
+			next++
+		}
+		if !first {
+			if _, err := io.WriteString(w, "\n"); err != nil {
+				return err
+			}
+		}
+		out, err := t.columns(cols).render()
+		if err = writeOut(w, out, err); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// columns is t with only the columns cols, in that order.
+func (t table) columns(cols []int) table {
+	pick := func(row []string) []string {
+		out := make([]string, 0, len(cols))
+		for _, c := range cols {
+			if c < len(row) {
+				out = append(out, row[c])
+			}
+		}
+		return out
+	}
+	u := table{headers: pick(t.headers), textCols: min(t.textCols, t.keep)}
+	for _, row := range t.rows {
+		u.rows = append(u.rows, pick(row))
+	}
+	if len(t.aligns) > 0 {
+		for _, c := range cols {
+			if c < len(t.aligns) {
+				u.aligns = append(u.aligns, t.aligns[c])
+			}
+		}
+	}
+	return u
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// widest is the display width of out's widest line (colour codes not counted).
+func widest(out []byte) int {
+	n := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		n = max(n, twwidth.Width(line))
+	}
+	return n
+}
+
+// wrapHeaders puts each header of more than one word on two lines, broken
+// at the space nearest its middle ("TTFT p95 (ms)" → "TTFT p95" / "(ms)").
+func wrapHeaders(hs []string) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h
+		best := -1
+		for j, r := range h {
+			if r == ' ' && (best < 0 || abs(2*j-len(h)) < abs(2*best-len(h))) {
+				best = j
+			}
+		}
+		if best > 0 {
+			out[i] = h[:best] + "\n" + h[best+1:]
+		}
+	}
+	return out
+}
+
+func abs(x int) int { return max(x, -x) }
+
+// wrapText breaks s into lines of at most limit display columns, at spaces
+// where it can and inside a word longer than the limit where it must.
+func wrapText(s string, limit int) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(s) {
+		for twwidth.Width(word) > limit {
+			if line != "" {
+				lines, line = append(lines, line), ""
+			}
+			cut := cutAt(word, limit)
+			lines, word = append(lines, word[:cut]), word[cut:]
+		}
+		switch {
+		case line == "":
+			line = word
+		case twwidth.Width(line)+1+twwidth.Width(word) <= limit:
+			line += " " + word
+		default:
+			lines, line = append(lines, line), word
+		}
+	}
+	if line != "" {
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// cutAt is the byte index at which to break word, longer than limit
+// columns: after the last punctuation mark that leaves at least half the
+// limit on the line (`!worse("ttft_p95_ms",` breaks after the comma or
+// the quote), else at the limit (at least one rune).
+func cutAt(word string, limit int) int {
+	width, at, punct := 0, len(word), -1
+	for i, r := range word {
+		rw := twwidth.Width(string(r))
+		if width+rw > limit && i > 0 {
+			at = i
+			break
+		}
+		width += rw
+		if strings.ContainsRune(",;:()[]{}\"'&|=.", r) && 2*width >= limit {
+			punct = i + len(string(r))
+		}
+	}
+	if at < len(word) && punct > 0 {
+		return punct
+	}
+	return at
+}
+
+// wrapLine wraps a line of prose (a note, a warning) at width (0: never),
+// keeping its leading spaces and indenting its continuation lines by indent.
+func wrapLine(s string, width int, indent string) string {
+	if width <= 0 || twwidth.Width(s) <= width {
+		return s
+	}
+	lead := s[:len(s)-len(strings.TrimLeft(s, " "))]
+	lines := strings.Split(wrapText(s, width-len(indent)), "\n")
+	lines[0] = lead + lines[0]
+	for i := 1; i < len(lines); i++ {
+		lines[i] = indent + lines[i]
+	}
+	return strings.Join(lines, "\n")
+}
