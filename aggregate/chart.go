@@ -11,11 +11,23 @@ import (
 // enough to show its shape (a tail, two modes), few enough to read.
 const chartBuckets = 24
 
-// chart folds a histogram into about chartBuckets bars of round bounds that
-// span the data: equal widths when the data spans less than a decade (a
-// tight TTFT spread still shows its shape), else a log scale of 12 bounds a
-// decade. A sample goes into the first bar whose bound is at or above its
-// histogram bucket's representative value.
+// chartFloorMs is the lowest bar's bound: every smaller sample (a 0 µs gap
+// between two tokens of one chunk, included) is counted in the first bar.
+// A bar below it would tell apart what the client cannot time.
+const chartFloorMs = 0.1
+
+// chartDensities are the bars a decade a chart may have, coarsest first.
+var chartDensities = []int{3, 6, 12, 24, 48, 96, 192}
+
+// chart folds a histogram into bars on a log scale, whatever the data's
+// spread: bounds at 10^(k/m) ms (rounded to 2 significant digits for up to
+// 24 bars a decade, 3 for more), m the density that gives the data's
+// span nearest chartBuckets bars, from the first bound at or above the
+// smallest sample (at least chartFloorMs) to the first at or above the
+// largest. A 0.67 ms ITL beside a 2 s stall is then as readable as a
+// 300 ms TTFT: a linear scale would put the first in the first bar of 50 ms.
+// A sample goes into the first bar whose bound is at or above its histogram
+// bucket's representative value. The percentiles never come from these bars.
 func chart(h *hist.Histogram) []result.Bucket {
 	bars := h.Bars()
 	if len(bars) == 0 {
@@ -38,31 +50,29 @@ func chart(h *hist.Histogram) []result.Bucket {
 	return out
 }
 
-// chartBounds returns ascending bar bounds from the first at or above lo to
-// the first at or above hi.
+// chartBounds returns ascending log-spaced bar bounds from the first at or
+// above lo (and chartFloorMs) to the first at or above hi.
 func chartBounds(lo, hi float64) []float64 {
-	if hi <= lo {
-		return []float64{roundSig(hi, 3)}
-	}
-	var out []float64
-	if lo > 0 && hi/lo > 10 {
-		k := math.Floor(math.Log10(lo) * 12)
-		for {
-			b := roundSig(math.Pow(10, k/12), 3)
-			k++
-			if b < lo && len(out) == 0 {
-				continue
-			}
-			out = append(out, b)
-			if b >= hi {
-				return out
+	lo = max(lo, chartFloorMs)
+	hi = max(hi, lo)
+	decades := math.Log10(hi / lo)
+	m := chartDensities[len(chartDensities)-1]
+	if decades > 0 {
+		best := math.Inf(1)
+		for _, d := range chartDensities {
+			if off := math.Abs(math.Log(float64(d) * decades / chartBuckets)); off < best {
+				m, best = d, off
 			}
 		}
 	}
-	step := niceStep((hi - lo) / chartBuckets)
-	for b := math.Floor(lo/step) * step; ; b += step {
-		b = roundSig(b, 6)
-		if b < lo {
+	digits := 2
+	if m > 24 {
+		digits = 3
+	}
+	var out []float64
+	for k := math.Floor(math.Log10(lo) * float64(m)); ; k++ {
+		b := roundSig(math.Pow(10, k/float64(m)), digits)
+		if b < lo && len(out) == 0 || len(out) > 0 && b <= out[len(out)-1] {
 			continue
 		}
 		out = append(out, b)
@@ -70,17 +80,6 @@ func chartBounds(lo, hi float64) []float64 {
 			return out
 		}
 	}
-}
-
-// niceStep rounds x up to 1, 2 or 5 times a power of ten.
-func niceStep(x float64) float64 {
-	p := math.Pow(10, math.Floor(math.Log10(x)))
-	for _, m := range []float64{1, 2, 5, 10} {
-		if m*p >= x {
-			return m * p
-		}
-	}
-	return 10 * p
 }
 
 // roundSig rounds x to n significant digits.

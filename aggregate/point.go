@@ -35,6 +35,7 @@ func (b *builder) point(whole bool) result.Point {
 	if whole {
 		b.itl()
 		b.server()
+		b.simLag()
 		b.client()
 		b.inFlight()
 		b.shardWarnings()

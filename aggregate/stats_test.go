@@ -84,17 +84,21 @@ func TestSampleStdev(t *testing.T) {
 }
 
 // TestChart: every sample is in exactly one bar, the first whose bound is at
-// or above it; bars span the data; a tight spread gets linear bars and a
-// wide one a log scale, each with enough bars to show a shape.
+// or above it; bars span the data on a log scale with enough bars to show a
+// shape, a tight spread too; sub-millisecond gaps beside a stall of seconds
+// get bars of their own, not one linear bar of 50 ms; anything below 0.1 ms
+// (a 0 µs gap included) is in the first bar.
 func TestChart(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		vals []float64
 		min  int
 	}{
-		{"tight", []float64{95.1, 96, 97.5, 98, 99, 100, 101.2, 103, 104.9}, 8},
-		{"wide", []float64{0.15, 0.9, 1, 1.5, 7, 7, 30, 1200}, 30},
+		{"tight", []float64{95.1, 96, 97.5, 98, 99, 100, 101.2, 103, 104.9}, 3},
+		{"wide", []float64{0.15, 0.9, 1, 1.5, 7, 7, 30, 1200}, 20},
 		{"one value", []float64{42, 42, 42}, 1},
+		{"llama-server ITL", []float64{0, 0.003, 0.55, 0.6, 0.67, 0.67, 0.7, 0.72, 0.8, 1.1, 2.5, 1100}, 20},
+		{"minutes", []float64{150, 900, 4000, 65_000, 180_000}, 10},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			h := hist.New()
@@ -107,6 +111,14 @@ func TestChart(t *testing.T) {
 				if i > 0 && b.UpperMs <= got[i-1].UpperMs {
 					t.Fatalf("bounds not ascending: %v", got)
 				}
+				if i > 1 {
+					// Log-spaced: each bar's bound is about the same ratio
+					// above the last (within the bounds' rounding).
+					r0, r1 := got[i-1].UpperMs/got[i-2].UpperMs, b.UpperMs/got[i-1].UpperMs
+					if r1/r0 > 1.25 || r0/r1 > 1.25 {
+						t.Fatalf("bounds not log-spaced at %d: %v", i, got)
+					}
+				}
 				total += b.Count
 			}
 			if total != int64(len(c.vals)) {
@@ -115,13 +127,17 @@ func TestChart(t *testing.T) {
 			if len(got) < c.min || len(got) > 3*chartBuckets {
 				t.Errorf("%d bars, want between %d and %d: %v", len(got), c.min, 3*chartBuckets, got)
 			}
-			lo, hi := slices.Min(c.vals), slices.Max(c.vals)
-			if got[len(got)-1].UpperMs < hi*0.9995 || (len(got) > 1 && got[0].UpperMs < lo*0.9995) {
+			lo, hi := max(slices.Min(c.vals), chartFloorMs), slices.Max(c.vals)
+			if got[len(got)-1].UpperMs < hi*0.9995 || got[0].UpperMs < lo*0.9995 {
 				t.Errorf("bars %v do not span [%v, %v]", got, lo, hi)
+			}
+			if got[0].UpperMs < chartFloorMs {
+				t.Errorf("first bound %v below the floor %v", got[0].UpperMs, chartFloorMs)
 			}
 			// Each value is counted in the first bar at or above it, give or
 			// take the histogram's resolution (±0.05%).
 			for _, v := range c.vals {
+				v = max(v, chartFloorMs)
 				i := slices.IndexFunc(got, func(b result.Bucket) bool { return b.UpperMs >= v*0.9995 })
 				j := slices.IndexFunc(got, func(b result.Bucket) bool { return b.UpperMs >= v*1.0005 })
 				if i < 0 || (got[i].Count == 0 && (j < 0 || got[j].Count == 0)) {
@@ -129,6 +145,23 @@ func TestChart(t *testing.T) {
 				}
 			}
 		})
+	}
+	// The case: gaps around 0.67 ms and one of a second. No bar
+	// may hold most of the samples but the one they fall in.
+	h := hist.New()
+	for range 1000 {
+		h.RecordMs(0.67)
+	}
+	h.RecordMs(0)
+	h.RecordMs(1000)
+	bars := chart(h)
+	if bars[0].UpperMs != chartFloorMs || bars[0].Count != 1 {
+		t.Errorf("first bar %+v, want the 0 µs gap alone at or below %v ms", bars[0], chartFloorMs)
+	}
+	for _, b := range bars {
+		if b.Count == 1000 && (b.UpperMs < 0.67 || b.UpperMs > 0.8) {
+			t.Errorf("the 0.67 ms gaps are in the bar up to %v ms", b.UpperMs)
+		}
 	}
 	if chart(hist.New()) != nil {
 		t.Error("empty histogram gave a chart")

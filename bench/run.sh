@@ -69,6 +69,21 @@ if command -v valgrind > /dev/null; then
 	extras="$extras,$tmp/instr.md"
 fi
 
+echo "bench/run.sh: a board over 1,000 result directories..." >&2
+go test -run '^$' -bench 'Board1000Dirs' -benchtime 3x ./board > "$tmp/board.txt"
+{
+	echo "### A board over 1,000 result directories"
+	echo
+	echo "\`go test -run '^\$' -bench Board1000Dirs -benchtime 3x ./board\`: 1,000 copies of a real small run (a three-level sweep against the simulator) with their own labels, in a temporary directory; each op is \`runner board DIR --out\`'s work: find the directories, read every run, build the board, render Markdown, HTML and JSON. \`report\` reads each run's report.json (the default), \`recompute\` computes each from its records. Wall time depends on what else the machine runs; CPU time (user + system of the process) less so. Issue 24 asks for under 5 s."
+	echo
+	echo "| input | wall s/board | CPU s/board |"
+	echo "|---|---|---|"
+	awk '/^BenchmarkBoard1000Dirs\// { split($1, n, "/"); sub(/-[0-9]+$/, "", n[2]); for (i = 1; i <= NF; i++) { if ($(i+1) == "s/board") w = $i; if ($(i+1) == "cpu-s/board") c = $i }; print "| " n[2] " | " w " | " c " |" }' "$tmp/board.txt"
+	echo
+	echo "Load average during the run: $(cut -d' ' -f1-3 /proc/loadavg)."
+} > "$tmp/board.md"
+extras="$extras,$tmp/board.md"
+
 echo "bench/run.sh: end-to-end experiments..." >&2
 go build -o "$tmp/runnerbench" ./bench/cmd/runnerbench
 rc=0

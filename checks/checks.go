@@ -53,9 +53,18 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 		env.Baseline, env.BaselineCapacity = baseline.Points, baseline.Search.Capacities()
 	}
 	for _, c := range stage.Checks {
-		if c != nil && c.Scope == scenario.ScopeStage {
-			out = append(out, evalStage(c, env, baseline != nil))
+		if c == nil || c.Scope != scenario.ScopeStage {
+			continue
 		}
+		if res.Interrupted || slices.ContainsFunc(res.Points, func(p result.Point) bool { return p.Interrupted }) {
+			// As on an interrupted level: a trend over part of the
+			// stage's levels would pass or fail on what was not measured.
+			o := newOutcome(c)
+			o.Status, o.Message = result.StatusSkipped, "stage was interrupted: its levels are partial or missing"
+			out = append(out, o)
+			continue
+		}
+		out = append(out, evalStage(c, env, baseline != nil))
 	}
 	return out
 }

@@ -305,6 +305,38 @@ func TestWorse(t *testing.T) {
 	}
 }
 
+// TestInterruptedStageSkipsStageChecks: a stage the run stopped in (inside a
+// level, or between two where no level is marked) has its stage-scope checks
+// skipped, as an interrupted level's checks are; its finished levels are
+// still judged.
+func TestInterruptedStageSkipsStageChecks(t *testing.T) {
+	stage := &scenario.Stage{Name: "s", Checks: []*scenario.Check{
+		check(t, "no failures", "failed == 0", "level", "fail", ""),
+		check(t, "throughput grows", "points[1].output_tps_total > points[0].output_tps_total", "stage", "fail", ""),
+	}}
+	cut := point(4, 0, result.Ptr(100.0), 40)
+	cut.Interrupted = true
+	for name, res := range map[string]*result.Stage{
+		"inside a level": {Name: "s", Points: []result.Point{point(1, 0, result.Ptr(100.0), 50), cut}},
+		"between levels": {Name: "s", Interrupted: true, Points: []result.Point{point(1, 0, result.Ptr(100.0), 50), point(4, 0, result.Ptr(100.0), 40)}},
+	} {
+		out := EvaluateStage(stage, res, nil)
+		if len(out) != 3 {
+			t.Fatalf("%s: %d outcomes: %+v", name, len(out), out)
+		}
+		if out[0].Status != result.StatusPass {
+			t.Errorf("%s: the finished level's check is %s, want pass", name, out[0].Status)
+		}
+		if o := out[2]; o.Status != result.StatusSkipped || !strings.Contains(o.Message, "interrupted") {
+			t.Errorf("%s: stage check %s %q, want skipped as interrupted", name, o.Status, o.Message)
+		}
+	}
+	whole := &result.Stage{Name: "s", Points: []result.Point{point(1, 0, result.Ptr(100.0), 50), point(4, 0, result.Ptr(100.0), 40)}}
+	if o := EvaluateStage(stage, whole, nil)[2]; o.Status != result.StatusFail {
+		t.Errorf("a whole stage's failing trend is %s, want fail", o.Status)
+	}
+}
+
 // TestGateProblem: a comparison with the baseline that gated nothing fails
 // the run as bad input; one that judged nothing fails it only with
 // --fail-inconclusive; either way the verdict says fail.

@@ -24,6 +24,10 @@
 //     was the bottleneck, the level was interrupted) is inconclusive
 //     throughout: its numbers include the runner's own delays, or cover part
 //     of the level.
+//   - Where the built-in simulator fell behind its model (sim_behind), each
+//     interval is widened by how much its lateness may have stretched what
+//     the metric measures (simlag.go): a change the lateness could have made
+//     is inconclusive, the busy machine's; a larger one is still judged.
 //   - Throughput is judged in a closed loop only: an open loop's follows its
 //     arrival schedule, and a turn's is over its whole level's window.
 //   - Without a run's request records (an old report.json alone) there are
@@ -235,7 +239,10 @@ type job struct {
 	seed       uint64
 	intervals  bool   // in the Bonferroni family: it can be worse
 	caveat     string // forces an inconclusive verdict, and says why
-	out        result.Comparison
+	// stretchBase and stretchNew bound how much the built-in simulator's
+	// lateness stretched each run's requests (0: it kept its model).
+	stretchBase, stretchNew float64
+	out                     result.Comparison
 }
 
 // run computes the jobs' intervals, on every core: each is independent and
@@ -276,6 +283,7 @@ func (j *job) compute(o stats.Options) {
 		r.ReplicatesBase, r.ReplicatesNew = d.KBase, d.KNew
 	}
 	r.Verdict, r.Reason = string(d.Verdict), d.Reason
+	j.stretched(r, d, o.Threshold)
 	if j.caveat != "" {
 		r.Verdict, r.Reason = string(stats.Inconclusive), j.caveat
 	}

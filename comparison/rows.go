@@ -46,7 +46,8 @@ func levelRows(p pair, base, cur Run, fam *Family) ([]result.Comparison, []*job)
 				row.Reason = why
 			default:
 				j := &job{row: len(rows), metric: m, seed: seedOf(p.stage, p.label, m.Name), caveat: caveat, out: row,
-					base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample)}
+					base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample),
+					stretchBase: simStretch(p.base, m.Compare.Sample), stretchNew: simStretch(p.cur, m.Compare.Sample)}
 				j.intervals = caveat == "" && stats.EnoughSamples(j.base, j.cur, m.Compare.Statistic)
 				jobs = append(jobs, j)
 			}
@@ -121,8 +122,9 @@ func noInterval(m *result.Metric, p pair, okB, okC bool, bs, cs *aggregate.Sampl
 // numbers hold something other than the server's behaviour. It is the
 // gate's level-level input: every comparison of such a level is
 // inconclusive with the reason, and none is in the Bonferroni family. A new
-// mark on the point (the simulator fell behind its model, ...) is one more
-// case here.
+// mark on the point is one more case here. (Where the built-in simulator
+// fell behind its model, sim_behind, the level is judged, with intervals
+// widened by its stretch: job.stretched.)
 func NotJudgeable(p *result.Point) (what, why string) {
 	switch {
 	case p.Interrupted:

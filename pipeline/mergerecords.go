@@ -37,8 +37,39 @@ func (s *Shards) header() *records.Header {
 	}
 	if len(s.runs) > 1 {
 		h.Shards = len(s.runs)
+		h.Labels, h.Host = s.labels(), s.hosts()
 	}
 	return &h
+}
+
+// labels are the labels every shard gives the same value: one the shards
+// disagree on (a pod's own name) says nothing of the merged run.
+func (s *Shards) labels() result.Labels {
+	var out result.Labels
+	for k, v := range s.runs[0].run.Header.Labels {
+		same := true
+		for _, r := range s.runs[1:] {
+			if w, ok := r.run.Header.Labels[k]; !ok || w != v {
+				same = false
+			}
+		}
+		if same {
+			out = out.With(result.Labels{k: v})
+		}
+	}
+	return out
+}
+
+// hosts are the shards' hosts, distinct, sorted, joined with ", ".
+func (s *Shards) hosts() string {
+	var hs []string
+	for _, r := range s.runs {
+		if h := r.run.Header.Host; h != "" && !slices.Contains(hs, h) {
+			hs = append(hs, h)
+		}
+	}
+	slices.Sort(hs)
+	return strings.Join(hs, ", ")
 }
 
 // stageEntries are stage i's entries: its record (the shards' warnings
@@ -59,6 +90,7 @@ func (s *Shards) stageEntries(i int, cuts []map[*result.LevelRecord]*time.Time) 
 			if e := sr.Done.Error; e != "" {
 				done.Error = joinLine(done.Error, s.who(k)+e)
 			}
+			done.Interrupted = done.Interrupted || sr.Done.Interrupted
 		}
 	}
 	if rec.Error != "" && len(s.runs) > 1 {

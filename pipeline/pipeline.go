@@ -11,6 +11,7 @@ package pipeline
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,6 +28,8 @@ import (
 type stageResult struct {
 	agg  *aggregate.Stage
 	plan *scenario.Stage
+	// interrupted: the run stopped before the stage's levels were done.
+	interrupted bool
 }
 
 // assemble builds the report from a run's header, its stages and how it
@@ -38,6 +41,8 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, base *B
 		RunnerVersion: h.RunnerVersion,
 		Plan:          h.Plan,
 		StartedAt:     h.StartedAt,
+		Labels:        h.Labels,
+		Host:          h.Host,
 		Stages:        []result.Stage{},
 	}
 	if end == nil {
@@ -50,6 +55,7 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, base *B
 	shard := shardReport(rep, h)
 	for _, sr := range stages {
 		res := sr.agg.Result()
+		res.Interrupted = sr.interrupted || slices.ContainsFunc(res.Points, func(p result.Point) bool { return p.Interrupted })
 		if s := sr.plan.Search; s != nil {
 			res.Search = search.Decide(s, res.Points).Result
 		}

@@ -20,6 +20,11 @@ func Recompute(dir string, base *Baseline) (*result.Report, error) {
 	if err != nil {
 		return nil, err
 	}
+	return recompute(dir, run, base)
+}
+
+// recompute is Recompute of the records read from dir.
+func recompute(dir string, run *records.Run, base *Baseline) (*result.Report, error) {
 	stages, err := replay([]*records.Run{run}, []string{dir}, base != nil)
 	if err != nil {
 		return nil, err
@@ -63,7 +68,9 @@ func replay(runs []*records.Run, dirs []string, keep bool) ([]stageResult, error
 			agg.LevelStarted(sr.Started)
 		}
 		byName[sr.Record.Name] = agg
-		out = append(out, stageResult{agg: agg, plan: plan})
+		// A stage without its end was running when the run was killed.
+		interrupted := sr.Done == nil || sr.Done.Interrupted
+		out = append(out, stageResult{agg: agg, plan: plan, interrupted: interrupted})
 	}
 	cut := map[*result.LevelRecord]*time.Time{} // killed levels: their last completion
 	for _, dir := range dirs {

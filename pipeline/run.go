@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
@@ -30,7 +31,11 @@ type Options struct {
 	Baseline *Baseline
 	// RunnerVersion is written into the report.
 	RunnerVersion string
-	Logger        zerolog.Logger
+	// Labels are added to the plan's labels, overriding the plan's value of a
+	// key both have (--label); Host is the machine's name (empty: unknown).
+	Labels result.Labels
+	Host   string
+	Logger zerolog.Logger
 	// OnProgress receives live progress of the level being run; may be nil.
 	OnProgress func(runner.Progress)
 	// OnLevelDone is called after each level's records are durable; may be nil.
@@ -55,6 +60,8 @@ func Run(ctx context.Context, o Options) (*result.Report, error) {
 		RunnerVersion: o.RunnerVersion,
 		Plan:          result.Plan{Name: o.Plan.Name, Path: o.Plan.Path, Hash: o.Plan.Hash},
 		StartedAt:     utcNow(),
+		Labels:        o.Plan.Labels.With(o.Labels),
+		Host:          o.Host,
 	}
 	for _, st := range o.Stages {
 		h.Stages = append(h.Stages, st.Name)
@@ -110,7 +117,9 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 			sink.agg.KeepSamples() // for the comparison with the baseline
 		}
 		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan.LoadPlan(st), sink)
-		done := &records.StageDone{Name: st.Name}
+		// A cancelled run may have stopped the stage between two levels,
+		// where no level is marked interrupted: the stage says so.
+		done := &records.StageDone{Name: st.Name, Interrupted: ctx.Err() != nil}
 		if err != nil && ctx.Err() == nil {
 			done.Error = err.Error()
 			sink.agg.Error(done.Error)
@@ -118,7 +127,7 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		}
 		r.write(records.Entry{Kind: records.KindStageDone, StageDone: done})
 		r.sync()
-		out = append(out, stageResult{agg: sink.agg, plan: st})
+		out = append(out, stageResult{agg: sink.agg, plan: st, interrupted: done.Interrupted})
 		r.log.Info().Str("stage", st.Name).Msg("stage done")
 	}
 	return out, nil
@@ -163,7 +172,7 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 		closers = append(closers, eng.Close)
 		engines[name] = eng
 		wait := ep.ReadyTimeout.D()
-		r.log.Info().Str("endpoint", name).Str("timeout", wait.String()).Msg("waiting for the endpoint")
+		r.log.Info().Str("endpoint", name).Str("url", redact.URL(baseURL)).Str("timeout", wait.String()).Msg("waiting for the endpoint")
 		if err := eng.WaitReady(ctx, wait); err != nil {
 			if ctx.Err() != nil {
 				return engines, closeAll, nil

@@ -51,6 +51,11 @@ type Header struct {
 	RunnerVersion string      `json:"runner_version"`
 	Plan          result.Plan `json:"plan"`
 	StartedAt     time.Time   `json:"started_at"`
+	// Labels are the run's labels (the plan's, overridden by --label), and
+	// Host the machine that ran it (empty when unknown): the facts the
+	// board and the results database group and name runs by.
+	Labels result.Labels `json:"labels,omitempty"`
+	Host   string        `json:"host,omitempty"`
 	// Stages are the stages selected to run, in order.
 	Stages []string `json:"stages"`
 	// Shard is this run's part of a sharded run.
@@ -77,6 +82,9 @@ type End struct {
 type StageDone struct {
 	Name  string `json:"name"`
 	Error string `json:"error,omitempty"`
+	// Interrupted is set when the run was stopped before the stage's
+	// levels were done: its stage-scope checks are not judged.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Entry is one line of run.jsonl: one of its records is set, as Kind says.

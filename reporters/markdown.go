@@ -51,8 +51,8 @@ func WriteMarkdown(w io.Writer, r *result.Report) error {
 		writeMDStage(ew, &r.Stages[i])
 	}
 	if r.RunnerVersion != "" || !r.StartedAt.IsZero() {
-		ew.printf("<sub>runner %s · started %s · plan hash `%s`</sub>\n",
-			mdText(r.RunnerVersion), r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), mdCodeText(r.Plan.Hash))
+		ew.printf("<sub>runner %s · started %s · plan hash `%s`%s</sub>\n",
+			mdText(r.RunnerVersion), r.StartedAt.UTC().Format("2006-01-02 15:04:05Z"), mdCodeText(r.Plan.Hash), mdFacts(r))
 	}
 	return ew.err
 }
@@ -227,4 +227,17 @@ func AppendGitHubStepSummary(path string, r *result.Report) error {
 		return fmt.Errorf("close step summary: %w", err)
 	}
 	return nil
+}
+
+// mdFacts are the run's host and labels for the summary's last line (as
+// code: labels are untrusted text); empty when it has neither.
+func mdFacts(r *result.Report) string {
+	s := ""
+	if r.Host != "" {
+		s += " · host " + mdCode(r.Host)
+	}
+	if len(r.Labels) > 0 {
+		s += " · labels " + mdCode(r.Labels.String())
+	}
+	return s
 }

@@ -498,6 +498,22 @@ func catalogueEntries() []Metric {
 			Help: "requests sent again once on a new connection: the server had closed their kept-alive connection without a response"},
 		{Name: "client_bottleneck", Title: "Client bottleneck", Kind: KindClient,
 			Help: "true when the runner itself may have set the pace (its numbers include its own delays)"},
+		{Name: "sim_late_steps", Title: "Sim late steps", Unit: "steps", Decimals: 0, Better: LowerIsBetter, Kind: KindClient,
+			Help: "built-in simulator: engine steps that ended more than 1 ms after its model planned (null for another server)"},
+		{Name: "sim_lateness_ms", Title: "Sim lateness", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindClient,
+			Help: "built-in simulator: how late its late steps ended against its model, in all"},
+		{Name: "sim_behind_requests", Title: "Sim behind", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindClient,
+			Help: "built-in simulator: completed requests whose time to first token or decode its lateness stretched by more than 2.5% of the model's and 1 ms"},
+		{Name: "sim_lag_mean_ms", Title: "Sim lag mean", Unit: "ms", Decimals: 3, Better: LowerIsBetter, Kind: KindClient,
+			Help: "built-in simulator: mean over completed requests of how much later than its model their last token was written"},
+		{Name: "sim_ttft_stretch_max", Title: "Sim TTFT stretch", Unit: "share", Decimals: -1, Better: LowerIsBetter, Kind: KindClient,
+			Help: "built-in simulator: at most how much its lateness stretched any request's time to first token against the model (a bucket bound, 0.01 to 100; null past it)"},
+		{Name: "sim_decode_stretch_max", Title: "Sim decode stretch", Unit: "share", Decimals: -1, Better: LowerIsBetter, Kind: KindClient,
+			Help: "built-in simulator: the same for the decode, first to last token"},
+		{Name: "sim_e2e_stretch_max", Title: "Sim E2E stretch", Unit: "share", Decimals: -1, Better: LowerIsBetter, Kind: KindClient,
+			Help: "built-in simulator: the same for the whole request, arrival to last token"},
+		{Name: "sim_behind", Title: "Sim behind", Kind: KindClient,
+			Help: "true when the built-in simulator's lateness stretched some request's time to first token or decode by more than 2.5%: a comparison then judges only changes larger than the stretch of the part a metric measures"},
 	}
 	ms = append(ms, latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, SampleTTFT, allStats, "ttft_p50_ms", "ttft_p95_ms")...)
 	ms = append(ms, latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, SampleTPOT, allStats, "tpot_p50_ms")...)

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"math"
 	"time"
 
 	"github.com/runnerbench/runner/internal/hist"
@@ -215,12 +216,54 @@ type ServerDelta struct {
 	// Counters are the generic totals' deltas (prompt and generation tokens,
 	// requests, ...), by name without `_total`.
 	Counters map[string]float64 `json:"counters,omitempty"`
+	// Histograms are the deltas of the few histograms Runner reads (the
+	// built-in simulator's lag ratio), by name.
+	Histograms map[string]HistogramDelta `json:"histograms,omitempty"`
 	// SpecAcceptLengthGauge, SpecAcceptRateGauge and PrefixCacheHitRateGauge
 	// are the engine's own gauges read after the window, for engines that
 	// export no counters (SGLang); nil when absent.
 	SpecAcceptLengthGauge   *float64 `json:"spec_accept_length_gauge,omitempty"`
 	SpecAcceptRateGauge     *float64 `json:"spec_accept_rate_gauge,omitempty"`
 	PrefixCacheHitRateGauge *float64 `json:"prefix_cache_hit_rate_gauge,omitempty"`
+}
+
+// HistogramDelta is a Prometheus histogram's change over a window: how many
+// observations there were, and how many were at most each finite bound
+// (cumulative, in bound order); the rest were above the last.
+type HistogramDelta struct {
+	Count   float64           `json:"count"`
+	Buckets []HistogramBucket `json:"buckets"`
+}
+
+// HistogramBucket is the observations at most LE.
+type HistogramBucket struct {
+	LE    float64 `json:"le"`
+	Count float64 `json:"count"`
+}
+
+// Above is how many observations were above bound (which should be one of
+// the bucket bounds; otherwise the next bound above it is used).
+func (h *HistogramDelta) Above(bound float64) float64 {
+	for _, b := range h.Buckets {
+		if b.LE >= bound {
+			return h.Count - b.Count
+		}
+	}
+	return h.Count
+}
+
+// Max is the smallest bucket bound no observation was above (+Inf when
+// some were above the last one; 0 without observations).
+func (h *HistogramDelta) Max() float64 {
+	if h.Count == 0 {
+		return 0
+	}
+	for _, b := range h.Buckets {
+		if b.Count >= h.Count {
+			return b.LE
+		}
+	}
+	return math.Inf(1)
 }
 
 // AcceptanceRate is accepted / proposed draft tokens over the window.

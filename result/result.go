@@ -224,7 +224,10 @@ type Point struct {
 	E2ESchedMeanMs  *float64 `json:"e2e_from_schedule_mean_ms" expr:"e2e_from_schedule_mean_ms"`
 	E2ESchedMaxMs   *float64 `json:"e2e_from_schedule_max_ms" expr:"e2e_from_schedule_max_ms"`
 
-	// TTFTHist and ITLHist are the level's distributions for charts.
+	// TTFTHist and ITLHist are the level's distributions for charts: bars
+	// on a log scale (bounds 10^(k/m) ms, m bars a decade chosen for about
+	// 24 bars over the level's samples; the first bound at least 0.1 ms,
+	// holding every smaller sample). The percentiles do not come from them.
 	TTFTHist []Bucket `json:"ttft_hist,omitempty" expr:"-"`
 	ITLHist  []Bucket `json:"itl_hist,omitempty" expr:"-"`
 
@@ -274,7 +277,21 @@ type Point struct {
 	// the catalogue's metrics that measure them (client_cpu_percent,
 	// client_sched_p90_ms, dispatch_lag_p99_ms), so a report says why.
 	ClientBottleneckBy []string `json:"client_bottleneck_by,omitempty" expr:"-"`
-	LowConfidence      []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
+	// The built-in simulator's account of how far it fell behind its own
+	// timing model over the window (its /metrics; null for another server).
+	// The stretch maxima bound how much that stretched any request's time to
+	// first token, decode, and whole (a bucket bound; null past the last);
+	// SimBehind is set when the first or second is above 2.5%, and a
+	// comparison then judges only changes the stretch cannot explain.
+	SimLateSteps        *int64   `json:"sim_late_steps,omitempty" expr:"sim_late_steps"`
+	SimLatenessMs       *float64 `json:"sim_lateness_ms,omitempty" expr:"sim_lateness_ms"`
+	SimBehindRequests   *int64   `json:"sim_behind_requests,omitempty" expr:"sim_behind_requests"`
+	SimLagMeanMs        *float64 `json:"sim_lag_mean_ms,omitempty" expr:"sim_lag_mean_ms"`
+	SimTTFTStretchMax   *float64 `json:"sim_ttft_stretch_max,omitempty" expr:"sim_ttft_stretch_max"`
+	SimDecodeStretchMax *float64 `json:"sim_decode_stretch_max,omitempty" expr:"sim_decode_stretch_max"`
+	SimE2EStretchMax    *float64 `json:"sim_e2e_stretch_max,omitempty" expr:"sim_e2e_stretch_max"`
+	SimBehind           bool     `json:"sim_behind,omitempty" expr:"sim_behind"`
+	LowConfidence       []string `json:"low_confidence,omitempty" expr:"-"` // metrics drawn from too few samples
 	// Warnings say what makes a number of this level wrong: the client set
 	// the pace, the nonce did not defeat the prefix cache, the engine did not
 	// hold the pinned length, fewer requests were in flight than the label says.
@@ -357,6 +374,10 @@ type Stage struct {
 	// Search is a capacity search's outcome, computed from its probes
 	// (Points); nil on a stage that lists its levels.
 	Search *SearchResult `json:"search,omitempty"`
+	// Interrupted is set when the run was stopped before the stage's levels
+	// were done (inside a level or between two): its points are part of
+	// what it would have measured, so its stage-scope checks are skipped.
+	Interrupted bool `json:"interrupted,omitempty"`
 }
 
 // Plan identifies the plan a report came from.
@@ -373,6 +394,12 @@ type Report struct {
 	Plan          Plan      `json:"plan"`
 	StartedAt     time.Time `json:"started_at"`
 	EndedAt       time.Time `json:"ended_at"`
+	// Labels say what the run is (the plan's labels, overridden by --label):
+	// at most 64, a key a letter then letters, digits, '_', '.' or '-' (at
+	// most 64 bytes), a value one line of at most 256 bytes; untrusted text.
+	Labels Labels `json:"labels,omitempty"`
+	// Host is the machine that ran it (Facts.Host).
+	Host string `json:"host,omitempty"`
 	// StopReason is completed, interrupted or error.
 	StopReason string   `json:"stop_reason"`
 	Verdict    string   `json:"verdict"` // pass | fail
@@ -387,6 +414,10 @@ type Report struct {
 	// Comparison says how the levels were compared with the baseline's
 	// (each point's baseline_comparison); nil without a baseline.
 	Comparison *ComparisonSummary `json:"comparison,omitempty"`
+	// Regated is set when the run's records were judged with another
+	// plan's checks and SLOs than the run recorded (runner report DIR
+	// --plan NEW.yaml); Plan stays the plan that ran.
+	Regated *Regate `json:"regated,omitempty"`
 }
 
 // StageNamed returns the report's stage called name, or nil (also for a nil

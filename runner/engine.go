@@ -300,6 +300,9 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 	urls := []string{e.url("/models"), e.origin + "/health"}
 	var last error
 	delay := 100 * time.Millisecond
+	start := time.Now()
+	every := readyLogEvery(timeout)
+	next := start.Add(every)
 	for {
 		models, err := e.get(ctx, urls[0])
 		if err == nil {
@@ -313,7 +316,14 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 		} else {
 			last = err
 		}
-		t := time.NewTimer(delay)
+		if now := time.Now(); !now.Before(next) && ctx.Err() == nil {
+			// A wrong port or path must not be a silent minute: say what
+			// the endpoint answers (the error is redacted, as every URL is).
+			e.log.Info().Str("waited", now.Sub(start).Round(every/5).String()).Str("timeout", timeout.String()).
+				Str("last_error", sample([]byte(last.Error()))).Msg("still waiting for the endpoint")
+			next = now.Add(every)
+		}
+		t := time.NewTimer(min(delay, max(time.Until(next), time.Millisecond)))
 		select {
 		case <-ctx.Done():
 			t.Stop()
@@ -323,6 +333,12 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 		}
 		delay = min(2*delay, time.Second)
 	}
+}
+
+// readyLogEvery is how often WaitReady says it is still waiting: every 5 s,
+// or every quarter of a shorter timeout (at most twice a second).
+func readyLogEvery(timeout time.Duration) time.Duration {
+	return min(5*time.Second, max(timeout/4, 500*time.Millisecond))
 }
 
 // get fetches u and returns the start of its body (up to 1 MiB) when the

@@ -71,7 +71,10 @@ func TestSyntheticLengths(t *testing.T) {
 	st.Seed = &seed
 	res := runStage(t, e, plan, st)
 	p := res.Points[0]
-	if p.Completed != 240 || p.InputTokens != 200 || p.OutputTokens != 25 || p.OutputLenMismatch != 0 || len(p.Warnings) > 1 {
+	// At most the client's own warning; a busy machine may add the
+	// simulator's (sim_behind), which says nothing of the lengths.
+	warned := slices.DeleteFunc(slices.Clone(p.Warnings), func(w string) bool { return strings.HasPrefix(w, "sim_behind: ") })
+	if p.Completed != 240 || p.InputTokens != 200 || p.OutputTokens != 25 || p.OutputLenMismatch != 0 || len(warned) > 1 {
 		t.Fatalf("completed %d, nominal in %d out %d, mismatch %d, warnings %q", p.Completed, p.InputTokens, p.OutputTokens, p.OutputLenMismatch, p.Warnings)
 	}
 	bodies := bodiesByNonce(sp, "/v1/chat/completions")

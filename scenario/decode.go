@@ -52,6 +52,7 @@ type decoder struct {
 	allow    *EnvAllowList
 	env      []*envString // every value written with ${VAR}, for checkEnv
 	nodes    int
+	literal  bool // keep ${VAR} as written, reading nothing (Written)
 }
 
 func newDecoder(probs *problems, getenv func(string) (string, bool)) *decoder {

@@ -96,6 +96,9 @@ func (e *envString) value() string { return strings.Join(e.text, "") }
 // name is not read, unless only to see that it is unset so that its
 // default applies. ok is false when n's value is malformed (reported).
 func (d *decoder) expand(n *yaml.Node, path string) (string, bool) {
+	if d.literal {
+		return n.Value, true
+	}
 	parts, err := parseEnvTemplate(n.Value)
 	if err != nil {
 		d.fail(n, path, "%v", err)

@@ -62,6 +62,7 @@ type pos struct{ line, col int }
 type problems struct {
 	file string
 	list []*Error
+	sets []Set // the overrides applied, whose problems are named by their flag
 }
 
 func (p *problems) add(at pos, format string, args ...any) {
@@ -85,6 +86,12 @@ func (p *problems) err() error {
 		return cmp.Or(cmp.Compare(a.File, b.File), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Column, b.Column))
 	})
 	p.list = slices.CompactFunc(p.list, func(a, b *Error) bool { return *a == *b })
+	for _, e := range p.list {
+		if i := (e.Line - setLineBase) / setLineStride; e.File == p.file && e.Line >= setLineBase && i < len(p.sets) {
+			// A problem in an override's value is the flag's, not the file's.
+			e.File, e.Line, e.Column = p.sets[i].name(), 0, 0
+		}
+	}
 	errs := make([]error, len(p.list))
 	for i, e := range p.list {
 		errs[i] = e

@@ -23,7 +23,16 @@ func FuzzLoad(f *testing.F) {
 	dir := f.TempDir()
 	opts := env("KEY", "v", "EMPTY", "")
 	f.Fuzz(func(t *testing.T, data []byte) {
+		// A result directory's plan.yaml is read as written (report --plan):
+		// whatever it holds, that must not panic.
+		w, werr := Written("fuzz.yaml", data)
 		p, err := LoadBytes("fuzz.yaml", data, dir, opts)
+		if err == nil && werr != nil {
+			t.Fatalf("a plan that loads is not read as written: %v", werr)
+		}
+		if err == nil && LoadDiff(w, w, "a", "b") != "" {
+			t.Fatalf("a plan's load differs from itself: %s", LoadDiff(w, w, "a", "b"))
+		}
 		if err != nil {
 			if p != nil {
 				t.Fatal("a plan and an error")

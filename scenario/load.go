@@ -31,6 +31,10 @@ type Options struct {
 	// AllowDirs are directories, besides the plan's own, whose files the plan
 	// may name (prompt files, tls.ca_file).
 	AllowDirs []string
+	// Sets override plan fields for one run (--set), applied in order before
+	// the plan is decoded; the plan's Source (and Hash) is then the plan
+	// with them.
+	Sets []Set
 }
 
 // Load reads, decodes, validates and compiles the plan at path. Every problem
@@ -69,12 +73,16 @@ func LoadBytes(name string, data []byte, dir string, opts Options) (*Plan, error
 		probs.add(pos{}, "plan is larger than %d MiB", MaxPlanBytes>>20)
 		return nil, probs.err()
 	}
-	root := parseRoot(probs, data, "plan", "a mapping with version, name, endpoints, prompts and stages")
+	doc, root := parseDoc(probs, data, "plan", "a mapping with version, name, endpoints, prompts and stages")
 	if root == nil {
 		return nil, probs.err()
 	}
-	sum := sha256.Sum256(data)
-	p := &Plan{Path: name, Source: data, Hash: hex.EncodeToString(sum[:])}
+	source := data
+	if len(opts.Sets) > 0 {
+		source = applySets(probs, doc, root, opts.Sets)
+	}
+	sum := sha256.Sum256(source)
+	p := &Plan{Path: name, Source: source, Hash: hex.EncodeToString(sum[:])}
 	d := newDecoder(probs, getenv)
 	d.allow = opts.AllowEnv
 	d.decode(root, reflect.ValueOf(p).Elem(), "", 0)
@@ -103,12 +111,19 @@ func LoadBytes(name string, data []byte, dir string, opts Options) (*Plan, error
 // names the file's kind and shape says what the mapping should hold, for the
 // messages.
 func parseRoot(probs *problems, data []byte, noun, shape string) *yaml.Node {
+	_, root := parseDoc(probs, data, noun, shape)
+	return root
+}
+
+// parseDoc is parseRoot that also returns the document node (nil with
+// the root).
+func parseDoc(probs *problems, data []byte, noun, shape string) (*yaml.Node, *yaml.Node) {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil && err != io.EOF {
 		line, msg := yamlSyntaxError(err)
 		probs.add(pos{line, 0}, "%s", msg)
-		return nil
+		return nil, nil
 	}
 	// A second document would be silently ignored; say so instead.
 	var extra yaml.Node
@@ -117,7 +132,7 @@ func parseRoot(probs *problems, data []byte, noun, shape string) *yaml.Node {
 	}
 	if doc.Kind == 0 || len(doc.Content) == 0 {
 		probs.add(pos{1, 1}, "%s is empty: expected %s", noun, shape)
-		return nil
+		return nil, nil
 	}
 	root := doc.Content[0]
 	for root.Kind == yaml.AliasNode && root.Alias != nil {
@@ -125,9 +140,9 @@ func parseRoot(probs *problems, data []byte, noun, shape string) *yaml.Node {
 	}
 	if root.Kind != yaml.MappingNode {
 		probs.add(posOf(root), "a %s is %s; got %s", noun, shape, kindName(root))
-		return nil
+		return nil, nil
 	}
-	return root
+	return &doc, root
 }
 
 var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)

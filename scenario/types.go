@@ -7,6 +7,7 @@ package scenario
 import (
 	"github.com/expr-lang/expr/vm"
 
+	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/sim/simconfig"
 	"github.com/runnerbench/runner/trace"
 )
@@ -19,6 +20,12 @@ type Plan struct {
 	Name string `yaml:"name" json:"name"`
 	// Description is free text shown in reports.
 	Description string `yaml:"description,omitempty" json:"description,omitempty"`
+	// Labels say what the run is (engine, model, hardware, submission, gpus, ...):
+	// free key: value strings, recorded in run.jsonl and report.json; --label
+	// k=v adds or overrides one per run. At most 64; a key is a letter then
+	// letters, digits, '_', '.' or '-', at most 64 bytes; a value one line of
+	// at most 256 bytes.
+	Labels result.Labels `yaml:"labels,omitempty" json:"labels,omitempty"`
 	// Endpoints by name.
 	Endpoints map[string]*Endpoint `yaml:"endpoints" json:"endpoints"`
 	// Prompts are prompt sets by name.

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/runnerbench/runner/result"
 )
 
 // Upper bounds on load parameters. A plan asking for more is almost certainly
@@ -110,6 +112,7 @@ func (v *validator) validate() {
 	} else {
 		v.name("name", p.Name)
 	}
+	v.labels(p.Labels)
 	if len(p.Endpoints) == 0 {
 		v.errf("endpoints", "no endpoints: define at least one under endpoints:")
 	}
@@ -140,6 +143,24 @@ func (v *validator) validate() {
 			}
 		}
 		v.stage(path, s)
+	}
+}
+
+// labels checks the plan's labels against the limits every output relies on.
+func (v *validator) labels(l result.Labels) {
+	if len(l) > result.MaxLabels {
+		v.errf("labels", "labels: %d labels, more than %d", len(l), result.MaxLabels)
+	}
+	for _, k := range l.Keys() {
+		if err := result.CheckLabelKey(k); err != nil {
+			at, ok := v.keyAt["labels."+k]
+			if !ok {
+				at = v.pos("labels." + k)
+			}
+			v.probs.add(at, "labels: %v", err)
+		} else if err := result.CheckLabelValue(k, l[k]); err != nil {
+			v.errf("labels."+k, "labels: %v", err)
+		}
 	}
 }
 

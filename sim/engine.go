@@ -17,6 +17,9 @@ type seq struct {
 	outputTokens int      // tokens this request will generate
 	arrival      time.Duration
 	rng          *rand.Rand // per-request, so acceptance draws do not depend on batching
+	// drift0 is the engine's drift when the sequence was submitted: what
+	// the schedule had already lost, which does not delay this sequence.
+	drift0 time.Duration
 
 	// Engine-owned.
 	cachedTokens int
@@ -43,6 +46,11 @@ type seq struct {
 	drafts       int // speculative-decoding steps for this sequence
 	draftTokens  int
 	accepted     int
+	// driftFirst and driftLast are the engine's drift when this sequence's
+	// first and latest tokens were emitted (see engine.drift); wakeLag is
+	// how long after its arrival an idle engine woke to admit it.
+	driftFirst, driftLast time.Duration
+	wakeLag               time.Duration
 }
 
 // engine is the scheduler: one goroutine stepping the whole batch, like a
@@ -63,6 +71,13 @@ type engine struct {
 	running []*seq // engine goroutine only
 	cache   prefixCache
 	done    chan struct{}
+
+	// drift is how far the engine's schedule has been pushed back against
+	// its model since it started, in ns: each time it restarts its plan from
+	// the clock because a step ended late, the time lost. The engine goroutine adds; a
+	// handler reads it when it submits, so a sequence's lag is the drift
+	// after its arrival, plus how late its own tokens were written.
+	drift atomic.Int64
 }
 
 func newEngine(cfg Config, epoch time.Time, m *metrics) *engine {
@@ -88,6 +103,7 @@ func (e *engine) submit(s *seq) bool {
 		e.mu.Unlock()
 		return false
 	}
+	s.drift0 = time.Duration(e.drift.Load())
 	e.waiting = append(e.waiting, s)
 	e.m.waiting.Store(int64(len(e.waiting)))
 	e.mu.Unlock()
@@ -141,12 +157,7 @@ func (e *engine) loop() {
 			idle = true
 			continue
 		}
-		now := e.now()
-		// Keep the schedule when on time (no drift from timer slack); restart
-		// it from now after idling or when we fell well behind.
-		if idle || now-stepStart > 2*time.Millisecond {
-			stepStart = now
-		}
+		stepStart = e.replan(stepStart, idle, admitted)
 		idle = false
 		stepEnd := stepStart + e.stepCost(admitted, stepStart)
 		e.m.running.Store(int64(len(e.running) + len(admitted)))
@@ -159,9 +170,56 @@ func (e *engine) loop() {
 				return
 			}
 		}
+		e.stepLate(e.now() - stepEnd)
 		e.emitStep(admitted, stepEnd)
 		e.m.running.Store(int64(len(e.running)))
 		stepStart = stepEnd
+	}
+}
+
+// replanAfter is how far behind its plan the engine may fall before it
+// restarts the plan from the clock: less is timer slack, made up by the
+// next step; more would make later steps collapse into a burst.
+const replanAfter = 2 * time.Millisecond
+
+// replan is the start of the next step: the previous step's planned end
+// (stepStart) while the engine keeps its schedule, or now after idling or
+// when it fell behind by more than replanAfter. What a restart loses is
+// added to the drift, and what a late wake-up from idle cost the sequences
+// that were due to each of them: the model would have started the step then.
+func (e *engine) replan(stepStart time.Duration, idle bool, admitted []*seq) time.Duration {
+	now := e.now()
+	if e.cfg.ZeroLatency {
+		return now // the model takes no time, so nothing can be late against it
+	}
+	switch {
+	case idle:
+		// Each sequence was due when it arrived: its own wait, not the
+		// schedule's, so it is the sequence's (the next ones did not wait).
+		for _, s := range admitted {
+			s.mu.Lock()
+			s.wakeLag = max(0, now-s.arrival)
+			s.mu.Unlock()
+		}
+	case now-stepStart > replanAfter:
+		e.drift.Add(int64(now - stepStart))
+	default:
+		return stepStart
+	}
+	return now
+}
+
+// stepLate counts a step that ended late against its planned end: the
+// model's cost after its planned start. Late by more than LateStep counts
+// as a late step (less is the operating system's timer slack).
+func (e *engine) stepLate(late time.Duration) {
+	if e.cfg.ZeroLatency {
+		return
+	}
+	e.m.steps.Add(1)
+	if late > LateStep {
+		e.m.lateSteps.Add(1)
+		e.m.stepLatenessNs.Add(int64(late))
 	}
 }
 
@@ -282,6 +340,10 @@ func (e *engine) emit(s *seq, k int, t time.Duration, spec bool, acc int) bool {
 		s.sched = append(s.sched, t)
 	}
 	s.stepEnds = append(s.stepEnds, int32(s.generated))
+	s.driftLast = time.Duration(e.drift.Load())
+	if len(s.sched) == k {
+		s.driftFirst = s.driftLast
+	}
 	if spec {
 		s.drafts++
 		s.draftTokens += e.cfg.SpecK

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // ttftBuckets are vLLM's bucket bounds for vllm:time_to_first_token_seconds.
@@ -80,6 +82,15 @@ type metrics struct {
 	droppedConns                atomic.Int64    // completion requests dropped unanswered (close_after_stream)
 	success                     [4]atomic.Int64 // by finishReason index
 	ttft, e2e, queue            *histogram
+
+	// How far the simulator fell behind its own timing model (it shares
+	// the machine with the client and everything else): see LateStep and
+	// BehindShare. Counters, so a client reads a window's figures as the
+	// difference of two scrapes.
+	steps, lateSteps, stepLatenessNs atomic.Int64
+	reqLagNs                         atomic.Int64
+	lagRatio                         *histogram // the larger of the TTFT's and the decode's
+	lagTTFT, lagDecode, lagE2E       *histogram
 }
 
 const (
@@ -93,9 +104,13 @@ var finishNames = [...]string{"stop", "length", "abort", "error"}
 
 func newMetrics() *metrics {
 	return &metrics{
-		ttft:  newHistogram(ttftBuckets),
-		e2e:   newHistogram(requestBuckets),
-		queue: newHistogram(requestBuckets),
+		ttft:      newHistogram(ttftBuckets),
+		e2e:       newHistogram(requestBuckets),
+		queue:     newHistogram(requestBuckets),
+		lagRatio:  newHistogram(simconfig.LagRatioBounds),
+		lagTTFT:   newHistogram(simconfig.LagRatioBounds),
+		lagDecode: newHistogram(simconfig.LagRatioBounds),
+		lagE2E:    newHistogram(simconfig.LagRatioBounds),
 	}
 }
 
@@ -112,6 +127,11 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 		b = strconv.AppendInt(b, v, 10)
 		b = append(b, '\n')
 	}
+	seconds := func(name, help string, ns int64) {
+		b = append(b, "# HELP "+name+" "+help+"\n# TYPE "+name+" counter\n"+name+lbl+" "...)
+		b = strconv.AppendFloat(b, float64(ns)/1e9, 'g', -1, 64)
+		b = append(b, '\n')
+	}
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", m.running.Load())
 	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", m.waiting.Load())
 	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", m.promptTokens.Load())
@@ -121,6 +141,11 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 	counter("vllm:spec_decode_num_drafts_total", "Number of spec decoding drafts.", m.specDrafts.Load())
 	counter("vllm:spec_decode_num_draft_tokens_total", "Number of draft tokens.", m.specDraftTokens.Load())
 	counter("vllm:spec_decode_num_accepted_tokens_total", "Number of accepted tokens.", m.specAccepted.Load())
+
+	counter(simconfig.MetricSteps+"_total", "Engine steps the simulator ran.", m.steps.Load())
+	counter(simconfig.MetricLateSteps+"_total", "Engine steps that ended more than 1 ms after the model planned.", m.lateSteps.Load())
+	seconds(simconfig.MetricStepLateness+"_total", "Seconds the late steps ended after the model planned, in all.", m.stepLatenessNs.Load())
+	seconds(simconfig.MetricRequestLag+"_total", "Seconds the timed requests' last tokens were written after the model's time, in all.", m.reqLagNs.Load())
 
 	const succ = "vllm:request_success_total"
 	b = append(b, "# HELP "+succ+" Count of successfully processed requests.\n# TYPE "+succ+" counter\n"...)
@@ -133,6 +158,10 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 	b = m.ttft.appendText(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", model)
 	b = m.e2e.appendText(b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", model)
 	b = m.queue.appendText(b, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", model)
+	b = m.lagRatio.appendText(b, simconfig.MetricLagRatio, "Completed requests by how much the simulator's lateness stretched their time to first token or decode against its model.", model)
+	b = m.lagTTFT.appendText(b, simconfig.MetricTTFTLagRatio, "Completed requests by how much the simulator's lateness stretched their time to first token against its model.", model)
+	b = m.lagDecode.appendText(b, simconfig.MetricDecodeLagRatio, "Completed requests by how much the simulator's lateness stretched their decode (first to last token) against its model.", model)
+	b = m.lagE2E.appendText(b, simconfig.MetricE2ELagRatio, "Completed requests by how much the simulator's lateness stretched them (arrival to last token) against its model.", model)
 	return b
 }
 

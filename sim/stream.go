@@ -455,6 +455,7 @@ func (st *stream) end(how int) {
 	switch how {
 	case finishStop, finishLength:
 		t.FinishReason = finishNames[how]
+		st.countLag()
 		st.s.m.success[how].Add(1)
 		st.s.m.e2e.observe(time.Since(t.Arrival).Seconds())
 	case finishError:

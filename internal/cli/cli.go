@@ -63,6 +63,7 @@ usage:
   runner compare BASE NEW           each metric's change between two runs, with its interval and verdict
   runner report DIR                 recompute a result directory's reports from its records
   runner merge SHARD_DIR... --out DIR  one result directory from a sharded run's shards
+  runner board DIR...               many runs side by side: leaderboards and Pareto frontiers
   runner version                    print the version
 
 "runner COMMAND --help" describes a command's flags.
@@ -83,6 +84,7 @@ var commands = map[string]func(ctx context.Context, env *Env, args []string) err
 	"compare":  cmdCompare,
 	"report":   cmdReport,
 	"merge":    cmdMerge,
+	"board":    cmdBoard,
 	"version":  cmdVersion,
 }
 

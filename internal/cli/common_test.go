@@ -26,10 +26,11 @@ func TestCommonFlagsEveryCommand(t *testing.T) {
 		"compare":  {run, run},
 		"report":   {run, "--out", filepath.Join(root, "report")},
 		"merge":    {run, "--out", filepath.Join(root, "merged")},
+		"board":    {run, "--out", filepath.Join(root, "board")},
 		"version":  nil,
 		"sim":      {"--listen", closedPort(t), "--fast"},
 	}
-	order := []string{"run", "validate", "schema", "compare", "report", "merge", "version", "sim"}
+	order := []string{"run", "validate", "schema", "compare", "report", "merge", "board", "version", "sim"}
 	for name := range commands {
 		if !slices.Contains(order, name) {
 			t.Errorf("subcommand %s has no case in this test", name)

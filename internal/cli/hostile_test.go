@@ -122,39 +122,7 @@ func TestHostileMarkup(t *testing.T) {
 	}
 
 	// HTML: no element, attribute or script comes from a name.
-	page := readFile(t, filepath.Join(out, "report.html"))
-	doc, err := xhtml.Parse(strings.NewReader(page))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var visit func(*xhtml.Node)
-	texts := &strings.Builder{}
-	visit = func(n *xhtml.Node) {
-		switch {
-		case n.Type == xhtml.ElementNode && (n.Data == "img" || n.Data == "i" || n.Data == "b" && n.Parent != nil && n.Parent.Data == "b"):
-			t.Errorf("report.html has an injected <%s>", n.Data)
-		case n.Type == xhtml.ElementNode:
-			for _, a := range n.Attr {
-				if strings.HasPrefix(a.Key, "on") {
-					t.Errorf("report.html has an event handler %s=%q on <%s>", a.Key, a.Val, n.Data)
-				}
-			}
-			if n.Data == "script" && n.FirstChild != nil && strings.Contains(n.FirstChild.Data, "alert(") {
-				t.Errorf("report.html runs an injected script")
-			}
-		case n.Type == xhtml.TextNode:
-			texts.WriteString(n.Data)
-		}
-		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
-			visit(ch)
-		}
-	}
-	visit(doc)
-	for _, name := range []string{planName, stageName, check1, "<b>sim</b>"} {
-		if !strings.Contains(texts.String(), name) {
-			t.Errorf("report.html does not show %q as text", name)
-		}
-	}
+	checkHTMLText(t, "report.html", readFile(t, filepath.Join(out, "report.html")), planName, stageName, check1, "<b>sim</b>", "engine=<img src=x onerror=alert(3)>")
 
 	// JUnit: well-formed, and the names come back out as they went in.
 	junit := readFile(t, filepath.Join(out, "junit.xml"))
@@ -195,6 +163,70 @@ func TestHostileMarkup(t *testing.T) {
 	}
 	if strings.ContainsRune(stdout, '\x1b') {
 		t.Errorf("the table carries an escape sequence:\n%q", stdout)
+	}
+	hostileBoard(t, c.Env, out, planName)
+}
+
+// hostileBoard draws the board of the markup plan's run: its labels and
+// names are text in board.html, board.md and the terminal table.
+func hostileBoard(t *testing.T, env map[string]string, run, planName string) {
+	t.Helper()
+	const engine = "<img src=x onerror=alert(3)>"
+	const note = "| pipe | `tick` [link](javascript:alert(4)) **bold** <!-- c --> &lt;tag&gt;"
+	dir := filepath.Join(t.TempDir(), "board")
+	code, stdout, stderr := runCLI(t, env, "board", run, "--out", dir)
+	if code != 0 {
+		t.Fatalf("board: exit %d\n%s", code, stderr)
+	}
+	checkHTMLText(t, "board.html", readFile(t, filepath.Join(dir, "board.html")), planName, "engine="+engine, note)
+	md := readFile(t, filepath.Join(dir, "board.md"))
+	checkMarkdown(t, md)
+	if !strings.Contains(md, "engine=&lt;img src=x onerror=alert(3)&gt;") {
+		t.Errorf("board.md does not show the label as written:\n%s", md)
+	}
+	if strings.ContainsRune(stdout, '\x1b') || !strings.Contains(stdout, engine) {
+		t.Errorf("the board's table: an escape sequence, or the label not as written:\n%q", stdout)
+	}
+}
+
+// checkHTMLText parses a page and fails the test on any element, event
+// handler or script that came from a name, and on each wanted name not
+// shown as text.
+func checkHTMLText(t *testing.T, file, page string, want ...string) {
+	t.Helper()
+	doc, err := xhtml.Parse(strings.NewReader(page))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var visit func(*xhtml.Node)
+	texts := &strings.Builder{}
+	visit = func(n *xhtml.Node) {
+		switch {
+		case n.Type == xhtml.ElementNode && (n.Data == "img" || n.Data == "i" || n.Data == "b" && n.Parent != nil && n.Parent.Data == "b"):
+			t.Errorf("%s has an injected <%s>", file, n.Data)
+		case n.Type == xhtml.ElementNode:
+			for _, a := range n.Attr {
+				if strings.HasPrefix(a.Key, "on") {
+					t.Errorf("%s has an event handler %s=%q on <%s>", file, a.Key, a.Val, n.Data)
+				}
+			}
+			if n.Data == "script" && n.FirstChild != nil && strings.Contains(n.FirstChild.Data, "alert(") {
+				t.Errorf("%s runs an injected script", file)
+			}
+		case n.Type == xhtml.TextNode:
+			texts.WriteString(n.Data)
+		case n.Type == xhtml.CommentNode:
+			t.Errorf("%s has an injected comment %q", file, n.Data)
+		}
+		for ch := n.FirstChild; ch != nil; ch = ch.NextSibling {
+			visit(ch)
+		}
+	}
+	visit(doc)
+	for _, name := range want {
+		if !strings.Contains(texts.String(), name) {
+			t.Errorf("%s does not show %q as text", file, name)
+		}
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"time"
 
@@ -37,6 +38,9 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	stages, err := selectStages(p, opts.Stages)
 	if err != nil {
 		return err
+	}
+	if err := p.Labels.With(opts.Labels).Check(); err != nil {
+		return exitcode.Errorf(exitcode.Invalid, "run: --label: the plan's labels and --label's together: %v", err)
 	}
 	sharding, err := shardingFor(env, opts, p, stages)
 	if err != nil {
@@ -78,6 +82,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 		Plan: p, Stages: stages, Records: recs,
 		Baseline:      baseline,
 		RunnerVersion: VersionString(), Logger: log,
+		Labels: opts.Labels, Host: hostName(),
 		OnProgress:  func(u runner.Progress) { progress.Update(reporters.ProgressUpdate(u)) },
 		OnLevelDone: progress.LevelDone,
 		Sharding:    sharding,
@@ -197,4 +202,14 @@ func logLevel(log zerolog.Logger, stage string, p *result.Point) {
 		ev = ev.Int("max_in_flight", *p.MaxInFlight)
 	}
 	ev.Msg("level done")
+}
+
+// hostName is the machine's name as the run's facts record it; empty when
+// the system will not say, or says something no report should show.
+func hostName() string {
+	h, err := os.Hostname()
+	if err != nil || result.CheckLabelValue("host", h) != nil {
+		return ""
+	}
+	return h
 }

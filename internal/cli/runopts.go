@@ -2,12 +2,14 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -43,11 +45,19 @@ type RunOptions struct {
 	// Wide draws the terminal table as wide as its content (--wide), not
 	// fitted to the terminal.
 	Wide bool
+	// Labels are --label k=v (repeatable): added to the plan's labels,
+	// overriding a key the plan gives too.
+	Labels result.Labels
 	// AllowEnv and AllowDirs are what the job allows the plan to read
 	// (--allow-env, with RUNNER_ALLOW_ENV; --allow-dir): the plan cannot
 	// widen them.
 	AllowEnv  []string
 	AllowDirs []string
+	// Sets are --set PATH=VALUE overrides of plan fields, in order.
+	Sets []string
+	// ReadyTimeout is --ready-timeout: every endpoint's ready_timeout for
+	// this run (0: the plan's).
+	ReadyTimeout time.Duration
 	// Shard is --shard i/N, Shards --shards N (the index from
 	// $JOB_COMPLETION_INDEX); StartAt is --start-at (RFC 3339), and
 	// SlotWarmup and SlotDrain a scheduled level slot's warm-up allowance
@@ -61,6 +71,23 @@ type RunOptions struct {
 
 // HasReport reports whether format was asked for.
 func (o *RunOptions) HasReport(format string) bool { return slices.Contains(o.Reports, format) }
+
+// labelFlag is the repeatable --label key=value; a later value of a key
+// wins, as it does over the plan's.
+type labelFlag result.Labels
+
+func (l labelFlag) String() string { return result.Labels(l).String() }
+func (l labelFlag) Set(v string) error {
+	k, val, err := result.ParseLabel(v)
+	if err != nil {
+		return err
+	}
+	if _, ok := l[k]; !ok && len(l) >= result.MaxLabels {
+		return fmt.Errorf("more than %d labels", result.MaxLabels)
+	}
+	l[k] = val
+	return nil
+}
 
 // failInconclusiveUsage is --fail-inconclusive's help, one for every command.
 const failInconclusiveUsage = "exit 1 when the comparison with the baseline could judge nothing it matched (every gated comparison inconclusive)"
@@ -97,11 +124,17 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	var pf planFlags
 	pf.register(fs)
 	o.registerShardFlags(fs)
+	labels := labelFlag{}
+	fs.Var(&labels, "label", "`key=value` recorded with the run, adding to or overriding the plan's labels (repeatable; a key is a letter then letters, digits, _ . -, at most 64 bytes; a value one line of at most 256 bytes)")
+	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 0, "how long to wait for each endpoint to answer before the first stage (`DUR`ation), instead of the plan's ready_timeout")
 	pos, err := parseArgs(env, fs, runSynopsis, args)
 	if err != nil {
 		return nil, err
 	}
-	o.AllowEnv, o.AllowDirs = pf.allowEnv, pf.allowDirs
+	if len(labels) > 0 {
+		o.Labels = result.Labels(labels)
+	}
+	o.AllowEnv, o.AllowDirs, o.Sets = pf.allowEnv, pf.allowDirs, pf.sets
 	switch len(pos) {
 	case 0:
 		return nil, exitcode.Errorf(exitcode.Invalid, "run: no plan given (usage: runner PLAN.yaml [flags])")
@@ -160,7 +193,7 @@ func selectStages(p *scenario.Plan, names []string) ([]*scenario.Stage, error) {
 // loadPlan loads and validates the plan of a run, with what the job allows
 // it; its problems carry exitcode.Invalid.
 func loadPlan(env *Env, o *RunOptions) (*scenario.Plan, error) {
-	pf := planFlags{allowEnv: o.AllowEnv, allowDirs: o.AllowDirs}
+	pf := planFlags{allowEnv: o.AllowEnv, allowDirs: o.AllowDirs, sets: o.Sets}
 	opts, err := pf.options(env, "run")
 	if err != nil {
 		return nil, err
@@ -168,6 +201,9 @@ func loadPlan(env *Env, o *RunOptions) (*scenario.Plan, error) {
 	p, err := scenario.Load(o.PlanPath, opts)
 	if err != nil {
 		return nil, exitcode.With(err, exitcode.Invalid)
+	}
+	if err := o.applyReadyTimeout(p); err != nil {
+		return nil, err
 	}
 	return p, nil
 }
@@ -178,9 +214,18 @@ func loadPlan(env *Env, o *RunOptions) (*scenario.Plan, error) {
 type planFlags struct {
 	allowEnv  stringList
 	allowDirs stringList
+	sets      stringList // --set PATH=VALUE, in order
 }
 
 func (pf *planFlags) register(fs *flag.FlagSet) {
+	pf.registerAllow(fs)
+	fs.Var(&pf.sets, "set", "override a plan field for this run: `PATH=VALUE`, VALUE in YAML, PATH dotted with stages and list elements by name "+
+		"(stages.sweep.concurrency=[1,2], endpoints.target.base_url=http://127.0.0.1:8001/v1); repeatable, validated as the plan is, "+
+		"and the recorded plan.yaml holds the result")
+}
+
+// registerAllow registers --allow-env and --allow-dir alone (report --plan).
+func (pf *planFlags) registerAllow(fs *flag.FlagSet) {
 	fs.Var(&pf.allowEnv, "allow-env", "`NAME[@HOST,...]` may be read by the plan: NAME alone as a public value (any field, any host, shown in reports), "+
 		"NAME@HOST as a credential for those hosts only (api_key, headers, a URL's password), never shown; * is every variable; "+
 		"repeatable, and read from "+scenario.AllowEnvVar+" too (entries separated by spaces); see docs/security.md")
@@ -206,5 +251,28 @@ func (pf *planFlags) options(env *Env, cmd string) (scenario.Options, error) {
 			return scenario.Options{}, exitcode.Errorf(exitcode.Invalid, "%s: --allow-dir %s: not a directory", cmd, d)
 		}
 	}
-	return scenario.Options{Getenv: env.Getenv, AllowEnv: allow, AllowDirs: pf.allowDirs}, nil
+	var sets []scenario.Set
+	for _, arg := range pf.sets {
+		s, err := scenario.ParseSet("--set", arg)
+		if err != nil {
+			return scenario.Options{}, exitcode.Errorf(exitcode.Invalid, "%s: %v", cmd, err)
+		}
+		sets = append(sets, s)
+	}
+	return scenario.Options{Getenv: env.Getenv, AllowEnv: allow, AllowDirs: pf.allowDirs, Sets: sets}, nil
+}
+
+// applyReadyTimeout sets every endpoint's ready_timeout to --ready-timeout,
+// when it was given.
+func (o *RunOptions) applyReadyTimeout(p *scenario.Plan) error {
+	switch {
+	case o.ReadyTimeout < 0:
+		return exitcode.Errorf(exitcode.Invalid, "run: --ready-timeout: %s is negative", o.ReadyTimeout)
+	case o.ReadyTimeout == 0:
+		return nil
+	}
+	for _, ep := range p.Endpoints {
+		ep.ReadyTimeout = scenario.Duration(o.ReadyTimeout)
+	}
+	return nil
 }

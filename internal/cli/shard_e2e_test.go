@@ -93,7 +93,8 @@ func TestE2EShardsMergeIsTheUnion(t *testing.T) {
 		dir := filepath.Join(root, fmt.Sprint("shard-", i))
 		dirs = append(dirs, dir)
 		procs = append(procs, startRunner(t, childEnv(), plan, "--shard", fmt.Sprintf("%d/3", i), "--start-at", at,
-			"--slot-warmup", "400ms", "--slot-drain", "300ms", "--out", dir, "--quiet", "--report", "json"))
+			"--slot-warmup", "400ms", "--slot-drain", "300ms", "--out", dir, "--quiet", "--report", "json",
+			"--label", "commit=abc123", "--label", fmt.Sprint("pod=runner-", i)))
 	}
 	for i, p := range procs {
 		if code := p.wait(t, 60*time.Second); code != 0 {
@@ -117,6 +118,10 @@ func TestE2EShardsMergeIsTheUnion(t *testing.T) {
 		t.Errorf("merged report: shards %d, checks %v", rep.Shards, statuses(rep))
 	}
 	checkUnion(t, dirs, merged, rep)
+	// The merge keeps the labels the shards agree on, and not a pod's own.
+	if len(rep.Labels) != 1 || rep.Labels["commit"] != "abc123" || rep.Host == "" {
+		t.Errorf("merged report: labels %v, host %q; want commit=abc123 alone and the shards' host", rep.Labels, rep.Host)
+	}
 	// merge --baseline: the merged run against itself gates something, says
 	// so first, and judged something, so --fail-inconclusive passes.
 	vs := filepath.Join(root, "vs")

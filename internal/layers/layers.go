@@ -19,6 +19,7 @@ var Layers = [][]string{
 	{"aggregate", "comparison"},            // report: the points, and the comparison with a baseline
 	{"checks"},                             // checks
 	{"pipeline"},                           // run a plan
+	{"board"},                              // many runs side by side: the board's model, build and loader
 	{"reporters/html", "reporters", "internal/compare"}, // outputs
 	{"internal/cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
 	{"cmd/runner", "deploy/kubernetes"},

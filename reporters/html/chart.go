@@ -51,8 +51,13 @@ type lineChart struct {
 	ID     string // stable id, used for data-chart (tests, deep links)
 	XLabel string
 	YLabel string
-	// XLogAuto draws the X axis in log scale when the data spans >= logSpan.
+	// XLogAuto draws the X axis in log scale when the data spans >= logSpan;
+	// XLog whenever it spans anything (latency distributions, whose bars
+	// are log-spaced: a 0.5 ms gap and a 2 s stall on one axis).
 	XLogAuto bool
+	XLog     bool
+	// XMs says X is a latency in ms: ticks read 0.1 ms, 10 ms, 1 s, 2 min.
+	XMs bool
 	// XIntTicks keeps X ticks on integers (concurrency has no c=2.5).
 	XIntTicks bool
 	// YMax, when > 0, fixes the top of the Y axis (percentages).
@@ -362,10 +367,15 @@ func (c lineChart) svg(title string) template.HTML {
 		ymax = math.Max(ymax, c.YMax)
 	}
 	var xs scale
-	if c.XLogAuto && xmin > 0 && xmax/xmin >= logSpan {
+	if xmin > 0 && (c.XLogAuto && xmax/xmin >= logSpan || c.XLog && xmax > xmin) {
 		xs = logScale(xmin, xmax, c.XIntTicks, marginL, marginL+plotW)
 	} else {
 		xs = linearScale(xmin, xmax, 6, c.XIntTicks, marginL, marginL+plotW)
+	}
+	if c.XMs {
+		for i, v := range xs.ticks {
+			xs.tickText[i] = msText(v)
+		}
 	}
 	ys := linearScale(ymin, ymax, 6, false, marginT+plotH, marginT)
 	if c.YMax > 0 && ymax <= c.YMax {
@@ -524,4 +534,19 @@ func (c barChart) legend() []legendItem {
 		l = append(l, legendItem{Name: s.Name, Color: s.Color % paletteLen, Bar: true})
 	}
 	return l
+}
+
+// msText is a latency in ms as a tick reads it, in the unit that keeps it
+// short: 0.1 ms, 250 ms, 1.5 s, 2 min.
+func msText(ms float64) string {
+	g := func(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }
+	switch a := math.Abs(ms); {
+	case a < 1000:
+		return g(ms) + " ms"
+	case a < 60_000:
+		return g(ms/1000) + " s"
+	case a < 3_600_000:
+		return g(ms/60_000) + " min"
+	}
+	return g(ms/3_600_000) + " h"
 }

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/runnerbench/runner/result"
 )
 
 // xmlWellFormed reports whether b parses as XML: a check that the hand-built
@@ -192,5 +194,45 @@ func TestEscapeInSVG(t *testing.T) {
 	}
 	if bytes.Contains(out, []byte("<script>")) || bytes.Contains(out, []byte("<x>")) {
 		t.Errorf("unescaped text in %s", out)
+	}
+}
+
+// TestDistributionAxisIsLog: a latency distribution is drawn on a log axis
+// whatever its spread (a tight TTFT spread, sub-millisecond gaps beside a
+// stall), with ticks in units a reader reads: ms, s, min.
+func TestDistributionAxisIsLog(t *testing.T) {
+	stage := func(bounds ...float64) *result.Stage {
+		var hist []result.Bucket
+		for _, b := range bounds {
+			hist = append(hist, result.Bucket{UpperMs: b, Count: 3})
+		}
+		return &result.Stage{Name: "s", Points: []result.Point{{Concurrency: 1, TTFTHist: hist, ITLHist: hist}}}
+	}
+	for _, c := range []struct {
+		name   string
+		bounds []float64
+		ticks  []string
+	}{
+		{"tight", []float64{95.3, 96.5, 97.6, 98.8, 100, 101, 102, 104, 105}, []string{"100 ms"}},
+		{"llama-server ITL", []float64{0.1, 0.15, 0.22, 0.32, 0.46, 0.68, 1, 1.5, 2.2, 10, 100, 1000, 1500}, []string{"0.1 ms", "1 ms", "1 s"}},
+		{"minutes", []float64{150, 1000, 10_000, 100_000, 220_000}, []string{"100 ms", "10 s", "1.67 min"}},
+	} {
+		for _, pick := range []func(*result.Point) []result.Bucket{
+			func(p *result.Point) []result.Bucket { return p.TTFTHist },
+			func(p *result.Point) []result.Bucket { return p.ITLHist },
+		} {
+			out := string(distChart("d", stage(c.bounds...), "TTFT", pick).svg("t"))
+			if !strings.Contains(out, "(log scale)") {
+				t.Errorf("%s: the distribution's axis is not log", c.name)
+			}
+			for _, tick := range c.ticks {
+				if !strings.Contains(out, ">"+tick+"</text>") {
+					t.Errorf("%s: no tick %q", c.name, tick)
+				}
+			}
+		}
+	}
+	if got := msText(0.1) + "," + msText(1500) + "," + msText(90_000); got != "0.1 ms,1.5 s,1.5 min" {
+		t.Errorf("msText: %s", got)
 	}
 }

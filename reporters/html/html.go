@@ -66,6 +66,8 @@ type page struct {
 	Checks   []checkRow
 	Stages   []stageView
 	Palette  []int // 0..paletteLen-1, for the series colour rules in the CSS
+	// Labels and Host say what the run is and where it ran (report.json's).
+	Labels, Host string
 }
 
 type baselineInfo struct {
@@ -163,6 +165,7 @@ func buildPage(r *result.Report, base *result.Report) page {
 		Verdict:       r.Verdict,
 		StopReason:    r.StopReason,
 	}
+	p.Labels, p.Host = r.Labels.String(), r.Host
 	for i := range paletteLen {
 		p.Palette = append(p.Palette, i)
 	}
@@ -498,9 +501,9 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 	id = anchor + "-tradeoff"
 	add("Per-stream vs total throughput", tradeoffChart(id, st, bst), id)
 	id = anchor + "-ttft-dist"
-	add("TTFT distribution per level", distChart(id, st, "TTFT (ms)", func(p *result.Point) []result.Bucket { return p.TTFTHist }), id)
+	add("TTFT distribution per level", distChart(id, st, "TTFT", func(p *result.Point) []result.Bucket { return p.TTFTHist }), id)
 	id = anchor + "-itl-dist"
-	add("Inter-token latency distribution per level", distChart(id, st, "ITL (ms)", func(p *result.Point) []result.Bucket { return p.ITLHist }), id)
+	add("Inter-token latency distribution per level", distChart(id, st, "ITL", func(p *result.Point) []result.Bucket { return p.ITLHist }), id)
 
 	id = anchor + "-failures"
 	fc, total := failureChart(id, st)
@@ -598,7 +601,7 @@ func tradeoffChart(id string, st, bst *result.Stage) lineChart {
 // one axis, so the shift of the tail with load is read at a glance; a raw
 // histogram per level would need one chart each and hide that shift.
 func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Point) []result.Bucket) lineChart {
-	c := lineChart{ID: id, XLabel: xlabel, YLabel: "requests at or below (%)", XLogAuto: true, YMax: 100}
+	c := lineChart{ID: id, XLabel: xlabel, YLabel: "requests at or below (%)", XLog: true, XMs: true, YMax: 100}
 	if strings.HasPrefix(xlabel, "ITL") {
 		c.YLabel = "token gaps at or below (%)"
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // Names overrides the counter names for an engine Runner does not know: the
@@ -107,7 +108,17 @@ var (
 		"llamacpp:spec_decode_num_drafts",
 		"llamacpp:spec_decode_num_draft_tokens",
 		"llamacpp:spec_decode_num_accepted_tokens",
+		// The built-in simulator's account of how far it fell behind its
+		// own timing model (aggregate flags such a level sim_behind).
+		simconfig.MetricSteps,
+		simconfig.MetricLateSteps,
+		simconfig.MetricStepLateness,
+		simconfig.MetricRequestLag,
 	}
+
+	// knownHistograms are kept in Delta.Histograms when the server exposes
+	// them: few, since a histogram's buckets are many numbers.
+	knownHistograms = []string{simconfig.MetricLagRatio, simconfig.MetricTTFTLagRatio, simconfig.MetricDecodeLagRatio, simconfig.MetricE2ELagRatio}
 )
 
 // Scraper reads one metrics URL. It holds no mutable state, so one Scraper
@@ -141,6 +152,7 @@ func New(client *http.Client, url string, names Names) *Scraper {
 type Snapshot struct {
 	names  Names
 	values map[string]float64
+	hists  map[string]*result.HistogramDelta // knownHistograms, summed over label sets
 }
 
 // maxBody bounds what a scrape reads: a vLLM /metrics page is tens of KB, and
@@ -204,6 +216,7 @@ func Parse(r io.Reader) (*Snapshot, error) {
 		return nil, fmt.Errorf("server metrics: parse: %w", perr)
 	}
 	values := make(map[string]float64, len(families))
+	hists := histograms(families)
 	for name, mf := range families {
 		var sum float64
 		n := 0
@@ -219,7 +232,55 @@ func Parse(r io.Reader) (*Snapshot, error) {
 			values[name] = sum
 		}
 	}
-	return &Snapshot{values: values}, nil
+	return &Snapshot{values: values, hists: hists}, nil
+}
+
+// histograms reads the known histograms' buckets, summed over label sets by
+// bound (nil when there are none).
+func histograms(families map[string]*dto.MetricFamily) map[string]*result.HistogramDelta {
+	var out map[string]*result.HistogramDelta
+	for _, name := range knownHistograms {
+		mf, ok := families[name]
+		if !ok || mf.GetType() != dto.MetricType_HISTOGRAM {
+			continue
+		}
+		byLE := map[float64]float64{}
+		h := &result.HistogramDelta{}
+		for _, m := range mf.GetMetric() {
+			hm := m.GetHistogram()
+			h.Count += float64(hm.GetSampleCount())
+			for _, b := range hm.GetBucket() {
+				if le := b.GetUpperBound(); !math.IsInf(le, 1) && !math.IsNaN(le) {
+					byLE[le] += float64(b.GetCumulativeCount())
+				}
+			}
+		}
+		for _, le := range slices.Sorted(maps.Keys(byLE)) {
+			h.Buckets = append(h.Buckets, result.HistogramBucket{LE: le, Count: byLE[le]})
+		}
+		if out == nil {
+			out = map[string]*result.HistogramDelta{}
+		}
+		out[name] = h
+	}
+	return out
+}
+
+// diffHistogram is after − before of one histogram; nil when either lacks
+// it, their bounds differ, or a count went backwards (a restart).
+func diffHistogram(before, after *result.HistogramDelta) *result.HistogramDelta {
+	if before == nil || after == nil || len(before.Buckets) != len(after.Buckets) || after.Count < before.Count {
+		return nil
+	}
+	d := &result.HistogramDelta{Count: after.Count - before.Count, Buckets: make([]result.HistogramBucket, len(after.Buckets))}
+	for i, a := range after.Buckets {
+		b := before.Buckets[i]
+		if a.LE != b.LE || a.Count < b.Count {
+			return nil
+		}
+		d.Buckets[i] = result.HistogramBucket{LE: a.LE, Count: a.Count - b.Count}
+	}
+	return d
 }
 
 // parseLenient reads `name{labels} value [timestamp]` lines, skipping
@@ -385,6 +446,14 @@ func Diff(before, after *Snapshot) *Delta {
 				d.Counters = make(map[string]float64)
 			}
 			d.Counters[strings.TrimSuffix(n, "_total")] = *v
+		}
+	}
+	for _, name := range knownHistograms {
+		if h := diffHistogram(before.hists[name], after.hists[name]); h != nil {
+			if d.Histograms == nil {
+				d.Histograms = make(map[string]result.HistogramDelta)
+			}
+			d.Histograms[name] = *h
 		}
 	}
 	d.SpecAcceptLengthGauge = firstValue(after, knownAcceptLengthGauges)

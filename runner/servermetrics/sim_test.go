@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/runnerbench/runner/sim"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // TestSimulator scrapes the built-in simulator over loopback around real
@@ -56,6 +57,14 @@ func TestSimulator(t *testing.T) {
 
 	// Unique leading words (nonces): nothing to reuse.
 	d := measure("[n1] "+body, "[n2] "+body, "[n3] "+body, "[n4] "+body)
+	for _, name := range []string{simconfig.MetricLagRatio, simconfig.MetricTTFTLagRatio, simconfig.MetricDecodeLagRatio, simconfig.MetricE2ELagRatio} {
+		if h, ok := d.Histograms[name]; !ok || h.Count != 4 || len(h.Buckets) != len(simconfig.LagRatioBounds) {
+			t.Errorf("simulator's %s histogram delta = %+v, want 4 requests in %d buckets", name, h, len(simconfig.LagRatioBounds))
+		}
+	}
+	if got := d.Counters[simconfig.MetricSteps]; got < 4*32/(1+3) {
+		t.Errorf("simulator's steps delta = %v, want at least one per 1+K generated tokens", got)
+	}
 	if got := d.Counters["vllm:generation_tokens"]; got != 4*32 {
 		t.Errorf("generation tokens delta = %v, want %d", got, 4*32)
 	}

@@ -12,7 +12,9 @@
 // and compares A with A' and A with each B. For every comparison it also
 // prints the largest significant regression found (the --fail-above that
 // would have been needed to pass): the A/A figures say what the machine's
-// run-to-run noise costs.
+// run-to-run noise costs. It names each run's levels the machine may have
+// set (sim_behind, with the simulator's stretch; client_bottleneck) and
+// counts the pairs in which nothing could be judged.
 //
 // Usage (from the module root; docs/statistics.md has the figures):
 //
@@ -98,6 +100,7 @@ func main() {
 type tally struct {
 	name   string
 	failed int
+	blind  int            // pairs in which nothing could be judged (every level marked)
 	worst  []float64      // per pair: the largest significant regression, % (0: none)
 	metric map[string]int // pairs in which the metric (at any level) failed the gate
 }
@@ -139,8 +142,8 @@ func study(c config) error {
 	fmt.Printf("\n%d pairs of each kind in %s\n", c.pairs, time.Since(start).Round(time.Second))
 	for _, t := range tallies {
 		slices.Sort(t.worst)
-		fmt.Printf("%-22s failed %2d of %d; largest significant regression per pair: median %.1f%%, 95th percentile %.1f%%, max %.1f%%\n",
-			t.name, t.failed, c.pairs, t.worst[len(t.worst)/2], t.worst[(len(t.worst)*19+19)/20-1], t.worst[len(t.worst)-1])
+		fmt.Printf("%-22s failed %2d of %d (%d judged nothing); largest significant regression per pair: median %.1f%%, 95th percentile %.1f%%, max %.1f%%\n",
+			t.name, t.failed, c.pairs, t.blind, t.worst[len(t.worst)/2], t.worst[(len(t.worst)*19+19)/20-1], t.worst[len(t.worst)-1])
 	}
 	byMetric(tallies)
 	return nil
@@ -192,6 +195,13 @@ func pair(c config, i int, plans []string, tallies []*tally) error {
 	if !c.reuse {
 		fmt.Printf("pair %2d machine load (1-minute average) before each run: %s\n", i+1, strings.Join(append(loads, loadavg()), ", "))
 	}
+	for k, d := range dirs {
+		if m, err := marked(d); err != nil {
+			return err
+		} else if m != "" {
+			fmt.Printf("pair %2d run %d marked: %s\n", i+1, k, m)
+		}
+	}
 	against := append([]string{dirs[len(dirs)-1]}, dirs[1:len(dirs)-1]...) // A', B...
 	for k, t := range tallies {
 		code, err := compareExit(c, dirs[0], against[k])
@@ -217,6 +227,9 @@ func pair(c config, i int, plans []string, tallies []*tally) error {
 		if code == 1 {
 			t.failed++
 		}
+		if res.Summary.Blind() {
+			t.blind++
+		}
 		t.worst = append(t.worst, worst)
 		fmt.Printf("pair %2d %-22s exit %d  largest significant regression %5.1f%% %s\n", i+1, t.name, code, worst, what)
 	}
@@ -229,6 +242,47 @@ func pair(c config, i int, plans []string, tallies []*tally) error {
 		}
 	}
 	return nil
+}
+
+// marked lists the run's levels where the machine, not the server, may have
+// set the numbers: the built-in simulator fell behind its model (sim_behind:
+// a comparison judges only changes larger than its stretch) or the client
+// was the bottleneck (nothing judged), with the figures ("" when none).
+func marked(dir string) (string, error) {
+	f, err := os.Open(filepath.Join(dir, reporters.FileJSON))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	rep, err := reporters.ReadJSON(f)
+	if err != nil {
+		return "", err
+	}
+	var out []string
+	for _, st := range rep.Stages {
+		for _, p := range st.Points {
+			var why []string
+			if p.SimBehind && p.SimBehindRequests != nil && p.SimLagMeanMs != nil {
+				why = append(why, fmt.Sprintf("sim_behind (%d of %d requests stretched by more than 2.5%%; stretch max TTFT %s, decode %s, E2E %s; lag mean %.2f ms; %d late steps)",
+					*p.SimBehindRequests, p.Completed, pct(p.SimTTFTStretchMax), pct(p.SimDecodeStretchMax), pct(p.SimE2EStretchMax), *p.SimLagMeanMs, *p.SimLateSteps))
+			}
+			if p.ClientBottleneck {
+				why = append(why, "client_bottleneck")
+			}
+			if len(why) > 0 {
+				out = append(out, st.Name+" "+p.Label()+" "+strings.Join(why, ", "))
+			}
+		}
+	}
+	return strings.Join(out, "; "), nil
+}
+
+// pct is a stretch maximum in percent (">10000%" past every bound).
+func pct(v *float64) string {
+	if v == nil {
+		return ">10000%"
+	}
+	return fmt.Sprintf("%g%%", 100**v)
 }
 
 // loadavg is the machine's 1-minute load average ("?" where unknown): the

@@ -48,6 +48,7 @@ var (
 	perLevelType = reflect.TypeFor[scenario.PerLevel]()
 	durationType = reflect.TypeFor[scenario.Duration]()
 	secretType   = reflect.TypeFor[scenario.Secret]()
+	labelsType   = reflect.TypeFor[result.Labels]()
 )
 
 // mapper gives the plan's custom scalar types the shape they have in YAML.
@@ -82,6 +83,16 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 			Type:        "string",
 			Pattern:     `^([0-9]+(\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$`,
 			Description: "A duration such as \"500ms\", \"30s\", \"2m\" or \"1h30m\".",
+		}
+	case labelsType:
+		return &jsonschema.Schema{
+			Type: "object",
+			Description: fmt.Sprintf("Labels: free key: value strings saying what the run is (engine, model, hardware, submission, gpus, ...). "+
+				"At most %d; a key is a letter then letters, digits, '_', '.' or '-', at most %d bytes; a value is one line of at most %d bytes (untrusted text: every report escapes it).",
+				result.MaxLabels, result.MaxLabelKey, result.MaxLabelValue),
+			MaxProperties:        ptrU64(result.MaxLabels),
+			PropertyNames:        &jsonschema.Schema{Type: "string", Pattern: result.LabelKeyPattern, MaxLength: ptrU64(result.MaxLabelKey)},
+			AdditionalProperties: &jsonschema.Schema{Type: "string", MaxLength: ptrU64(result.MaxLabelValue)},
 		}
 	case secretType:
 		return &jsonschema.Schema{Type: "string", Description: "A secret; usually ${ENV_VAR}. Never printed, logged or reported."}

@@ -1,0 +1,240 @@
+// Package board puts many runs side by side: a leaderboard per comparable
+// group of runs (the same plan, stage and load shape), ranked by a chosen
+// key, with the Pareto frontier between per-user speed and total
+// throughput. Like every report it is a pure function of its runs: Build
+// takes []Run (read from result directories by Load, or from the results
+// database) and returns a Board; the renderers print it.
+//
+// Run is deliberately plain data (strings, numbers, maps of metric name to
+// value), so a database can store and rebuild it without this package's
+// help, and the board drawn from the database equals the one drawn from the
+// directories.
+package board
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// Run is one run as the board sees it: what it is (labels, facts), how it
+// ended, and per stage its levels' metrics.
+type Run struct {
+	// Source says where the run was read from: its result directory (for a
+	// run merged from shards, the shards' directories joined with ", "), or
+	// a database's id for it. It names the run in messages, and tells apart
+	// runs that nothing else does.
+	Source string `json:"source"`
+	// Labels are the run's labels (report.json's labels).
+	Labels result.Labels `json:"labels,omitempty"`
+	// Facts are what the runner recorded of the run itself.
+	Facts result.Facts `json:"facts"`
+	// StopReason is completed, interrupted or error; Verdict pass or fail.
+	StopReason string `json:"stop_reason"`
+	Verdict    string `json:"verdict"`
+	// Warnings are the run's own warnings (report.json's), such as why it
+	// stopped with an error.
+	Warnings []string `json:"warnings,omitempty"`
+	Stages   []Stage  `json:"stages"`
+}
+
+// Stage is one stage of a run.
+type Stage struct {
+	Name string `json:"name"`
+	// Load is concurrency, rate or trace; API chat or completions; Mode
+	// pinned or natural (report.json's stage fields).
+	Load string `json:"load"`
+	API  string `json:"api"`
+	Mode string `json:"mode"`
+	// Search is what a capacity search stage varied (concurrency or rate);
+	// empty for a stage that lists its levels.
+	Search string `json:"search,omitempty"`
+	// Error is set when the stage (or one of its levels) could not run.
+	Error  string  `json:"error,omitempty"`
+	Levels []Level `json:"levels"`
+	// Capacities are a search stage's targets, in the plan's order.
+	Capacities []Capacity `json:"capacities,omitempty"`
+}
+
+// Level is one level (or search probe) of a stage.
+type Level struct {
+	// Label names the level ("c=32", "rate=4", "probe 3 c=24").
+	Label string `json:"label"`
+	// Interrupted is set when the run was stopped inside the level.
+	Interrupted bool `json:"interrupted,omitempty"`
+	// Warnings are what makes a number of the level wrong (the client set
+	// the pace, ...): the board marks such a level.
+	Warnings []string `json:"warnings,omitempty"`
+	// Metrics are the level's numeric catalogue metrics by name
+	// (result.Metrics; a metric the run could not produce is absent).
+	Metrics map[string]float64 `json:"metrics"`
+}
+
+// Capacity is one search target's outcome.
+type Capacity struct {
+	Name string `json:"name"`
+	// Status is found, above_max, below_min or unresolved; Capacity the
+	// highest load the target held at (null unless found or above_max).
+	Status   string   `json:"status"`
+	Capacity *float64 `json:"capacity"`
+}
+
+// Metric returns the level's value of a metric and whether it has one.
+func (l *Level) Metric(name string) (float64, bool) {
+	v, ok := l.Metrics[name]
+	return v, ok
+}
+
+// Point rebuilds the level's result.Point from its metrics (what a check
+// expression reads); fields that are not numeric metrics stay zero.
+func (l *Level) Point() result.Point {
+	var p result.Point
+	ms := result.Metrics()
+	for i := range ms {
+		m := &ms[i]
+		if v, ok := l.Metrics[m.Name]; ok {
+			m.SetValue(&p, &v)
+		}
+	}
+	return p
+}
+
+// FromReport is the run a report.json describes, read from source.
+func FromReport(rep *result.Report, source string) Run {
+	run := Run{
+		Source: source, Labels: rep.Labels, Facts: rep.Facts(),
+		StopReason: rep.StopReason, Verdict: rep.Verdict, Warnings: rep.Warnings,
+		Stages: make([]Stage, 0, len(rep.Stages)),
+	}
+	ms := result.Metrics()
+	for _, st := range rep.Stages {
+		s := Stage{Name: st.Name, Load: string(st.Load), API: st.API, Mode: st.Mode, Error: st.Error, Levels: make([]Level, 0, len(st.Points))}
+		if sr := st.Search; sr != nil {
+			s.Search = string(sr.Over)
+			for _, t := range sr.Targets {
+				s.Capacities = append(s.Capacities, Capacity{Name: t.Name, Status: t.Status, Capacity: t.Capacity})
+			}
+		}
+		for i := range st.Points {
+			p := &st.Points[i]
+			l := Level{Label: p.Label(), Interrupted: p.Interrupted, Warnings: p.Warnings, Metrics: make(map[string]float64, len(ms))}
+			for j := range ms {
+				if ms[j].Numeric() {
+					if v, ok := ms[j].Value(p); ok {
+						l.Metrics[ms[j].Name] = v
+					}
+				}
+			}
+			s.Levels = append(s.Levels, l)
+		}
+		run.Stages = append(run.Stages, s)
+	}
+	return run
+}
+
+// Shape describes the stage's load, which runs must share to be compared:
+// how the load was applied (closed loop, open loop, a trace, a search), the
+// API, the mode, and the requested lengths. Two runs of a stage of the same
+// name whose shapes differ measured different things.
+func (s *Stage) Shape() string {
+	load := s.Load
+	if s.Search != "" {
+		load = "search over " + s.Search
+	}
+	parts := []string{load, s.API, s.Mode}
+	if len(s.Levels) > 0 {
+		l := &s.Levels[0]
+		if v, ok := l.Metric("input_tokens"); ok && v > 0 {
+			parts = append(parts, fmt.Sprintf("in %g", v))
+		}
+		if v, ok := l.Metric("output_tokens"); ok && v > 0 {
+			parts = append(parts, fmt.Sprintf("out %g", v))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Board is many runs side by side: what board.json holds.
+type Board struct {
+	// Rank says how rows are ranked, Metrics the columns (catalogue names).
+	Rank    string   `json:"rank"`
+	Metrics []string `json:"metrics"`
+	// Runs is how many runs the board was built from.
+	Runs   int     `json:"runs"`
+	Groups []Group `json:"groups"`
+	// Apart are the runs (or a run's stage) that cannot be compared with
+	// any other, each with the reason; never in a group.
+	Apart []Apart `json:"apart,omitempty"`
+	// Skipped are inputs that could not be read as a run (filled in by the
+	// caller from Load's skips).
+	Skipped []Skip `json:"skipped,omitempty"`
+	// Notes say what a reader must know of the board as a whole, such as
+	// which axes are not measured yet.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Group is one leaderboard: the runs of one plan's stage with one load shape.
+type Group struct {
+	Plan  string `json:"plan"`
+	Stage string `json:"stage"`
+	Shape string `json:"shape"`
+	// Common are the labels every run of the group shares (so the rows'
+	// names need not repeat them).
+	Common result.Labels `json:"common_labels,omitempty"`
+	// Rank says how this group's rows are ranked (a search group without
+	// --rank is ranked by its first target's capacity).
+	Rank string `json:"rank"`
+	Rows []Row  `json:"rows"`
+	// Views are the Pareto views of the group's levels.
+	Views []View `json:"views"`
+	// Notes say what a reader must know of the group.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Row is one run in a group, ranked.
+type Row struct {
+	// Place is the 1-based rank; 0 for a run the key could not rank (no
+	// level meets the condition), listed last with Note saying why.
+	Place int `json:"place"`
+	// Name tells the run apart from the group's others: the labels whose
+	// values differ within the group, and its start time where they do not.
+	Name      string        `json:"name"`
+	Source    string        `json:"source"`
+	Labels    result.Labels `json:"labels,omitempty"`
+	StartedAt time.Time     `json:"started_at"`
+	Verdict   string        `json:"verdict"`
+	// Level is the level the row's values are from: the one that gave the
+	// best key.
+	Level string `json:"level,omitempty"`
+	// Key is the ranking value (null when unranked).
+	Key *float64 `json:"key"`
+	// Values are the row's metrics, one per Board.Metrics (null: the level
+	// has none).
+	Values []*float64 `json:"values"`
+	// Frontier is set when a level of the run is on the group's first
+	// Pareto frontier (total against per-user throughput).
+	Frontier bool `json:"frontier"`
+	// Warned is set when the row's level carries a validity warning.
+	Warned bool   `json:"warned,omitempty"`
+	Note   string `json:"note,omitempty"`
+}
+
+// Apart is a run's stage that cannot be compared, and why.
+type Apart struct {
+	Source string        `json:"source"`
+	Plan   string        `json:"plan"`
+	Stage  string        `json:"stage,omitempty"`
+	Labels result.Labels `json:"labels,omitempty"`
+	Reason string        `json:"reason"`
+}
+
+// Skip is an input that could not be read as a run.
+type Skip struct {
+	// Path names the file (or directory) at fault.
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+func (s Skip) String() string { return s.Path + ": " + s.Reason }
