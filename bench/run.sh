@@ -57,11 +57,12 @@ if command -v valgrind > /dev/null; then
 		echo
 		echo "| path | instructions per chunk |"
 		echo "|---|---|"
-		for mode in parse read; do
+		for mode in parse read decode; do
 			a=$(count "$mode" 10000)
 			b=$(count "$mode" 20000)
 			label="sse.Parse of one vLLM chat chunk"
 			[[ $mode == read ]] && label="sse.Reader framing + sse.Parse"
+			[[ $mode == decode ]] && label="the chat protocol's decoder (the engine's path: framing + Parse behind runner/protocol)"
 			echo "| $label | $(((b - a) / 10000)) |"
 		done
 	} > "$tmp/instr.md"

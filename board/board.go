@@ -110,9 +110,9 @@ func FromReport(rep *result.Report, source string) Run {
 	}
 	ms := result.Metrics()
 	for _, st := range rep.Stages {
-		s := Stage{Name: st.Name, Load: st.Load, API: st.API, Mode: st.Mode, Error: st.Error, Levels: make([]Level, 0, len(st.Points))}
+		s := Stage{Name: st.Name, Load: string(st.Load), API: st.API, Mode: st.Mode, Error: st.Error, Levels: make([]Level, 0, len(st.Points))}
 		if sr := st.Search; sr != nil {
-			s.Search = sr.Over
+			s.Search = string(sr.Over)
 			for _, t := range sr.Targets {
 				s.Capacities = append(s.Capacities, Capacity{Name: t.Name, Status: t.Status, Capacity: t.Capacity})
 			}

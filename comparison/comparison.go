@@ -267,11 +267,7 @@ func run(jobs []*job, o stats.Options) {
 // compute fills the job's row from its samples.
 func (j *job) compute(o stats.Options) {
 	o.Seed = j.seed
-	dir := stats.LowerIsBetter
-	if j.metric.Better == result.HigherIsBetter {
-		dir = stats.HigherIsBetter
-	}
-	d, err := stats.Compare(j.base, j.cur, j.metric.Compare.Statistic, dir, o)
+	d, err := stats.Compare(j.base, j.cur, j.metric.Compare.Statistic, j.metric.Better.Direction(), o)
 	r := &j.out
 	if err != nil {
 		// The samples come from aggregate's checks; an error here is a bug

@@ -167,7 +167,7 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		if r.o.Baseline != nil {
 			sink.agg.KeepSamples() // for the comparison with the baseline
 		}
-		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan, st, sink)
+		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan.LoadPlan(st), sink)
 		// A cancelled run may have stopped the stage between two levels,
 		// where no level is marked interrupted: the stage says so.
 		done := &records.StageDone{Name: st.Name, Interrupted: ctx.Err() != nil}

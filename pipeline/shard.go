@@ -17,7 +17,7 @@ import (
 // different from run to run.
 func Sharding(plan *scenario.Plan, stages []*scenario.Stage, part result.Shard, startAt time.Time, warmup, drain time.Duration) (*runner.Sharding, error) {
 	key := plan.Hash + "@" + startAt.UTC().Format(time.RFC3339Nano)
-	sh, err := runner.NewSharding(part, startAt, warmup, drain, key, stages)
+	sh, err := runner.NewSharding(part, startAt, warmup, drain, key, plan.LoadPlans(stages))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", plan.Path, err)
 	}

@@ -377,7 +377,7 @@ func stageTitle(st *result.Stage) string {
 		parts = append(parts, "api "+st.API)
 	}
 	if st.Load != "" {
-		parts = append(parts, "load "+st.Load)
+		parts = append(parts, "load "+string(st.Load))
 	}
 	s := ep
 	if len(parts) > 0 {

@@ -191,7 +191,7 @@ func buildSuite(r *result.Report, st *result.Stage) builtSuite {
 		{Name: "model", Value: st.Endpoint.Model},
 		{Name: "api", Value: st.API},
 		{Name: "mode", Value: st.Mode},
-		{Name: "load", Value: st.Load},
+		{Name: "load", Value: string(st.Load)},
 	}}
 	if sr := st.Search; sr != nil {
 		s.Properties.Props = append(s.Properties.Props, junitProp{Name: "search_stop", Value: sr.Stop}, junitProp{Name: "search_probes", Value: strconv.Itoa(sr.Probes)})

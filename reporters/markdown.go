@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/internal/compare"
 	"github.com/runnerbench/runner/result"
 )
@@ -94,40 +93,7 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 		}
 		ew.printf("\n")
 	}
-	notes := 0
-	if st.Error != "" {
-		ew.printf("- ❌ stage error: %s\n", mdText(oneLine(st.Error)))
-		notes++
-	}
-	for j := range st.Points {
-		p := &st.Points[j]
-		if p.Error != nil {
-			what := "first failure"
-			if checks.AllFailed(p) {
-				what = "every request failed; first"
-			}
-			ew.printf("- ❌ %s: %s: %s\n", mdText(p.Label()), what, mdText(oneLine(*p.Error)))
-			if hint := checks.FailureHint(st, p); hint != "" {
-				ew.printf("  %s\n", mdText(hint))
-			}
-			notes++
-		}
-		for _, wmsg := range p.Warnings {
-			ew.printf("- ⚠️ %s: %s\n", mdText(p.Label()), mdText(oneLine(wmsg)))
-			notes++
-		}
-		for _, note := range p.Notes {
-			ew.printf("- %s: %s\n", mdText(p.Label()), mdText(oneLine(note)))
-			notes++
-		}
-	}
-	for _, wmsg := range st.Warnings {
-		ew.printf("- ⚠️ %s\n", mdText(oneLine(wmsg)))
-		notes++
-	}
-	if notes > 0 {
-		ew.printf("\n")
-	}
+	writeMDNotes(ew, st)
 	writeMDSearch(ew, st.Search)
 	if len(st.Checks) > 0 {
 		rows := make([][]string, 0, len(st.Checks))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,8 +25,31 @@ const (
 	FormatHTML     = "html"
 )
 
+// format is one --report format: its file in the output directory ("" for
+// the terminal's table, which WriteAll skips) and how it is rendered.
+type format struct {
+	name, file string
+	render     func(w io.Writer, r *result.Report, o Options) error
+}
+
+// formats is every --report format, in the order they are written: the one
+// list the command line's --report and WriteAll read.
+var formats = []format{
+	{FormatTable, "", nil},
+	{FormatJSON, FileJSON, func(w io.Writer, r *result.Report, _ Options) error { return WriteJSON(w, r) }},
+	{FormatJUnit, FileJUnit, func(w io.Writer, r *result.Report, _ Options) error { return WriteJUnit(w, r) }},
+	{FormatMarkdown, FileMarkdown, func(w io.Writer, r *result.Report, _ Options) error { return WriteMarkdown(w, r) }},
+	{FormatHTML, FileHTML, func(w io.Writer, r *result.Report, o Options) error { return html.Write(w, r, o.Baseline) }},
+}
+
 // Formats lists every format --report accepts, in the order they are written.
-var Formats = []string{FormatTable, FormatJSON, FormatJUnit, FormatMarkdown, FormatHTML}
+var Formats = func() []string {
+	out := make([]string, len(formats))
+	for i, f := range formats {
+		out[i] = f.name
+	}
+	return out
+}()
 
 // File names inside the output directory.
 const (
@@ -73,7 +97,7 @@ func safeName(s string) string {
 // rendered in memory and then written to a temporary file renamed into place,
 // so a reader (or a crash) never sees half a report. One report failing does
 // not stop the others; the errors are joined.
-func WriteAll(dir string, r *result.Report, formats []string, opts Options) error {
+func WriteAll(dir string, r *result.Report, names []string, opts Options) error {
 	if r == nil {
 		return errors.New("write reports: nil report")
 	}
@@ -81,32 +105,22 @@ func WriteAll(dir string, r *result.Report, formats []string, opts Options) erro
 		return fmt.Errorf("create output directory: %w", err)
 	}
 	var errs []error
-	for _, f := range formats {
-		var (
-			name   string
-			render func(io.Writer, *result.Report) error
-		)
-		switch f {
-		case FormatTable:
+	for _, name := range names {
+		i := slices.IndexFunc(formats, func(f format) bool { return f.name == name })
+		if i < 0 {
+			errs = append(errs, fmt.Errorf("write reports: unknown format %q", name))
 			continue
-		case FormatJSON:
-			name, render = FileJSON, WriteJSON
-		case FormatJUnit:
-			name, render = FileJUnit, WriteJUnit
-		case FormatMarkdown:
-			name, render = FileMarkdown, WriteMarkdown
-		case FormatHTML:
-			name, render = FileHTML, func(w io.Writer, r *result.Report) error { return html.Write(w, r, opts.Baseline) }
-		default:
-			errs = append(errs, fmt.Errorf("write reports: unknown format %q", f))
-			continue
+		}
+		f := formats[i]
+		if f.render == nil {
+			continue // a terminal format
 		}
 		var buf bytes.Buffer
-		if err := render(&buf, r); err != nil {
-			errs = append(errs, fmt.Errorf("render %s: %w", name, err))
+		if err := f.render(&buf, r, opts); err != nil {
+			errs = append(errs, fmt.Errorf("render %s: %w", f.file, err))
 			continue
 		}
-		if err := atomicfile.Write(filepath.Join(dir, name), buf.Bytes()); err != nil {
+		if err := atomicfile.Write(filepath.Join(dir, f.file), buf.Bytes()); err != nil {
 			errs = append(errs, err)
 		}
 	}

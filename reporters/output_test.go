@@ -85,3 +85,15 @@ func TestWriteAllErrors(t *testing.T) {
 		t.Error("want an error when the directory cannot be created")
 	}
 }
+
+// TestReadmeReportFormats: the README's run flags list every --report
+// format, in order (the one list is Formats).
+func TestReadmeReportFormats(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "`--report " + strings.Join(Formats, ",") + "`"; !strings.Contains(string(b), want) {
+		t.Fatalf("README.md does not list %s", want)
+	}
+}

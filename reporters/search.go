@@ -55,7 +55,7 @@ func capacityCell(sr *result.SearchResult, t *result.SearchTarget) string {
 // loadText names a load: a concurrency, or a rate in requests/s.
 func loadText(sr *result.SearchResult, x float64) string {
 	s := strconv.FormatFloat(x, 'f', -1, 64)
-	if sr.Over == "rate" {
+	if sr.Over == result.LoadRate {
 		return s + " req/s"
 	}
 	return s
@@ -95,7 +95,7 @@ func boundCell(l *result.SearchLoad) string {
 // probes and time it used, and why it stopped.
 func searchLine(sr *result.SearchResult) string {
 	step := strconv.FormatFloat(sr.Step, 'f', -1, 64)
-	if sr.Over == "rate" {
+	if sr.Over == result.LoadRate {
 		step = strconv.FormatFloat(sr.Step*100, 'f', -1, 64) + "%"
 	}
 	budget := plural(sr.BudgetProbes, "probe", "probes")

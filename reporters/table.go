@@ -9,7 +9,6 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
-	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -135,30 +134,21 @@ func writeVerdict(ew *errWriter, r *result.Report, color bool) {
 // the stage's error, each level's first failure and warnings, stage warnings.
 func writeStageNotes(ew *errWriter, st *result.Stage, opts TableOptions) {
 	color := opts.Color
-	if st.Error != "" {
-		ew.println("  " + paint(color, ansiRed, "✗") + " stage error: " + oneLine(st.Error))
-	}
-	for i := range st.Points {
-		p := &st.Points[i]
-		if p.Error != nil {
-			what := "first failure"
-			if checks.AllFailed(p) {
-				what = "every request failed; first"
-			}
-			ew.println("  " + paint(color, ansiRed, "✗") + " " + p.Label() + ": " + what + ": " + oneLine(*p.Error))
-			if hint := checks.FailureHint(st, p); hint != "" {
-				ew.println("    " + hint)
-			}
+	for _, n := range stageNotes(st) {
+		switch n.kind {
+		case noteStageError:
+			ew.println("  " + paint(color, ansiRed, "✗") + " stage error: " + n.text)
+		case noteFailure:
+			ew.println("  " + paint(color, ansiRed, "✗") + " " + n.label + ": " + n.what + ": " + n.text)
+		case noteHint:
+			ew.println("    " + n.text)
+		case noteWarning:
+			ew.println("  " + paint(color, ansiYellow, "!") + " " + n.label + ": " + n.text)
+		case noteInfo:
+			ew.printf("  %s\n", paint(color, ansiDim, "· "+n.label+": "+n.text))
+		case noteStageWarning:
+			ew.println("  " + paint(color, ansiYellow, "!") + " " + n.text)
 		}
-		for _, wmsg := range p.Warnings {
-			ew.println("  " + paint(color, ansiYellow, "!") + " " + p.Label() + ": " + oneLine(wmsg))
-		}
-		for _, note := range p.Notes {
-			ew.printf("  %s\n", paint(color, ansiDim, "· "+p.Label()+": "+oneLine(note)))
-		}
-	}
-	for _, wmsg := range st.Warnings {
-		ew.println("  " + paint(color, ansiYellow, "!") + " " + oneLine(wmsg))
 	}
 }
 

@@ -195,11 +195,11 @@ func (c *Comparison) WorseBy() float64 { return c.delta().WorseBy() }
 
 // delta is the comparison as the stats package reads it.
 func (c *Comparison) delta() stats.Delta {
-	d := stats.Delta{Better: stats.LowerIsBetter, Rel: orNaN(c.Rel), Abs: orNaN(c.Abs), Verdict: stats.Verdict(c.Verdict)}
-	if m, ok := MetricNamed(c.Metric); ok && m.Better == HigherIsBetter {
-		d.Better = stats.HigherIsBetter
+	var better Better // an unknown metric: lower is better
+	if m, ok := MetricNamed(c.Metric); ok {
+		better = m.Better
 	}
-	return d
+	return stats.Delta{Better: better.Direction(), Rel: orNaN(c.Rel), Abs: orNaN(c.Abs), Verdict: stats.Verdict(c.Verdict)}
 }
 
 func orNaN(p *float64) float64 {

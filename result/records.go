@@ -335,7 +335,7 @@ type StageRecord struct {
 	Endpoint Endpoint `json:"endpoint"`
 	API      string   `json:"api"`
 	Mode     string   `json:"mode"`
-	Load     string   `json:"load"`
+	Load     LoadKind `json:"load"`
 	Warnings []string `json:"warnings,omitempty"`
 	// Trace summarises the trace a replay stage sent (nil for other stages).
 	Trace *TraceSummary `json:"trace,omitempty"`

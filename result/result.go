@@ -362,7 +362,7 @@ type Stage struct {
 	Endpoint Endpoint `json:"endpoint"`
 	API      string   `json:"api"`  // chat | completions
 	Mode     string   `json:"mode"` // pinned | natural
-	Load     string   `json:"load"` // concurrency | rate | trace
+	Load     LoadKind `json:"load"` // concurrency | rate | trace
 	// Trace is a replay stage's trace, as it asked: requests, span, rates,
 	// lengths and the prefix-cache hit rate it implies (nil for other stages).
 	Trace    *TraceSummary  `json:"trace,omitempty"`

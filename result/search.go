@@ -38,7 +38,7 @@ const (
 // SearchResult is a capacity search's outcome.
 type SearchResult struct {
 	// Over is what the search varied: concurrency or rate.
-	Over string `json:"over"`
+	Over LoadKind `json:"over"`
 	// Min, Max and Step are the search's bounds and precision (Step is
 	// relative for a rate search).
 	Min  float64 `json:"min"`

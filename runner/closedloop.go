@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/runnerbench/runner/result"
 )
 
 // closedLoop keeps conc requests in flight: each worker sends its next
@@ -13,9 +15,15 @@ type closedLoop struct {
 	ramp time.Duration
 }
 
-func (c closedLoop) conns() int { return c.conc }
+func (c closedLoop) Conns() int { return c.conc }
 
-func (c closedLoop) dispatch(ctx context.Context, lr *levelRun) {
+// Split gives shard i of N conc/N streams, one more for each i < conc%N.
+func (c closedLoop) Split(sh result.Shard, _ time.Duration) (Share, error) {
+	c.conc = share(c.conc, sh.Index, sh.Count)
+	return Share{Load: c, Concurrency: c.conc, Empty: c.conc == 0}, nil
+}
+
+func (c closedLoop) Dispatch(ctx context.Context, lr *LevelRun) {
 	// Every worker builds its first request before the window opens, so
 	// the first wave leaves together instead of behind conc body builds.
 	var wg, ready sync.WaitGroup
@@ -23,11 +31,11 @@ func (c closedLoop) dispatch(ctx context.Context, lr *levelRun) {
 	ready.Add(c.conc)
 	for i := range c.conc {
 		wg.Go(func() {
-			w := lr.newWorker()
-			seq, ok := lr.claim()
-			var first prepared
+			w := lr.NewWorker()
+			seq, ok := lr.Claim()
+			var first Prepared
 			if ok {
-				first = lr.prepare(seq)
+				first = lr.Prepare(seq)
 			}
 			ready.Done()
 			<-open
@@ -38,14 +46,14 @@ func (c closedLoop) dispatch(ctx context.Context, lr *levelRun) {
 		})
 	}
 	ready.Wait()
-	lr.begin()
+	lr.Begin()
 	close(open)
 	wg.Wait()
 }
 
-// work is worker i's loop: its prepared first request, then one request
+// work is worker i's loop: its Prepared first request, then one request
 // after another until the level has sent all it should.
-func (c closedLoop) work(ctx context.Context, lr *levelRun, w *worker, first prepared, i int) {
+func (c closedLoop) work(ctx context.Context, lr *LevelRun, w *Worker, first Prepared, i int) {
 	// Without a ramp the first wave is due as each worker wakes: putting
 	// conc requests on the wire at once takes the client some milliseconds,
 	// a spread that is not lateness against any schedule (counting it would
@@ -55,18 +63,18 @@ func (c closedLoop) work(ctx context.Context, lr *levelRun, w *worker, first pre
 	if c.ramp > 0 {
 		due = lr.start.Add(c.ramp * time.Duration(i) / time.Duration(c.conc))
 		if !sleepUntil(ctx, due) {
-			lr.send(ctx, w, first, due) // recorded as interrupted
+			lr.Send(ctx, w, first, due) // recorded as interrupted
 			return
 		}
 	}
-	lr.send(ctx, w, first, due)
+	lr.Send(ctx, w, first, due)
 	due = time.Now() // the worker is free: its next request is due now
 	for ctx.Err() == nil {
-		seq, ok := lr.claim()
+		seq, ok := lr.Claim()
 		if !ok {
 			return
 		}
-		lr.exec(ctx, w, seq, due)
+		lr.Exec(ctx, w, seq, due)
 		due = time.Now()
 	}
 }

@@ -2,11 +2,13 @@
 // measurement engine: it sends a stage's requests to an OpenAI-compatible
 // endpoint at each load level, reads every stream as it arrives, times the
 // tokens, and hands the records (one per request, one per level) to a Sink.
-// It owns the HTTP client, the prompts (nonce, calibrated length), the load
-// shapes (shape.go: a Sweep picks the levels, a Dispatcher sends a level's
-// requests, a unit is one request or one conversation) and the per-request
-// failure taxonomy. It computes no metric: package aggregate does, from the
-// records.
+// It runs a stage as the plan compiled it (scenario.LoadPlan) and owns the
+// HTTP client, the prompts (nonce, calibrated length), the load shapes
+// (shape.go: a Sweep picks the levels, a Dispatcher sends a level's
+// requests and splits itself for a shard, a unit is one request or one
+// conversation), the token clock and the per-request failure taxonomy. What
+// differs between APIs is runner/protocol's: the engine never asks which one
+// it speaks. It computes no metric: package aggregate does, from the records.
 //
 // Accuracy comes first: one shared keep-alive transport per endpoint sized to
 // the level so no connection set-up lands inside a TTFT, one monotonic clock
@@ -154,7 +156,7 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 		e.headers.Set("Authorization", "Bearer "+key)
 	}
 	e.headers.Set("Content-Type", "application/json")
-	e.headers.Set("Accept", "text/event-stream")
+	// Accept is the stage's protocol's media type, set on each request.
 	if u.Scheme == "https" {
 		if e.tlsConf, err = tlsConfig(t.Endpoint.TLS); err != nil {
 			return nil, fmt.Errorf("endpoint %s: %w", t.Name, err)

@@ -288,7 +288,7 @@ func runStageCtx(ctx context.Context, e *Engine, plan *scenario.Plan, st *scenar
 	if c, ok := collectors.Load(e); ok {
 		sink.col = c.(*collector)
 	}
-	err := e.RunStage(ctx, plan, st, sink)
+	err := e.RunStage(ctx, plan.LoadPlan(st), sink)
 	res := sink.Result()
 	if err != nil {
 		res.Error = err.Error()

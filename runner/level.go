@@ -16,8 +16,9 @@ import (
 // duration ends before they are cut (and recorded as interrupted).
 const durationGrace = 30 * time.Second
 
-// levelRun is one level in progress: what its dispatcher and unit drive.
-type levelRun struct {
+// LevelRun is one level in progress: what its Dispatcher drives (through
+// the exported methods) and its unit (one request or one conversation) fills.
+type LevelRun struct {
 	e    *Engine
 	sp   *stagePlan
 	idx  int
@@ -54,10 +55,10 @@ type levelRun struct {
 	ttftLive, itlLive liveQuantile
 }
 
-// claim hands out the next request's sequence number, or false when the
+// Claim hands out the next request's sequence number, or false when the
 // level has sent all it should. A shard's n-th request is the level's
 // request n·N+i (Part.global).
-func (lr *levelRun) claim() (int, bool) {
+func (lr *LevelRun) Claim() (int, bool) {
 	if !lr.stopAt.IsZero() && !time.Now().Before(lr.stopAt) {
 		return 0, false
 	}
@@ -69,13 +70,13 @@ func (lr *levelRun) claim() (int, bool) {
 }
 
 // replicates is how many times the level's load is started.
-func (lr *levelRun) replicates() int { return max(1, lr.lvl.Spec.Replicates) }
+func (lr *LevelRun) replicates() int { return max(1, lr.lvl.Spec.Replicates) }
 
 // startReplicate readies replicate r: its share of the level's requests
 // (the first total mod k replicates take one more), its sequence numbers
 // after the last replicate's (so no prompt or nonce repeats), and a fresh
 // count of claims; the dispatcher then opens its window with begin.
-func (lr *levelRun) startReplicate(r int) {
+func (lr *LevelRun) startReplicate(r int) {
 	if r > 0 {
 		granted := int(lr.claimed.Load())
 		if lr.repTotal > 0 {
@@ -93,21 +94,21 @@ func (lr *levelRun) startReplicate(r int) {
 	}
 }
 
-// newWorker returns a worker whose token gaps count toward the level.
-func (lr *levelRun) newWorker() *worker {
+// NewWorker returns a worker whose token gaps count toward the level.
+func (lr *LevelRun) NewWorker() *Worker {
 	b := &itlBatch{lr: lr}
 	lr.itlMu.Lock()
 	lr.batches = append(lr.batches, b)
 	lr.itlMu.Unlock()
-	return lr.e.newWorker(lr.sp.path, b)
+	return lr.e.newWorker(lr.sp.proto, b)
 }
 
-// begin opens the measured window: the dispatcher calls it once, right
+// Begin opens the measured window: the dispatcher calls it once, right
 // before the first measured request goes out (after preparing the first
 // wave, so building bodies is not inside anyone's TTFT). A scheduled level
 // waits for its slot's opening instant, and its duration and grace are
 // counted from the schedule, so every shard's window closes together.
-func (lr *levelRun) begin() {
+func (lr *LevelRun) Begin() {
 	slot := lr.lvl.Slot
 	if slot != nil {
 		sleepUntil(lr.ctx, slot.Open)
@@ -126,30 +127,30 @@ func (lr *levelRun) begin() {
 	lr.stopProg = lr.e.progress(lr)
 }
 
-// prepared is a measured request built and waiting to be sent.
-type prepared struct {
+// Prepared is a measured request built and waiting to be sent.
+type Prepared struct {
 	rec  *result.Request
 	job  *job
 	err  error
 	conv *conversation // multi-turn: the conversation this is the first turn of
 }
 
-// prepare builds measured request seq (a conversation's first turn, with
+// Prepare builds measured request seq (a conversation's first turn, with
 // turns) before its due time.
-func (lr *levelRun) prepare(seq int) prepared { return lr.unit.prepare(lr, seq) }
+func (lr *LevelRun) Prepare(seq int) Prepared { return lr.unit.prepare(lr, seq) }
 
-// send sends a prepared request on w; due is when it should have gone out.
-func (lr *levelRun) send(ctx context.Context, w *worker, p prepared, due time.Time) {
+// Send sends a prepared request on w; due is when it should have gone out.
+func (lr *LevelRun) Send(ctx context.Context, w *Worker, p Prepared, due time.Time) {
 	lr.unit.send(ctx, lr, w, p, due)
 }
 
-// exec builds and sends measured request seq on w.
-func (lr *levelRun) exec(ctx context.Context, w *worker, seq int, due time.Time) {
-	lr.send(ctx, w, lr.prepare(seq), due)
+// Exec builds and sends measured request seq on w.
+func (lr *LevelRun) Exec(ctx context.Context, w *Worker, seq int, due time.Time) {
+	lr.Send(ctx, w, lr.Prepare(seq), due)
 }
 
 // newRecord starts the record of measured request seq.
-func (lr *levelRun) newRecord(seq int) *result.Request {
+func (lr *LevelRun) newRecord(seq int) *result.Request {
 	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Seq: seq, Replicate: lr.rep, Shard: lr.e.shardIndex()}
 	if r := lr.lvl.Spec.Rate; r != nil {
 		rec.Rate = *r
@@ -159,8 +160,8 @@ func (lr *levelRun) newRecord(seq int) *result.Request {
 	return rec
 }
 
-// sendOne sends one prepared request on w and records it.
-func (lr *levelRun) sendOne(ctx context.Context, w *worker, p prepared, due time.Time) {
+// sendOne sends one Prepared request on w and records it.
+func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p Prepared, due time.Time) {
 	rec := p.rec
 	if p.err != nil {
 		rec.Start = time.Now()
@@ -192,7 +193,7 @@ func (lr *levelRun) sendOne(ctx context.Context, w *worker, p prepared, due time
 
 // enter counts a measured request going on the wire, for the level's live
 // peak in flight (what its record carries past the exact limit).
-func (lr *levelRun) enter() {
+func (lr *LevelRun) enter() {
 	n := lr.inFlight.Add(1)
 	for {
 		p := lr.peak.Load()
@@ -205,24 +206,24 @@ func (lr *levelRun) enter() {
 // unit is what one claimed request of a level is: a single request, or a
 // whole multi-turn conversation (multiturn.go).
 type unit interface {
-	prepare(lr *levelRun, seq int) prepared
-	send(ctx context.Context, lr *levelRun, w *worker, p prepared, due time.Time)
+	prepare(lr *LevelRun, seq int) Prepared
+	send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time)
 }
 
 // single is the unit of a stage without turns: one request.
 type single struct{}
 
-func (single) prepare(lr *levelRun, seq int) prepared {
+func (single) prepare(lr *LevelRun, seq int) Prepared {
 	rec := lr.newRecord(seq)
 	rec.Prompt = lr.sp.promptIndex(seq)
 	j, err := lr.sp.build(lr.idx, seq, false)
 	if j != nil {
 		rec.Nonce = j.nonce
 	}
-	return prepared{rec: rec, job: j, err: err}
+	return Prepared{rec: rec, job: j, err: err}
 }
 
-func (single) send(ctx context.Context, lr *levelRun, w *worker, p prepared, due time.Time) {
+func (single) send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time) {
 	lr.sendOne(ctx, w, p, due)
 }
 
@@ -236,8 +237,8 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	if !e.slotBegins(ctx, lvl) {
 		return rec // this shard's part of the level is empty
 	}
-	lr := &levelRun{e: e, sp: sp, idx: idx, lvl: lvl, unit: sp.unit(), sink: sink, total: lvl.Requests}
-	conns := lvl.Load.conns()
+	lr := &LevelRun{e: e, sp: sp, idx: idx, lvl: lvl, unit: sp.unit(), sink: sink, total: lvl.Requests}
+	conns := lvl.Load.Conns()
 	e.primeConnections(ctx, conns)
 	e.warmup(ctx, sp, idx, conns, sp.warmups, sink)
 	nearOpen(ctx, lvl)
@@ -282,16 +283,16 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 // completion, its length the sum of the replicates' windows (the time under
 // load, without the instant between one replicate's last completion and the
 // next one's first send).
-func (lr *levelRun) measure(rec *result.LevelRecord) {
+func (lr *LevelRun) measure(rec *result.LevelRecord) {
 	k := lr.replicates()
 	for r := range k {
 		if r > 0 && lr.ctx.Err() != nil {
 			break // interrupted: the level is the replicates run so far
 		}
 		lr.startReplicate(r)
-		lr.lvl.Load.dispatch(lr.ctx, lr)
+		lr.lvl.Load.Dispatch(lr.ctx, lr)
 		if lr.start.IsZero() {
-			lr.begin() // a dispatcher that sent nothing
+			lr.Begin() // a dispatcher that sent nothing
 		}
 		end := time.Now()
 		if lr.grace != nil {
@@ -330,7 +331,7 @@ func (e *Engine) readCounters(ctx context.Context, s *servermetrics.Scraper) *se
 // level's lock once per itlBatchSize gaps, so a worker's memory stays a few
 // KiB however many tokens there are.
 type itlBatch struct {
-	lr   *levelRun
+	lr   *LevelRun
 	n    int
 	live int // buf[:live] is counted in the level's live ITL already
 	buf  [itlBatchSize]time.Duration
@@ -374,7 +375,7 @@ func (b *itlBatch) toLive() {
 
 // live counts a finished request's TTFT and token gaps toward the progress
 // line's medians: on the worker, after its stream, off the token path.
-func (lr *levelRun) live(w *worker, rec *result.Request) {
+func (lr *LevelRun) live(w *Worker, rec *result.Request) {
 	if rec.OK && rec.TTFTMs != nil {
 		lr.ttftLive.add(time.Duration(*rec.TTFTMs * float64(time.Millisecond)))
 	}
@@ -382,3 +383,10 @@ func (lr *levelRun) live(w *worker, rec *result.Request) {
 		w.itl.toLive()
 	}
 }
+
+// Start is when the current replicate's measured window opened (zero
+// before Begin).
+func (lr *LevelRun) Start() time.Time { return lr.start }
+
+// Level is the level being run.
+func (lr *LevelRun) Level() Level { return lr.lvl }

@@ -1,16 +1,14 @@
 package runner
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
 
+	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -38,12 +36,8 @@ import (
 // level), no server counters (those are read around the whole level), and
 // their throughputs are over the level's wall time.
 
-// Reply capture bounds: the raw stream kept per turn while it is read, and
-// the reply text kept for the history.
-const (
-	maxReplyStream = 4 << 20
-	maxReplyText   = 64 << 10
-)
+// maxReplyStream bounds the raw stream kept per turn while it is read.
+const maxReplyStream = protocol.MaxCapture
 
 // conversation is one multi-turn conversation in progress.
 type conversation struct {
@@ -116,46 +110,10 @@ func (e *Engine) tapReplies() (restore func()) {
 	}
 }
 
-// replyText extracts the assistant's text from a captured chat stream: the
-// delta.content of every data line, in order, up to maxReplyText bytes.
-// Parsing happens after the request's clock has stopped.
-func replyText(stream []byte) string {
-	var (
-		out   strings.Builder
-		chunk struct {
-			Choices []struct {
-				Delta struct {
-					Content string `json:"content"`
-				} `json:"delta"`
-				Text string `json:"text"`
-			} `json:"choices"`
-		}
-	)
-	sc := bufio.NewScanner(bytes.NewReader(stream))
-	sc.Buffer(make([]byte, 0, 64<<10), maxReplyStream)
-	for sc.Scan() && out.Len() < maxReplyText {
-		line := sc.Bytes()
-		data, ok := bytes.CutPrefix(line, []byte("data:"))
-		if !ok {
-			continue
-		}
-		data = bytes.TrimSpace(data)
-		if len(data) == 0 || data[0] != '{' {
-			continue // [DONE] or junk
-		}
-		chunk.Choices = nil // a reused element would keep fields this chunk lacks
-		if json.Unmarshal(data, &chunk) != nil {
-			continue
-		}
-		for _, c := range chunk.Choices {
-			s := c.Delta.Content
-			if s == "" {
-				s = c.Text
-			}
-			out.WriteString(s[:min(len(s), maxReplyText-out.Len())])
-		}
-	}
-	return out.String()
+// reply is the assistant's text in a captured response, by the stage's
+// protocol (the plan loader allows turns only on a conversational one).
+func (sp *stagePlan) reply(body []byte) string {
+	return sp.proto.(protocol.Conversational).Reply(body)
 }
 
 // turnSeq numbers turn t (1-based) of conversation conv.
@@ -227,21 +185,21 @@ func (sp *stagePlan) buildTurn(level int, c *conversation, turn int) (*job, erro
 // worker.
 type conversations struct {
 	mu   sync.Mutex
-	bufs map[*worker]*replyBuf // each worker's reply capture buffer
+	bufs map[*Worker]*replyBuf // each worker's reply capture buffer
 }
 
 // prepare builds the first turn of conversation seq.
-func (cs *conversations) prepare(lr *levelRun, seq int) prepared {
+func (cs *conversations) prepare(lr *LevelRun, seq int) Prepared {
 	c := &conversation{idx: seq, nonce: lr.sp.nonces.next()}
 	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
 	rec.Turn = 1
 	rec.Nonce = c.nonce
 	j, err := lr.sp.buildTurn(lr.idx, c, 1)
-	return prepared{rec: rec, job: j, err: err, conv: c}
+	return Prepared{rec: rec, job: j, err: err, conv: c}
 }
 
 // buf returns w's reply buffer, creating it on first use.
-func (cs *conversations) buf(w *worker) *replyBuf {
+func (cs *conversations) buf(w *Worker) *replyBuf {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	b := cs.bufs[w]
@@ -252,9 +210,9 @@ func (cs *conversations) buf(w *worker) *replyBuf {
 	return b
 }
 
-// send sends a conversation's turns on w, starting with the prepared first
+// send sends a conversation's turns on w, starting with the Prepared first
 // turn (due at due), each later turn as soon as the previous reply is in.
-func (cs *conversations) send(ctx context.Context, lr *levelRun, w *worker, p prepared, due time.Time) {
+func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time) {
 	buf := cs.buf(w)
 	c := p.conv
 	for turn := 1; ; turn++ {
@@ -264,11 +222,11 @@ func (cs *conversations) send(ctx context.Context, lr *levelRun, w *worker, p pr
 		if !p.rec.OK || turn == lr.sp.turns || ctx.Err() != nil {
 			return
 		}
-		c.history = append(c.history, scenario.Message{Role: "assistant", Content: replyText(buf.Bytes())})
+		c.history = append(c.history, scenario.Message{Role: "assistant", Content: lr.sp.reply(buf.Bytes())})
 		rec := lr.newRecord(lr.sp.turnSeq(c.idx, turn+1))
 		rec.Turn, rec.Nonce = turn+1, c.nonce
 		j, err := lr.sp.buildTurn(lr.idx, c, turn+1)
-		p = prepared{rec: rec, job: j, err: err, conv: c}
+		p = Prepared{rec: rec, job: j, err: err, conv: c}
 		due = time.Now() // no think time: the next turn is due when the reply is in
 	}
 }

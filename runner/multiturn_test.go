@@ -205,24 +205,6 @@ func TestMultiTurnOpenLoopSynthetic(t *testing.T) {
 	}
 }
 
-func TestReplyText(t *testing.T) {
-	stream := "data: {\"choices\":[{\"delta\":{\"role\":\"assistant\"}}]}\n\n" +
-		"data: {\"choices\":[{\"delta\":{\"content\":\"Hel\"}}]}\n\n" +
-		": keep-alive\n" +
-		"data:{\"choices\":[{\"delta\":{\"content\":\"lo \\\"x\\\"\"}}]}\n\n" +
-		"data: {\"choices\":[{\"text\":\"!\"}]}\n\n" +
-		"data: {\"choices\":[],\"usage\":{\"completion_tokens\":3}}\n\n" +
-		"data: [DONE]\n\n"
-	if got := replyText([]byte(stream)); got != `Hello "x"!` {
-		t.Fatalf("replyText = %q", got)
-	}
-	big := "data: {\"choices\":[{\"delta\":{\"content\":\"" + strings.Repeat("a", maxReplyText) + "\"}}]}\n" +
-		"data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n"
-	if got := replyText([]byte(big)); len(got) != maxReplyText || strings.Contains(got, "b") {
-		t.Fatalf("reply of %d bytes not cut at %d", len(got), maxReplyText)
-	}
-}
-
 // TestMultiTurnFailureEndsConversation: a failed turn is the conversation's
 // last; the turns after it are never sent.
 func TestMultiTurnFailureEndsConversation(t *testing.T) {

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -124,7 +125,59 @@ type openLoop struct {
 }
 
 // conns is the cap, or about one second's arrivals (of this shard's part).
-func (o *openLoop) conns() int { return rateConns(o.rate/float64(max(1, o.part.Count)), o.maxConc) }
+func (o *openLoop) Conns() int { return rateConns(o.rate/float64(max(1, o.part.Count)), o.maxConc) }
+
+// Split gives shard i of N arrivals i, i+N, i+2N, ... of the whole level's
+// seeded schedule (so the union is exactly the plan's schedule), a
+// max_concurrency cap split as closed-loop streams are, and rate/N. A
+// replay's recorded times are not split.
+func (o *openLoop) Split(sh result.Shard, dur time.Duration) (Share, error) {
+	if o.times != nil {
+		return Share{}, errors.New("a trace replay cannot be split across shards")
+	}
+	p := *o
+	p.part = sh
+	if p.maxConc > 0 {
+		p.maxConc = share(p.maxConc, sh.Index, sh.Count)
+	}
+	rate := p.rate / float64(sh.Count)
+	// Arrival i must fall inside the level for the shard to send anything.
+	empty := len(Schedule(p.seed, p.rate, p.arrival, p.burstiness, sh.Index+1, dur)) <= sh.Index
+	return Share{Load: &p, Concurrency: p.maxConc, Rate: &rate, Empty: empty}, nil
+}
+
+// arrivalSource gives an open loop's due offsets, one per claimed request.
+type arrivalSource interface{ next() time.Duration }
+
+// arrivals is the open loop's schedule: the whole level's, or shard part's
+// share of it.
+func (o *openLoop) arrivals() arrivalSource {
+	a := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
+	if o.part.Count <= 1 {
+		return a
+	}
+	return &partArrivals{a: a, stride: o.part.Count, phase: o.part.Index}
+}
+
+// partArrivals is arrivals phase, phase+stride, phase+2·stride, ... of the
+// whole level's schedule: every shard draws the whole schedule (the draws
+// are the schedule's meaning) and keeps its own.
+type partArrivals struct {
+	a             *arrivals
+	stride, phase int
+	started       bool
+}
+
+func (p *partArrivals) next() time.Duration {
+	skip := p.stride - 1
+	if !p.started {
+		skip, p.started = p.phase, true
+	}
+	for range skip {
+		p.a.next()
+	}
+	return p.a.next()
+}
 
 // schedule returns the level's due offsets, one per call; false when the
 // schedule has no more.
@@ -143,7 +196,7 @@ func (o *openLoop) schedule() func() (time.Duration, bool) {
 	return func() (time.Duration, bool) { return a.next(), true }
 }
 
-func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
+func (o *openLoop) Dispatch(ctx context.Context, lr *LevelRun) {
 	next := o.schedule()
 	out := newSenders(ctx, lr, o.maxConc, lr.e.opts.CoarseSends)
 	defer out.close()
@@ -151,13 +204,13 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 	// loop's first wave; each later one is built while waiting for its due
 	// time, so body building is off the schedule unless the rate leaves no
 	// time for it (then it shows as lag, honestly).
-	seq, ok := lr.claim()
+	seq, ok := lr.Claim()
 	off, more := next()
 	if !ok || !more {
 		return
 	}
-	p := lr.prepare(seq)
-	lr.begin()
+	p := lr.Prepare(seq)
+	lr.Begin()
 	for {
 		due := lr.start.Add(off)
 		if !sleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
@@ -166,10 +219,10 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 		if off, more = next(); !more || (lr.lvl.Duration > 0 && off >= lr.lvl.Duration) {
 			return
 		}
-		if seq, ok = lr.claim(); !ok {
+		if seq, ok = lr.Claim(); !ok {
 			return
 		}
-		p = lr.prepare(seq)
+		p = lr.Prepare(seq)
 	}
 }
 
@@ -183,7 +236,7 @@ func (o *openLoop) dispatch(ctx context.Context, lr *levelRun) {
 // size on an earlier request.
 type senders struct {
 	ctx  context.Context
-	lr   *levelRun
+	lr   *LevelRun
 	lead time.Duration
 	jobs chan sendJob  // unbuffered: a hand-off to an idle sender
 	sem  chan struct{} // max_concurrency slots (nil: no cap)
@@ -202,13 +255,13 @@ type senders struct {
 // max_concurrency slot (a variable for tests).
 var maxPending = 1024
 
-// sendJob is a prepared request and when it is due.
+// sendJob is a Prepared request and when it is due.
 type sendJob struct {
-	p   prepared
+	p   Prepared
 	due time.Time
 }
 
-func newSenders(ctx context.Context, lr *levelRun, maxConc int, coarse bool) *senders {
+func newSenders(ctx context.Context, lr *LevelRun, maxConc int, coarse bool) *senders {
 	rate := 0.0
 	if r := lr.lvl.Spec.Rate; r != nil {
 		rate = *r
@@ -227,7 +280,7 @@ func newSenders(ctx context.Context, lr *levelRun, maxConc int, coarse bool) *se
 
 // send hands a request due at due to an idle sender, or to a new one when
 // all are busy; false when ctx ended a wait for room.
-func (s *senders) send(ctx context.Context, p prepared, due time.Time) bool {
+func (s *senders) send(ctx context.Context, p Prepared, due time.Time) bool {
 	select {
 	case s.pending <- struct{}{}:
 	case <-ctx.Done():
@@ -244,7 +297,7 @@ func (s *senders) send(ctx context.Context, p prepared, due time.Time) bool {
 // spawn starts a sender, with a first job or idle.
 func (s *senders) spawn(first *sendJob) {
 	s.wg.Go(func() {
-		w := s.lr.newWorker()
+		w := s.lr.NewWorker()
 		for j := first; ; j = nil {
 			if j == nil {
 				next, ok := <-s.jobs
@@ -259,7 +312,7 @@ func (s *senders) spawn(first *sendJob) {
 }
 
 // run waits for j's due time and a slot, and sends it.
-func (s *senders) run(w *worker, j *sendJob) {
+func (s *senders) run(w *Worker, j *sendJob) {
 	ok := true
 	if !s.coarse {
 		a := s.alarms.get()
@@ -271,7 +324,7 @@ func (s *senders) run(w *worker, j *sendJob) {
 	if !ok {
 		return // never sent: not a request of the level
 	}
-	s.lr.send(s.ctx, w, j.p, j.due)
+	s.lr.Send(s.ctx, w, j.p, j.due)
 	if s.sem != nil {
 		<-s.sem
 	}

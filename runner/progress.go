@@ -6,7 +6,7 @@ import "time"
 const progressInterval = 100 * time.Millisecond
 
 // progress reports the level's progress every progressInterval until stopped.
-func (e *Engine) progress(lr *levelRun) (stop func()) {
+func (e *Engine) progress(lr *LevelRun) (stop func()) {
 	f := e.opts.OnProgress
 	if f == nil {
 		return func() {}

@@ -2,7 +2,7 @@ package runner
 
 import (
 	"github.com/runnerbench/runner/internal/redact"
-	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/runner/protocol"
 
 	"bytes"
 	"context"
@@ -141,7 +141,7 @@ func (s *sizer) words(tokens int) int {
 // and by API, so each pair gets its own.
 type calibKey struct {
 	model string
-	api   scenario.API
+	api   string
 }
 
 // counter counts the tokens a prompt occupies on the server.
@@ -189,14 +189,10 @@ func calibrate(ctx context.Context, count counter) (overhead, perWord float64, e
 }
 
 // tokenizeCounter counts with a vLLM-style /tokenize at the server's origin.
-func (e *Engine) tokenizeCounter(api scenario.API) counter {
+func (e *Engine) tokenizeCounter(p protocol.Protocol) counter {
 	return func(ctx context.Context, text string) (int, error) {
-		body := map[string]any{"model": e.model}
-		if api == scenario.APIChat {
-			body["messages"] = []map[string]string{{"role": "user", "content": text}}
-		} else {
-			body["prompt"] = text
-		}
+		body := p.Prompt(text)
+		body["model"] = e.model
 		var out struct {
 			Count *int `json:"count"`
 		}
@@ -210,29 +206,19 @@ func (e *Engine) tokenizeCounter(api scenario.API) counter {
 	}
 }
 
-// probeCounter counts with a one-token completion and its usage.prompt_tokens.
-func (e *Engine) probeCounter(api scenario.API) counter {
+// probeCounter counts with a one-token request and the usage its answer
+// reports, as the protocol says; an API without a probe cannot count so.
+func (e *Engine) probeCounter(p protocol.Protocol) counter {
+	pr, ok := p.(protocol.Prober)
 	return func(ctx context.Context, text string) (int, error) {
-		body := map[string]any{"model": e.model, "max_tokens": 1, "temperature": 0, "stream": false}
-		path := "/completions"
-		if api == scenario.APIChat {
-			path = "/chat/completions"
-			body["messages"] = []map[string]string{{"role": "user", "content": text}}
-		} else {
-			body["prompt"] = text
+		if !ok {
+			return 0, errors.New("api " + p.Name() + " has no token-counting probe")
 		}
-		var out struct {
-			Usage *struct {
-				PromptTokens int `json:"prompt_tokens"`
-			} `json:"usage"`
-		}
-		if err := e.postJSON(ctx, e.url(path), body, &out); err != nil {
+		body, answer, tokens := pr.Probe(e.model, text)
+		if err := e.postJSON(ctx, e.url(p.Path()), body, answer); err != nil {
 			return 0, err
 		}
-		if out.Usage == nil || out.Usage.PromptTokens <= 0 {
-			return 0, errors.New("probe response carries no usage.prompt_tokens")
-		}
-		return out.Usage.PromptTokens, nil
+		return tokens()
 	}
 }
 
@@ -268,11 +254,11 @@ func (e *Engine) postJSON(ctx context.Context, url string, body, out any) error 
 
 // sizerFor returns the stage's prompt sizer, calibrating once per model and
 // API for the engine's lifetime (a run).
-func (e *Engine) sizerFor(ctx context.Context, api scenario.API, reference bool) (*sizer, string) {
+func (e *Engine) sizerFor(ctx context.Context, api protocol.Protocol, reference bool) (*sizer, string) {
 	if reference {
 		return &sizer{reference: true, source: "reference"}, ""
 	}
-	key := calibKey{e.model, api}
+	key := calibKey{e.model, api.Name()}
 	e.calMu.Lock()
 	defer e.calMu.Unlock()
 	if s, ok := e.calib[key]; ok {

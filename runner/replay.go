@@ -29,21 +29,21 @@ type replay struct {
 // compileReplay prepares a stage over trace prompts: the window its replay
 // settings cut, the prompts' sizing (calibrated on the server's tokenizer,
 // as synthetic prompts are) and the trace's summary for the report.
-func (e *Engine) compileReplay(ctx context.Context, plan *scenario.Plan, sp *stagePlan, tr *scenario.Trace) []string {
+func (e *Engine) compileReplay(ctx context.Context, sp *stagePlan, tr *scenario.Trace) []string {
 	st := sp.st
 	var warns []string
 	if tr.Note != "" {
 		warns = append(warns, "trace "+tr.File+": "+tr.Note)
 	}
-	s, w := e.sizerFor(ctx, sp.api, false)
+	s, w := e.sizerFor(ctx, sp.proto, false)
 	if w != "" {
 		warns = append(warns, w)
 	}
 	sp.sizer = s
-	win := trace.Window(tr.Requests, st.Replay.Start.D(), st.Replay.End.D(), st.Requests.Each)
+	win := trace.Window(tr.Requests, st.ReplayStart, st.ReplayEnd, st.Requests.Each)
 	rp := &replay{
 		reqs:  win,
-		times: trace.Offsets(win, st.Replay.Speedup),
+		times: trace.Offsets(win, st.ReplaySpeedup),
 		index: map[int64]uint64{},
 		block: tr.BlockTokens,
 		// A salt of its own (a fresh nonce's bits) makes every block this
@@ -67,16 +67,16 @@ func (e *Engine) compileReplay(ctx context.Context, plan *scenario.Plan, sp *sta
 			rp.shared[i]++
 		}
 	}
-	if tr.Prompts != "" {
-		loaded := plan.PromptSet(tr.Prompts).Loaded
+	if st.TracePrompts != nil {
+		loaded := st.TracePrompts.Loaded
 		rp.prompts = make(map[int]scenario.Prompt, len(loaded))
 		for _, p := range loaded {
 			rp.prompts[p.Index] = p
 		}
 	}
-	rp.summary = trace.Summarize(win, tr.BlockTokens, st.Replay.Speedup)
+	rp.summary = trace.Summarize(win, tr.BlockTokens, st.ReplaySpeedup)
 	rp.summary.File, rp.summary.Format, rp.summary.TraceRequests = tr.File, string(tr.Format), len(tr.Requests)
-	rp.summary.StartS, rp.summary.EndS = st.Replay.Start.D().Seconds(), st.Replay.End.D().Seconds()
+	rp.summary.StartS, rp.summary.EndS = st.ReplayStart.Seconds(), st.ReplayEnd.Seconds()
 	sp.replay = rp
 	return warns
 }
@@ -93,9 +93,6 @@ type replaySweep struct {
 	sp   *stagePlan
 	done bool
 }
-
-// Kind is "trace".
-func (s *replaySweep) Kind() string { return "trace" }
 
 // MaxConns is the level's in-flight cap, or about its busiest second's arrivals.
 func (s *replaySweep) MaxConns() int {

@@ -36,7 +36,7 @@ func runReplicated(t *testing.T, st *scenario.Stage) (*result.LevelRecord, resul
 	sink := &recordSink{testSink: testSink{Stage: aggregate.NewStage(0), col: col}}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if err := e.RunStage(ctx, plan, st, sink); err != nil {
+	if err := e.RunStage(ctx, plan.LoadPlan(st), sink); err != nil {
 		t.Fatalf("RunStage: %v", err)
 	}
 	res := sink.Result()

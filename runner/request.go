@@ -17,6 +17,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/runner/sse"
 )
 
@@ -27,18 +28,23 @@ type job struct {
 	maxTokens int
 }
 
-// worker is one in-flight slot. Its SSE reader and chunk are reused from
+// Worker is one in-flight slot (a Dispatcher holds one per goroutine). Its decoder and event are reused from
 // request to request, so reading a stream allocates nothing per chunk.
-type worker struct {
+type Worker struct {
 	e     *Engine
-	path  string
-	rd    *sse.Reader
-	chunk sse.Chunk
-	itl   *itlBatch // nil for warm-ups: their token gaps are not measured
+	proto protocol.Protocol
+	dec   protocol.Decoder
+	ev    protocol.Event
+	// header is the endpoint's headers with the protocol's Accept, cloned
+	// for each request (a clone of a map of its final size: no growth).
+	header http.Header
+	itl    *itlBatch // nil for warm-ups: their token gaps are not measured
 }
 
-func (e *Engine) newWorker(path string, itl *itlBatch) *worker {
-	return &worker{e: e, path: path, rd: sse.NewReader(nil), itl: itl}
+func (e *Engine) newWorker(p protocol.Protocol, itl *itlBatch) *Worker {
+	h := e.headers.Clone()
+	h.Set("Accept", p.MediaType())
+	return &Worker{e: e, proto: p, dec: p.NewDecoder(), header: h, itl: itl}
 }
 
 // timeoutError is a request timeout; its message says which one struck.
@@ -56,7 +62,7 @@ var errInterrupted = &interruptError{"run interrupted"}
 // do sends one request and measures its stream into rec (whose identity
 // fields the caller has filled): open sends it and checks the response,
 // read times the stream.
-func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
+func (w *Worker) do(ctx context.Context, j *job, rec *result.Request) {
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wd := newWatchdog(w.e.timeout, cancel)
@@ -69,9 +75,9 @@ func (w *worker) do(ctx context.Context, j *job, rec *result.Request) {
 	w.read(ctx, rctx, resp.Body, rec, wd, len(j.body))
 }
 
-// open sends the request and returns its response when it is a 200 event
-// stream; any other outcome is recorded in rec as a failure (false).
-func (w *worker) open(ctx, rctx context.Context, body []byte, rec *result.Request, wd *watchdog) (*http.Response, bool) {
+// open sends the request and returns its response when it is a 200 of the
+// protocol's media type; any other outcome is recorded in rec as a failure (false).
+func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Request, wd *watchdog) (*http.Response, bool) {
 	req, err := w.newRequest(rctx, body)
 	if err != nil {
 		fail(rec, result.ErrConnect, "building request: "+err.Error())
@@ -88,12 +94,12 @@ func (w *worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	kind, msg := "", ""
 	if resp.StatusCode != http.StatusOK {
 		kind = "http_" + strconv.Itoa(resp.StatusCode)
-	} else if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != "text/event-stream" {
+	} else if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != w.proto.MediaType() {
 		ct := resp.Header.Get("Content-Type")
 		if ct == "" {
 			ct = "none"
 		}
-		kind, msg = result.ErrMalformed, "200 response is not an event stream (content-type "+ct+"): "
+		kind, msg = result.ErrMalformed, "200 response is not "+w.proto.Describe()+" (content-type "+ct+"): "
 	}
 	if kind == "" {
 		return resp, true
@@ -107,12 +113,12 @@ func (w *worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 
 // newRequest builds the POST of body to the worker's path, with the
 // endpoint's headers.
-func (w *worker) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.url(w.path), bytes.NewReader(body))
+func (w *Worker) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.url(w.proto.Path()), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}
-	req.Header = w.e.headers.Clone()
+	req.Header = w.header.Clone()
 	req.ContentLength = int64(len(body))
 	return req, nil
 }
@@ -130,7 +136,7 @@ func (w *worker) newRequest(ctx context.Context, body []byte) (*http.Request, er
 // for any request on a fresh connection). A request the server answered in
 // any way, by a single response byte, is never re-sent, and neither is one
 // our own timeout or the run's interruption ended.
-func (w *worker) send(rctx context.Context, req *http.Request, body []byte, rec *result.Request, wd *watchdog) (*http.Response, error) {
+func (w *Worker) send(rctx context.Context, req *http.Request, body []byte, rec *result.Request, wd *watchdog) (*http.Response, error) {
 	var reused, answered atomic.Bool
 	trace := &httptrace.ClientTrace{
 		GotConn:              func(c httptrace.GotConnInfo) { reused.Store(c.Reused) },

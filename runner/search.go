@@ -18,9 +18,6 @@ type searchSweep struct {
 
 func newSearchSweep(sp *stagePlan) *searchSweep { return &searchSweep{sp: sp, cfg: sp.st.Search} }
 
-// Kind is what the search varies: "concurrency" or "rate".
-func (s *searchSweep) Kind() string { return string(s.cfg.Over) }
-
 // MaxConns is what a probe at max keeps in flight.
 func (s *searchSweep) MaxConns() int {
 	if s.cfg.Over == scenario.OverRate {

@@ -50,14 +50,35 @@ type Level struct {
 
 // Dispatcher is a load shape within a level: it decides when each of the
 // level's measured requests goes out (the closed loop's free worker, the open
-// loop's schedule), and nothing else. It drives the level through the
-// levelRun: begin (once, when the measured window opens), claim, prepare,
-// send and newWorker (one per goroutine).
+// loop's schedule), and nothing else. It drives the level through its
+// LevelRun: Begin (once, when the measured window opens), Claim, Prepare,
+// Send and NewWorker (one per goroutine). A new shape is a type in a file of
+// its own that implements it, and the Sweep that returns its levels.
 type Dispatcher interface {
-	dispatch(ctx context.Context, lr *levelRun)
-	// conns is how many requests may be in flight at once: the connections
+	// Dispatch sends the level's measured requests, returning when they
+	// have all finished (or ctx ended).
+	Dispatch(ctx context.Context, lr *LevelRun)
+	// Conns is how many requests may be in flight at once: the connections
 	// to open and the warm-ups' parallelism.
-	conns() int
+	Conns() int
+	// Split is the shape's part for one shard of a sharded run, of a level
+	// lasting dur (0: unbounded); an error when the shape cannot be split.
+	// Shard i's request n is the level's request n·N+i (LevelRun.Claim), so
+	// the union of the shards' parts sends exactly what one process would.
+	Split(shard result.Shard, dur time.Duration) (Share, error)
+}
+
+// Share is a shard's part of a level's load shape.
+type Share struct {
+	// Load sends the shard's part.
+	Load Dispatcher
+	// Concurrency is the shard's streams (closed loop) or its part of the
+	// in-flight cap (open loop; 0: none).
+	Concurrency int
+	// Rate is the shard's mean arrival rate (open loop; nil otherwise).
+	Rate *float64
+	// Empty: the shard has nothing of the level to send.
+	Empty bool
 }
 
 // Sweep is a stage's load shape across levels: which level comes next. A
@@ -70,6 +91,4 @@ type Sweep interface {
 	// MaxConns is the most requests any of its levels keeps in flight, so
 	// the connection pool can be sized once for the stage.
 	MaxConns() int
-	// Kind names the load for reports: "concurrency", "rate" or "trace".
-	Kind() string
 }

@@ -359,7 +359,7 @@ func TestPerLevelRequests(t *testing.T) {
 	sink := &levelSink{Stage: aggregate.NewStage(0)}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := e.RunStage(ctx, plan, st, sink); err != nil {
+	if err := e.RunStage(ctx, plan.LoadPlan(st), sink); err != nil {
 		t.Fatal(err)
 	}
 	res := sink.Result()

@@ -54,7 +54,7 @@ type Sharding struct {
 // warmup + each stage's duration + drain, and returns what the engines need.
 // It returns nil for a whole, unscheduled run. A sharded run must be
 // scheduled: shards agree on when each level runs only through the clock.
-func NewSharding(part result.Shard, startAt time.Time, warmup, drain time.Duration, key string, stages []*scenario.Stage) (*Sharding, error) {
+func NewSharding(part result.Shard, startAt time.Time, warmup, drain time.Duration, key string, stages []*scenario.LoadPlan) (*Sharding, error) {
 	if part.Count < 1 || part.Count > MaxShards || part.Index < 0 || part.Index >= part.Count {
 		return nil, fmt.Errorf("shard %d/%d: want an index from 0 to count-1 and a count from 1 to %d", part.Index, part.Count, MaxShards)
 	}
@@ -119,7 +119,7 @@ type Slot struct {
 // NewTimetable lays out stages' levels from startAt. Every stage must be
 // bounded by duration and list its levels (concurrency or rate), or its
 // slots could not be known in advance.
-func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scenario.Stage) (*Timetable, error) {
+func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scenario.LoadPlan) (*Timetable, error) {
 	if warmup < 0 || drain < 0 {
 		return nil, errors.New("the slot's warm-up allowance and drain bound must not be negative")
 	}
@@ -127,7 +127,7 @@ func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scen
 		first: map[string]time.Time{}, slot: map[string]time.Duration{}, levels: map[string]int{}}
 	at := startAt
 	for _, st := range stages {
-		d := st.Duration.D()
+		d := st.Duration
 		if d <= 0 {
 			return nil, fmt.Errorf("stage %s has no duration: a sharded or scheduled (--start-at) run starts each level at an instant fixed in advance, so every level must be bounded by duration", st.Name)
 		}
@@ -212,9 +212,6 @@ type shardSweep struct {
 	err   error
 }
 
-// Kind is the inner sweep's.
-func (s *shardSweep) Kind() string { return s.inner.Kind() }
-
 // MaxConns is the largest shard's part of the inner sweep's.
 func (s *shardSweep) MaxConns() int {
 	n := s.inner.MaxConns()
@@ -254,67 +251,21 @@ func (s *shardSweep) Next(last *result.Point) (Level, bool) {
 // Err is why the sweep ended early, if it did.
 func (s *shardSweep) Err() error { return s.err }
 
-// cut makes lvl shard part's part of it.
+// cut makes lvl shard part's part of it: its load shape splits itself, and
+// its request count is shared out as the closed loop's streams are.
 func cut(lvl *Level, part result.Shard) error {
-	i, n := part.Index, part.Count
-	p := &Part{Shard: part}
-	switch d := lvl.Load.(type) {
-	case closedLoop:
-		d.conc = share(d.conc, i, n)
-		lvl.Load, lvl.Concurrency, p.Concurrency = d, d.conc, d.conc
-		p.Empty = d.conc == 0
-	case *openLoop:
-		o := *d
-		o.part = part
-		if o.maxConc > 0 {
-			o.maxConc = share(o.maxConc, i, n)
-		}
-		rate := o.rate / float64(n)
-		lvl.Load, lvl.Concurrency, p.Concurrency, p.Rate = &o, o.maxConc, o.maxConc, &rate
-		// Arrival i must fall inside the level for the shard to send anything.
-		p.Empty = len(Schedule(o.seed, o.rate, o.arrival, o.burstiness, i+1, lvl.Duration)) <= i
-	default:
-		return fmt.Errorf("level %s: its load shape (%T) cannot be split across shards", lvl.Spec.Label, lvl.Load)
+	sh, err := lvl.Load.Split(part, lvl.Duration)
+	if err != nil {
+		return fmt.Errorf("level %s: %w", lvl.Spec.Label, err)
 	}
+	p := &Part{Shard: part, Concurrency: sh.Concurrency, Rate: sh.Rate, Empty: sh.Empty}
+	lvl.Load, lvl.Concurrency = sh.Load, sh.Concurrency
 	if lvl.Requests > 0 {
-		lvl.Requests = share(lvl.Requests, i, n)
+		lvl.Requests = share(lvl.Requests, part.Index, part.Count)
 		p.Empty = p.Empty || lvl.Requests == 0
 	}
 	lvl.Part = p
 	return nil
-}
-
-// arrivalSource gives an open loop's due offsets, one per claimed request.
-type arrivalSource interface{ next() time.Duration }
-
-// arrivals is the open loop's schedule: the whole level's, or shard part's
-// share of it.
-func (o *openLoop) arrivals() arrivalSource {
-	a := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
-	if o.part.Count <= 1 {
-		return a
-	}
-	return &partArrivals{a: a, stride: o.part.Count, phase: o.part.Index}
-}
-
-// partArrivals is arrivals phase, phase+stride, phase+2·stride, ... of the
-// whole level's schedule: every shard draws the whole schedule (the draws
-// are the schedule's meaning) and keeps its own.
-type partArrivals struct {
-	a             *arrivals
-	stride, phase int
-	started       bool
-}
-
-func (p *partArrivals) next() time.Duration {
-	skip := p.stride - 1
-	if !p.started {
-		skip, p.started = p.phase, true
-	}
-	for range skip {
-		p.a.next()
-	}
-	return p.a.next()
 }
 
 // nonceGen is this engine's nonce generator: a random key for a whole run;

@@ -217,7 +217,7 @@ func TestTimetable(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	a := &scenario.Stage{Name: "a", Concurrency: []int{1, 2}, Duration: scenario.Duration(time.Second)}
 	b := &scenario.Stage{Name: "b", Rate: []float64{3}, Duration: scenario.Duration(2 * time.Second)}
-	tt, err := NewTimetable(at, 500*time.Millisecond, 250*time.Millisecond, []*scenario.Stage{a, b})
+	tt, err := NewTimetable(at, 500*time.Millisecond, 250*time.Millisecond, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{a, b}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -242,17 +242,17 @@ func TestTimetable(t *testing.T) {
 		t.Errorf("end %v", tt.End())
 	}
 	unbounded := &scenario.Stage{Name: "c", Concurrency: []int{1}, Requests: scenario.PerLevel{Each: 5}}
-	if _, err := NewTimetable(at, 0, 0, []*scenario.Stage{a, unbounded}); err == nil || !strings.Contains(err.Error(), "stage c has no duration") {
+	if _, err := NewTimetable(at, 0, 0, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{a, unbounded})); err == nil || !strings.Contains(err.Error(), "stage c has no duration") {
 		t.Errorf("unbounded stage: %v", err)
 	}
-	if _, err := NewSharding(result.Shard{Index: 1, Count: 2}, time.Time{}, 0, 0, "k", []*scenario.Stage{a}); err == nil || !strings.Contains(err.Error(), "--start-at") {
+	if _, err := NewSharding(result.Shard{Index: 1, Count: 2}, time.Time{}, 0, 0, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{a})); err == nil || !strings.Contains(err.Error(), "--start-at") {
 		t.Errorf("sharded without --start-at: %v", err)
 	}
 	capped := &scenario.Stage{Name: "d", Rate: []float64{5}, MaxConcurrency: 2, Duration: scenario.Duration(time.Second)}
-	if _, err := NewSharding(result.Shard{Index: 0, Count: 3}, at, 0, 0, "k", []*scenario.Stage{capped}); err == nil || !strings.Contains(err.Error(), "max_concurrency 2") {
+	if _, err := NewSharding(result.Shard{Index: 0, Count: 3}, at, 0, 0, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{capped})); err == nil || !strings.Contains(err.Error(), "max_concurrency 2") {
 		t.Errorf("a cap smaller than the shard count: %v", err)
 	}
-	if sh, err := NewSharding(result.Shard{Index: 0, Count: 1}, time.Time{}, 0, 0, "k", []*scenario.Stage{unbounded}); sh != nil || err != nil {
+	if sh, err := NewSharding(result.Shard{Index: 0, Count: 1}, time.Time{}, 0, 0, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{unbounded})); sh != nil || err != nil {
 		t.Errorf("a whole unscheduled run: %v, %v", sh, err)
 	}
 }
@@ -278,7 +278,7 @@ func TestScheduledShardRun(t *testing.T) {
 	outs := make([]out, 2)
 	done := make(chan int)
 	for i := range 2 {
-		sh, err := NewSharding(result.Shard{Index: i, Count: 2}, at, 100*time.Millisecond, 100*time.Millisecond, "k", []*scenario.Stage{mk()})
+		sh, err := NewSharding(result.Shard{Index: i, Count: 2}, at, 100*time.Millisecond, 100*time.Millisecond, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{mk()}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -288,13 +288,13 @@ func TestScheduledShardRun(t *testing.T) {
 		go func() {
 			defer func() { done <- i }()
 			rs := &recSink{testSink: testSink{Stage: aggregate.NewStage(0), col: col}}
-			outs[i] = out{col: col, err: e.RunStage(context.Background(), plan, st, rs)}
+			outs[i] = out{col: col, err: e.RunStage(context.Background(), plan.LoadPlan(st), rs)}
 			outs[i].recs = rs.recs
 		}()
 	}
 	<-done
 	<-done
-	tt, _ := NewTimetable(at, 100*time.Millisecond, 100*time.Millisecond, []*scenario.Stage{mk()})
+	tt, _ := NewTimetable(at, 100*time.Millisecond, 100*time.Millisecond, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{mk()}))
 	for i, o := range outs {
 		if o.err != nil || len(o.recs) != 2 {
 			t.Fatalf("shard %d: %v, %d levels", i, o.err, len(o.recs))
@@ -345,4 +345,27 @@ type recSink struct {
 func (s *recSink) LevelDone(rec *result.LevelRecord) result.Point {
 	s.recs = append(s.recs, rec)
 	return s.testSink.LevelDone(rec)
+}
+
+// TestCutThroughSplit: a level is cut by its shape's own Split (streams and
+// cap shared out, the rate divided, an empty part flagged), and a shape
+// that cannot be split ends the stage with an error naming the level.
+func TestCutThroughSplit(t *testing.T) {
+	part := result.Shard{Index: 2, Count: 3}
+	lvl := Level{Spec: result.LevelSpec{Label: "c=7"}, Concurrency: 7, Requests: 10, Load: closedLoop{conc: 7}}
+	if err := cut(&lvl, part); err != nil || lvl.Concurrency != 2 || lvl.Requests != 3 || lvl.Part.Empty || lvl.Load.Conns() != 2 {
+		t.Fatalf("closed loop cut: %+v %+v, %v", lvl, lvl.Part, err)
+	}
+	lvl = Level{Spec: result.LevelSpec{Label: "rate=6"}, Duration: time.Second, Load: &openLoop{rate: 6, seed: 1, maxConc: 4}}
+	if err := cut(&lvl, part); err != nil || lvl.Concurrency != 1 || *lvl.Part.Rate != 2 || lvl.Part.Empty {
+		t.Fatalf("open loop cut: %+v %+v, %v", lvl, lvl.Part, err)
+	}
+	lvl = Level{Spec: result.LevelSpec{Label: "c=2"}, Concurrency: 2, Load: closedLoop{conc: 2}}
+	if err := cut(&lvl, part); err != nil || !lvl.Part.Empty {
+		t.Fatalf("a shard without streams is not empty: %+v, %v", lvl.Part, err)
+	}
+	lvl = Level{Spec: result.LevelSpec{Label: "rate=3"}, Load: &openLoop{rate: 3, times: []time.Duration{0}}}
+	if err := cut(&lvl, part); err == nil || !strings.Contains(err.Error(), "level rate=3: a trace replay cannot be split") {
+		t.Fatalf("replay cut: %v", err)
+	}
 }

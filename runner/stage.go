@@ -2,13 +2,14 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -23,15 +24,10 @@ const (
 	warmupOutputTokens = 8
 )
 
-// reservedKeys are body fields extra_body may not replace: the engine's
-// measurement depends on them (a non-streaming answer has no TTFT).
-var reservedKeys = map[string]bool{"stream": true, "messages": true, "prompt": true}
-
 // stagePlan is a stage compiled for sending: how to build request i's body.
 type stagePlan struct {
-	st        *scenario.Stage
-	api       scenario.API
-	path      string
+	st        *scenario.LoadPlan // the stage, compiled by the plan
+	proto     protocol.Protocol  // the API the stage speaks
 	pinned    bool
 	temp      float64
 	seed      int64
@@ -52,7 +48,7 @@ type stagePlan struct {
 // unit is what one claimed request of this stage is.
 func (sp *stagePlan) unit() unit {
 	if sp.turns > 1 {
-		return &conversations{bufs: map[*worker]*replyBuf{}}
+		return &conversations{bufs: map[*Worker]*replyBuf{}}
 	}
 	return single{}
 }
@@ -70,22 +66,26 @@ func (sp *stagePlan) sweep() Sweep {
 
 // compileStage prepares st for sending. It trusts the plan as scenario
 // loaded it (validated, defaults applied): nothing is checked or defaulted
-// twice.
-func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage) (*stagePlan, []string, error) {
+// twice, but a plan built in code may name an api nobody registered.
+func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stagePlan, []string, error) {
+	proto, ok := protocol.Lookup(string(st.API))
+	if !ok {
+		return nil, nil, fmt.Errorf("stage %s: api %q is not one of %s", st.Name, st.API, strings.Join(protocol.Names(), ", "))
+	}
 	sp := &stagePlan{
-		st: st, api: st.API, path: "/chat/completions", pinned: st.Mode == scenario.ModePinned,
-		temp: *st.Temperature, seed: *st.Seed, warmups: *st.Warmup,
+		st: st, proto: proto, pinned: st.Pinned,
+		temp: st.Temperature, seed: st.Seed, warmups: st.Warmup,
 		model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens,
 	}
-	if sp.api == scenario.APICompletions {
-		sp.path = "/completions"
-	}
-	ps := plan.PromptSet(st.Prompts)
+	ps := st.Prompts
 	if ps.Turns > 1 {
+		if _, ok := proto.(protocol.Conversational); !ok {
+			return nil, nil, fmt.Errorf("stage %s: api %s has no conversation history for turns: %d", st.Name, st.API, ps.Turns)
+		}
 		sp.turns = ps.Turns
 	}
 	if ps.Trace != nil {
-		return sp, e.compileReplay(ctx, plan, sp, ps.Trace), nil
+		return sp, e.compileReplay(ctx, sp, ps.Trace), nil
 	}
 	if ps.Synthetic == nil {
 		sp.loaded = ps.Loaded
@@ -98,7 +98,7 @@ func (e *Engine) compileStage(ctx context.Context, plan *scenario.Plan, st *scen
 	}
 	sp.shared = ps.Synthetic.SharedPrefix
 	var warns []string
-	s, w := e.sizerFor(ctx, sp.api, ps.Synthetic.Sizing == scenario.SizingReference)
+	s, w := e.sizerFor(ctx, sp.proto, ps.Synthetic.Sizing == scenario.SizingReference)
 	if w != "" {
 		warns = append(warns, w)
 	}
@@ -173,52 +173,14 @@ func (sp *stagePlan) promptIndex(seq int) *int {
 }
 
 // encode sets j's body: the stage's request fields around either chat
-// messages (nil: text as one user message) or, on completions, a prompt.
+// messages (nil: text is the prompt), as the stage's API encodes them.
 func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message) error {
-	body := make(map[string]any, 10+len(sp.extra))
-	for k, v := range sp.extra {
-		if !reservedKeys[k] {
-			body[k] = v
-		}
-	}
-	body["model"] = sp.model
-	body["max_tokens"] = j.maxTokens
-	if _, ok := sp.extra["temperature"]; !ok {
-		body["temperature"] = sp.temp
-	}
-	body["stream"] = true
-	// include_usage makes the server report usage (the preferred token count);
-	// other stream_options from extra_body are kept.
-	so := map[string]any{}
-	if m, ok := sp.extra["stream_options"].(map[string]any); ok {
-		for k, v := range m {
-			so[k] = v
-		}
-	}
-	so["include_usage"] = true
-	body["stream_options"] = so
-	if sp.pinned {
-		// vLLM/SGLang extension: emit exactly max_tokens so levels and runs
-		// are comparable; harmless on engines that ignore it. Never sent in
-		// natural mode, where the point is where the model stops.
-		body["ignore_eos"] = true
-	} else if _, ok := sp.extra["ignore_eos"]; !ok {
-		delete(body, "ignore_eos")
-	}
-	if sp.api == scenario.APIChat {
-		if messages == nil {
-			messages = []scenario.Message{{Role: "user", Content: text}}
-		}
-		body["messages"] = messages
-	} else {
-		if messages != nil {
-			text = flatten(messages)
-		}
-		body["prompt"] = text
-	}
-	b, err := json.Marshal(body)
+	b, err := sp.proto.Encode(protocol.Request{
+		Model: sp.model, MaxTokens: j.maxTokens, Temperature: sp.temp, Pinned: sp.pinned,
+		Extra: sp.extra, Messages: messages, Text: text,
+	})
 	if err != nil {
-		return fmt.Errorf("encoding request body (extra_body?): %w", err)
+		return err
 	}
 	j.body = b
 	return nil
@@ -244,42 +206,27 @@ func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
 	return prefix + " " + leadNonce(nonce, fillerBody(sp.sizer.words(max(1, n-sh.PrefixTokens))))
 }
 
-// flatten turns chat messages into one completions prompt.
-func flatten(ms []scenario.Message) string {
-	var b []byte
-	for i, m := range ms {
-		if i > 0 {
-			b = append(b, '\n')
-		}
-		b = append(b, m.Content...)
-	}
-	return string(b)
-}
-
-// RunStage runs every level of st, sending the stage's records to sink as
-// they are made, and stops early when ctx is cancelled (the cut level marked
+// RunStage runs every level of st (a stage the plan compiled: see
+// scenario.Plan.LoadPlan), sending the stage's records to sink as they are
+// made, and stops early when ctx is cancelled (the cut level marked
 // Interrupted, its in-flight requests recorded as interrupted). It returns an
 // error only when the stage could not run at all, or stopped before its
 // levels were done for a reason other than ctx.
-func (e *Engine) RunStage(ctx context.Context, plan *scenario.Plan, st *scenario.Stage, sink Sink) error {
+func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink) error {
 	info := &result.StageRecord{
 		Name: st.Name,
 		Endpoint: result.Endpoint{
 			Name: e.t.Name, BaseURL: redact.URL(e.baseURL), Model: e.model,
 			Simulator: e.t.Endpoint.Simulator != nil,
 		},
-		API: string(st.API), Mode: string(st.Mode), Load: "concurrency",
+		API: string(st.API), Mode: string(st.Mode), Load: st.Kind,
 	}
-	if st.OpenLoop() {
-		info.Load = "rate"
-	}
-	sp, warns, err := e.compileStage(ctx, plan, st)
+	sp, warns, err := e.compileStage(ctx, st)
 	if err != nil {
 		sink.StageStarted(info)
 		return err
 	}
 	sweep := e.coordinate(st.Name, sp.sweep())
-	info.Load = sweep.Kind()
 	if sp.replay != nil {
 		info.Trace = &sp.replay.summary
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/runner/sse"
 )
 
@@ -96,20 +97,29 @@ func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 	}
 }
 
-// read reads the stream of a 200 event-stream response into rec: every
-// chunk timed, the stream's end judged. A stream that does not complete (a
-// finish_reason or [DONE]) is a failure with its reason. Token gaps go
-// straight into the worker's batch; nothing is stored per chunk.
-func (w *worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog, sent int) {
+// read reads the body of a 200 response into rec through the protocol's
+// decoder: every token event timed, the stream's end judged. A stream that
+// does not complete (a finish_reason or its end marker) is a failure with
+// its reason. Token gaps go straight into the worker's batch; nothing is
+// stored per chunk.
+func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog, sent int) {
 	clk := streamClock{start: wd.start}
 	var st streamEnd
-	rd, c := w.rd, &w.chunk
-	rd.Reset(body)
+	dec, c := w.dec, &w.ev
+	dec.Reset(body)
 	for {
-		data, err := rd.Next()
+		var err error
+		if st.sawDone {
+			err = dec.Skip() // drain to EOF so the connection goes back to the pool
+		} else {
+			err = dec.Next(c)
+		}
 		if err != nil {
 			if st.sawDone {
 				break // end was taken at [DONE]; how the drain ended does not matter
+			}
+			if !w.readOK(err, rec, &clk) {
+				return
 			}
 			if !st.endOfBody(err) {
 				failRead(ctx, rctx, rec, &clk, err)
@@ -118,16 +128,16 @@ func (w *worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			break
 		}
 		if st.sawDone {
-			continue // drain to EOF so the connection goes back to the pool
+			continue
 		}
-		if string(data) == "[DONE]" {
+		if c.Done {
 			st.sawDone, st.end = true, time.Now()
 			// Read on to EOF so the connection goes back to the pool, but
 			// do not wait long for a server that keeps the stream open.
 			wd.draining()
 			continue
 		}
-		if !w.chunkOK(data, rec, &clk) {
+		if !w.chunkOK(rec, &clk) {
 			return
 		}
 		var now time.Time // read at most once per chunk
@@ -139,7 +149,7 @@ func (w *worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 				w.itl.add(gap)
 			}
 		}
-		st.note(c, now)
+		st.note(&c.Chunk, now)
 	}
 	succeed(rec, &clk, &st, sent)
 }
@@ -169,7 +179,7 @@ func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, 
 		// the read returned, even a clean end of body, is because of that.
 	case err == io.EOF:
 		kind, msg = result.ErrTruncated, fmt.Sprintf("stream ended without finish_reason or [DONE] after %d chunks", clk.chunks)
-	case errors.Is(err, sse.ErrLineTooLong):
+	case errors.Is(err, protocol.ErrLineTooLong):
 		kind, msg = result.ErrMalformed, "stream line longer than the reader's limit"
 	default:
 		kind, msg = result.ErrTruncated, fmt.Sprintf("stream cut after %d chunks: %s", clk.chunks, sample([]byte(err.Error())))
@@ -178,16 +188,22 @@ func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, 
 	clk.record(rec)
 }
 
-// chunkOK parses one data line into the worker's chunk; an unparseable
-// chunk or an error object inside the stream fails the request (false).
-func (w *worker) chunkOK(data []byte, rec *result.Request, clk *streamClock) bool {
-	c := &w.chunk
-	if err := sse.Parse(data, c); err != nil {
-		rec.E2EMs = ms(time.Since(clk.start))
-		fail(rec, result.ErrMalformed, "unparseable chunk: "+sample(data))
-		clk.record(rec)
-		return false
+// readOK fails the request on an event the decoder could not read (false);
+// other read errors are the stream's end, judged by the caller.
+func (w *Worker) readOK(err error, rec *result.Request, clk *streamClock) bool {
+	var bad *protocol.MalformedError
+	if !errors.As(err, &bad) {
+		return true
 	}
+	rec.E2EMs = ms(time.Since(clk.start))
+	fail(rec, result.ErrMalformed, "unparseable chunk: "+sample(bad.Data))
+	clk.record(rec)
+	return false
+}
+
+// chunkOK fails the request on an error object inside the stream (false).
+func (w *Worker) chunkOK(rec *result.Request, clk *streamClock) bool {
+	c := &w.ev
 	if c.Error {
 		rec.E2EMs = ms(time.Since(clk.start))
 		msg := "error in stream"

@@ -15,14 +15,6 @@ type listSweep struct {
 
 func newListSweep(sp *stagePlan) *listSweep { return &listSweep{sp: sp} }
 
-// Kind is "rate" for an open-loop stage, else "concurrency".
-func (s *listSweep) Kind() string {
-	if len(s.sp.st.Rate) > 0 {
-		return "rate"
-	}
-	return "concurrency"
-}
-
 // MaxConns is the largest level's in-flight requests.
 func (s *listSweep) MaxConns() int {
 	st := s.sp.st
@@ -69,8 +61,8 @@ func (sp *stagePlan) closedLevel(conc, requests int) Level {
 		Spec:        spec,
 		Concurrency: conc,
 		Requests:    requests,
-		Duration:    st.Duration.D(),
-		Load:        closedLoop{conc: conc, ramp: st.Ramp.D()},
+		Duration:    st.Duration,
+		Load:        closedLoop{conc: conc, ramp: st.Ramp},
 	}
 }
 
@@ -82,8 +74,8 @@ func (sp *stagePlan) rateLevel(rate float64, requests int, seed int64) Level {
 	return Level{
 		Spec:        sp.levelSpec("rate="+strconv.FormatFloat(rate, 'g', -1, 64), st.MaxConcurrency, &rate),
 		Concurrency: st.MaxConcurrency,
-		Requests:    rateLevelTotal(requests, st.Duration.D(), rate),
-		Duration:    st.Duration.D(),
+		Requests:    rateLevelTotal(requests, st.Duration, rate),
+		Duration:    st.Duration,
 		Load: &openLoop{rate: rate, arrival: st.Arrival, burstiness: st.Burstiness,
 			seed: seed, maxConc: st.MaxConcurrency},
 	}

@@ -34,7 +34,7 @@ func (e *Engine) warmup(ctx context.Context, sp *stagePlan, idx, conc, n int, si
 	var wg sync.WaitGroup
 	for range min(n, conc) {
 		wg.Go(func() {
-			w := e.newWorker(sp.path, nil)
+			w := e.newWorker(sp.proto, nil)
 			for ctx.Err() == nil {
 				seq := int(next.Add(1) - 1)
 				if seq >= n {

@@ -1,12 +1,19 @@
 package scenario
 
+import (
+	"strings"
+
+	"github.com/runnerbench/runner/runner/protocol"
+)
+
 // The plan's enumerations: typed, so the engine and the checks use the
 // plan's own values instead of declaring their own copies.
 
-// API is the OpenAI-compatible API a stage calls.
+// API is the API a stage calls: a name in the protocol registry
+// (runner/protocol), which lists every API and how each is spoken.
 type API string
 
-// APIs.
+// The APIs the defaults and tests name; APIs lists them all.
 const (
 	APIChat        API = "chat"        // /v1/chat/completions
 	APICompletions API = "completions" // /v1/completions
@@ -81,7 +88,7 @@ const (
 
 // Allowed values of the plan's enumerations, in the order messages list them.
 var (
-	APIs       = []API{APIChat, APICompletions}
+	APIs       = registeredAPIs()
 	Modes      = []Mode{ModePinned, ModeNatural}
 	Arrivals   = []Arrival{ArrivalPoisson, ArrivalConstant, ArrivalGamma}
 	Scopes     = []Scope{ScopeLevel, ScopeStage}
@@ -93,3 +100,34 @@ var (
 	// TraceFormats are the trace formats.
 	TraceFormats = []TraceFormat{TraceMooncake, TraceAzure, TraceRunner}
 )
+
+// registeredAPIs is the protocol registry's names: one list of the APIs.
+func registeredAPIs() []API {
+	var out []API
+	for _, n := range protocol.Names() {
+		out = append(out, API(n))
+	}
+	return out
+}
+
+// conversational reports whether api's requests can carry a conversation's
+// history (an unknown api is the enum check's error, not this one's).
+func conversational(api API) bool {
+	p, ok := protocol.Lookup(string(api))
+	if !ok {
+		return true
+	}
+	_, conv := p.(protocol.Conversational)
+	return conv
+}
+
+// conversationalAPIs names the APIs a multi-turn stage may use.
+func conversationalAPIs() string {
+	var names []string
+	for _, p := range protocol.Registry {
+		if _, ok := p.(protocol.Conversational); ok {
+			names = append(names, p.Name())
+		}
+	}
+	return strings.Join(names, " or ")
+}

@@ -9,6 +9,8 @@ import (
 
 	"github.com/expr-lang/expr/ast"
 	"github.com/expr-lang/expr/vm"
+
+	"github.com/runnerbench/runner/result"
 )
 
 // Search is a capacity search: instead of listing its levels, a stage looks
@@ -55,13 +57,13 @@ type Target struct {
 	Metrics []string    `yaml:"-" json:"-"`
 }
 
-// Over is what a capacity search varies.
-type Over string
+// Over is what a capacity search varies: a load kind.
+type Over = result.LoadKind
 
 // What a search varies.
 const (
-	OverConcurrency Over = "concurrency" // closed-loop streams
-	OverRate        Over = "rate"        // open-loop arrivals per second
+	OverConcurrency = result.LoadConcurrency // closed-loop streams
+	OverRate        = result.LoadRate        // open-loop arrivals per second
 )
 
 // Overs are the allowed values of search.over.

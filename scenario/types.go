@@ -176,12 +176,6 @@ type Prompt struct {
 	Index int `json:"-"`
 }
 
-// Message is one chat message.
-type Message struct {
-	Role    string `json:"role"`
-	Content string `json:"content"`
-}
-
 // Synthetic describes generated prompts.
 type Synthetic struct {
 	// InputTokens is the prompt length in tokens: a number, {min, max} (uniform) or {mean, stdev[, min, max]} (normal).

@@ -340,8 +340,8 @@ func (v *validator) minMax(path string, l Length, required bool) {
 func (v *validator) stage(path string, s *Stage) {
 	ps := v.stageRefs(path, s)
 	enum(v, path+".api", s.API, APIs)
-	if ps != nil && ps.Turns > 1 && s.API == APICompletions {
-		v.errf(path+".api", "%s: prompt set %q has turns: %d, which needs api: chat (completions has no conversation history)", path, s.Prompts, ps.Turns)
+	if ps != nil && ps.Turns > 1 && !conversational(s.API) {
+		v.errf(path+".api", "%s: prompt set %q has turns: %d, which needs api: %s (%s has no conversation history)", path, s.Prompts, ps.Turns, conversationalAPIs(), s.API)
 	}
 	enum(v, path+".mode", s.Mode, Modes)
 	enum(v, path+".arrival", s.Arrival, Arrivals)

@@ -18,7 +18,7 @@ func (s *state) result(stop string) *result.SearchResult {
 	}
 	c := s.cfg
 	r := &result.SearchResult{
-		Over: string(c.Over), Min: c.Min, Max: c.Max, Step: c.Step,
+		Over: c.Over, Min: c.Min, Max: c.Max, Step: c.Step,
 		Probes: s.probes, ProbeTimeS: result.Round(s.timeS, 3),
 		BudgetProbes: c.Budget.Probes, BudgetTimeS: c.Budget.Time.D().Seconds(),
 		Stop:    stop,

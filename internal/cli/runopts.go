@@ -14,12 +14,6 @@ import (
 	"github.com/runnerbench/runner/scenario"
 )
 
-// ReportFormats are the report formats --report accepts (reporters.Formats).
-var ReportFormats = []string{"table", "json", "junit", "markdown", "html"}
-
-// DefaultReports is what --report is when not given.
-var DefaultReports = []string{"table", "json", "junit", "markdown", "html"}
-
 // LogFormats and LogLevels are what --log-format and --log-level accept.
 var (
 	LogFormats = []string{"text", "json"}

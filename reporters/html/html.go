@@ -364,10 +364,10 @@ func loadX(st *result.Stage, p *result.Point) (float64, bool) {
 }
 
 func isRate(st *result.Stage) bool {
-	if st.Load == "rate" {
+	if st.Load == result.LoadRate {
 		return true
 	}
-	if st.Load == "concurrency" {
+	if st.Load == result.LoadConcurrency {
 		return false
 	}
 	return len(st.Points) > 0 && st.Points[0].Rate != nil
@@ -461,7 +461,7 @@ func f(v float64) *float64 { return &v }
 
 func buildStage(st, bst *result.Stage, anchor string) stageView {
 	sv := stageView{Name: st.Name, Anchor: anchor, Endpoint: st.Endpoint, API: st.API, Mode: st.Mode,
-		Load: st.Load, Error: st.Error, Natural: st.Mode == "natural"}
+		Load: string(st.Load), Error: st.Error, Natural: st.Mode == "natural"}
 	if st.Trace != nil {
 		sv.Trace = st.Trace.Facts()
 	}

@@ -32,7 +32,7 @@ func buildSearch(st *result.Stage) *searchView {
 	if sr == nil {
 		return nil
 	}
-	v := &searchView{Summary: strconv.Itoa(sr.Probes) + " probes over " + sr.Over + " " + loadName(sr, sr.Min) + " to " +
+	v := &searchView{Summary: strconv.Itoa(sr.Probes) + " probes over " + string(sr.Over) + " " + loadName(sr, sr.Min) + " to " +
 		loadName(sr, sr.Max) + " (" + num(sr.ProbeTimeS) + " s measured); stopped: " + strings.ReplaceAll(sr.Stop, "_", " ")}
 	for _, t := range sr.Targets {
 		row := searchRow{Target: t.Name, Expr: t.Expr, Status: strings.ReplaceAll(t.Status, "_", " "), Confident: t.Confident,
@@ -53,7 +53,7 @@ func buildSearch(st *result.Stage) *searchView {
 }
 
 func loadName(sr *result.SearchResult, x float64) string {
-	if sr.Over == "rate" {
+	if sr.Over == result.LoadRate {
 		return num(x) + " req/s"
 	}
 	return "c=" + num(x)

@@ -131,7 +131,7 @@ func run(t *testing.T, eng *engines.Engine, model, planYAML string) []outcome {
 			recs = append(recs, r)
 			mu.Unlock()
 		}}
-		err := e.RunStage(ctx, plan, st, sink)
+		err := e.RunStage(ctx, plan.LoadPlan(st), sink)
 		res := sink.Result()
 		if err != nil {
 			t.Fatalf("stage %s: %v\nengine log:\n%s", st.Name, err, eng.Log())

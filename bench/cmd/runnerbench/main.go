@@ -257,7 +257,7 @@ func runJob(j job) (out outcome) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	sink := benchSink{Stage: aggregate.NewStage(0), onReq: onReq}
-	err = e.RunStage(ctx, plan, st, sink)
+	err = e.RunStage(ctx, plan.LoadPlan(st), sink)
 	res := sink.Result()
 	out.WallS = time.Since(t0).Seconds()
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)

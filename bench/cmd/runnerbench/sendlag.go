@@ -94,7 +94,7 @@ stages:
 			mu.Unlock()
 		}
 	}}
-	if err := e.RunStage(ctx, plan, plan.Stages[0], sink); err != nil {
+	if err := e.RunStage(ctx, plan.LoadPlan(plan.Stages[0]), sink); err != nil {
 		return out, err
 	}
 	res := sink.Result()

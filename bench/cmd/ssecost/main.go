@@ -13,6 +13,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/runner/sse"
 )
 
@@ -21,7 +22,7 @@ const vllmChunk = `{"id":"chatcmpl-b6f3a5e2c1d04f0e9a8b7c6d5e4f3a2b","object":"c
 
 func main() {
 	n := flag.Int("n", 10000, "chunks to process")
-	mode := flag.String("mode", "parse", "parse (sse.Parse alone) or read (Reader framing plus Parse)")
+	mode := flag.String("mode", "parse", "parse (sse.Parse alone), read (Reader framing plus Parse) or decode (the chat protocol's decoder: the engine's path)")
 	flag.Parse()
 	var got int
 	switch *mode {
@@ -30,8 +31,11 @@ func main() {
 	case "read":
 		stream := []byte(strings.Repeat("data: "+vllmChunk+"\n\n", *n))
 		got = work(*n, stream)
+	case "decode":
+		stream := []byte(strings.Repeat("data: "+vllmChunk+"\n\n", *n))
+		got = decode(*n, stream)
 	default:
-		fmt.Fprintln(os.Stderr, "ssecost: -mode is parse or read")
+		fmt.Fprintln(os.Stderr, "ssecost: -mode is parse, read or decode")
 		os.Exit(2)
 	}
 	if got != *n {
@@ -67,6 +71,31 @@ func work(n int, stream []byte) int {
 			return -1
 		}
 		if c.Content {
+			content++
+		}
+	}
+}
+
+// decode is work's framing and parsing as the engine does it since the
+// protocol seam: through the chat protocol's Decoder, an interface call a
+// chunk.
+//
+//go:noinline
+func decode(n int, stream []byte) int {
+	p, _ := protocol.Lookup("chat")
+	dec := p.NewDecoder()
+	dec.Reset(bytes.NewReader(stream))
+	var ev protocol.Event
+	content := 0
+	for {
+		err := dec.Next(&ev)
+		if err == io.EOF {
+			return content
+		}
+		if err != nil {
+			return -1
+		}
+		if ev.Content {
 			content++
 		}
 	}

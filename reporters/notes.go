@@ -1,0 +1,84 @@
+package reporters
+
+import (
+	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/result"
+)
+
+// noteKind is what a stage note says.
+type noteKind int
+
+const (
+	noteStageError   noteKind = iota // the stage could not run (or stopped early)
+	noteFailure                      // a level's first failure
+	noteHint                         // what the failure before it probably means
+	noteWarning                      // a level's warning
+	noteInfo                         // a level's note
+	noteStageWarning                 // the stage's warning
+)
+
+// stageNote is one line of what a reader must know before trusting a
+// stage's numbers; the terminal table and the Markdown summary each draw the
+// same list (stageNotes) in their own way.
+type stageNote struct {
+	kind  noteKind
+	label string // the level's label (level notes)
+	what  string // failures: "first failure" or "every request failed; first"
+	text  string // one line, except a hint
+}
+
+// stageNotes lists the stage's error, each level's first failure (with its
+// hint), warnings and notes, then the stage's warnings.
+func stageNotes(st *result.Stage) []stageNote {
+	var out []stageNote
+	if st.Error != "" {
+		out = append(out, stageNote{kind: noteStageError, text: oneLine(st.Error)})
+	}
+	for i := range st.Points {
+		p := &st.Points[i]
+		if p.Error != nil {
+			what := "first failure"
+			if checks.AllFailed(p) {
+				what = "every request failed; first"
+			}
+			out = append(out, stageNote{kind: noteFailure, label: p.Label(), what: what, text: oneLine(*p.Error)})
+			if hint := checks.FailureHint(st, p); hint != "" {
+				out = append(out, stageNote{kind: noteHint, text: hint})
+			}
+		}
+		for _, w := range p.Warnings {
+			out = append(out, stageNote{kind: noteWarning, label: p.Label(), text: oneLine(w)})
+		}
+		for _, n := range p.Notes {
+			out = append(out, stageNote{kind: noteInfo, label: p.Label(), text: oneLine(n)})
+		}
+	}
+	for _, w := range st.Warnings {
+		out = append(out, stageNote{kind: noteStageWarning, text: oneLine(w)})
+	}
+	return out
+}
+
+// writeMDNotes writes the stage's notes (stageNotes) as a list.
+func writeMDNotes(ew *errWriter, st *result.Stage) {
+	notes := stageNotes(st)
+	for _, n := range notes {
+		switch n.kind {
+		case noteStageError:
+			ew.printf("- ❌ stage error: %s\n", mdText(n.text))
+		case noteFailure:
+			ew.printf("- ❌ %s: %s: %s\n", mdText(n.label), n.what, mdText(n.text))
+		case noteHint:
+			ew.printf("  %s\n", mdText(n.text))
+		case noteWarning:
+			ew.printf("- ⚠️ %s: %s\n", mdText(n.label), mdText(n.text))
+		case noteInfo:
+			ew.printf("- %s: %s\n", mdText(n.label), mdText(n.text))
+		case noteStageWarning:
+			ew.printf("- ⚠️ %s\n", mdText(n.text))
+		}
+	}
+	if len(notes) > 0 {
+		ew.printf("\n")
+	}
+}

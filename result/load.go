@@ -1,0 +1,15 @@
+package result
+
+// LoadKind is what a stage's levels vary: one list of the kinds, typed, for
+// the engine that names them and the reporters that read them.
+type LoadKind string
+
+// The load kinds.
+const (
+	LoadConcurrency LoadKind = "concurrency" // closed loop: streams in flight
+	LoadRate        LoadKind = "rate"        // open loop: arrivals per second
+	LoadTrace       LoadKind = "trace"       // a trace replayed on its own clock
+)
+
+// LoadKinds lists them, in the order the schema does.
+var LoadKinds = []LoadKind{LoadConcurrency, LoadRate, LoadTrace}

@@ -1,0 +1,42 @@
+package protocol
+
+// completions is /v1/completions: one prompt string in, a stream of text
+// chunks out. It has no conversation history.
+type completions struct{}
+
+func (completions) Name() string      { return "completions" }
+func (completions) Path() string      { return "/completions" }
+func (completions) MediaType() string { return "text/event-stream" }
+func (completions) Describe() string  { return "an event stream" }
+
+// Encode sends Text, or chat messages flattened into one prompt.
+func (completions) Encode(r Request) ([]byte, error) {
+	return openAIBody(&r, func(body map[string]any) {
+		text := r.Text
+		if r.Messages != nil {
+			text = flatten(r.Messages)
+		}
+		body["prompt"] = text
+	})
+}
+
+func (completions) Prompt(text string) map[string]any { return map[string]any{"prompt": text} }
+
+func (completions) NewDecoder() Decoder { return newSSEDecoder() }
+
+// Probe is the OpenAI probe (openai.go).
+func (p completions) Probe(model, text string) (map[string]any, any, func() (int, error)) {
+	return openAIProbe(p, model, text)
+}
+
+// flatten turns chat messages into one completions prompt.
+func flatten(ms []Message) string {
+	var b []byte
+	for i, m := range ms {
+		if i > 0 {
+			b = append(b, '\n')
+		}
+		b = append(b, m.Content...)
+	}
+	return string(b)
+}

@@ -1,0 +1,139 @@
+// Package protocol is the seam between the load engine and the APIs it
+// measures: what differs from one API to the next (the path, the request
+// body, how a response is read into events, what its usage means) is one
+// Protocol, one file each, found by the plan's api value in Registry. The
+// engine sends, times and records; it never asks which API it speaks.
+//
+// The package is a leaf (it imports only the SSE scanner), so the plan
+// loader validates a stage's api against the same list the engine uses.
+package protocol
+
+import (
+	"io"
+
+	"github.com/runnerbench/runner/runner/sse"
+)
+
+// Protocol is one API a stage may call.
+type Protocol interface {
+	// Name is the plan's api value ("chat", "completions").
+	Name() string
+	// Path is the endpoint's path after the base URL ("/chat/completions").
+	Path() string
+	// MediaType is the content type a successful response must have
+	// ("text/event-stream"), sent as Accept; Describe names it for an
+	// error ("an event stream").
+	MediaType() string
+	Describe() string
+	// Encode builds a request's body. (r is a value: a pointer through the
+	// interface would cost an allocation per request.)
+	Encode(r Request) ([]byte, error)
+	// Prompt is the body fields that carry a lone prompt text, for counting
+	// its tokens on the server (a /tokenize request, a one-token probe).
+	Prompt(text string) map[string]any
+	// NewDecoder returns a reader of this API's responses; one worker
+	// reuses it request after request.
+	NewDecoder() Decoder
+}
+
+// Conversational is a Protocol whose requests carry a conversation's
+// history (chat messages), so a multi-turn stage may use it.
+type Conversational interface {
+	Protocol
+	// Reply is the assistant's text in a captured response body, for the
+	// next turn's history.
+	Reply(body []byte) string
+}
+
+// Prober is a Protocol that can count a prompt's tokens with a real request
+// (when the server has no /tokenize): what the probe sends and what the
+// server's usage means.
+type Prober interface {
+	Protocol
+	// Probe is a one-token, non-streamed request for text to Path: its
+	// body, the value its JSON answer decodes into, and the prompt tokens
+	// that decoded answer reports.
+	Probe(model, text string) (body map[string]any, answer any, tokens func() (int, error))
+}
+
+// Request is what a stage asks of one request, whatever the API.
+type Request struct {
+	Model       string
+	MaxTokens   int
+	Temperature float64
+	// Pinned asks the server to emit exactly MaxTokens (ignore_eos).
+	Pinned bool
+	// Extra is the stage's extra_body: fields merged into the body, save
+	// those the protocol's measurement depends on.
+	Extra map[string]any
+	// Messages is the chat history; nil: Text is the prompt.
+	Messages []Message
+	Text     string
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Event is what a Decoder reads from a response: one streamed chunk, the
+// stream's end marker, or the whole of a non-streamed answer. The chunk's
+// fields mean what sse.Chunk documents, whatever the API's own names for
+// them: Content and Reasoning are tokens for the engine's clock, Usage the
+// server's own counts so far (prompt tokens, and the output tokens that
+// replace the count of token chunks when positive; a decoder whose API
+// reports them in pieces, input first and output later, adds them up), and
+// FinishReason and ErrorMessage raw JSON string contents (escapes kept).
+type Event struct {
+	sse.Chunk
+	// Done: the stream's explicit end ([DONE]); the engine drains the rest.
+	Done bool
+}
+
+// Decoder reads one response body after another into events.
+type Decoder interface {
+	// Reset starts reading body.
+	Reset(body io.Reader)
+	// Next reads the next event into ev. It returns io.EOF at the end of
+	// the body, a *MalformedError for an event it cannot read, and a read
+	// error (ErrLineTooLong included) as it is.
+	Next(ev *Event) error
+	// Skip reads past the next event without decoding it (the engine
+	// drains a stream after its end so the connection can be reused).
+	Skip() error
+}
+
+// MalformedError is an event a Decoder could not read.
+type MalformedError struct {
+	// Data is the event's bytes, valid until the decoder's next call.
+	Data []byte
+}
+
+func (m *MalformedError) Error() string { return "unparseable chunk" }
+
+// ErrLineTooLong is a response line longer than the decoder accepts.
+var ErrLineTooLong = sse.ErrLineTooLong
+
+// Registry is every API a plan may name, in the order messages and the
+// schema list them. Adding an API is one file and one entry here.
+var Registry = []Protocol{chat{}, completions{}}
+
+// Lookup returns the protocol of the plan's api value.
+func Lookup(name string) (Protocol, bool) {
+	for _, p := range Registry {
+		if p.Name() == name {
+			return p, true
+		}
+	}
+	return nil, false
+}
+
+// Names is the registry's api values, in order.
+func Names() []string {
+	out := make([]string, len(Registry))
+	for i, p := range Registry {
+		out[i] = p.Name()
+	}
+	return out
+}

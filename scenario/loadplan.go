@@ -1,0 +1,103 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// LoadPlan is a stage compiled for the load engine, once, from the plan as
+// Load returned it (validated, defaults applied): every value the engine
+// reads, resolved (no pointers to defaults, durations as time.Duration), and
+// the prompt sets it names. The engine reads nothing else of the plan.
+type LoadPlan struct {
+	Name   string
+	API    API
+	Mode   Mode
+	Pinned bool // mode pinned: every request emits exactly its max_tokens
+	// Kind is what the levels vary.
+	Kind result.LoadKind
+
+	// The levels: listed concurrencies (closed loop) or rates (open loop),
+	// or a capacity search, or (Prompts.Trace) the trace's one level.
+	Concurrency []int
+	Rate        []float64
+	Search      *Search
+	Requests    PerLevel
+	Duration    time.Duration
+	Ramp        time.Duration
+	Replicates  int
+	// Open loop: the arrival process and the in-flight cap (0: none).
+	Arrival        Arrival
+	Burstiness     float64
+	MaxConcurrency int
+	// Replay's window and speed (trace stages).
+	ReplayStart, ReplayEnd time.Duration
+	ReplaySpeedup          float64
+
+	// Each request.
+	OutputTokens Length
+	InputTokens  *Length // the stage's override of a synthetic set's length
+	Temperature  float64
+	Seed         int64
+	Warmup       int
+	ExtraBody    map[string]any
+	SLO          *SLO
+
+	// Prompts is the stage's prompt set; TracePrompts a runner trace's
+	// prompt set (nil when the trace names none).
+	Prompts      *PromptSet
+	TracePrompts *PromptSet
+}
+
+// LoadPlan compiles st, a stage of p, for the load engine.
+func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
+	ps := p.PromptSet(st.Prompts)
+	lp := &LoadPlan{
+		Name: st.Name, API: st.API, Mode: st.Mode, Pinned: st.Mode == ModePinned,
+		Kind:        st.loadKind(ps),
+		Concurrency: st.Concurrency, Rate: st.Rate, Search: st.Search, Requests: st.Requests,
+		Duration: st.Duration.D(), Ramp: st.Ramp.D(), Replicates: st.Replicates,
+		Arrival: st.Arrival, Burstiness: st.Burstiness, MaxConcurrency: st.MaxConcurrency,
+		OutputTokens: st.OutputTokens, InputTokens: st.InputTokens,
+		ExtraBody: st.ExtraBody, SLO: st.SLO, Prompts: ps,
+	}
+	if st.Temperature != nil {
+		lp.Temperature = *st.Temperature
+	}
+	if st.Seed != nil {
+		lp.Seed = *st.Seed
+	}
+	if st.Warmup != nil {
+		lp.Warmup = *st.Warmup
+	}
+	if r := st.Replay; r != nil {
+		lp.ReplayStart, lp.ReplayEnd, lp.ReplaySpeedup = r.Start.D(), r.End.D(), r.Speedup
+	}
+	if ps != nil && ps.Trace != nil && ps.Trace.Prompts != "" {
+		lp.TracePrompts = p.PromptSet(ps.Trace.Prompts)
+	}
+	return lp
+}
+
+// LoadPlans compiles every stage of stages.
+func (p *Plan) LoadPlans(stages []*Stage) []*LoadPlan {
+	out := make([]*LoadPlan, len(stages))
+	for i, st := range stages {
+		out[i] = p.LoadPlan(st)
+	}
+	return out
+}
+
+// loadKind is what the stage's levels vary.
+func (s *Stage) loadKind(ps *PromptSet) result.LoadKind {
+	switch {
+	case ps != nil && ps.Trace != nil:
+		return result.LoadTrace
+	case s.Search != nil:
+		return s.Search.Over
+	case len(s.Rate) > 0:
+		return result.LoadRate
+	}
+	return result.LoadConcurrency
+}
