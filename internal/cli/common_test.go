@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,6 +20,9 @@ import (
 func TestCommonFlagsEveryCommand(t *testing.T) {
 	common := []string{"--log-format", "json", "--log-level", "warn", "--no-progress", "--quiet"}
 	root := t.TempDir()
+	// An OTLP receiver that takes everything, so runner export can succeed.
+	otlp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) }))
+	defer otlp.Close()
 	run, plan := filepath.Join(root, "run"), e2ePlan("gate.yaml")
 	cases := map[string][]string{
 		"run":      {plan, "--shard", "0/1", "--out", run},
@@ -31,8 +36,9 @@ func TestCommonFlagsEveryCommand(t *testing.T) {
 		"sim":      {"--listen", closedPort(t), "--fast"},
 		"publish":  {run, "--db", filepath.Join(root, "results.db")},
 		"history":  {"--db", filepath.Join(root, "results.db"), "--plan", "e2e-gate"},
+		"export":   {run, "--to", "otlp=" + otlp.URL},
 	}
-	order := []string{"run", "validate", "schema", "compare", "report", "merge", "board", "version", "sim", "publish", "history"}
+	order := []string{"run", "validate", "schema", "compare", "report", "merge", "board", "version", "sim", "publish", "history", "export"}
 	for name := range commands {
 		if !slices.Contains(order, name) {
 			t.Errorf("subcommand %s has no case in this test", name)
