@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -287,17 +288,48 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	if err := d.readLabels(ctx, cond, args, byID); err != nil {
 		return nil, err
 	}
-	sel := `SELECT m.run_id, m.stage, m.label, l.position, m.metric, m.value, l.interrupted, l.client_bottleneck
-		FROM level_metrics m JOIN levels l ON l.run_id = m.run_id AND l.stage = m.stage AND l.label = m.label
-		JOIN runs r ON r.run_id = m.run_id WHERE ` + cond
-	if q.Stage != "" {
-		sel += " AND m.stage = ?"
-		args = append(args, q.Stage)
+	// The levels first (a few per run), then the values alone: a history of
+	// every metric is a hundred values a level, read without a join per
+	// value, their names scanned as bytes and interned rather than
+	// allocated a string each.
+	type levelKey struct {
+		run          int
+		stage, label string
 	}
-	if q.Label != "" {
-		sel += " AND m.label = ?"
-		args = append(args, q.Label)
+	type levelInfo struct {
+		position  int
+		judgeable bool
 	}
+	levels := map[levelKey]levelInfo{}
+	lsel, largs := levelFilter(`SELECT l.run_id, l.stage, l.label, l.position, l.interrupted, l.client_bottleneck
+		FROM levels l JOIN runs r ON r.run_id = l.run_id WHERE `+cond, "l", q, args)
+	err = d.each(ctx, lsel, largs, func(sc func(...any) error) error {
+		var id, stage, label string
+		var info levelInfo
+		var interrupted, bottleneck bool
+		if err := sc(&id, &stage, &label, &info.position, &interrupted, &bottleneck); err != nil {
+			return err
+		}
+		if i, ok := index[id]; ok {
+			info.judgeable = !interrupted && !bottleneck
+			levels[levelKey{i, stage, label}] = info
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	intern := func(b []byte) string {
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
+	sel, args := levelFilter(`SELECT m.run_id, m.stage, m.label, m.metric, m.value
+		FROM level_metrics m JOIN runs r ON r.run_id = m.run_id WHERE `+cond, "m", q, args)
 	if len(q.Metrics) > 0 {
 		sel += " AND m.metric IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(q.Metrics)), ", ") + ")"
 		for _, m := range q.Metrics {
@@ -305,17 +337,21 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 		}
 	}
 	err = d.each(ctx, sel, args, func(sc func(...any) error) error {
+		var id, stage, label, metric sql.RawBytes
 		var v Value
-		var id string
-		var interrupted, bottleneck bool
-		if err := sc(&id, &v.Stage, &v.Label, &v.Position, &v.Metric, &v.Value, &interrupted, &bottleneck); err != nil {
+		if err := sc(&id, &stage, &label, &metric, &v.Value); err != nil {
 			return err
 		}
-		i, ok := index[id]
+		i, ok := index[string(id)]
 		if !ok {
 			return nil
 		}
-		v.Run, v.Judgeable = i, !interrupted && !bottleneck
+		v.Run, v.Stage, v.Label, v.Metric = i, intern(stage), intern(label), intern(metric)
+		info, ok := levels[levelKey{i, v.Stage, v.Label}]
+		if !ok {
+			return nil
+		}
+		v.Position, v.Judgeable = info.position, info.judgeable
 		out.Values = append(out.Values, v)
 		return nil
 	})
@@ -324,6 +360,20 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	}
 	sort.SliceStable(out.Values, func(i, j int) bool { return out.Values[i].Run < out.Values[j].Run })
 	return out, nil
+}
+
+// levelFilter adds q's stage and level to a query on table alias t.
+func levelFilter(sel, t string, q SeriesQuery, args []any) (string, []any) {
+	args = slices.Clone(args)
+	if q.Stage != "" {
+		sel += " AND " + t + ".stage = ?"
+		args = append(args, q.Stage)
+	}
+	if q.Label != "" {
+		sel += " AND " + t + ".label = ?"
+		args = append(args, q.Label)
+	}
+	return sel, args
 }
 
 // Tables are the schema's tables.
