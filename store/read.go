@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -289,9 +290,20 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 		return nil, err
 	}
 	// The levels first (a few per run), then the values alone: a history of
-	// every metric is a hundred values a level, read without a join per
-	// value, their names scanned as bytes and interned rather than
-	// allocated a string each.
+	// every metric is a hundred values a level, read run by run through the
+	// primary key (IN, not a join looking up each value's run), their names
+	// scanned as bytes and interned.
+	if len(q.Metrics) == 0 {
+		// Every metric: from each level's point (the report's, as
+		// published, of which level_metrics holds the same values one row
+		// each): 2 rows a run instead of 100 or so, decoded in Go faster
+		// than the driver returns the rows.
+		if err := d.pointValues(ctx, cond, args, q, index, out); err != nil {
+			return nil, err
+		}
+		sort.SliceStable(out.Values, func(i, j int) bool { return out.Values[i].Run < out.Values[j].Run })
+		return out, nil
+	}
 	type levelKey struct {
 		run          int
 		stage, label string
@@ -302,7 +314,7 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	}
 	levels := map[levelKey]levelInfo{}
 	lsel, largs := levelFilter(`SELECT l.run_id, l.stage, l.label, l.position, l.interrupted, l.client_bottleneck
-		FROM levels l JOIN runs r ON r.run_id = l.run_id WHERE `+cond, "l", q, args)
+		FROM levels l WHERE l.run_id IN (SELECT r.run_id FROM runs r WHERE `+cond+`)`, "l", q, args)
 	err = d.each(ctx, lsel, largs, func(sc func(...any) error) error {
 		var id, stage, label string
 		var info levelInfo
@@ -329,7 +341,7 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 		return s
 	}
 	sel, args := levelFilter(`SELECT m.run_id, m.stage, m.label, m.metric, m.value
-		FROM level_metrics m JOIN runs r ON r.run_id = m.run_id WHERE `+cond, "m", q, args)
+		FROM level_metrics m WHERE m.run_id IN (SELECT r.run_id FROM runs r WHERE `+cond+`)`, "m", q, args)
 	if len(q.Metrics) > 0 {
 		sel += " AND m.metric IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(q.Metrics)), ", ") + ")"
 		for _, m := range q.Metrics {
@@ -360,6 +372,42 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	}
 	sort.SliceStable(out.Values, func(i, j int) bool { return out.Values[i].Run < out.Values[j].Run })
 	return out, nil
+}
+
+// pointValues appends every numeric metric of every level q selects, as
+// Publish wrote them into level_metrics: the metric's value in the level's
+// point, when it has one and it is finite.
+func (d *DB) pointValues(ctx context.Context, cond string, args []any, q SeriesQuery, index map[string]int, out *Series) error {
+	ms := result.Metrics()
+	sel, args := levelFilter(`SELECT l.run_id, l.stage, l.label, l.position, l.interrupted, l.client_bottleneck, l.point
+		FROM levels l WHERE l.run_id IN (SELECT r.run_id FROM runs r WHERE `+cond+`)`, "l", q, args)
+	return d.each(ctx, sel, args, func(sc func(...any) error) error {
+		var id, stage, label string
+		var position int
+		var interrupted, bottleneck bool
+		var point sql.RawBytes
+		if err := sc(&id, &stage, &label, &position, &interrupted, &bottleneck, &point); err != nil {
+			return err
+		}
+		i, ok := index[id]
+		if !ok {
+			return nil
+		}
+		var p result.Point
+		if err := json.Unmarshal(point, &p); err != nil {
+			return fmt.Errorf("run %s: stage %s: point: %w", id, stage, err)
+		}
+		for k := range ms {
+			m := &ms[k]
+			v, ok := m.Value(&p)
+			if !ok || !m.Numeric() || math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			out.Values = append(out.Values, Value{Run: i, Stage: stage, Label: label, Position: position, Metric: m.Name,
+				Value: v, Judgeable: !interrupted && !bottleneck})
+		}
+		return nil
+	})
 }
 
 // levelFilter adds q's stage and level to a query on table alias t.
