@@ -1,6 +1,8 @@
 package comparison
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -79,5 +81,76 @@ func TestSimBehind(t *testing.T) {
 	}
 	if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != "inconclusive" || !strings.Contains(c.Reason, "more than 100 times") {
 		t.Errorf("TPOT with the decode stretched past every bound: %+v", c)
+	}
+}
+
+// TestSimBehindFewLate: where the level counted the requests the simulator
+// served behind its model, a few of them stretched by up to 100% leave a
+// median's +10% worse, which the maximum alone (100%) would have called
+// inconclusive; when most of the level was behind, the +10% stays
+// inconclusive. The tail percentile (p99) of a level whose late requests
+// are as many as its tail stays inconclusive too.
+func TestSimBehindFewLate(t *testing.T) {
+	base := synth(1, level{conc: 1, n: 200, ttft: 20, tpot: 2, sd: 0.05})
+	slow := synth(3, level{conc: 1, n: 200, ttft: 20, tpot: 2.2, sd: 0.05})
+	p := &slow.Report.Stages[0].Points[0]
+	one := result.Ptr(1.0)
+	p.SimBehind, p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax = true, one, one, one
+	for _, tc := range []struct {
+		behind int64
+		p50    string
+	}{{3, "worse"}, {150, "inconclusive"}} {
+		p.SimBehindRequests = result.Ptr(tc.behind)
+		res, err := Compare(base, slow, Options{Threshold: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != tc.p50 {
+			t.Errorf("%d of 200 requests behind by up to 100%%: TPOT p50 +10%% %s, want %s (%s)", tc.behind, c.Verdict, tc.p50, c.Reason)
+		}
+	}
+	p.SimBehindRequests = nil // unknown: any request may have been late
+	res, err := Compare(base, slow, Options{Threshold: 0.05})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != "inconclusive" {
+		t.Errorf("without the count of late requests the maximum bounds the change: %+v", c)
+	}
+}
+
+// TestModelFloor: the floor's order statistics are at most the model's,
+// for every way the late requests may lie, and no lower than the bound
+// needs (the observed value over 1+share where no late request is below).
+func TestModelFloor(t *testing.T) {
+	model := make([]float64, 50)
+	for i := range model {
+		model[i] = 10 + float64(i%7) + 0.1*float64(i)
+	}
+	for late := range 5 {
+		for start := 0; start+late <= len(model); start += 7 {
+			obs := slices.Clone(model)
+			for i := range obs {
+				f := 1.02 // within the share
+				if i >= start && i < start+late {
+					f = 3 // late by up to 200%
+				}
+				obs[i] *= f
+			}
+			floor := floorValues(obs, int64(late), 2)
+			sortedModel := slices.Sorted(slices.Values(model))
+			for k := range floor {
+				if floor[k] > sortedModel[k]*(1+1e-12) {
+					t.Fatalf("late %d at %d: floor[%d] = %g above the model's %g", late, start, k, floor[k], sortedModel[k])
+				}
+			}
+			if late == 0 {
+				for k := range floor {
+					if want := slices.Sorted(slices.Values(obs))[k] / 1.025; math.Abs(floor[k]-want) > 1e-9 {
+						t.Fatalf("no late request: floor[%d] = %g, want %g", k, floor[k], want)
+					}
+				}
+			}
+		}
 	}
 }
