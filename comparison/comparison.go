@@ -242,10 +242,10 @@ type job struct {
 	// stretchBase and stretchNew bound how much the built-in simulator's
 	// lateness stretched each run's requests (0: it kept its model).
 	stretchBase, stretchNew float64
-	// behindBase and behindNew: how many of each run's requests were
-	// stretched by more than aggregate.SimBehindShare (-1: unknown).
-	behindBase, behindNew int64
-	out                   result.Comparison
+	// lateBase and lateNew: how many of each run's requests the simulator
+	// stretched by how much (nil: unknown).
+	lateBase, lateNew []aggregate.LateBound
+	out               result.Comparison
 }
 
 // run computes the jobs' intervals, on every core: each is independent and

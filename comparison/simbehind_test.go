@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -84,38 +85,32 @@ func TestSimBehind(t *testing.T) {
 	}
 }
 
-// TestSimBehindFewLate: where the level counted the requests the simulator
-// served behind its model, a few of them stretched by up to 100% leave a
+// TestSimBehindFewLate: where the level's records say how many requests
+// the simulator stretched by how much, 3 of 200 stretched by 100% leave a
 // median's +10% worse, which the maximum alone (100%) would have called
-// inconclusive; when most of the level was behind, the +10% stays
-// inconclusive. The tail percentile (p99) of a level whose late requests
-// are as many as its tail stays inconclusive too.
+// inconclusive. A baseline most of whose requests were late hides what the
+// new run did: its +10% is inconclusive.
 func TestSimBehindFewLate(t *testing.T) {
-	base := synth(1, level{conc: 1, n: 200, ttft: 20, tpot: 2, sd: 0.05})
-	slow := synth(3, level{conc: 1, n: 200, ttft: 20, tpot: 2.2, sd: 0.05})
-	p := &slow.Report.Stages[0].Points[0]
-	one := result.Ptr(1.0)
-	p.SimBehind, p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax = true, one, one, one
 	for _, tc := range []struct {
-		behind int64
-		p50    string
-	}{{3, "worse"}, {150, "inconclusive"}} {
-		p.SimBehindRequests = result.Ptr(tc.behind)
+		lateNew, lateBase int
+		p50               string
+	}{{3, 0, "worse"}, {0, 150, "inconclusive"}} {
+		base := synth(1, level{conc: 1, n: 200, ttft: 20, tpot: 2, sd: 0.05, late: tc.lateBase, lateBy: 1})
+		slow := synth(3, level{conc: 1, n: 200, ttft: 20, tpot: 2.2, sd: 0.05, late: tc.lateNew, lateBy: 1})
+		late := slow
+		if tc.lateBase > 0 {
+			late = base
+		}
+		if p := late.Report.Stages[0].Points[0]; !p.SimBehind || p.SimDecodeStretchMax == nil || *p.SimDecodeStretchMax != 1 {
+			t.Fatalf("the level is not marked sim_behind by 100%%: %v %v", p.SimBehind, p.SimDecodeStretchMax)
+		}
 		res, err := Compare(base, slow, Options{Threshold: 0.05})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != tc.p50 {
-			t.Errorf("%d of 200 requests behind by up to 100%%: TPOT p50 +10%% %s, want %s (%s)", tc.behind, c.Verdict, tc.p50, c.Reason)
+			t.Errorf("%d of 200 new and %d base requests late by 100%%: TPOT p50 +10%% %s, want %s (%s)", tc.lateNew, tc.lateBase, c.Verdict, tc.p50, c.Reason)
 		}
-	}
-	p.SimBehindRequests = nil // unknown: any request may have been late
-	res, err := Compare(base, slow, Options{Threshold: 0.05})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != "inconclusive" {
-		t.Errorf("without the count of late requests the maximum bounds the change: %+v", c)
 	}
 }
 
@@ -137,7 +132,7 @@ func TestModelFloor(t *testing.T) {
 				}
 				obs[i] *= f
 			}
-			floor := floorValues(obs, int64(late), 2)
+			floor := floorValues(obs, []aggregate.LateBound{{Stretch: 0.025, Requests: int64(late)}}, 2)
 			sortedModel := slices.Sorted(slices.Values(model))
 			for k := range floor {
 				if floor[k] > sortedModel[k]*(1+1e-12) {

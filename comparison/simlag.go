@@ -51,9 +51,9 @@ func simStretch(p *result.Point, s result.Sample) float64 {
 // than the lateness could make is still found. Shares and changes from a
 // base of 0 have no such bound and become inconclusive.
 //
-// For a latency's percentile or mean, where the level counted the requests
-// the simulator served behind its model (sim_behind_requests), the bound
-// is tighter than the maximum (see modelFloor): the interval's ends are
+// For a latency's percentile or mean, where the level's records say how
+// many requests the simulator stretched by how much (its lag-ratio
+// histograms), the bound is tighter than the maximum (see modelFloor): the interval's ends are
 // those of the comparisons with each run's requests brought down to the
 // least the model could have given them.
 func (j *job) stretched(r *result.Comparison, d stats.Delta, o stats.Options) {
@@ -72,12 +72,12 @@ func (j *job) stretched(r *result.Comparison, d stats.Delta, o stats.Options) {
 		// smallest; the least the baseline's, largest.
 		st, dir := j.metric.Compare.Statistic, j.metric.Better.Direction()
 		if sn > 0 {
-			if dl, err := stats.Compare(j.base, modelFloor(j.cur, j.behindNew, sn), st, dir, o); err == nil && !math.IsNaN(dl.RelCI.Lo) {
+			if dl, err := stats.Compare(j.base, modelFloor(j.cur, j.lateNew, sn), st, dir, o); err == nil && !math.IsNaN(dl.RelCI.Lo) {
 				wlo = max(wlo, dl.RelCI.Lo)
 			}
 		}
 		if sb > 0 {
-			if dh, err := stats.Compare(modelFloor(j.base, j.behindBase, sb), j.cur, st, dir, o); err == nil && !math.IsNaN(dh.RelCI.Hi) {
+			if dh, err := stats.Compare(modelFloor(j.base, j.lateBase, sb), j.cur, st, dir, o); err == nil && !math.IsNaN(dh.RelCI.Hi) {
 				whi = min(whi, dh.RelCI.Hi)
 			}
 		}
@@ -101,34 +101,35 @@ func (j *job) stretched(r *result.Comparison, d stats.Delta, o stats.Options) {
 }
 
 // modelFloor is a latency sample brought down to the least the simulator's
-// model could have given its requests, when at most behind of them were
-// stretched by more than aggregate.SimBehindShare and none by more than
-// stretch (behind < 0: unknown, so any may have been). Sorted, its k-th
-// value is max(v[k-behind]/(1+share), v[k]/(1+stretch)): the model's k-th
-// smallest latency is at least the k-th observed one over 1+stretch, and,
-// since only behind requests were stretched by more than share, at least
-// the (k-behind)-th observed one over 1+share. Each order statistic of the
+// model could have given its requests, when none was stretched by more than
+// stretch and, for each bound in late, at most its Requests by more than its
+// Stretch. Sorted, its k-th value is the largest of v[k]/(1+stretch) and,
+// for each bound, v[k-Requests]/(1+Stretch): the model's k-th smallest
+// latency is at least the k-th observed one over 1+stretch, and, since only
+// Requests of them were stretched by more than Stretch, at least the
+// (k-Requests)-th observed one over 1+Stretch. Each order statistic of the
 // model's sample is at least the floor's, so its percentiles and mean are
-// too (a resampled one as well: the floor is below the model's sample rank
-// for rank), and the comparisons with it bound the change the model made.
-// A replicate holds at most behind of the level's stretched requests.
+// too (a resampled one as well: the floor lies below the model's sample
+// rank for rank), and the comparisons with it bound the change the model
+// made. A replicate holds at most the level's late requests. Without
+// bounds (late nil) only the maximum holds.
 //
 // This is what lets a median ignore a few late requests: one request
-// stretched by 100% moves the floor of a 100-request p50 only from the
-// 50th to the 49th observed value, not by half.
-func modelFloor(s stats.Sample, behind int64, stretch float64) stats.Sample {
+// stretched by 100% moves the floor of a 100-request p50 from the 50th to
+// the 49th observed value, not by half.
+func modelFloor(s stats.Sample, late []aggregate.LateBound, stretch float64) stats.Sample {
 	out := s
-	out.Values = floorValues(s.Values, behind, stretch)
+	out.Values = floorValues(s.Values, late, stretch)
 	if len(s.Replicates) > 0 {
 		out.Replicates = make([]stats.Sample, len(s.Replicates))
 		for i, r := range s.Replicates {
-			out.Replicates[i] = modelFloor(r, behind, stretch)
+			out.Replicates[i] = modelFloor(r, late, stretch)
 		}
 	}
 	return out
 }
 
-func floorValues(v []float64, behind int64, stretch float64) []float64 {
+func floorValues(v []float64, late []aggregate.LateBound, stretch float64) []float64 {
 	if len(v) == 0 {
 		return v
 	}
@@ -137,21 +138,13 @@ func floorValues(v []float64, behind int64, stretch float64) []float64 {
 	out := make([]float64, len(sorted))
 	for k, x := range sorted {
 		out[k] = x / (1 + stretch)
-		if behind >= 0 && int64(k) >= behind {
-			out[k] = max(out[k], sorted[k-int(behind)]/(1+aggregate.SimBehindShare))
+		for _, b := range late {
+			if b.Stretch < stretch && b.Requests >= 0 && int64(k) >= b.Requests {
+				out[k] = max(out[k], sorted[k-int(b.Requests)]/(1+b.Stretch))
+			}
 		}
 	}
 	return out
-}
-
-// simBehindRequests is how many of a level's requests the simulator
-// stretched by more than aggregate.SimBehindShare, or -1 when the level does
-// not say (then any of them may have been).
-func simBehindRequests(p *result.Point) int64 {
-	if !p.SimBehind || p.SimBehindRequests == nil {
-		return -1
-	}
-	return *p.SimBehindRequests
 }
 
 func runsOf(base, cur bool) string {
