@@ -33,10 +33,12 @@ func niceStep(x float64) float64 {
 // change between runs is what it shows. percent labels a fraction as a
 // percentage (0.021 as 2.1%).
 func valueTicks(lo, hi float64, n int, percent bool) (ticks []tick, from, to float64) {
-	if !(hi > lo) {
-		d := math.Max(math.Abs(lo)*0.05, 1e-9)
-		if percent {
-			d = math.Max(math.Abs(lo)*0.05, 0.0005)
+	if !(hi > lo) { // a flat series: ±5% around it, or ±1 (1%) around 0
+		d := math.Abs(lo) * 0.05
+		if d == 0 && percent {
+			d = 0.01
+		} else if d == 0 {
+			d = 1
 		}
 		lo, hi = lo-d, hi+d
 	}

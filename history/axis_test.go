@@ -38,6 +38,9 @@ func TestValueTicks(t *testing.T) {
 	if ts, from, to := valueTicks(100, 100, 4, false); len(ts) < 2 || !(from < 100 && to > 100) {
 		t.Errorf("a flat series: ticks %q over [%v, %v]", texts(ts), from, to)
 	}
+	if ts, _, _ := valueTicks(0, 0, 4, false); texts(ts) != "-1.0 -0.5 0.0 0.5 1.0" {
+		t.Errorf("a flat series at 0: ticks %q", texts(ts))
+	}
 }
 
 // TestTimeTicks: dates on round days, weeks (Mondays), months or years as

@@ -8,7 +8,7 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/history"
-	"github.com/runnerbench/runner/internal/synthrun"
+	"github.com/runnerbench/runner/store/synthrun"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/store"
 )

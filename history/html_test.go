@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/runnerbench/runner/history"
-	"github.com/runnerbench/runner/internal/synthrun"
+	"github.com/runnerbench/runner/store/synthrun"
 )
 
 // stepPage is the HTML history of 30 daily runs, TTFT 30% slower from run

@@ -292,9 +292,10 @@ var page = template.Must(template.New("history").Parse(`<!doctype html>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem auto;max-width:760px;padding:0 1rem;color:#222;background:#fff}
 h1{font-size:1.2rem}svg{width:100%;height:auto;display:block}figure{margin:1.2rem 0}
 figcaption{font-weight:600}.line{fill:none;stroke:#36c;stroke-width:1.5}.bar{stroke:#999;stroke-width:3;opacity:.5}
-.dot{fill:#36c}.worse{fill:#c33}.better{fill:#2a2}.axis{font-size:11px;fill:#666}.grid{stroke:#ddd;stroke-width:1}
+.dot{fill:#36c}.axis{font-size:11px;fill:#666}.grid{stroke:#ddd;stroke-width:1}
 .frame{stroke:#999;stroke-width:1}
 @media (prefers-color-scheme:dark){body{background:#111;color:#ddd}.axis{fill:#aaa}.grid{stroke:#333}.frame{stroke:#777}.line{stroke:#6af}.dot{fill:#6af}}
+.dot.worse{fill:#d33}.dot.better{fill:#2a2}
 </style></head><body>
 <h1>{{.Title}}</h1><p>{{.Summary}}</p>
 <p>Each grey bar is a judged window's interval for its value, drawn at the window's newest run (the runs as replicates, and every request where the runs' values called a change); red and green dots mark the runs where a metric got worse or better. Times are UTC.</p>
