@@ -8,9 +8,9 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/history"
-	"github.com/runnerbench/runner/store/synthrun"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/store"
+	"github.com/runnerbench/runner/store/synthrun"
 )
 
 // memHistory is a history of len(ttft) runs made in memory, without a
@@ -80,8 +80,8 @@ func steady(n int) []float64 {
 // TestHistoryFamilyHoldsOverTheWholeHistory: the family is every window
 // of every judged series, so unchanged histories of 150 runs (two levels,
 // every metric: some 50 series and 7,000 windows each) carry no mark, where
-// a family of the series alone (each window at 99.9% here) marked a few
-// dozen in each; and a 30% slower TTFT from run 120 on is still marked,
+// a family of the series alone (each window at 99.9% here) left 3 false
+// marks in two of the four; and a 30% slower TTFT from run 120 on is still marked,
 // worse, within the window that holds the slower runs.
 func TestHistoryFamilyHoldsOverTheWholeHistory(t *testing.T) {
 	spec := synthrun.Spec{Concurrency: []int{1, 4}, Requests: 80}
