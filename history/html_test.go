@@ -16,14 +16,14 @@ import (
 )
 
 // stepPage is the HTML history of 30 daily runs, TTFT 30% slower from run
-// 20 on, for one metric and one not judged.
+// 20 on: the latencies' charts, and one of a metric not judged.
 func stepPage(t *testing.T, plan string) string {
 	t.Helper()
 	ttft := steady(30)
 	for i := 20; i < 30; i++ {
 		ttft[i] = 130
 	}
-	s, samples := memHistory(t, 3, ttft, synthrun.Spec{Requests: 200})
+	s, samples := memHistory(t, 3, ttft, synthrun.Spec{Requests: 200}, latencies...)
 	h, err := history.Build(s, samples, history.Options{})
 	if err != nil {
 		t.Fatal(err)
