@@ -20,7 +20,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/internal/suggest"
-	"github.com/runnerbench/runner/runner/protocol"
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/trace"
 )
 
