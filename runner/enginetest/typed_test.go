@@ -51,8 +51,12 @@ func checkTyped(t *testing.T, outs []outcome, in, out int, pinnedExact bool) {
 				t.Errorf("%s seq %d: %d output tokens of %d", o.stage.Name, r.Seq, r.OutputTokens, out)
 			case r.TTFTMs == nil || r.Chunks == 0 || r.Chunks > r.OutputTokens:
 				t.Errorf("%s seq %d: TTFT %v with %d token events for %d tokens", o.stage.Name, r.Seq, r.TTFTMs, r.Chunks, r.OutputTokens)
-			case r.FinishReason == "":
+			case strings.HasPrefix(o.stage.Name, "messages") && r.FinishReason == "":
 				t.Errorf("%s seq %d: no finish reason", o.stage.Name, r.Seq)
+			case strings.HasPrefix(o.stage.Name, "responses") && r.FinishReason != "":
+				// Both engines end with response.completed even when cut at
+				// max_output_tokens: no reason is given.
+				t.Errorf("%s seq %d: finish reason %q from response.completed", o.stage.Name, r.Seq, r.FinishReason)
 			}
 		}
 		p := o.stage.Points[0]
@@ -62,11 +66,92 @@ func checkTyped(t *testing.T, outs []outcome, in, out int, pinnedExact bool) {
 }
 
 // TestLlamaServerTypedAPIs runs the Responses and Messages APIs, pinned
-// and natural, against llama-server.
+// and natural, against llama-server, and shows that it honours ignore_eos
+// on the Responses API: with a logit bias that makes its end-of-generation
+// tokens all but certain, natural mode stops after one token (which decodes
+// to no text: no delta event, so no TTFT, and usage says 1) while pinned
+// mode runs to max_output_tokens. (On /v1/messages it does not read
+// logit_bias, so the same proof is not possible there.) Its timings ride on
+// response.completed and are kept, as on chat.
 func TestLlamaServerTypedAPIs(t *testing.T) {
 	eng := llama(t, false)
 	outs := run(t, eng, engines.LlamaModel, planFor("llama", 256, typedStages("llama", 16, 2, 6, "")))
 	checkTyped(t, outs, 256, 16, true)
+	for _, o := range outs[:2] { // responses
+		for _, r := range o.recs {
+			if st := r.ServerTimings; st == nil || st.PredictedN != r.OutputTokens || st.PromptN+st.CacheN != r.InputTokens {
+				t.Errorf("%s seq %d: server timings %+v for %d in, %d out", o.stage.Name, r.Seq, st, r.InputTokens, r.OutputTokens)
+			}
+		}
+	}
+	bias := `extra_body: {logit_bias: {"32000": 100, "32007": 100}}`
+	eos := run(t, eng, engines.LlamaModel, planFor("llama", 256, `
+  - {name: pinned, endpoint: llama, prompts: synth, api: responses, input_tokens: 64, output_tokens: 16, concurrency: [2], requests: 4, `+bias+`}
+  - {name: natural, endpoint: llama, prompts: synth, api: responses, input_tokens: 64, output_tokens: 16, concurrency: [2], requests: 4, mode: natural, `+bias+`}
+`))
+	for _, o := range eos {
+		noFailures(t, o)
+		want := 16
+		if o.stage.Mode == "natural" {
+			want = 1
+		}
+		for _, r := range o.recs {
+			if r.OutputTokens != want || (want == 1) != (r.TTFTMs == nil) {
+				t.Errorf("%s seq %d: %d tokens (TTFT %v); want %d", o.stage.Name, r.Seq, r.OutputTokens, r.TTFTMs, want)
+			}
+		}
+	}
+}
+
+// TestInferenceSimToolCalls: llm-d-inference-sim answers a Messages request
+// whose tool_choice asks for a call with a tool_use block: each response is
+// recorded as one call, its input_json_delta events timed as tokens, its
+// usage counted, and the level's tool_call_rate is 1. (Its Responses API
+// takes no tools; llama-server's tiny model has no tool template, so it
+// answers with text.)
+func TestInferenceSimToolCalls(t *testing.T) {
+	eng := inferenceSim(t, "plain", simFlags...)
+	outs := run(t, eng, engines.SimModel, planFor("sim", 64, `
+  - name: tools
+    endpoint: sim
+    prompts: synth
+    api: messages
+    output_tokens: 32
+    concurrency: [2]
+    requests: 6
+    tools: [{type: function, function: {name: lookup, parameters: {type: object, properties: {text: {type: string}}, required: [text]}}}]
+    tool_choice: required
+`))
+	o := outs[0]
+	noFailures(t, o)
+	for _, r := range o.recs {
+		if r.ToolCalls != 1 || r.FinishReason != "tool_calls" || r.TTFTMs == nil || r.Chunks == 0 || !r.UsageReported || r.OutputTokens < r.Chunks {
+			t.Errorf("seq %d: %d tool calls, finish %q, TTFT %v, %d events for %d tokens", r.Seq, r.ToolCalls, r.FinishReason, r.TTFTMs, r.Chunks, r.OutputTokens)
+		}
+	}
+	if p := o.stage.Points[0]; p.ToolCallRate == nil || *p.ToolCallRate != 1 {
+		t.Errorf("tool_call_rate %s", val(p.ToolCallRate))
+	}
+}
+
+// TestTypedAPINotServed: a base_url whose API root is wrong makes both
+// engines answer the API's path with a 404; the stage stops with one error
+// naming the API and the URL tried, before any measured request.
+func TestTypedAPINotServed(t *testing.T) {
+	for _, c := range []struct {
+		eng   *engines.Engine
+		model string
+	}{{llama(t, false), engines.LlamaModel}, {inferenceSim(t, "plain", simFlags...), engines.SimModel}} {
+		for _, api := range []string{"responses", "messages"} {
+			base := c.eng.Origin + "/v2"
+			err := runStageErr(t, base, c.model, planFor("ep", 64, `
+  - {name: s, endpoint: ep, prompts: synth, api: `+api+`, output_tokens: 4, concurrency: [2], requests: 4}
+`))
+			if want := "api " + api + ": POST " + base + "/" + api + " answered http 404"; err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%s %s: err %v, want %q", c.eng.Name, api, err, want)
+			}
+		}
+	}
 }
 
 // TestInferenceSimTypedAPIs runs the Responses and Messages APIs, pinned
