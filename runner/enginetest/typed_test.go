@@ -182,3 +182,30 @@ func runStageErr(t *testing.T, base, model, planYAML string) error {
 	defer cancel()
 	return e.RunStage(ctx, plan.LoadPlan(plan.Stages[0]), recordingSink{Stage: aggregate.NewStage(0), add: func(*result.Request) {}})
 }
+
+// TestLlamaServerMessagesKey: llama-server started with --api-key takes the
+// key of a Messages request in x-api-key, which is where Runner sends it
+// (with anthropic-version, and no bearer token): the right key is served, a
+// wrong one is refused with 401 on every request.
+func TestLlamaServerMessagesKey(t *testing.T) {
+	r := root(t)
+	eng := pool.Get(t, "llama-key", func(ctx context.Context) (*engines.Engine, error) {
+		return engines.StartLlama(ctx, r, engines.LlamaOptions{APIKey: "k-right"})
+	})
+	for _, key := range []string{"k-right", "k-wrong"} {
+		outs := run(t, eng, engines.LlamaModel, fmt.Sprintf(`
+version: 1
+name: key
+endpoints:
+  llama: {base_url: ENDPOINT, model: MODEL, api_key: %s}
+prompts:
+  synth: {synthetic: {input_tokens: 64, sizing: reference}}
+stages:
+  - {name: messages, endpoint: llama, prompts: synth, api: messages, output_tokens: 4, concurrency: [1], requests: 2, warmup: 0}
+`, key))
+		p := outs[0].stage.Points[0]
+		if ok := key == "k-right"; ok && (p.Completed != 2 || p.Failed != 0) || !ok && p.ErrorsByKind["http_401"] != 2 {
+			t.Errorf("key %s: completed %d, failed %v", key, p.Completed, p.ErrorsByKind)
+		}
+	}
+}
