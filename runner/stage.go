@@ -66,7 +66,7 @@ func (sp *stagePlan) judgeServed(w *Worker, rec *result.Request) bool {
 		sp.served.Store(true)
 		return false
 	}
-	if w.notServed == "" || sp.served.Load() {
+	if _, stops := sp.proto.(protocol.NotServedStops); !stops || w.notServed == "" || sp.served.Load() {
 		return false
 	}
 	msg := fmt.Sprintf("api %s: %s: the endpoint does not serve the %s API at this path (is base_url right, and does the server implement it?)",

@@ -105,6 +105,8 @@ func (messages) Prompt(text string) map[string]any { return chat{}.Prompt(text) 
 
 func (messages) TakesTools() {}
 
+func (messages) StopsWhenNotServed() {}
+
 func (messages) NewDecoder() Decoder {
 	return &typedDecoder{rd: sse.NewReader(nil), parse: sse.ParseMessages, api: "messages"}
 }

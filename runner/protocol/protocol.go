@@ -103,6 +103,17 @@ type ToolTaker interface {
 	TakesTools()
 }
 
+// NotServedStops is a Protocol whose stage stops with one clear error when
+// the endpoint shows it does not serve the API (a 404 or 405 at its path,
+// an event stream of another API) before any request succeeded. Chat and
+// completions are not: a level of failed requests, with the base_url hint
+// beside it, is what their users have always seen.
+type NotServedStops interface {
+	Protocol
+	// StopsWhenNotServed marks the API.
+	StopsWhenNotServed()
+}
+
 // Authenticator is a Protocol whose API carries the endpoint's API key
 // in headers of its own instead of "Authorization: Bearer" (Anthropic's
 // x-api-key), and asks for headers every request must have.

@@ -85,6 +85,8 @@ func (responses) Prompt(text string) map[string]any { return chat{}.Prompt(text)
 
 func (responses) TakesTools() {}
 
+func (responses) StopsWhenNotServed() {}
+
 func (responses) NewDecoder() Decoder {
 	return &typedDecoder{rd: sse.NewReader(nil), parse: sse.ParseResponses, api: "responses"}
 }
