@@ -108,7 +108,7 @@ type typed struct {
 	typ        eventType
 	hasType    bool
 	choices    bool
-	delta      bool // a non-empty delta string (Responses)
+	delta      bool   // a non-empty delta string (Responses)
 	incomplete []byte // incomplete_details.reason
 	errMsg     []byte
 	isError    bool
