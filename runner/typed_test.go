@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
 )

@@ -3,8 +3,8 @@ package scenario
 import (
 	"time"
 
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/protocol"
 )
 
 // LoadPlan is a stage compiled for the load engine, once, from the plan as

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/runnerbench/runner/runner/sse"
+	"github.com/runnerbench/runner/protocol/sse"
 )
 
 // messages is the Anthropic Messages API, /v1/messages: messages (the

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/runnerbench/runner/runner/sse"
+	"github.com/runnerbench/runner/protocol/sse"
 )
 
 // responses is the OpenAI Responses API, /v1/responses: an input (a string,
