@@ -124,8 +124,8 @@ func historyGate(h *history.History, failAbove float64) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	lines := []string{fmt.Sprintf("history: %d metric(s) significantly worse in the newest runs (%s confidence for all %d judged series together):",
-		len(bad), pctText(h.Confidence), h.Judged)}
+	lines := []string{fmt.Sprintf("history: %d metric(s) significantly worse in the newest runs (%s confidence for the newest windows of all %d series together):",
+		len(bad), pctText(h.Confidence), h.GateWindows)}
 	for _, f := range bad {
 		lines = append(lines, fmt.Sprintf("  %s %s %s: %s", f.Series.Stage, f.Series.Label, f.Series.Metric, h.Describe(f.Point)))
 	}

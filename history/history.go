@@ -21,7 +21,11 @@
 //     (stats.FamilyConfidence), so an unchanged history, however long, has
 //     at most a 1 − Confidence chance of any mark at all;
 //   - run i is marked where the verdict turns worse or better (the first
-//     window of a stretch with that verdict).
+//     window of a stretch with that verdict);
+//   - the gate (--fail-on-change) asks only of the newest run, as `runner
+//     compare` asks of a run against its baseline: its family is the
+//     windows ending at the newest run, one per series, so it sees what a
+//     comparison would however long the history is.
 //
 // One outlying run inside a window widens the replicate interval rather
 // than moving the verdict, so a change needs most of the window to agree.
@@ -78,9 +82,14 @@ type History struct {
 	Windows    int
 	Confidence float64
 	Each       float64
-	Window     int
-	Before     int
-	Threshold  float64
+	// GateWindows is how many series have a window ending at the newest
+	// run: --fail-on-change's family, as `runner compare` gates one run
+	// against its baseline, each of those windows judged again at GateEach.
+	GateWindows int
+	GateEach    float64
+	Window      int
+	Before      int
+	Threshold   float64
 }
 
 // Series is one metric of one level over the runs.
@@ -91,6 +100,9 @@ type Series struct {
 	Judged bool
 	Why    string
 	Points []Point
+	// Gate is the window ending at the newest run judged in the gate's
+	// family (History.GateEach); nil when the series has none.
+	Gate *Point
 }
 
 // Point is the series' value in one run, and the verdict of the window
@@ -216,7 +228,26 @@ func Build(s *store.Series, samples SamplesFunc, o Options) (*History, error) {
 		}
 	}
 	h.Each = stats.FamilyConfidence(o.Confidence, h.Windows)
+	for i := range h.Series {
+		if se := &h.Series[i]; se.Judged && gateWindow(se, len(h.Runs)-1, o) {
+			h.GateWindows++
+		}
+	}
+	h.GateEach = stats.FamilyConfidence(o.Confidence, max(1, h.GateWindows))
 	return h, judgeAll(h, samples, o)
+}
+
+// gateWindow reports whether the series has a window ending at run last
+// (the newest): its newest judgeable point is that run, with MinBefore
+// judgeable runs before its window.
+func gateWindow(se *Series, last int, o Options) bool {
+	n, newest := 0, -1
+	for _, p := range se.Points {
+		if p.Judgeable {
+			n, newest = n+1, p.Run
+		}
+	}
+	return newest == last && n >= o.Window+MinBefore
 }
 
 // windows is how many windows of a series are judged: one ending at each
@@ -312,6 +343,32 @@ func judgeLevel(h *History, level []int, samples SamplesFunc, o Options) error {
 	}
 	for _, i := range level {
 		markChanges(&h.Series[i])
+	}
+	// The gate asks of the newest run what `runner compare` asks of a run
+	// and its baseline: its family is the newest windows alone, so a long
+	// history does not make the gate blind to the change it is for.
+	for k, i := range level {
+		se := &h.Series[i]
+		if !gateWindow(se, len(h.Runs)-1, o) {
+			continue
+		}
+		var idx []int
+		for j := range se.Points {
+			if se.Points[j].Judgeable {
+				idx = append(idx, j)
+			}
+		}
+		g := se.Points[idx[len(idx)-1]]
+		g.Verdict, g.Reason, g.Change, g.Rel, g.Interval, g.Low, g.High = "", "", false, nil, nil, nil, nil
+		win := idx[len(idx)-o.Window:]
+		base := idx[max(0, len(idx)-o.Window-o.Before) : len(idx)-o.Window]
+		m := metricNamed(se.Metric)
+		if abs, rel, again := screenWindow(se, m, &g, win, base, o, h.GateEach); again {
+			if err := full(candidate{se: se, m: m, p: &g, win: win, base: base, order: k, abs: abs, rel: rel}, c, o, h.GateEach); err != nil {
+				return err
+			}
+		}
+		se.Gate = &g
 	}
 	return nil
 }
@@ -573,18 +630,16 @@ func seedOf(se *Series, run int) uint64 {
 	return h.Sum64()
 }
 
-// Failures are the series whose newest run is in a worse window by more
-// than failAbove (a fraction): what --fail-on-change fails on.
+// Failures are the series whose window ending at the newest run is worse
+// by more than failAbove (a fraction), judged in the gate's family (the
+// newest windows of every series, at GateEach): what --fail-on-change
+// fails on.
 func (h *History) Failures(failAbove float64) []Failure {
 	var out []Failure
-	last := len(h.Runs) - 1
 	for i := range h.Series {
 		se := &h.Series[i]
-		if len(se.Points) == 0 {
-			continue
-		}
-		p := se.Points[len(se.Points)-1]
-		if p.Run != last || p.Verdict != string(stats.Worse) || p.Rel == nil {
+		p := se.Gate
+		if p == nil || p.Verdict != string(stats.Worse) || p.Rel == nil {
 			continue
 		}
 		worseBy := *p.Rel
@@ -592,7 +647,7 @@ func (h *History) Failures(failAbove float64) []Failure {
 			worseBy = -worseBy
 		}
 		if worseBy > failAbove {
-			out = append(out, Failure{Series: se, Point: p})
+			out = append(out, Failure{Series: se, Point: *p})
 		}
 	}
 	return out
