@@ -12,7 +12,7 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse", "runner/protocol"},
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "sim/simconfig", "runner/sse", "runner/protocol", "runner/telemetry"},
 	{"scenario", "sim", "search", "trace"}, // plan; the simulator; a capacity search's decisions; trace files
 	{"runner/servermetrics", "runner"},     // load
 	{"records", "export"},                  // records; sending figures to Prometheus or OpenTelemetry
