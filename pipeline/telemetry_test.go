@@ -186,3 +186,56 @@ stages:
 		t.Errorf("recomputed points differ:\nlive %s\nagain %s", a, b)
 	}
 }
+
+// TestMergeTelemetry: every shard of a sharded run read the same GPU
+// exporter; the merged level counts its GPUs once (the lowest shard's
+// reads) and its energy over the merged window, and the merged directory
+// keeps every shard's reads.
+func TestMergeTelemetry(t *testing.T) {
+	dirs := writeShards(t, 2, nil)
+	for i, dir := range dirs {
+		w, err := records.NewJSONL(dir + "/" + records.FileTelemetry)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for at := t0.Add(-2 * time.Second); at.Before(t0.Add(15 * time.Second)); at = at.Add(time.Second) {
+			// Shard 1's exporter (the same GPUs, seen from the other
+			// machine) reports twice the power: it must not be counted.
+			w0 := 100.0 * float64(i+1)
+			s := at.Sub(t0.Add(-2 * time.Second)).Seconds()
+			r := &result.TelemetryScrape{Time: at, Target: "gpus", Stage: "s", Level: 0, Shard: i, Samples: []result.TelemetrySample{
+				{Metric: "DCGM_FI_DEV_POWER_USAGE", Labels: map[string]string{"gpu": "0", "UUID": "GPU-x"}, Value: w0},
+				{Metric: "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION", Labels: map[string]string{"gpu": "0", "UUID": "GPU-x"}, Value: 1e6 + w0*s*1000},
+			}}
+			if err := w.Write(r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh, err := ReadShards(dirs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir() + "/merged"
+	rep, err := sh.Write(out, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := rep.Stages[0].Points[0]
+	run, err := records.ReadRun(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lvl := run.Stages[0].Levels[0]
+	want := 100 * time.Duration(lvl.WallNs).Seconds()
+	if p.GPUCount == nil || *p.GPUCount != 1 || p.EnergyJ == nil || math.Abs(*p.EnergyJ-want) > 0.1 {
+		t.Fatalf("merged: gpus %v energy %v, want 1 GPU, %v J", p.GPUCount, p.EnergyJ, want)
+	}
+	n := 0
+	if err := records.EachTelemetry(out, func(*result.TelemetryScrape) error { n++; return nil }); err != nil || n != 34 {
+		t.Errorf("merged telemetry.jsonl: %d reads, %v", n, err)
+	}
+}
