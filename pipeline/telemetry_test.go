@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -237,5 +239,73 @@ func TestMergeTelemetry(t *testing.T) {
 	n := 0
 	if err := records.EachTelemetry(out, func(*result.TelemetryScrape) error { n++; return nil }); err != nil || n != 34 {
 		t.Errorf("merged telemetry.jsonl: %d reads, %v", n, err)
+	}
+}
+
+// TestTelemetryHostileTarget: a telemetry target that never answers costs
+// the run failed reads, a warning on the level and on the run, and at most
+// a timeout at each edge of the level: never a stalled level.
+func TestTelemetryHostileTarget(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	src := []byte(fmt.Sprintf(`version: 1
+name: hostile-telemetry
+telemetry:
+  interval: 100ms
+  timeout: 300ms
+  targets:
+    - {name: tarpit, url: %q}
+endpoints:
+  sim:
+    simulator: {ttft_ms: 5, itl_ms: 1}
+prompts:
+  p: {synthetic: {input_tokens: 16}}
+stages:
+  - {name: s, endpoint: sim, prompts: p, output_tokens: 8, concurrency: [2], requests: 20}
+`, srv.URL+"/metrics"))
+	p, err := scenario.LoadBytes("h.yaml", src, t.TempDir(), scenario.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	w, err := records.Create(dir, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	rep, err := Run(context.Background(), Options{Plan: p, PlanBytes: src, Records: w, Logger: zerolog.Nop()})
+	_ = w.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	took := time.Since(start)
+	pt := rep.Stages[0].Points[0]
+	if pt.Failed != 0 || pt.Completed != 20 {
+		t.Errorf("%d completed, %d failed", pt.Completed, pt.Failed)
+	}
+	// The level itself is a fraction of a second; each edge may wait one
+	// timeout for the tarpit.
+	if took > 20*time.Second {
+		t.Errorf("the run took %v", took)
+	}
+	if !strings.Contains(strings.Join(pt.Warnings, "\n"), "telemetry tarpit:") || !strings.Contains(strings.Join(rep.Warnings, "\n"), "telemetry target tarpit") {
+		t.Errorf("level warnings %q, run warnings %q", pt.Warnings, rep.Warnings)
+	}
+	failed := 0
+	_ = records.EachTelemetry(dir, func(r *result.TelemetryScrape) error {
+		if r.Target == "tarpit" && strings.Contains(r.Error, "no answer within 300ms") {
+			failed++
+		}
+		return nil
+	})
+	if failed < 2 || rep.Telemetry[0].Failed != failed {
+		t.Errorf("%d failed reads recorded, report says %+v", failed, rep.Telemetry)
 	}
 }
