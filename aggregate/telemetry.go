@@ -362,7 +362,6 @@ type gpuTarget struct {
 	held           bool   // the power integral held an edge's value
 	powerMax       *float64
 	utilMean       *float64
-	utilN          int
 	memMax         *float64
 }
 

@@ -323,7 +323,7 @@ func Parse(r io.Reader, keep func(string) bool) (samples []result.TelemetrySampl
 		if line == "" || line[0] == '#' {
 			continue
 		}
-		name, labels, v, ok := parseLine(line)
+		name, labels, v, ok := parseLine(line, keep)
 		if !ok {
 			invalid++
 			continue
@@ -364,7 +364,11 @@ func histogramBase(name string) string {
 // parseLine splits one sample line: `name{label="value",...} value [ts]`.
 // Blanks around labels and commas are allowed (the DCGM exporter writes
 // `{gpu="0", UUID="..."}`), and so is a trailing comma.
-func parseLine(line string) (name string, labels map[string]string, v float64, ok bool) {
+//
+// A sample keep rejects has its labels checked but not built (nil labels):
+// most of a page is not kept, and building its label maps would be most of
+// a read's garbage.
+func parseLine(line string, keep func(string) bool) (name string, labels map[string]string, v float64, ok bool) {
 	i := 0
 	for i < len(line) && isNameChar(line[i], i == 0) {
 		i++
@@ -375,7 +379,8 @@ func parseLine(line string) (name string, labels map[string]string, v float64, o
 	name, rest := line[:i], line[i:]
 	if strings.HasPrefix(rest, "{") {
 		var n int
-		labels, n, ok = parseLabels(rest)
+		build := keep == nil || keep(name) || keep(histogramBase(name))
+		labels, n, ok = parseLabels(rest, build)
 		if !ok {
 			return "", nil, 0, false
 		}
@@ -395,9 +400,10 @@ func parseLine(line string) (name string, labels map[string]string, v float64, o
 	return name, labels, v, true
 }
 
-// parseLabels parses `{...}` at the start of s; n is its length.
-func parseLabels(s string) (labels map[string]string, n int, ok bool) {
-	i := 1
+// parseLabels parses `{...}` at the start of s; n is its length. Without
+// build it only checks them (labels stays nil).
+func parseLabels(s string, build bool) (labels map[string]string, n int, ok bool) {
+	i, count := 1, 0
 	skip := func() {
 		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
 			i++
@@ -438,25 +444,32 @@ func parseLabels(s string) (labels map[string]string, n int, ok bool) {
 			}
 			if c == '\\' && i+1 < len(s) {
 				i++
-				switch s[i] {
-				case 'n':
-					b.WriteByte('\n')
-				default:
-					b.WriteByte(s[i])
+				if build {
+					switch s[i] {
+					case 'n':
+						b.WriteByte('\n')
+					default:
+						b.WriteByte(s[i])
+					}
 				}
 				i++
 				continue
 			}
-			b.WriteByte(c)
+			if build {
+				b.WriteByte(c)
+			}
 			i++
 		}
-		if labels == nil {
-			labels = map[string]string{}
-		}
-		if len(labels) >= 64 {
+		count++
+		if count > 64 {
 			return nil, 0, false // no real sample has that many labels
 		}
-		labels[key] = b.String()
+		if build {
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[key] = b.String()
+		}
 		skip()
 		if i < len(s) && s[i] == ',' {
 			i++
