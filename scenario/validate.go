@@ -434,6 +434,7 @@ func (v *validator) stage(path string, s *Stage) {
 		v.stageLoad(path, s)
 	}
 	v.stageReplicates(path, s, ps)
+	v.stageTools(path, s)
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)
 }
