@@ -71,6 +71,25 @@ type Level struct {
 	// keep and keepTurns are the level's per-request samples, when kept.
 	keep      *Samples
 	keepTurns []*Samples
+	// reads are the level's telemetry reads (at most maxLevelReads;
+	// dropped counts the rest).
+	reads   []*result.TelemetryScrape
+	dropped int
+}
+
+// AddTelemetry records one telemetry read of the level (any target, any
+// order). It is safe for concurrent use.
+func (l *Level) AddTelemetry(r *result.TelemetryScrape) {
+	if r == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.reads) >= maxLevelReads {
+		l.dropped++
+		return
+	}
+	l.reads = append(l.reads, compact(r))
 }
 
 // NewLevel starts a level; exactLimit bounds the requests whose latencies
@@ -143,7 +162,7 @@ func (l *Level) Samples(rec *result.LevelRecord) (*Samples, []*Samples) {
 func (l *Level) Point(rec *result.LevelRecord) result.Point {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := builder{spec: &l.spec, rec: rec, a: l.all, limit: l.limit}
+	b := builder{spec: &l.spec, rec: rec, a: l.all, limit: l.limit, reads: l.reads, dropped: l.dropped}
 	return b.point(true)
 }
 

@@ -20,6 +20,9 @@ type builder struct {
 	a     *acc
 	limit int
 	turn  int // 1-based turn of a per-turn point; 0 for the level
+	// reads are the level's telemetry reads; dropped counts those left out.
+	reads   []*result.TelemetryScrape
+	dropped int
 
 	p   result.Point
 	low []string // metrics drawn from too few samples
@@ -35,6 +38,8 @@ func (b *builder) point(whole bool) result.Point {
 	if whole {
 		b.itl()
 		b.server()
+		b.serverLatency()
+		b.telemetry(b.reads, b.dropped)
 		b.simLag()
 		b.client()
 		b.inFlight()

@@ -234,7 +234,10 @@ type ServerDelta struct {
 // observations there were, and how many were at most each finite bound
 // (cumulative, in bound order); the rest were above the last.
 type HistogramDelta struct {
-	Count   float64           `json:"count"`
+	Count float64 `json:"count"`
+	// Sum is the change of the observations' sum (0, omitted, when the
+	// record predates it).
+	Sum     float64           `json:"sum,omitempty"`
 	Buckets []HistogramBucket `json:"buckets"`
 }
 

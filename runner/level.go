@@ -241,6 +241,11 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 		return rec // this shard's part of the level is empty
 	}
 	lr := &LevelRun{e: e, sp: sp, idx: idx, lvl: lvl, unit: sp.unit(), sink: sink, total: lvl.Requests}
+	// Telemetry reads start with the level (their first round beside the
+	// warm-ups, awaited before the window opens) and end with a round
+	// after the window closes, so both edges are bracketed.
+	tel := e.levelTelemetry(ctx, sp.st.Name, idx, sink)
+	defer tel.Stop()
 	conns := lvl.Load.Conns()
 	e.primeConnections(ctx, conns)
 	e.warmup(ctx, sp, idx, conns, sp.warmups, sink)
@@ -248,6 +253,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 		return rec // the endpoint does not serve the API: nothing to measure
 	}
 	nearOpen(ctx, lvl)
+	tel.WaitFirst()
 
 	before := e.readCounters(ctx, scraper)
 	var ru0, ru1 syscall.Rusage
@@ -271,6 +277,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	}
 	atSlotEnd(ctx, lvl)
 	after := e.readCounters(context.WithoutCancel(ctx), scraper)
+	tel.Stop()
 	rec.Server = servermetrics.Diff(before, after)
 	for _, b := range lr.batches { // every worker has stopped
 		b.flush()
