@@ -110,6 +110,7 @@ var pointNames = map[string]pointName{
 	"sim_decode_stretch_max": {name{"runner_level_sim_decode_stretch_max", uRatio, gauge}, 1},
 	"sim_e2e_stretch_max":    {name{"runner_level_sim_e2e_stretch_max", uRatio, gauge}, 1},
 	"sim_behind":             {name{"runner_level_sim_behind", uNone, gauge}, 1},
+	"steady":                 {name{"runner_level_steady", uNone, gauge}, 1},
 }
 
 // notExported are the catalogue metrics that are not numbers a time series
