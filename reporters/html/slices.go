@@ -61,6 +61,9 @@ func timeChart(id, ylabel string, levels []slicedLevel, ms []sliceMetric) lineCh
 			}
 			for k := range l.p.Slices.Windows {
 				w := &l.p.Slices.Windows[k]
+				if !drawn(w, l.p.Slices.WidthS) {
+					continue
+				}
 				tip := fmt.Sprintf("%s, slice %d (%s–%s s): ", l.p.Label(), k+1, num(w.StartS), num(w.EndS))
 				v := m.val(w)
 				if v != nil {
@@ -86,6 +89,13 @@ func timeChart(id, ylabel string, levels []slicedLevel, ms []sliceMetric) lineCh
 		}
 	}
 	return c
+}
+
+// drawn reports whether a slice is drawn: not a last slice shorter than
+// half the width (a few ms of a level's drain, whose rates over so short a
+// time would dwarf the rest); report.json has it.
+func drawn(w *result.Slice, width float64) bool {
+	return !w.Partial || w.EndS-w.StartS >= width/2
 }
 
 // sliceCharts are a sliced stage's charts over time: requests in flight,
@@ -162,6 +172,9 @@ func sliceNotes(st *result.Stage) []string {
 		}
 		s := p.Slices
 		line := p.Label() + ": " + strconv.Itoa(len(s.Windows)) + " slices of " + (time.Duration(s.WidthS * float64(time.Second))).String()
+		if n := len(s.Windows); n > 0 && !drawn(&s.Windows[n-1], s.WidthS) {
+			line += " (the last, " + num(s.Windows[n-1].EndS-s.Windows[n-1].StartS) + " s, not drawn)"
+		}
 		switch st := s.Steadiness; {
 		case !st.Judged:
 			line += "; " + st.Why

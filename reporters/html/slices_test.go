@@ -49,6 +49,9 @@ func TestSliceChartsCarryTheSlices(t *testing.T) {
 			for k := range p.Slices.Windows {
 				w := &p.Slices.Windows[k]
 				slices++
+				if w.Partial && w.EndS-w.StartS < p.Slices.WidthS/2 {
+					continue // a sliver of the drain: not drawn
+				}
 				if v := c.val(w); v != nil {
 					want = append(want, fmtNum(*v))
 					xs = append(xs, fmtNum(off+(w.StartS+w.EndS)/2))
@@ -87,13 +90,22 @@ func TestSliceChartsCarryTheSlices(t *testing.T) {
 		}
 	}
 
+	// A series sampled during the levels (telemetry) gets a chart of its
+	// own, a point per slice that has it.
+	st.Points[0].Slices.Windows[1].Series = map[string]float64{"gpu_power_w": 212.5}
+	st.Points[1].Slices.Windows[0].Series = map[string]float64{"gpu_power_w": 301}
+	doc = parse(t, render(t, r, nil))
+	if ys, _ := markers(seriesGroup(t, chart(t, doc, anchor+"-slices-series-0"), "gpu_power_w")); strings.Join(ys, " ") != "212.5 301" {
+		t.Errorf("telemetry series markers %v", ys)
+	}
+
 	// Not steady: amber, and flagged beside the level.
 	f := false
 	st.Points[1].Slices.Steadiness.Steady, st.Points[1].Steady = &f, &f
 	page := render(t, r, nil)
 	doc = parse(t, page)
-	if n := len(findAll(doc, "rect", hasAttr("data-band", "unsteady"))); n != 4 {
-		t.Errorf("%d unsteady bands, want one in each of the 4 charts", n)
+	if n := len(findAll(doc, "rect", hasAttr("data-band", "unsteady"))); n != 5 {
+		t.Errorf("%d unsteady bands, want one in each of the 5 charts (4 and the telemetry series')", n)
 	}
 	if !bytes.Contains(page, []byte("not steady across its slices")) {
 		t.Error("the levels table does not flag the unsteady level")
