@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/runnerbench/runner/internal/compare"
+	"github.com/runnerbench/runner/reporters/compare"
 	"github.com/runnerbench/runner/result"
 )
 

@@ -20,7 +20,7 @@ var Layers = [][]string{
 	{"checks"},                             // checks
 	{"pipeline"},                           // run a plan
 	{"board"},                              // many runs side by side: the board's model, build and loader
-	{"reporters/html", "reporters", "internal/compare", "store", "history", "internal/synthrun"}, // outputs; the results database and history
-	{"internal/cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
+	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history
+	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
 	{"cmd/runner", "deploy/kubernetes"},
 }

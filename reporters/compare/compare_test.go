@@ -144,7 +144,7 @@ func TestGateLine(t *testing.T) {
 }
 
 // TestGolden holds the text and Markdown of the fixture, default and --all
-// (go test ./internal/compare -update rewrites them).
+// (go test ./reporters/compare -update rewrites them).
 func TestGolden(t *testing.T) {
 	pct := 10.0
 	for name, got := range map[string]string{
@@ -162,7 +162,7 @@ func TestGolden(t *testing.T) {
 		}
 		want, err := os.ReadFile(path)
 		if err != nil || string(want) != got {
-			t.Errorf("%s differs from the golden file (go test ./internal/compare -update, then review the diff): %v\n%s", name, err, got)
+			t.Errorf("%s differs from the golden file (go test ./reporters/compare -update, then review the diff): %v\n%s", name, err, got)
 		}
 	}
 }
