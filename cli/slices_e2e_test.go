@@ -21,7 +21,7 @@ func TestE2ESlices(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	out := filepath.Join(dir, "run")
-	code, _, stderr := runRunner(t, childEnv(), filepath.Join("..", "..", "plans", "slices.yaml"), "--out", out, "--quiet", "--report", "json,html")
+	code, _, stderr := runRunner(t, childEnv(), filepath.Join("..", "plans", "slices.yaml"), "--out", out, "--quiet", "--report", "json,html")
 	if code != 0 {
 		t.Fatalf("run: exit %d\n%s", code, stderr)
 	}
@@ -78,7 +78,7 @@ func TestE2ESlices(t *testing.T) {
 
 	// --slices on a plan without them; and neither.
 	flagged, plain := filepath.Join(dir, "flagged"), filepath.Join(dir, "plain")
-	quick := filepath.Join("..", "..", "plans", "quickstart.yaml")
+	quick := filepath.Join("..", "plans", "quickstart.yaml")
 	if code, _, stderr := runRunner(t, childEnv(), quick, "--out", flagged, "--quiet", "--report", "json", "--slices", "1s", "--set", "stages.sweep.requests=[4,8,16]"); code != 0 {
 		t.Fatalf("--slices: exit %d\n%s", code, stderr)
 	}
