@@ -47,6 +47,9 @@ type LevelSpec struct {
 	// SliceNs is the width of the time slices the level is cut into (the
 	// stage's slices:, or --slices); 0: none.
 	SliceNs int64 `json:"slice_ns,omitempty"`
+	// Tools is set when the stage's requests carry tools, so the level
+	// reports the share of responses that called one.
+	Tools bool `json:"tools,omitempty"`
 }
 
 // SLO is a per-request service-level objective in ms; a zero bound is unset.

@@ -3,6 +3,7 @@ package scenario
 import (
 	"time"
 
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -45,6 +46,9 @@ type LoadPlan struct {
 	Warmup       int
 	ExtraBody    map[string]any
 	SLO          *SLO
+	// Tools and ToolChoice are the stage's tools (none: nil).
+	Tools      []protocol.Tool
+	ToolChoice protocol.ToolChoice
 
 	// Prompts is the stage's prompt set; TracePrompts a runner trace's
 	// prompt set (nil when the trace names none).
@@ -63,6 +67,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		Arrival: st.Arrival, Burstiness: st.Burstiness, MaxConcurrency: st.MaxConcurrency,
 		OutputTokens: st.OutputTokens, InputTokens: st.InputTokens,
 		ExtraBody: st.ExtraBody, SLO: st.SLO, Prompts: ps,
+		Tools: protocolTools(st.Tools), ToolChoice: protocolChoice(st.ToolChoice),
 	}
 	if st.Temperature != nil {
 		lp.Temperature = *st.Temperature

@@ -8,6 +8,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario/promptfile"
 	"github.com/runnerbench/runner/sim/simconfig"
 	"github.com/runnerbench/runner/trace"
 )
@@ -164,17 +165,8 @@ type Trace struct {
 	Note string `yaml:"-" json:"-"`
 }
 
-// Prompt is one supplied prompt.
-type Prompt struct {
-	Text      string    `json:"prompt,omitempty"`
-	Messages  []Message `json:"messages,omitempty"`
-	MaxTokens int       `json:"max_tokens,omitempty"`
-	Line      int       `json:"-"` // line in the source file, for errors
-	// Index is the prompt's place among its source's prompts (0-based), kept
-	// when a sample holds only some of them: what a request record names, so
-	// a replay can send the same prompt again.
-	Index int `json:"-"`
-}
+// Prompt is one supplied prompt (a prompt file's, see package promptfile).
+type Prompt = promptfile.Prompt
 
 // Synthetic describes generated prompts.
 type Synthetic struct {
@@ -214,7 +206,7 @@ type Stage struct {
 	Endpoint string `yaml:"endpoint" json:"endpoint"`
 	// Prompts names an entry of prompts.
 	Prompts string `yaml:"prompts" json:"prompts"`
-	// API is chat (/v1/chat/completions, default) or completions (/v1/completions).
+	// API is chat (/v1/chat/completions, default), completions (/v1/completions), responses (OpenAI's Responses API, /v1/responses) or messages (Anthropic's Messages API, /v1/messages).
 	API API `yaml:"api,omitempty" json:"api,omitempty"`
 	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops).
 	Mode Mode `yaml:"mode,omitempty" json:"mode,omitempty"`
@@ -253,6 +245,10 @@ type Stage struct {
 	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
 	// ExtraBody is merged into every request body.
 	ExtraBody map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty"`
+	// Tools are functions the model may call, in OpenAI's chat form ({type: function, function: {name, description, parameters}}), sent with every request in the stage's API's own form (api chat, responses or messages). A call the server returns is recorded (tool_calls, tool_call_rate), never executed; its argument deltas are output tokens.
+	Tools []*ToolDef `yaml:"tools,omitempty" json:"tools,omitempty"`
+	// ToolChoice is how the model is asked to use the tools: auto, none, required, or {type: function, function: {name: NAME}}. Default: the server's (auto).
+	ToolChoice *ToolChoice `yaml:"tool_choice,omitempty" json:"tool_choice,omitempty"`
 	// Seed makes prompts, lengths and arrival schedules reproducible. Default 1.
 	Seed *int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
 	// SLO is the per-request objective that goodput counts against.

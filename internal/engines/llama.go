@@ -29,6 +29,9 @@ type LlamaOptions struct {
 	// Draft makes the model draft for itself (speculative decoding,
 	// --spec-type draft-simple): at temperature 0 every draft is accepted.
 	Draft bool
+	// APIKey makes the server require this key (--api-key), as a bearer
+	// token or in x-api-key.
+	APIKey string
 }
 
 // StartLlama starts llama-server on a free loopback port with the tiny model:
@@ -48,6 +51,9 @@ func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, erro
 		"-c", "16384", "-np", "4", "-t", "1", "--threads-http", "32", "--metrics", "--no-webui"}
 	if o.Draft {
 		args = append(args, "-md", model, "--spec-type", "draft-simple")
+	}
+	if o.APIKey != "" {
+		args = append(args, "--api-key", o.APIKey)
 	}
 	return start(ctx, "llama-server", bin, nil, args)
 }

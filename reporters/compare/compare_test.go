@@ -166,3 +166,23 @@ func TestGolden(t *testing.T) {
 		}
 	}
 }
+
+// TestMarkdownEscapesPlanText: a stage named like a link with markup cannot
+// link, inject HTML or start a heading in a pull-request comment.
+func TestMarkdownEscapesPlanText(t *testing.T) {
+	res := fixture()
+	hostile := "[click](http://evil)<img src=x># x"
+	for i := range res.Levels {
+		res.Levels[i].Stage = hostile
+	}
+	res.Missing = []string{hostile + " c=16 is not in the baseline"}
+	out := render(t, true, res, Options{All: true})
+	for _, bad := range []string{"[click](", "<img", "\n# x"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the Markdown holds %q from a stage name:\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, `\[click\]\(http://evil)&lt;img src=x&gt;\# x`) {
+		t.Errorf("the stage name is not shown escaped:\n%s", out)
+	}
+}

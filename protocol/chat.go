@@ -24,12 +24,15 @@ func (chat) Encode(r Request) ([]byte, error) {
 			messages = []Message{{Role: "user", Content: r.Text}}
 		}
 		body["messages"] = messages
+		setChatTools(body, &r)
 	})
 }
 
 func (chat) Prompt(text string) map[string]any {
 	return map[string]any{"messages": []map[string]string{{"role": "user", "content": text}}}
 }
+
+func (chat) TakesTools() {}
 
 func (chat) NewDecoder() Decoder { return newSSEDecoder() }
 

@@ -11,7 +11,7 @@ package protocol
 import (
 	"io"
 
-	"github.com/runnerbench/runner/runner/sse"
+	"github.com/runnerbench/runner/protocol/sse"
 )
 
 // Protocol is one API a stage may call.
@@ -69,6 +69,11 @@ type Request struct {
 	// Messages is the chat history; nil: Text is the prompt.
 	Messages []Message
 	Text     string
+	// Tools are the functions the model may call (none: no tools sent),
+	// and ToolChoice how it is asked to (zero: the API's default); each
+	// API writes them in its own form (tools.go).
+	Tools      []Tool
+	ToolChoice ToolChoice
 }
 
 // Message is one chat message.
@@ -89,6 +94,47 @@ type Event struct {
 	sse.Chunk
 	// Done: the stream's explicit end ([DONE]); the engine drains the rest.
 	Done bool
+}
+
+// ToolTaker is a Protocol whose requests can carry tools (Request.Tools).
+type ToolTaker interface {
+	Protocol
+	// TakesTools marks the API.
+	TakesTools()
+}
+
+// NotServedStops is a Protocol whose stage stops with one clear error when
+// the endpoint shows it does not serve the API (a 404 or 405 at its path,
+// an event stream of another API) before any request succeeded. Chat and
+// completions are not: a level of failed requests, with the base_url hint
+// beside it, is what their users have always seen.
+type NotServedStops interface {
+	Protocol
+	// StopsWhenNotServed marks the API.
+	StopsWhenNotServed()
+}
+
+// Authenticator is a Protocol whose API carries the endpoint's API key
+// in headers of its own instead of "Authorization: Bearer" (Anthropic's
+// x-api-key), and asks for headers every request must have.
+type Authenticator interface {
+	Protocol
+	// Headers are the headers for an endpoint whose API key is key ("":
+	// none); Bearer false: no Authorization header is made from the key.
+	Headers(key string) (h map[string]string, bearer bool)
+}
+
+// OtherAPIError is a response of another API than the one asked for: an
+// endpoint that serves chat chunks at the Responses path, say. The engine
+// stops the stage on it (the endpoint does not serve the stage's API there)
+// instead of failing every request as malformed.
+type OtherAPIError struct {
+	// Want is the API asked for, Got the one the events belong to.
+	Want, Got string
+}
+
+func (e *OtherAPIError) Error() string {
+	return "the response is an event stream of api " + e.Got + ", not of api " + e.Want
 }
 
 // Decoder reads one response body after another into events.
@@ -117,7 +163,7 @@ var ErrLineTooLong = sse.ErrLineTooLong
 
 // Registry is every API a plan may name, in the order messages and the
 // schema list them. Adding an API is one file and one entry here.
-var Registry = []Protocol{chat{}, completions{}}
+var Registry = []Protocol{chat{}, completions{}, responses{}, messages{}}
 
 // Lookup returns the protocol of the plan's api value.
 func Lookup(name string) (Protocol, bool) {
