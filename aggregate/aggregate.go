@@ -71,6 +71,8 @@ type Level struct {
 	// keep and keepTurns are the level's per-request samples, when kept.
 	keep      *Samples
 	keepTurns []*Samples
+	// sl keeps what the level's time slices need (nil: not sliced).
+	sl *slicer
 	// reads are the level's telemetry reads (at most maxLevelReads;
 	// dropped counts the rest).
 	reads   []*result.TelemetryScrape
@@ -99,6 +101,9 @@ func NewLevel(spec result.LevelSpec, exactLimit int) *Level {
 		exactLimit = DefaultExactLimit
 	}
 	l := &Level{spec: spec, limit: exactLimit, all: newAcc(exactLimit)}
+	if spec.SliceNs > 0 {
+		l.sl = &slicer{}
+	}
 	for range spec.Turns {
 		if spec.Turns > 1 {
 			t := newAcc(exactLimit)
@@ -118,6 +123,9 @@ func (l *Level) Add(r *result.Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.all.add(r, &l.spec)
+	if l.sl != nil {
+		l.sl.add(r)
+	}
 	t := r.Turn - 1
 	if t >= 0 && t < len(l.turns) {
 		l.turns[t].add(r, &l.spec)
@@ -162,7 +170,7 @@ func (l *Level) Samples(rec *result.LevelRecord) (*Samples, []*Samples) {
 func (l *Level) Point(rec *result.LevelRecord) result.Point {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := builder{spec: &l.spec, rec: rec, a: l.all, limit: l.limit, reads: l.reads, dropped: l.dropped}
+	b := builder{spec: &l.spec, rec: rec, a: l.all, limit: l.limit, reads: l.reads, dropped: l.dropped, sl: l.sl}
 	return b.point(true)
 }
 

@@ -19,7 +19,8 @@ type builder struct {
 	rec   *result.LevelRecord
 	a     *acc
 	limit int
-	turn  int // 1-based turn of a per-turn point; 0 for the level
+	turn  int     // 1-based turn of a per-turn point; 0 for the level
+	sl    *slicer // the level's time slices (nil: not sliced)
 	// reads are the level's telemetry reads; dropped counts those left out.
 	reads   []*result.TelemetryScrape
 	dropped int
@@ -44,6 +45,7 @@ func (b *builder) point(whole bool) result.Point {
 		b.client()
 		b.inFlight()
 		b.shardWarnings()
+		b.slicesOf()
 	}
 	b.validity(whole)
 	b.p.LowConfidence = b.low

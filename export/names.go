@@ -135,6 +135,7 @@ var pointNames = map[string]pointName{
 	"energy_j":                   {name{"runner_level_energy", uJoules, counter}, 1},
 	"energy_per_output_token_mj": {name{"runner_level_energy_per_output_token", uJoules, gauge}, 0.001},
 	"output_tokens_per_joule":    {name{"runner_level_output_tokens", uTokPerJ, gauge}, 1},
+	"steady":                     {name{"runner_level_steady", uNone, gauge}, 1},
 }
 
 // notExported are the catalogue metrics that are not numbers a time series

@@ -517,6 +517,8 @@ func catalogueEntries() []Metric {
 			Help: "built-in simulator: the same for the whole request, arrival to last token"},
 		{Name: "sim_behind", Title: "Sim behind", Kind: KindClient,
 			Help: "true when the built-in simulator's lateness stretched some request's time to first token or decode by more than 2.5%: a comparison then judges only changes larger than the stretch of the part a metric measures"},
+		{Name: "steady", Title: "Steady", Kind: KindServer,
+			Help: "true when the level was steady across its time slices (slices:, --slices): its first slice not far from the rest, no real trend; null without slices or with too few to judge"},
 	}
 	ms = append(ms, telemetryMetrics()...)
 	ms = append(ms, latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, SampleTTFT, allStats, "ttft_p50_ms", "ttft_p95_ms")...)

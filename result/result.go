@@ -376,6 +376,13 @@ type Point struct {
 	Notes       []string `json:"notes,omitempty" expr:"-"`
 	Interrupted bool     `json:"interrupted,omitempty" expr:"-"`
 
+	// Slices is the level cut into time windows, when the stage asked for
+	// them (slices:, --slices); nil otherwise. Steady is its steadiness
+	// verdict, null when there are no slices or too few to judge (a check
+	// reading it then fails and names it).
+	Slices *Slices `json:"slices,omitempty" expr:"-"`
+	Steady *bool   `json:"steady,omitempty" expr:"steady"`
+
 	// BaselineComparison is this level against the same level of the
 	// --baseline run, metric by metric (nil without a baseline); worse() in
 	// checks reads it.

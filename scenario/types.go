@@ -297,6 +297,8 @@ type Stage struct {
 	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	// Ramp spreads worker starts over this time at the start of each closed-loop level.
 	Ramp Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`
+	// Slices cuts each level into time windows of this length (e.g. 10s, at least 1s), from its measured window's opening: per slice the request rate, output tok/s, TTFT, ITL and E2E p50 and p95 and requests in flight, in report.json (slices in each level's point) and drawn over time in report.html; a level that was not steady across them (a first slice far from the rest, or a real trend) is warned about, and the metric steady says so to a check. Off by default; --slices sets it for every stage.
+	Slices Duration `yaml:"slices,omitempty" json:"slices,omitempty"`
 	// Replicates runs each closed-loop level as this many independent replicates back to back, sharing its requests (and duration) evenly, each a fresh start of its streams. The level's metrics pool them; a comparison with a baseline also sees how much whole replicates differ (a batching rhythm a closed loop settles into), not only its requests. Default 1.
 	Replicates int `yaml:"replicates,omitempty" json:"replicates,omitempty"`
 	// Warmup is the number of unmeasured warm-up requests before each level. Default 1.

@@ -539,6 +539,9 @@ func (v *validator) stageLimits(path string, s *Stage) {
 	v.stageRequests(path, s)
 	v.nonNegDur(path+".duration", s.Duration)
 	v.nonNegDur(path+".ramp", s.Ramp)
+	if s.Slices != 0 && (s.Slices < Duration(MinSlice) || s.Slices > Duration(MaxSlice)) {
+		v.errf(path+".slices", "%s: slices must be between %s and %s, got %s", path, MinSlice, MaxSlice, s.Slices)
+	}
 	if s.Warmup != nil && (*s.Warmup < 0 || *s.Warmup > MaxWarmup) {
 		v.errf(path+".warmup", "%s: warmup must be between 0 and %d, got %d", path, MaxWarmup, *s.Warmup)
 	}
