@@ -67,6 +67,7 @@ type streamEnd struct {
 	promptTok, compTok int
 	hasTimings         bool
 	timings            sse.Timings
+	results            int // items of a non-streamed answer
 }
 
 // note takes the end-of-stream fields of chunk c, which arrived at now
@@ -105,6 +106,7 @@ func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog, sent int) {
 	clk := streamClock{start: wd.start}
 	var st streamEnd
+	w.results = 0
 	dec, c := w.dec, &w.ev
 	dec.Reset(body)
 	for {
@@ -150,7 +152,11 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			}
 		}
 		st.note(&c.Chunk, now)
+		if c.Results > 0 {
+			st.results = c.Results
+		}
 	}
+	w.results = st.results
 	succeed(rec, &clk, &st, sent)
 }
 

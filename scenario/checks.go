@@ -143,6 +143,7 @@ func (v *validator) compileChecks() {
 				}
 			}
 		}
+		v.batchChecks(i, s)
 	}
 }
 

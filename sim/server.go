@@ -5,7 +5,8 @@
 // simulator recorded (Server.Truth, TruthByNonce).
 //
 // Endpoints: POST /v1/chat/completions and /v1/completions (streaming SSE in
-// vLLM's chunk format, or whole), GET /v1/models, GET /health, GET /metrics
+// vLLM's chunk format, or whole), POST /v1/embeddings and /v1/rerank (whole
+// JSON answers, batch.go), GET /v1/models, GET /health, GET /metrics
 // (vLLM's Prometheus names), POST /tokenize (vLLM's), GET /sim/truth.
 //
 // One goroutine steps the batch (engine.go): a FIFO queue, admission up to
@@ -77,6 +78,8 @@ func New(cfg Config) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, true) })
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, false) })
+	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, false) })
+	mux.HandleFunc("POST /v1/rerank", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, true) })
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
@@ -156,7 +159,7 @@ func markClosed(r *http.Request) {
 func (s *Server) dropClosed(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c, ok := r.Context().Value(connKey{}).(*connState); ok && c.closed.Load() {
-			if strings.HasSuffix(r.URL.Path, "/completions") {
+			if strings.HasSuffix(r.URL.Path, "/completions") || strings.HasSuffix(r.URL.Path, "/embeddings") || strings.HasSuffix(r.URL.Path, "/rerank") {
 				s.m.droppedConns.Add(1)
 			}
 			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -236,12 +239,14 @@ const (
 type RequestTruth struct {
 	Index    int    `json:"index"`    // arrival order, from 0
 	ID       string `json:"id"`       // the response id (chatcmpl-… / cmpl-…)
-	Endpoint string `json:"endpoint"` // "chat" or "completions"
+	Endpoint string `json:"endpoint"` // "chat", "completions", "embeddings" or "rerank"
 	Nonce    string `json:"nonce"`    // the leading [nonce] of the prompt, without brackets ("" if none)
 	Stream   bool   `json:"stream"`
 	Status   int    `json:"status"` // HTTP status sent
 
 	PromptTokens        int    `json:"prompt_tokens"`          // as in usage.prompt_tokens
+	Inputs              int    `json:"inputs,omitempty"`       // embeddings' inputs, rerank's documents
+	ImageTokens         int    `json:"image_tokens,omitempty"` // of PromptTokens, the images' (chat image_url parts)
 	PromptTokensNoNonce int    `json:"prompt_tokens_no_nonce"` // PromptTokens minus the tokens of "[nonce]"
 	CachedTokens        int    `json:"cached_tokens"`          // served from the prefix cache
 	MaxTokens           int    `json:"max_tokens"`

@@ -29,6 +29,12 @@ type LlamaOptions struct {
 	// Draft makes the model draft for itself (speculative decoding,
 	// --spec-type draft-simple): at temperature 0 every draft is accepted.
 	Draft bool
+	// Embeddings serves /v1/embeddings (--embeddings --pooling mean: without
+	// a pooling type it answers 400 "Pooling type 'none' is not OAI
+	// compatible"); such a server is for embeddings, not chat.
+	Embeddings bool
+	// Reranking serves /v1/rerank (--reranking).
+	Reranking bool
 }
 
 // StartLlama starts llama-server on a free loopback port with the tiny model:
@@ -48,6 +54,12 @@ func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, erro
 		"-c", "16384", "-np", "4", "-t", "1", "--threads-http", "32", "--metrics", "--no-webui"}
 	if o.Draft {
 		args = append(args, "-md", model, "--spec-type", "draft-simple")
+	}
+	if o.Embeddings {
+		args = append(args, "--embeddings", "--pooling", "mean")
+	}
+	if o.Reranking {
+		args = append(args, "--reranking")
 	}
 	return start(ctx, "llama-server", bin, nil, args)
 }

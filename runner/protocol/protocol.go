@@ -69,6 +69,14 @@ type Request struct {
 	// Messages is the chat history; nil: Text is the prompt.
 	Messages []Message
 	Text     string
+	// Inputs is a batch of texts for an API that takes several in one
+	// request (embeddings); nil: Text is the one input.
+	Inputs []string
+	// Documents are what a rerank scores against its query (Text).
+	Documents []string
+	// Images are data URLs sent with the prompt (chat: content parts of its
+	// last user message).
+	Images []string
 }
 
 // Message is one chat message.
@@ -89,6 +97,9 @@ type Event struct {
 	sse.Chunk
 	// Done: the stream's explicit end ([DONE]); the engine drains the rest.
 	Done bool
+	// Results is how many items a non-streamed answer carries (embeddings,
+	// rerank scores), for the engine to hold against what was sent.
+	Results int
 }
 
 // Decoder reads one response body after another into events.
@@ -117,7 +128,7 @@ var ErrLineTooLong = sse.ErrLineTooLong
 
 // Registry is every API a plan may name, in the order messages and the
 // schema list them. Adding an API is one file and one entry here.
-var Registry = []Protocol{chat{}, completions{}}
+var Registry = []Protocol{chat{}, completions{}, embeddings{}, rerank{}}
 
 // Lookup returns the protocol of the plan's api value.
 func Lookup(name string) (Protocol, bool) {
