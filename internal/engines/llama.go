@@ -55,11 +55,15 @@ func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, erro
 	if o.Draft {
 		args = append(args, "-md", model, "--spec-type", "draft-simple")
 	}
+	// A pooled input (an embedding's text, a rerank's query and document)
+	// must fit one physical batch (-ub, 512 by default): a longer one is
+	// refused with a 500 "input is too large to process". 4096 is a slot's
+	// whole context, so Runner's ~1,000-token calibration probes fit.
 	if o.Embeddings {
-		args = append(args, "--embeddings", "--pooling", "mean")
+		args = append(args, "--embeddings", "--pooling", "mean", "-b", "4096", "-ub", "4096")
 	}
 	if o.Reranking {
-		args = append(args, "--reranking")
+		args = append(args, "--reranking", "-b", "4096", "-ub", "4096")
 	}
 	return start(ctx, "llama-server", bin, nil, args)
 }
