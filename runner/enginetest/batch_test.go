@@ -145,3 +145,24 @@ stages:
 		}
 	}
 }
+
+// TestLlamaServerImagesRefused: llama-server without a multimodal projector
+// refuses an image_url part with a 500 that says so, and Runner classifies
+// it as that, every request alike.
+func TestLlamaServerImagesRefused(t *testing.T) {
+	eng := llama(t, false)
+	o := run(t, eng, engines.LlamaModel, `
+version: 1
+name: images
+endpoints:
+  llama: {base_url: ENDPOINT, model: MODEL}
+prompts:
+  img: {synthetic: {input_tokens: 32}, images: {width: 32, height: 32}}
+stages:
+  - {name: img, endpoint: llama, prompts: img, output_tokens: 4, concurrency: [1], requests: 2}
+`)[0]
+	p := o.stage.Points[0]
+	if p.Completed != 0 || p.ErrorsByKind["http_500"] != p.Failed || !strings.Contains(p.ErrorSamples["http_500"], "image input is not supported") {
+		t.Errorf("completed %d, errors %v %v", p.Completed, p.ErrorsByKind, p.ErrorSamples)
+	}
+}
