@@ -14,7 +14,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 ARG VERSION=dev
-RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/runnerbench/runner/internal/cli.Version=${VERSION}" -o /out/runner ./cmd/runner
+RUN CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/runnerbench/runner/cli.Version=${VERSION}" -o /out/runner ./cmd/runner
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/runner /runner

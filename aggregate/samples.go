@@ -8,6 +8,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/stats"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // Samples are one level's per-request samples (result.Sample), kept for
@@ -33,6 +34,9 @@ type Samples struct {
 	// reported is set when the server reported input tokens (prefill_tps
 	// then reads them, else the requested count).
 	reported bool
+	// lag is the built-in simulator's lag-ratio histograms over the level
+	// (nil for another server), for a comparison's bound on its lateness.
+	lag map[string]result.HistogramDelta
 }
 
 // sampleRow is what one measured request contributes.
@@ -81,7 +85,45 @@ func (s *Samples) done(rec *result.LevelRecord) *Samples {
 	}
 	sort.Slice(s.rows, func(i, j int) bool { return s.rows[i].key.less(s.rows[j].key) })
 	s.reported = slices.ContainsFunc(s.rows, func(r sampleRow) bool { return r.ok && r.in > 0 })
+	if rec.Server != nil {
+		s.lag = rec.Server.Histograms
+	}
 	return s
+}
+
+// LateBound is what the built-in simulator said of its lateness over a
+// level: at most Requests of its requests were stretched by more than
+// Stretch against its model.
+type LateBound struct {
+	Stretch  float64
+	Requests int64
+}
+
+// Late is the level's bounds on how the simulator's lateness stretched the
+// part of its requests that sample src measures, one per bucket bound of
+// its lag-ratio histogram, lowest first; nil when it did not say (another
+// server, or a sample with no part of its own).
+func (s *Samples) Late(src result.Sample) []LateBound {
+	name := simconfig.MetricLagRatio
+	switch src {
+	case result.SampleTTFT, result.SampleTTFTFromSchedule, result.SampleTTFTOverhead, result.SamplePrefill:
+		name = simconfig.MetricTTFTLagRatio
+	case result.SampleTPOT:
+		name = simconfig.MetricDecodeLagRatio
+	case result.SampleE2E, result.SampleE2EFromSchedule:
+		name = simconfig.MetricE2ELagRatio
+	}
+	h, ok := s.lag[name]
+	if !ok || h.Count == 0 {
+		return nil
+	}
+	out := make([]LateBound, 0, len(h.Buckets))
+	for _, b := range h.Buckets {
+		if !math.IsInf(b.LE, 1) {
+			out = append(out, LateBound{Stretch: b.LE, Requests: int64(h.Count - b.Count)})
+		}
+	}
+	return out
 }
 
 // sampleLat maps a latency sample to its population.

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/runnerbench/runner/internal/mdtext"
 )
 
 // WriteMarkdown writes the board as Markdown (board.md; a README section or
@@ -161,20 +163,8 @@ func writeMDTableAligned(ew *errWriter, headers []string, rows [][]string, left 
 	ew.printf("%s", b.String())
 }
 
-// mdReplacer escapes what would change a table cell's meaning or structure
-// (as the run's summary.md does): pipes split cells; *, _, ~, `, <, [, #
-// and \ format, link or inject HTML (and "](" is a link's middle, escaped
-// whole); & would turn "&lt;" into "<".
-var mdReplacer = strings.NewReplacer(
-	"](", `\]\(`, `\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "&", "&amp;",
-	"[", `\[`, "]", `\]`, "~", `\~`, "#", `\#`,
-)
-
 // mdText is untrusted text made safe for a Markdown line or table cell.
-func mdText(s string) string { return mdReplacer.Replace(safeText(s)) }
+func mdText(s string) string { return mdtext.Text(s) }
 
-// mdCode is text as inline code: only the pipe needs escaping in a table,
-// and a backtick cannot be, so it becomes a look-alike.
-func mdCode(s string) string {
-	return "`" + strings.NewReplacer("|", `\|`, "`", "ˋ").Replace(safeText(s)) + "`"
-}
+// mdCode is text as inline code.
+func mdCode(s string) string { return "`" + mdtext.CodeText(s) + "`" }

@@ -242,7 +242,10 @@ type job struct {
 	// stretchBase and stretchNew bound how much the built-in simulator's
 	// lateness stretched each run's requests (0: it kept its model).
 	stretchBase, stretchNew float64
-	out                     result.Comparison
+	// lateBase and lateNew: how many of each run's requests the simulator
+	// stretched by how much (nil: unknown).
+	lateBase, lateNew []aggregate.LateBound
+	out               result.Comparison
 }
 
 // run computes the jobs' intervals, on every core: each is independent and
@@ -283,7 +286,7 @@ func (j *job) compute(o stats.Options) {
 		r.ReplicatesBase, r.ReplicatesNew = d.KBase, d.KNew
 	}
 	r.Verdict, r.Reason = string(d.Verdict), d.Reason
-	j.stretched(r, d, o.Threshold)
+	j.stretched(r, d, o)
 	if j.caveat != "" {
 		r.Verdict, r.Reason = string(stats.Inconclusive), j.caveat
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/runnerbench/runner/internal/stats"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // level is a synthetic closed-loop level: n requests whose TTFT and TPOT are
@@ -29,6 +30,35 @@ type level struct {
 	// rhythm); reps > 1 records the quarters as that many replicates.
 	slow map[int]float64
 	reps int
+	// late requests (every n/late-th) had their decode stretched by lateBy
+	// (0.5: 50% longer) by the simulator's lateness, which the level's
+	// server record says as the built-in simulator's lag histograms do.
+	late   int
+	lateBy float64
+}
+
+// lagRecord is a level's server record from the built-in simulator that
+// stretched late of its n requests' decode by lateBy and no other.
+func lagRecord(n, late int, lateBy float64) *result.ServerDelta {
+	h := result.HistogramDelta{Count: float64(n)}
+	for _, b := range simconfig.LagRatioBounds {
+		c := float64(n - late)
+		if b >= lateBy {
+			c = float64(n)
+		}
+		h.Buckets = append(h.Buckets, result.HistogramBucket{LE: b, Count: c})
+	}
+	zero := result.HistogramDelta{Count: float64(n)}
+	for _, b := range simconfig.LagRatioBounds {
+		zero.Buckets = append(zero.Buckets, result.HistogramBucket{LE: b, Count: float64(n)})
+	}
+	return &result.ServerDelta{
+		Counters: map[string]float64{simconfig.MetricSteps: float64(64 * n), simconfig.MetricLateSteps: float64(late)},
+		Histograms: map[string]result.HistogramDelta{
+			simconfig.MetricLagRatio: h, simconfig.MetricDecodeLagRatio: h, simconfig.MetricE2ELagRatio: h,
+			simconfig.MetricTTFTLagRatio: zero,
+		},
+	}
 }
 
 // synth builds a run of one stage "s" from levels, its report points and
@@ -54,6 +84,10 @@ func synth(seed uint64, levels ...level) Run {
 			if f, ok := l.slow[quarter]; ok {
 				tpot *= f
 			}
+			lateOne := l.late > 0 && k%(l.n/l.late) == 0 && k/(l.n/l.late) < l.late
+			if lateOne {
+				tpot *= 1 + l.lateBy
+			}
 			e2e := ttft + 63*tpot
 			req := &result.Request{Stage: "s", Level: i, Seq: k, OK: k >= l.failed, E2EMs: e2e}
 			if l.reps > 1 {
@@ -76,6 +110,9 @@ func synth(seed uint64, levels ...level) Run {
 				rec.Windows = append(rec.Windows, result.Window{WallNs: ns})
 				rec.WallNs += ns
 			}
+		}
+		if l.late > 0 {
+			rec.Server = lagRecord(l.n, l.late, l.lateBy)
 		}
 		st.LevelDone(rec)
 	}

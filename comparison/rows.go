@@ -47,7 +47,8 @@ func levelRows(p pair, base, cur Run, fam *Family) ([]result.Comparison, []*job)
 			default:
 				j := &job{row: len(rows), metric: m, seed: seedOf(p.stage, p.label, m.Name), caveat: caveat, out: row,
 					base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample),
-					stretchBase: simStretch(p.base, m.Compare.Sample), stretchNew: simStretch(p.cur, m.Compare.Sample)}
+					stretchBase: simStretch(p.base, m.Compare.Sample), stretchNew: simStretch(p.cur, m.Compare.Sample),
+					lateBase: bs.Late(m.Compare.Sample), lateNew: cs.Late(m.Compare.Sample)}
 				j.intervals = caveat == "" && stats.EnoughSamples(j.base, j.cur, m.Compare.Statistic)
 				jobs = append(jobs, j)
 			}

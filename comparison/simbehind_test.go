@@ -1,9 +1,12 @@
 package comparison
 
 import (
+	"math"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -79,5 +82,70 @@ func TestSimBehind(t *testing.T) {
 	}
 	if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != "inconclusive" || !strings.Contains(c.Reason, "more than 100 times") {
 		t.Errorf("TPOT with the decode stretched past every bound: %+v", c)
+	}
+}
+
+// TestSimBehindFewLate: where the level's records say how many requests
+// the simulator stretched by how much, 3 of 200 stretched by 100% leave a
+// median's +10% worse, which the maximum alone (100%) would have called
+// inconclusive. A baseline most of whose requests were late hides what the
+// new run did: its +10% is inconclusive.
+func TestSimBehindFewLate(t *testing.T) {
+	for _, tc := range []struct {
+		lateNew, lateBase int
+		p50               string
+	}{{3, 0, "worse"}, {0, 150, "inconclusive"}} {
+		base := synth(1, level{conc: 1, n: 200, ttft: 20, tpot: 2, sd: 0.05, late: tc.lateBase, lateBy: 1})
+		slow := synth(3, level{conc: 1, n: 200, ttft: 20, tpot: 2.2, sd: 0.05, late: tc.lateNew, lateBy: 1})
+		late := slow
+		if tc.lateBase > 0 {
+			late = base
+		}
+		if p := late.Report.Stages[0].Points[0]; !p.SimBehind || p.SimDecodeStretchMax == nil || *p.SimDecodeStretchMax != 1 {
+			t.Fatalf("the level is not marked sim_behind by 100%%: %v %v", p.SimBehind, p.SimDecodeStretchMax)
+		}
+		res, err := Compare(base, slow, Options{Threshold: 0.05})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c := row(t, res, "c=1", "tpot_p50_ms"); c.Verdict != tc.p50 {
+			t.Errorf("%d of 200 new and %d base requests late by 100%%: TPOT p50 +10%% %s, want %s (%s)", tc.lateNew, tc.lateBase, c.Verdict, tc.p50, c.Reason)
+		}
+	}
+}
+
+// TestModelFloor: the floor's order statistics are at most the model's,
+// for every way the late requests may lie, and no lower than the bound
+// needs (the observed value over 1+share where no late request is below).
+func TestModelFloor(t *testing.T) {
+	model := make([]float64, 50)
+	for i := range model {
+		model[i] = 10 + float64(i%7) + 0.1*float64(i)
+	}
+	for late := range 5 {
+		for start := 0; start+late <= len(model); start += 7 {
+			obs := slices.Clone(model)
+			for i := range obs {
+				f := 1.02 // within the share
+				if i >= start && i < start+late {
+					f = 3 // late by up to 200%
+				}
+				obs[i] *= f
+			}
+			floor := floorValues(obs, []aggregate.LateBound{{Stretch: 0.025, Requests: int64(late)}}, 2)
+			sortedModel := slices.Sorted(slices.Values(model))
+			for k := range floor {
+				if floor[k] > sortedModel[k]*(1+1e-12) {
+					t.Fatalf("late %d at %d: floor[%d] = %g above the model's %g", late, start, k, floor[k], sortedModel[k])
+				}
+			}
+			if late == 0 {
+				for k := range floor {
+					if want := slices.Sorted(slices.Values(obs))[k] / 1.025; math.Abs(floor[k]-want) > 1e-9 {
+						t.Fatalf("no late request: floor[%d] = %g, want %g", k, floor[k], want)
+					}
+				}
+			}
+		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runnerbench/runner/internal/testutil"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -75,26 +76,8 @@ func exportTable() string {
 // TestReadmeExportTable holds README.md's table of exported names to the
 // code: a name added or changed without the README following fails here.
 func TestReadmeExportTable(t *testing.T) {
-	const path = "../README.md"
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no export table between %q and %q", tableBegin, tableEnd)
-	}
-	want := readme[:i+len(tableBegin)] + "\n" + exportTable() + readme[j:]
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if readme != want {
-		t.Errorf("README.md's export table is stale: go test ./export -run TestReadmeExportTable -update")
-	}
+	testutil.GeneratedSection(t, "../README.md", tableBegin, tableEnd, exportTable(), *update,
+		"go test ./export -run TestReadmeExportTable -update")
 }
 
 // TestGrafanaPanel: docs/ci.md's Grafana panel is JSON and queries the name

@@ -10,8 +10,8 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/history"
-	"github.com/runnerbench/runner/internal/synthrun"
 	"github.com/runnerbench/runner/store"
+	"github.com/runnerbench/runner/store/synthrun"
 )
 
 // BenchmarkHistory1000Runs times a history query over 1,000 published runs

@@ -9,8 +9,8 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/history"
-	"github.com/runnerbench/runner/internal/synthrun"
 	"github.com/runnerbench/runner/store"
+	"github.com/runnerbench/runner/store/synthrun"
 )
 
 var day0 = time.Date(2030, 3, 1, 2, 0, 0, 0, time.UTC)

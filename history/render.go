@@ -7,6 +7,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/runnerbench/runner/internal/mdtext"
 )
 
 // RunName names a run in a history: its start (UTC, to the minute) and,
@@ -160,17 +162,8 @@ func (h *History) Markdown(w io.Writer, plan string, want []string) error {
 	return nil
 }
 
-// md escapes text for a Markdown table cell: markup characters and pipes.
-func md(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\`*_{}[]<>()#+!|~", r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
-}
+// md escapes text for a Markdown table cell.
+func md(s string) string { return mdtext.Text(s) }
 
 // HTML writes a self-contained page: per series an SVG chart of the value
 // over the runs, each judged window's interval as a bar, changes marked.

@@ -7,7 +7,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/runnerbench/runner/internal/compare"
+	"github.com/runnerbench/runner/internal/mdtext"
+	"github.com/runnerbench/runner/reporters/compare"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -180,30 +181,11 @@ func writeMDTable(ew *errWriter, headers []string, rows [][]string, textCols int
 	ew.printf("%s", b.String())
 }
 
-// mdReplacer escapes what would change a table cell's meaning or structure:
-// pipes split cells, and *, _, ~, `, <, [ and \ would format, link or inject
-// HTML (a model name or error sample is not trusted text); & would turn a
-// name's "&lt;" into "<" on the page.
-var mdReplacer = strings.NewReplacer(
-	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;", ">", "&gt;", "&", "&amp;",
-	"[", `\[`, "]", `\]`, "~", `\~`, "\n", " ", "\r", " ",
-)
+func mdText(s string) string { return mdtext.Text(s) }
 
-func mdText(s string) string { return mdReplacer.Replace(s) }
+func mdCodeText(s string) string { return mdtext.CodeText(s) }
 
-// mdCodeText escapes text that goes inside an inline code span within a table:
-// only the pipe needs escaping there (GFM splits cells before parsing code),
-// and backticks cannot be escaped, so they become a look-alike.
-func mdCodeText(s string) string { return mdCodeReplacer.Replace(s) }
-
-var mdCodeReplacer = strings.NewReplacer("|", `\|`, "`", "ˋ", "\n", " ", "\r", " ")
-
-func mdCode(s string) string {
-	if s == "" {
-		return ""
-	}
-	return "`" + mdCodeText(s) + "`"
-}
+func mdCode(s string) string { return mdtext.Code(s) }
 
 // AppendGitHubStepSummary appends the Markdown summary of r to the file at
 // path (the CLI passes $GITHUB_STEP_SUMMARY when it is set), creating it if

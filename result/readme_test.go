@@ -2,9 +2,10 @@ package result
 
 import (
 	"flag"
-	"os"
 	"strings"
 	"testing"
+
+	"github.com/runnerbench/runner/internal/testutil"
 )
 
 var update = flag.Bool("update", false, "rewrite the README's metric table from the catalogue")
@@ -45,28 +46,10 @@ func metricTable() string {
 // catalogue: a metric added, renamed or re-described without the README
 // following fails here; -update rewrites the table.
 func TestReadmeMetricTable(t *testing.T) {
-	const path = "../README.md"
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	readme := string(b)
-	i, j := strings.Index(readme, tableBegin), strings.Index(readme, tableEnd)
-	if i < 0 || j < i {
-		t.Fatalf("README.md has no metric table between %q and %q", tableBegin, tableEnd)
-	}
-	want := readme[:i+len(tableBegin)] + "\n" + metricTable() + readme[j:]
-	if *update {
-		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if readme != want {
-		t.Errorf("README.md's metric table is stale: go test ./result -run TestReadmeMetricTable -update")
-	}
+	table := testutil.GeneratedSection(t, "../README.md", tableBegin, tableEnd, metricTable(), *update,
+		"go test ./result -run TestReadmeMetricTable -update")
 	for _, m := range Metrics() {
-		if !strings.Contains(readme[i:j], "| `"+m.Name+"` |") {
+		if !strings.Contains(table, "| `"+m.Name+"` |") {
 			t.Errorf("README.md's metric table lacks %s", m.Name)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // marked "expect: refused" fails to load with exactly the messages of its
 // golden file (go test -update rewrites them), none of which shows a secret
 // or a secret file's content; a plan marked "expect: neutralised" loads (its
-// outputs are checked by internal/cli TestHostileMarkup).
+// outputs are checked by cli TestHostileMarkup).
 func TestHostileCorpus(t *testing.T) {
 	corpus, err := filepath.Abs("testdata/hostile")
 	if err != nil {

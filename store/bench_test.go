@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnerbench/runner/internal/synthrun"
 	"github.com/runnerbench/runner/store"
+	"github.com/runnerbench/runner/store/synthrun"
 )
 
 // Publishing a run of 1,000,000 requests (docs/performance.md): run with

@@ -13,8 +13,8 @@ import (
 
 	"github.com/runnerbench/runner/internal/engines"
 	"github.com/runnerbench/runner/internal/exitcode"
-	"github.com/runnerbench/runner/internal/synthrun"
 	"github.com/runnerbench/runner/store"
+	"github.com/runnerbench/runner/store/synthrun"
 )
 
 var (

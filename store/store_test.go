@@ -12,12 +12,12 @@ import (
 
 	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/internal/exitcode"
-	"github.com/runnerbench/runner/internal/synthrun"
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/store"
+	"github.com/runnerbench/runner/store/synthrun"
 )
 
 var day0 = time.Date(2030, 3, 1, 2, 0, 0, 0, time.UTC)

@@ -11,7 +11,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/runnerbench/runner/internal/cli"
+	"github.com/runnerbench/runner/cli"
 )
 
 func main() {

@@ -21,7 +21,7 @@ import (
 	kjson "k8s.io/apimachinery/pkg/runtime/serializer/json"
 	kyaml "k8s.io/apimachinery/pkg/util/yaml"
 
-	"github.com/runnerbench/runner/internal/cli"
+	"github.com/runnerbench/runner/cli"
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"

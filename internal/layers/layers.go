@@ -12,7 +12,7 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse", "runner/protocol"},
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse", "runner/protocol"},
 	{"scenario", "sim", "search", "trace"}, // plan; the simulator; a capacity search's decisions; trace files
 	{"runner/servermetrics", "runner"},     // load
 	{"records", "export"},                  // records; sending figures to Prometheus or OpenTelemetry
@@ -20,7 +20,7 @@ var Layers = [][]string{
 	{"checks"},                             // checks
 	{"pipeline"},                           // run a plan
 	{"board"},                              // many runs side by side: the board's model, build and loader
-	{"reporters/html", "reporters", "internal/compare", "store", "history", "internal/synthrun"}, // outputs; the results database and history
-	{"internal/cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
+	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history
+	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
 	{"cmd/runner", "deploy/kubernetes"},
 }

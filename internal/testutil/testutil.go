@@ -4,7 +4,10 @@ package testutil
 
 import (
 	"bytes"
+	"os"
+	"strings"
 	"sync"
+	"testing"
 )
 
 // SyncBuffer is a bytes.Buffer that one goroutine (or a child process's
@@ -26,4 +29,32 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// GeneratedSection holds the part of a checked-in file (the README) between
+// the markers begin and end to generated: with update it writes generated
+// there, otherwise it fails the test when the section is stale, naming
+// how to regenerate it (regen). It returns the section as it is checked in.
+func GeneratedSection(t testing.TB, path, begin, end, generated string, update bool, regen string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(b)
+	i, j := strings.Index(text, begin), strings.Index(text, end)
+	if i < 0 || j < i {
+		t.Fatalf("%s has no generated section between %q and %q", path, begin, end)
+	}
+	want := text[:i+len(begin)] + "\n" + generated + text[j:]
+	if update {
+		if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return generated
+	}
+	if text != want {
+		t.Errorf("%s's section between %q and %q is stale: %s", path, begin, end, regen)
+	}
+	return text[i:j]
 }

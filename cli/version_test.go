@@ -38,7 +38,7 @@ func shapeOf(v string) string {
 // readmeVersionLines are the lines of the README's Install section that
 // show what runner version prints.
 func readmeVersionLines(t *testing.T) []string {
-	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,7 @@ func TestReadmeVersionText(t *testing.T) {
 
 	bin := filepath.Join(t.TempDir(), "runner")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/runner")
-	build.Dir = filepath.Join("..", "..")
+	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build ./cmd/runner: %v\n%s", err, out)
 	}

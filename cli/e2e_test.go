@@ -103,7 +103,7 @@ func execWithFileLimit(lim string) int {
 func buildBinary() {
 	binPath = filepath.Join(binDir, "runner")
 	cmd := exec.Command("go", "build", "-o", binPath, "./cmd/runner")
-	cmd.Dir = filepath.Join("..", "..")
+	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		binBuild = fmt.Errorf("go build ./cmd/runner: %v\n%s", err, out)
 	}
@@ -1113,7 +1113,7 @@ func TestE2EExamplePlans(t *testing.T) {
 	t.Run("slo-gate", func(t *testing.T) {
 		t.Parallel()
 		out := t.TempDir()
-		code, stdout, stderr := runRunner(t, childEnv(), filepath.Join("..", "..", "plans", "slo-gate.yaml"), "--out", out, "--quiet")
+		code, stdout, stderr := runRunner(t, childEnv(), filepath.Join("..", "plans", "slo-gate.yaml"), "--out", out, "--quiet")
 		rep := loadReport(t, out)
 		// Its latency gates are real: on a machine loaded enough they may
 		// fail, so the test holds the run to a consistent verdict, not to a
@@ -1145,7 +1145,7 @@ func TestE2EExamplePlans(t *testing.T) {
 	})
 	t.Run("baseline-regression", func(t *testing.T) {
 		t.Parallel()
-		plan := filepath.Join("..", "..", "plans", "baseline-regression.yaml")
+		plan := filepath.Join("..", "plans", "baseline-regression.yaml")
 		dir := t.TempDir()
 		base, next := filepath.Join(dir, "baseline"), filepath.Join(dir, "next")
 		if code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", base, "--quiet"); code != 0 {
@@ -1263,7 +1263,7 @@ stages:
 // every report file must be byte for byte the one the live run wrote.
 func TestE2ERecomputeEqualsLive(t *testing.T) {
 	t.Parallel()
-	plans, _ := filepath.Glob(filepath.Join("..", "..", "plans", "*.yaml"))
+	plans, _ := filepath.Glob(filepath.Join("..", "plans", "*.yaml"))
 	if len(plans) < 5 {
 		t.Fatalf("example plans: %v", plans)
 	}

@@ -92,8 +92,8 @@ func TestValidatePrintRedactsSecrets(t *testing.T) {
 	if code, _, errs := runCLI(t, nil, "validate", again); code != 0 {
 		t.Errorf("printed plan does not validate: %s", errs)
 	}
-	plans := mustAbs(t, "../../plans")
-	for _, p := range []string{"../../plans/quickstart.yaml", "../../plans/natural.yaml", "../../plans/slo-gate.yaml", "../../plans/replay.yaml"} {
+	plans := mustAbs(t, "../plans")
+	for _, p := range []string{"../plans/quickstart.yaml", "../plans/natural.yaml", "../plans/slo-gate.yaml", "../plans/replay.yaml"} {
 		code, out, errs := runCLI(t, nil, "validate", "--print", p)
 		if code != 0 {
 			t.Fatalf("%s: %s", p, errs)

@@ -144,7 +144,7 @@ func TestGateLine(t *testing.T) {
 }
 
 // TestGolden holds the text and Markdown of the fixture, default and --all
-// (go test ./internal/compare -update rewrites them).
+// (go test ./reporters/compare -update rewrites them).
 func TestGolden(t *testing.T) {
 	pct := 10.0
 	for name, got := range map[string]string{
@@ -162,7 +162,27 @@ func TestGolden(t *testing.T) {
 		}
 		want, err := os.ReadFile(path)
 		if err != nil || string(want) != got {
-			t.Errorf("%s differs from the golden file (go test ./internal/compare -update, then review the diff): %v\n%s", name, err, got)
+			t.Errorf("%s differs from the golden file (go test ./reporters/compare -update, then review the diff): %v\n%s", name, err, got)
 		}
+	}
+}
+
+// TestMarkdownEscapesPlanText: a stage named like a link with markup cannot
+// link, inject HTML or start a heading in a pull-request comment.
+func TestMarkdownEscapesPlanText(t *testing.T) {
+	res := fixture()
+	hostile := "[click](http://evil)<img src=x># x"
+	for i := range res.Levels {
+		res.Levels[i].Stage = hostile
+	}
+	res.Missing = []string{hostile + " c=16 is not in the baseline"}
+	out := render(t, true, res, Options{All: true})
+	for _, bad := range []string{"[click](", "<img", "\n# x"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the Markdown holds %q from a stage name:\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, `\[click\]\(http://evil)&lt;img src=x&gt;\# x`) {
+		t.Errorf("the stage name is not shown escaped:\n%s", out)
 	}
 }

@@ -61,7 +61,7 @@ func tripwire(t *testing.T) string {
 // on stderr, positioned in the plan, no secret in any output, no output
 // directory created, and no connection to the tripwire the plans target.
 func TestHostileCorpusThroughCLI(t *testing.T) {
-	c := testutil.NewHostileCorpus(t, "../../scenario/testdata/hostile", tripwire(t))
+	c := testutil.NewHostileCorpus(t, "../scenario/testdata/hostile", tripwire(t))
 	n := 0
 	for _, hp := range c.Plans {
 		if !hp.Refused {
@@ -100,7 +100,7 @@ func TestHostileCorpusThroughCLI(t *testing.T) {
 // XML and Markdown payloads, on the built-in simulator and checks that every
 // report shows them as text.
 func TestHostileMarkup(t *testing.T) {
-	c := testutil.NewHostileCorpus(t, "../../scenario/testdata/hostile", tripwire(t))
+	c := testutil.NewHostileCorpus(t, "../scenario/testdata/hostile", tripwire(t))
 	var plan string
 	for _, hp := range c.Plans {
 		if hp.Name == "markup" {

@@ -15,6 +15,7 @@ import (
 	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/runnerbench/runner/comparison"
+	"github.com/runnerbench/runner/internal/mdtext"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -173,7 +174,7 @@ func mdVerdict(c *result.Comparison, esc func(string) string) string {
 // rest, and the notes.
 func Markdown(w io.Writer, res *comparison.Result, o Options) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Runner comparison: %s\n\n", mdEscape(res.Summary.Headline()))
+	fmt.Fprintf(&b, "## Runner comparison: %s\n\n", headlineEscape(res.Summary.Headline()))
 	if f, ok := res.WorstRegression(); ok {
 		fmt.Fprintf(&b, "Largest significant regression: **%s %s `%s`** %s %s (%s → %s).\n\n",
 			mdEscape(f.Stage), f.Label, f.Metric, f.Change(), f.IntervalText(), fmtNum(f.Base), fmtNum(f.New))
@@ -221,4 +222,11 @@ func MarkdownRows(b *strings.Builder, rows []comparison.Finding, stage bool, esc
 	}
 }
 
-func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+// mdEscape makes untrusted text (a plan's stage names, notes naming them)
+// inert in Markdown.
+func mdEscape(s string) string { return mdtext.Text(s) }
+
+// headlineEscape keeps the first line as CI logs grep it: it holds only
+// counts, validated metric names and the runner's own words, so only a pipe
+// (none today) would need escaping.
+func headlineEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }

@@ -9,10 +9,10 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/comparison"
-	"github.com/runnerbench/runner/internal/compare"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/reporters"
+	"github.com/runnerbench/runner/reporters/compare"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )

@@ -10,7 +10,7 @@ import (
 )
 
 // Version is the release version, set at build time with
-// -ldflags "-X github.com/runnerbench/runner/internal/cli.Version=v1.2.3".
+// -ldflags "-X github.com/runnerbench/runner/cli.Version=v1.2.3".
 // Without it the main module's version from the build info is used: since
 // Go 1.24 a build from a checkout stamps its commit's pseudo-version there
 // (v0.0.0-<date>-<commit>, "+dirty" with uncommitted changes), as go

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/engines"
-	"github.com/runnerbench/runner/internal/synthrun"
+	"github.com/runnerbench/runner/store/synthrun"
 )
 
 // TestPublishAndHistory: runner publish of a parent directory, again (a
