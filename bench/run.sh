@@ -31,11 +31,11 @@ if [[ ! -x "$benchstat" ]]; then
 fi
 
 echo "bench/run.sh: SSE micro-benchmarks (count 10)..." >&2
-go test -run '^$' -bench 'Parse$|ReadParse$' -benchmem -count 10 ./runner/sse > "$tmp/sse.txt"
+go test -run '^$' -bench 'Parse$|ReadParse$' -benchmem -count 10 ./protocol/sse > "$tmp/sse.txt"
 {
 	echo "### SSE hot path (go test -bench, -count 10)"
 	echo
-	echo "\`go test -run '^\$' -bench 'Parse\$|ReadParse\$' -benchmem -count 10 ./runner/sse\`, summarised by benchstat (median, ± the 95% confidence interval's spread):"
+	echo "\`go test -run '^\$' -bench 'Parse\$|ReadParse\$' -benchmem -count 10 ./protocol/sse\`, summarised by benchstat (median, ± the 95% confidence interval's spread):"
 	echo
 	echo '```'
 	"$benchstat" "ns=$tmp/sse.txt" | grep -v "^ *¹\|^ *²\|geomean"
@@ -63,7 +63,7 @@ if command -v valgrind > /dev/null; then
 			b=$(count "$mode" 20000)
 			label="sse.Parse of one vLLM chat chunk"
 			[[ $mode == read ]] && label="sse.Reader framing + sse.Parse"
-			[[ $mode == decode ]] && label="the chat protocol's decoder (the engine's path: framing + Parse behind runner/protocol)"
+			[[ $mode == decode ]] && label="the chat protocol's decoder (the engine's path: framing + Parse behind protocol)"
 			echo "| $label | $(((b - a) / 10000)) |"
 		done
 	} > "$tmp/instr.md"

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/protocol"
+	"github.com/runnerbench/runner/protocol"
 )
 
 // Verdict decides a run once, for everyone who reads it (report.json, the

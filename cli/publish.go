@@ -12,7 +12,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/records"
-	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/scenario/envpolicy"
 	"github.com/runnerbench/runner/store"
 )
 
@@ -34,7 +34,7 @@ type dbFlags struct {
 
 func (f *dbFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dsn, "db", "", "the results database: an SQLite `file` (results.db, sqlite:PATH) or postgres://USER@HOST:PORT/DB")
-	fs.Var(&f.allowEnv, "allow-env", "`NAME@HOST` may be read: PGPASSWORD@HOST gives the PostgreSQL password for that host (repeatable; also "+scenario.AllowEnvVar+")")
+	fs.Var(&f.allowEnv, "allow-env", "`NAME@HOST` may be read: PGPASSWORD@HOST gives the PostgreSQL password for that host (repeatable; also "+envpolicy.AllowEnvVar+")")
 }
 
 // openDB opens the database dsn names. A malformed DSN is exit 2; a
@@ -47,9 +47,9 @@ func openDB(ctx context.Context, env *Env, cmd, dsn string, allowEnv []string, r
 	o := store.Options{ReadOnly: readOnly}
 	hint := ""
 	if t.Kind == store.Postgres {
-		allow := &scenario.EnvAllowList{}
-		if v := env.lookup(scenario.AllowEnvVar); v != "" {
-			if err := allow.Add(scenario.AllowEnvVar, v); err != nil {
+		allow := &envpolicy.AllowList{}
+		if v := env.lookup(envpolicy.AllowEnvVar); v != "" {
+			if err := allow.Add(envpolicy.AllowEnvVar, v); err != nil {
 				return nil, exitcode.Errorf(exitcode.Invalid, "%s: %v", cmd, err)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/scenario/envpolicy"
 )
 
 // LogFormats and LogLevels are what --log-format and --log-level accept.
@@ -237,16 +238,16 @@ func (pf *planFlags) register(fs *flag.FlagSet) {
 func (pf *planFlags) registerAllow(fs *flag.FlagSet) {
 	fs.Var(&pf.allowEnv, "allow-env", "`NAME[@HOST,...]` may be read by the plan: NAME alone as a public value (any field, any host, shown in reports), "+
 		"NAME@HOST as a credential for those hosts only (api_key, headers, a URL's password), never shown; * is every variable; "+
-		"repeatable, and read from "+scenario.AllowEnvVar+" too (entries separated by spaces); see docs/security.md")
+		"repeatable, and read from "+envpolicy.AllowEnvVar+" too (entries separated by spaces); see docs/security.md")
 	fs.Var(&pf.allowDirs, "allow-dir", "let the plan read files in `DIR` besides its own directory (repeatable)")
 }
 
 // options builds the loader's options from the flags and RUNNER_ALLOW_ENV;
 // a malformed entry or a missing directory is a command-line error.
 func (pf *planFlags) options(env *Env, cmd string) (scenario.Options, error) {
-	allow := &scenario.EnvAllowList{}
-	if v := env.lookup(scenario.AllowEnvVar); v != "" {
-		if err := allow.Add(scenario.AllowEnvVar, v); err != nil {
+	allow := &envpolicy.AllowList{}
+	if v := env.lookup(envpolicy.AllowEnvVar); v != "" {
+		if err := allow.Add(envpolicy.AllowEnvVar, v); err != nil {
 			return scenario.Options{}, exitcode.Errorf(exitcode.Invalid, "%s: %v", cmd, err)
 		}
 	}

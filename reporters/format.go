@@ -10,7 +10,7 @@ import (
 	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/protocol"
+	"github.com/runnerbench/runner/protocol"
 )
 
 // nullCell is what a metric the run could not produce shows as. An en dash

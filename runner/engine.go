@@ -7,7 +7,7 @@
 // (shape.go: a Sweep picks the levels, a Dispatcher sends a level's
 // requests and splits itself for a shard, a unit is one request or one
 // conversation), the token clock and the per-request failure taxonomy. What
-// differs between APIs is runner/protocol's: the engine never asks which one
+// differs between APIs is protocol's: the engine never asks which one
 // it speaks. It computes no metric: package aggregate does, from the records.
 //
 // Accuracy comes first: one shared keep-alive transport per endpoint sized to

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/runnerbench/runner/runner/protocol"
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/scenario"
 )
 

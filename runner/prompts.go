@@ -2,7 +2,7 @@ package runner
 
 import (
 	"github.com/runnerbench/runner/internal/redact"
-	"github.com/runnerbench/runner/runner/protocol"
+	"github.com/runnerbench/runner/protocol"
 
 	"bytes"
 	"context"

@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/runnerbench/runner/runner/protocol"
-	"github.com/runnerbench/runner/runner/sse"
+	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/protocol/sse"
 	"github.com/runnerbench/runner/scenario"
 )
 

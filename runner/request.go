@@ -17,9 +17,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/protocol/sse"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/protocol"
-	"github.com/runnerbench/runner/runner/sse"
 )
 
 // job is one request ready to send: the body is built before the clock starts.

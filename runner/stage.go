@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/protocol"
 	"github.com/runnerbench/runner/scenario"
 )
 

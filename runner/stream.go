@@ -7,9 +7,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/protocol/sse"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/protocol"
-	"github.com/runnerbench/runner/runner/sse"
 )
 
 // streamClock times a stream's token chunks: one clock read per chunk, and

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runnerbench/runner/runner/protocol"
+	"github.com/runnerbench/runner/protocol"
 )
 
 // TestAPIsAreTheRegistry: the plan's api values are the protocol registry's,

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runnerbench/runner/runner/protocol"
+	"github.com/runnerbench/runner/protocol"
 )
 
 // The non-streamed APIs (embeddings, rerank): a request carries a batch of

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/runnerbench/runner/scenario/envpolicy"
 )
 
 // The plan is decoded by walking the yaml.Node tree against the Go types' yaml
@@ -49,7 +51,7 @@ type decoder struct {
 	tooBig   bool           // a size limit was hit: stop decoding, report it once
 	keyAt    map[string]pos // key positions by path (for "missing"/"unexpected" messages)
 	getenv   func(string) (string, bool)
-	allow    *EnvAllowList
+	allow    *envpolicy.AllowList
 	env      []*envString // every value written with ${VAR}, for checkEnv
 	nodes    int
 	literal  bool // keep ${VAR} as written, reading nothing (Written)

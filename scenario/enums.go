@@ -3,14 +3,14 @@ package scenario
 import (
 	"strings"
 
-	"github.com/runnerbench/runner/runner/protocol"
+	"github.com/runnerbench/runner/protocol"
 )
 
 // The plan's enumerations: typed, so the engine and the checks use the
 // plan's own values instead of declaring their own copies.
 
 // API is the API a stage calls: a name in the protocol registry
-// (runner/protocol), which lists every API and how each is spoken.
+// (protocol), which lists every API and how each is spoken.
 type API string
 
 // The APIs the defaults and tests name; APIs lists them all.

@@ -1,66 +1,13 @@
 package scenario
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/runnerbench/runner/scenario/envpolicy"
 )
-
-// envPart is one piece of a string value: literal text, or a ${VAR} /
-// ${VAR:-default} reference.
-type envPart struct {
-	lit    string // literal text, when name is ""
-	name   string
-	def    string
-	hasDef bool
-}
-
-// parseEnvTemplate splits s into literal text and ${VAR} references. "$${" is
-// a literal "${"; a lone "$" is kept as it is, so prices and regexps need no
-// escaping. It returns nil parts for a string without references.
-func parseEnvTemplate(s string) ([]envPart, error) {
-	if !strings.Contains(s, "${") {
-		return nil, nil
-	}
-	var parts []envPart
-	var lit strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			lit.WriteString(s)
-			break
-		}
-		if i > 0 && s[i-1] == '$' {
-			lit.WriteString(s[:i-1])
-			lit.WriteString("${")
-			s = s[i+2:]
-			continue
-		}
-		lit.WriteString(s[:i])
-		end := strings.IndexByte(s[i:], '}')
-		if end < 0 {
-			// The value is not quoted: it may be (part of) a secret.
-			return nil, fmt.Errorf("unterminated ${ (write $${ for a literal ${)")
-		}
-		expr := s[i+2 : i+end]
-		name, def, hasDef := strings.Cut(expr, ":-")
-		if !validEnvName(name) {
-			return nil, fmt.Errorf("invalid environment variable name %q in ${%s}", name, expr)
-		}
-		if lit.Len() > 0 {
-			parts = append(parts, envPart{lit: lit.String()})
-			lit.Reset()
-		}
-		parts = append(parts, envPart{name: name, def: def, hasDef: hasDef})
-		s = s[i+end+1:]
-	}
-	if lit.Len() > 0 {
-		parts = append(parts, envPart{lit: lit.String()})
-	}
-	return parts, nil
-}
 
 // envRead is what one ${VAR} reference became.
 type envRead int
@@ -82,10 +29,10 @@ const (
 type envString struct {
 	path  string
 	at    pos
-	parts []envPart
+	parts []envpolicy.Part
 	text  []string  // what each part became (never printed: it may be a secret)
 	read  []envRead // how
-	grant []envGrant
+	grant []envpolicy.Grant
 }
 
 // value is the expanded string.
@@ -99,7 +46,7 @@ func (d *decoder) expand(n *yaml.Node, path string) (string, bool) {
 	if d.literal {
 		return n.Value, true
 	}
-	parts, err := parseEnvTemplate(n.Value)
+	parts, err := envpolicy.ParseTemplate(n.Value)
 	if err != nil {
 		d.fail(n, path, "%v", err)
 		return "", false
@@ -107,34 +54,34 @@ func (d *decoder) expand(n *yaml.Node, path string) (string, bool) {
 	if parts == nil {
 		return n.Value, true
 	}
-	e := &envString{path: path, at: posOf(n), parts: parts, text: make([]string, len(parts)), read: make([]envRead, len(parts)), grant: make([]envGrant, len(parts))}
+	e := &envString{path: path, at: posOf(n), parts: parts, text: make([]string, len(parts)), read: make([]envRead, len(parts)), grant: make([]envpolicy.Grant, len(parts))}
 	for i, p := range parts {
-		if p.name == "" {
-			e.text[i] = p.lit
+		if p.Name == "" {
+			e.text[i] = p.Lit
 			continue
 		}
-		g := d.allow.grant(p.name)
+		g := d.allow.Grant(p.Name)
 		e.grant[i] = g
 		// A reference that cannot be resolved stands for itself, so the
 		// value is not empty and validation adds no second message.
-		e.text[i] = "${" + p.name + "}"
-		v, set := d.getenv(p.name)
+		e.text[i] = "${" + p.Name + "}"
+		v, set := d.getenv(p.Name)
 		switch {
-		case !g.listed && p.hasDef && v == "":
+		case !g.Listed && p.HasDef && v == "":
 			// Nothing is learnt from an unset variable but that it is
 			// unset: the plan's default applies, so plans with defaults
 			// run with no allow-list at all.
-			e.text[i], e.read[i] = p.def, envDefault
-		case !g.listed && p.hasDef:
+			e.text[i], e.read[i] = p.Def, envDefault
+		case !g.Listed && p.HasDef:
 			// Set but not allowed: running with the default would measure
 			// something other than what the person who set it meant.
 			e.read[i] = envRefusedSet
-		case !g.listed:
+		case !g.Listed:
 			e.read[i] = envRefused
 		case v != "":
 			e.text[i], e.read[i] = v, envValue
-		case p.hasDef:
-			e.text[i], e.read[i] = p.def, envDefault
+		case p.HasDef:
+			e.text[i], e.read[i] = p.Def, envDefault
 		case set:
 			e.read[i] = envEmpty // set but empty, no default: the empty value is what was asked for
 		default:
@@ -146,19 +93,4 @@ func (d *decoder) expand(n *yaml.Node, path string) (string, bool) {
 		d.badTree[path] = true // reported by checkEnv; nothing more to say about this value
 	}
 	return e.value(), true
-}
-
-func validEnvName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return true
 }

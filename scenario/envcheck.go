@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/scenario/envpolicy"
 )
 
 // checkEnv holds every ${VAR} the plan wrote against the job's allow-list,
@@ -23,8 +26,8 @@ func (v *validator) checkEnv() {
 			continue // a value with a refused part says nothing more
 		}
 		for i, p := range e.parts {
-			if e.read[i] == envValue && !e.grant[i].public {
-				v.checkCredential(e, i, p.name)
+			if e.read[i] == envValue && !e.grant[i].Public {
+				v.checkCredential(e, i, p.Name)
 			}
 		}
 	}
@@ -37,7 +40,7 @@ type refusal struct {
 	i      int
 	others int  // uses after the first
 	cred   bool // some use is a credential position
-	dest   destination
+	dest   envpolicy.Dest
 }
 
 // reportRefused reports each variable the plan may not read (or that is
@@ -50,10 +53,10 @@ func (v *validator) reportRefused() {
 			if e.read[i] < envUnset {
 				continue
 			}
-			r := byName[p.name]
+			r := byName[p.Name]
 			if r == nil {
 				r = &refusal{e: e, i: i}
-				byName[p.name] = r
+				byName[p.Name] = r
 				order = append(order, r)
 			} else {
 				r.others++
@@ -64,7 +67,7 @@ func (v *validator) reportRefused() {
 		}
 	}
 	for _, r := range order {
-		name, where := r.e.parts[r.i].name, displayPath(r.e.path)
+		name, where := r.e.parts[r.i].Name, displayPath(r.e.path)
 		also := ""
 		if r.others > 0 {
 			also = fmt.Sprintf(" (here and in %d more %s)", r.others, map[bool]string{true: "place", false: "places"}[r.others == 1])
@@ -89,12 +92,12 @@ func (v *validator) reportRefused() {
 func (r *refusal) howToAllow(name string) string {
 	switch {
 	case !r.cred:
-		return fmt.Sprintf("if it holds no secret, run with --allow-env %s (or add it to %s): its value is then public", name, AllowEnvVar)
-	case r.dest == (destination{}):
-		return fmt.Sprintf("run with --allow-env %s@HOST (or add it to %s), HOST being the host the credential is for", name, AllowEnvVar)
+		return fmt.Sprintf("if it holds no secret, run with --allow-env %s (or add it to %s): its value is then public", name, envpolicy.AllowEnvVar)
+	case r.dest == (envpolicy.Dest{}):
+		return fmt.Sprintf("run with --allow-env %s@HOST (or add it to %s), HOST being the host the credential is for", name, envpolicy.AllowEnvVar)
 	}
 	return fmt.Sprintf("if %s is the host this credential is for (this plan sends it there), run with --allow-env %s@%s (or add it to %s)",
-		r.dest, name, suggestHost(r.dest), AllowEnvVar)
+		r.dest, name, suggestHost(r.dest), envpolicy.AllowEnvVar)
 }
 
 // checkCredential checks a value the job allowed only as a credential
@@ -108,20 +111,20 @@ func (v *validator) checkCredential(e *envString, i int, name string) {
 		v.probs.add(e.at, "%s: %s", displayPath(e.path), msg)
 	case !isCred:
 		v.probs.add(e.at, "%s: environment variable %s is allowed only as a credential (for %s): it may be used in api_key, headers, or the password or key parameter of a URL, where it is never shown; it can be used here only as a public value (--allow-env %s), which a secret must never be",
-			displayPath(e.path), name, g.hostList(), name)
-	case dest == (destination{}):
+			displayPath(e.path), name, g.HostList(), name)
+	case dest == (envpolicy.Dest{}):
 		// The URL is invalid, which validation reports.
-	case !g.allows(dest):
+	case !g.Allows(dest):
 		v.probs.add(e.at, "%s: environment variable %s may be sent only to %s, not to %s: if %s should receive it, run with --allow-env %s@%s",
-			displayPath(e.path), name, g.hostList(), dest, suggestHost(dest), name, suggestHost(dest))
+			displayPath(e.path), name, g.HostList(), dest, suggestHost(dest), name, suggestHost(dest))
 	}
 }
 
-func suggestHost(d destination) string {
-	if d == simulatorDestination {
+func suggestHost(d envpolicy.Dest) string {
+	if d == envpolicy.Simulator {
 		return "localhost"
 	}
-	return d.host
+	return d.Host
 }
 
 // credentialSink says whether reference i of e is in a credential position
@@ -129,31 +132,31 @@ func suggestHost(d destination) string {
 // metrics_url: the places every output redacts) and, if so, which host
 // receives it (zero when the URL is invalid). msg is set when a credential
 // would change the URL it is part of.
-func (v *validator) credentialSink(e *envString, i int) (dest destination, isCred bool, msg string) {
+func (v *validator) credentialSink(e *envString, i int) (dest envpolicy.Dest, isCred bool, msg string) {
 	if x, rest := v.exportOf(e.path); x != nil {
 		return v.exportSink(e, i, x, rest)
 	}
 	name, ep := v.endpointOf(e.path)
 	if ep == nil {
-		return destination{}, false, ""
+		return envpolicy.Dest{}, false, ""
 	}
 	switch rest := strings.TrimPrefix(e.path, "endpoints."+name+"."); {
 	case rest == "api_key" || strings.HasPrefix(rest, "headers."):
 		if ep.Simulator != nil {
-			return simulatorDestination, true, ""
+			return envpolicy.Simulator, true, ""
 		}
 		return hostOf(ep.BaseURL), true, ""
 	case rest == "base_url" || rest == "metrics_url":
 		if e.read[i] == envValue && strings.ContainsAny(e.text[i], "/?#@[]&=\\ \t\r\n") {
-			return destination{}, false, "the value of environment variable " + e.parts[i].name +
+			return envpolicy.Dest{}, false, "the value of environment variable " + e.parts[i].Name +
 				" contains characters that would change the URL (one of / ? # @ & = [ ] \\ or white space): percent-encode them in the variable"
 		}
 		if !inURLCredential(e, i) {
-			return destination{}, false, ""
+			return envpolicy.Dest{}, false, ""
 		}
 		return hostOf(e.value()), true, ""
 	}
-	return destination{}, false, ""
+	return envpolicy.Dest{}, false, ""
 }
 
 // exportOf returns the export block path is in, and the rest of the path.
@@ -168,21 +171,21 @@ func (v *validator) exportOf(path string) (*Export, string) {
 
 // exportSink is credentialSink for an export block: its headers' values
 // and the password or key parameter of its url go to the url's host.
-func (v *validator) exportSink(e *envString, i int, x *Export, rest string) (destination, bool, string) {
+func (v *validator) exportSink(e *envString, i int, x *Export, rest string) (envpolicy.Dest, bool, string) {
 	switch {
 	case strings.HasPrefix(rest, "headers."):
 		return hostOf(x.URL), true, ""
 	case rest == "url":
 		if e.read[i] == envValue && strings.ContainsAny(e.text[i], "/?#@[]&=\\ \t\r\n") {
-			return destination{}, false, "the value of environment variable " + e.parts[i].name +
+			return envpolicy.Dest{}, false, "the value of environment variable " + e.parts[i].Name +
 				" contains characters that would change the URL (one of / ? # @ & = [ ] \\ or white space): percent-encode them in the variable"
 		}
 		if !inURLCredential(e, i) {
-			return destination{}, false, ""
+			return envpolicy.Dest{}, false, ""
 		}
 		return hostOf(e.value()), true, ""
 	}
-	return destination{}, false, ""
+	return envpolicy.Dest{}, false, ""
 }
 
 // standIn matches what an unresolved ${VAR} left in a value (see expand).
@@ -191,16 +194,16 @@ var standIn = regexp.MustCompile(`\$\{[A-Za-z_][A-Za-z0-9_]*\}`)
 // hostOf is where a URL sends requests, also when a reference in its
 // password or query could not be resolved (so a refusal can still suggest
 // the host); zero when the host itself is unknown or the URL invalid.
-func hostOf(raw string) destination {
-	if d, ok := destinationOf(raw); ok {
+func hostOf(raw string) envpolicy.Dest {
+	if d, ok := envpolicy.DestOf(raw); ok {
 		return d
 	}
 	// Only a value with an unresolved reference (which fails the plan
 	// anyway) or an invalid URL (which validation reports) gets here.
 	const unresolved = "runnerenvunresolved"
-	d, ok := destinationOf(standIn.ReplaceAllString(raw, unresolved))
-	if !ok || strings.Contains(d.host, unresolved) {
-		return destination{}
+	d, ok := envpolicy.DestOf(standIn.ReplaceAllString(raw, unresolved))
+	if !ok || strings.Contains(d.Host, unresolved) {
+		return envpolicy.Dest{}
 	}
 	return d
 }
@@ -252,7 +255,7 @@ func inURLCredential(e *envString, i int) bool {
 	for k, vals := range u.Query() {
 		shown = append(shown, k)
 		for _, val := range vals {
-			if IsCredentialParam(k) && strings.Contains(val, marker) {
+			if redact.IsCredentialParam(k) && strings.Contains(val, marker) {
 				inCred = true
 			} else {
 				shown = append(shown, val)

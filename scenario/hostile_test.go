@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/runnerbench/runner/internal/testutil"
+	"github.com/runnerbench/runner/scenario/envpolicy"
 )
 
 // TestHostileCorpus loads every plan of testdata/hostile as a CI job would,
@@ -21,8 +22,8 @@ func TestHostileCorpus(t *testing.T) {
 	}
 	c := testutil.NewHostileCorpus(t, corpus, "127.0.0.1:9")
 	t.Chdir(c.Root) // messages name plans/<case>.yaml, the same on every machine
-	allow := &EnvAllowList{}
-	if err := allow.Add(AllowEnvVar, c.Env[AllowEnvVar]); err != nil {
+	allow := &envpolicy.AllowList{}
+	if err := allow.Add(envpolicy.AllowEnvVar, c.Env[envpolicy.AllowEnvVar]); err != nil {
 		t.Fatal(err)
 	}
 	opts := Options{AllowEnv: allow, Getenv: func(k string) (string, bool) { v, ok := c.Env[k]; return v, ok }}

@@ -14,6 +14,9 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/runnerbench/runner/scenario/envpolicy"
+	"github.com/runnerbench/runner/scenario/planfs"
 )
 
 // MaxPlanBytes bounds the size of a plan file.
@@ -27,7 +30,7 @@ type Options struct {
 	// AllowEnv says which variables the plan may read and where their values
 	// may go; nil allows none (a ${VAR:-default} whose variable is unset
 	// still takes its default).
-	AllowEnv *EnvAllowList
+	AllowEnv *envpolicy.AllowList
 	// AllowDirs are directories, besides the plan's own, whose files the plan
 	// may name (prompt files, tls.ca_file).
 	AllowDirs []string
@@ -43,12 +46,12 @@ type Options struct {
 func Load(path string, opts Options) (*Plan, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read plan: " + unwrapPathError(err)}
+		return nil, &Error{File: path, Msg: "cannot read plan: " + planfs.PathErr(err)}
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxPlanBytes+1))
 	if err != nil {
-		return nil, &Error{File: path, Msg: "cannot read plan: " + unwrapPathError(err)}
+		return nil, &Error{File: path, Msg: "cannot read plan: " + planfs.PathErr(err)}
 	}
 	if len(data) > MaxPlanBytes {
 		return nil, &Error{File: path, Msg: fmt.Sprintf("plan is larger than %d MiB", MaxPlanBytes>>20)}
@@ -64,9 +67,9 @@ func LoadBytes(name string, data []byte, dir string, opts Options) (*Plan, error
 		getenv = os.LookupEnv
 	}
 	probs := &problems{file: name}
-	files := newFileRoots(dir, opts.AllowDirs)
-	if files.err != nil {
-		probs.add(pos{}, "%v", files.err)
+	files := planfs.New(dir, opts.AllowDirs)
+	if files.Err() != nil {
+		probs.add(pos{}, "%v", files.Err())
 		return nil, probs.err()
 	}
 	if len(data) > MaxPlanBytes {
@@ -156,13 +159,4 @@ func yamlSyntaxError(err error) (int, string) {
 		return line, "invalid YAML: " + m[2]
 	}
 	return 0, "invalid YAML: " + strings.TrimPrefix(s, "yaml: ")
-}
-
-// unwrapPathError drops the path an *os.PathError repeats, since the message
-// is already prefixed by it.
-func unwrapPathError(err error) string {
-	if pe, ok := err.(*os.PathError); ok {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

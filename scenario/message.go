@@ -1,6 +1,6 @@
 package scenario
 
-import "github.com/runnerbench/runner/runner/protocol"
+import "github.com/runnerbench/runner/protocol"
 
 // Message is one chat message (the protocol's, so a prompt's messages go
 // into a request as they are).

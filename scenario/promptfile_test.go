@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/runnerbench/runner/scenario/promptfile"
 )
 
 // samplePlan is minimal with a prompt set x of file (as a YAML flow value)
@@ -97,19 +99,6 @@ func TestPromptSampleTurns(t *testing.T) {
 	}
 }
 
-// TestReservoirHeldLimit: a sample whose text would pass the held limit is
-// refused, not held.
-func TestReservoirHeldLimit(t *testing.T) {
-	fe := &fileErrs{}
-	r := newReservoir(3, 1, fe)
-	for range 4 {
-		r.add(Prompt{Text: strings.Repeat("x", MaxHeldPromptBytes/2)})
-	}
-	if !r.tooBig || r.held != nil || r.seen != 4 {
-		t.Fatalf("tooBig %v, held %d, seen %d", r.tooBig, len(r.held), r.seen)
-	}
-}
-
 // TestShareGPTStream: a ShareGPT list is read one conversation at a time;
 // an entry of the wrong shape is reported with its number and line and the
 // rest still read; broken JSON ends the file at its line.
@@ -144,7 +133,7 @@ func TestShareGPTStream(t *testing.T) {
 	}
 }
 
-// TestPromptEntryTooLarge: a line longer than MaxPromptEntryBytes is
+// TestPromptEntryTooLarge: a line longer than promptfile.MaxEntryBytes is
 // reported at its line without being held; a file's size is no limit.
 func TestPromptEntryTooLarge(t *testing.T) {
 	if testing.Short() {
@@ -158,7 +147,7 @@ func TestPromptEntryTooLarge(t *testing.T) {
 	if _, err := f.WriteString("{\"prompt\": \"ok\"}\n"); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.Truncate(17 + MaxPromptEntryBytes + 1); err != nil { // a sparse line of zero bytes
+	if err := f.Truncate(17 + promptfile.MaxEntryBytes + 1); err != nil { // a sparse line of zero bytes
 		t.Fatal(err)
 	}
 	f.Close()

@@ -5,6 +5,7 @@ import (
 	"os"
 	"reflect"
 
+	"github.com/runnerbench/runner/scenario/planfs"
 	"github.com/runnerbench/runner/sim/simconfig"
 )
 
@@ -18,7 +19,7 @@ func LoadSimConfig(path string) (simconfig.Config, error) {
 	var cfg simconfig.Config
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return cfg, &Error{File: path, Msg: "cannot read simulator config: " + unwrapPathError(err)}
+		return cfg, &Error{File: path, Msg: "cannot read simulator config: " + planfs.PathErr(err)}
 	}
 	probs := &problems{file: path}
 	if len(data) > MaxPlanBytes {

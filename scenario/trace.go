@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/runnerbench/runner/scenario/promptfile"
 	"github.com/runnerbench/runner/trace"
 )
 
@@ -99,8 +100,8 @@ func (v *validator) loadTrace(path string, tr *Trace) {
 	if !ok {
 		return
 	}
-	fe := &fileErrs{v: v, file: v.inDir(tr.File)}
-	bad := func(line int, msg string) { fe.add(line, "%s", msg) }
+	fe := &promptfile.Errors{Report: v.fileProblem(v.inDir(tr.File))}
+	bad := func(line int, msg string) { fe.Add(line, "%s", msg) }
 	o := trace.Options{BlockTokens: tr.BlockTokens, MaxTokens: MaxTokens, Stage: tr.Stage, Level: -1}
 	if tr.Level != nil {
 		o.Level = *tr.Level
@@ -117,13 +118,13 @@ func (v *validator) loadTrace(path string, tr *Trace) {
 		tr.Requests, tr.Note = r.Requests, r.Note
 	}
 	switch {
-	case fe.n > 0:
+	case fe.N > 0:
 	case problem != "":
 		v.errf(path+".trace.file", "%s.trace.file: trace file %q %s", path, tr.File, problem)
-	case len(tr.Requests) == 0 && fe.n == 0:
+	case len(tr.Requests) == 0 && fe.N == 0:
 		v.errf(path+".trace.file", "%s.trace.file: trace file %q holds no requests", path, tr.File)
 	}
-	if fe.n > 0 || problem != "" {
+	if fe.N > 0 || problem != "" {
 		tr.Requests = nil
 	}
 }
@@ -149,7 +150,7 @@ func (v *validator) checkTraces() {
 		if other == nil || len(other.Loaded) == 0 {
 			continue
 		}
-		fe := &fileErrs{v: v, file: v.inDir(ps.Trace.File)}
+		fe := &promptfile.Errors{Report: v.fileProblem(v.inDir(ps.Trace.File))}
 		held := make(map[int]bool, len(other.Loaded))
 		for _, p := range other.Loaded {
 			held[p.Index] = true
@@ -157,7 +158,7 @@ func (v *validator) checkTraces() {
 		last := other.Loaded[len(other.Loaded)-1].Index // held in file order
 		for _, r := range ps.Trace.Requests {
 			if r.Prompt >= 0 && !held[r.Prompt] {
-				fe.add(r.Line, "the record sent prompt %d, but prompt set %q holds %d prompts", r.Prompt, ps.Trace.Prompts, last+1)
+				fe.Add(r.Line, "the record sent prompt %d, but prompt set %q holds %d prompts", r.Prompt, ps.Trace.Prompts, last+1)
 			}
 		}
 	}

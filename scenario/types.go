@@ -8,6 +8,7 @@ import (
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario/promptfile"
 	"github.com/runnerbench/runner/sim/simconfig"
 	"github.com/runnerbench/runner/trace"
 )
@@ -166,17 +167,8 @@ type Trace struct {
 	Note string `yaml:"-" json:"-"`
 }
 
-// Prompt is one supplied prompt.
-type Prompt struct {
-	Text      string    `json:"prompt,omitempty"`
-	Messages  []Message `json:"messages,omitempty"`
-	MaxTokens int       `json:"max_tokens,omitempty"`
-	Line      int       `json:"-"` // line in the source file, for errors
-	// Index is the prompt's place among its source's prompts (0-based), kept
-	// when a sample holds only some of them: what a request record names, so
-	// a replay can send the same prompt again.
-	Index int `json:"-"`
-}
+// Prompt is one supplied prompt (a prompt file's, see package promptfile).
+type Prompt = promptfile.Prompt
 
 // Synthetic describes generated prompts.
 type Synthetic struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario/planfs"
 )
 
 // Upper bounds on load parameters. A plan asking for more is almost certainly
@@ -34,7 +35,7 @@ type validator struct {
 	dec   *decoder
 	lines []string // the plan's source lines, to place errors inside block scalars
 	dir   string
-	files *fileRoots // where the plan may read files
+	files *planfs.Roots // where the plan may read files
 }
 
 // pos returns where path's value is, or failing that its nearest present parent,

@@ -12,14 +12,14 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "runner/sse", "runner/protocol"},
-	{"scenario", "sim", "search", "trace"}, // plan; the simulator; a capacity search's decisions; trace files
-	{"runner/servermetrics", "runner"},     // load
-	{"records", "export"},                  // records; sending figures to Prometheus or OpenTelemetry
-	{"aggregate", "comparison"},            // report: the points, and the comparison with a baseline
-	{"checks"},                             // checks
-	{"pipeline"},                           // run a plan
-	{"board"},                              // many runs side by side: the board's model, build and loader
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/layers", "sim/simconfig", "protocol/sse", "protocol"},
+	{"scenario", "scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "sim", "search", "trace"}, // plan (its file and environment policy); the simulator; a capacity search's decisions; trace files
+	{"runner/servermetrics", "runner"}, // load
+	{"records", "export"},              // records; sending figures to Prometheus or OpenTelemetry
+	{"aggregate", "comparison"},        // report: the points, and the comparison with a baseline
+	{"checks"},                         // checks
+	{"pipeline"},                       // run a plan
+	{"board"},                          // many runs side by side: the board's model, build and loader
 	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history
 	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
 	{"cmd/runner", "deploy/kubernetes"},

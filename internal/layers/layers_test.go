@@ -2,6 +2,7 @@ package layers
 
 import (
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -50,5 +51,31 @@ func TestImportsGoDown(t *testing.T) {
 	}
 	if n < 20 {
 		t.Fatalf("go list saw only %d packages", n)
+	}
+}
+
+// TestReadmeNamesEveryPackage: the README's Architecture section, the map of
+// the code, names every package of Layers (as `path`), so a new package is
+// placed in the map as well as in the layers.
+func TestReadmeNamesEveryPackage(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme := string(b)
+	i := strings.Index(readme, "\n## Architecture\n")
+	if i < 0 {
+		t.Fatal("README.md has no Architecture section")
+	}
+	arch := readme[i+1:]
+	if j := strings.Index(arch[3:], "\n## "); j >= 0 {
+		arch = arch[:j+3]
+	}
+	for _, ps := range Layers {
+		for _, p := range ps {
+			if !strings.Contains(arch, "`"+p+"`") {
+				t.Errorf("README.md's Architecture section does not name package %s (as `%s`)", p, p)
+			}
+		}
 	}
 }

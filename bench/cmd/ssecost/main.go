@@ -13,8 +13,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/runnerbench/runner/runner/protocol"
-	"github.com/runnerbench/runner/runner/sse"
+	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/protocol/sse"
 )
 
 // vllmChunk is the chunk vLLM streams for one token of a chat completion.

@@ -3,7 +3,7 @@ package protocol
 import (
 	"io"
 
-	"github.com/runnerbench/runner/runner/sse"
+	"github.com/runnerbench/runner/protocol/sse"
 )
 
 // sseDecoder reads an OpenAI-style event stream: each event's data is a

@@ -11,7 +11,7 @@ package protocol
 import (
 	"io"
 
-	"github.com/runnerbench/runner/runner/sse"
+	"github.com/runnerbench/runner/protocol/sse"
 )
 
 // Protocol is one API a stage may call.

@@ -1,4 +1,9 @@
-package scenario
+// Package envpolicy is the job's environment policy for a plan: which
+// environment variables a plan may read and where their values may go (the
+// allow-list of --allow-env and RUNNER_ALLOW_ENV), and the ${VAR} syntax a
+// plan writes them in. The plan loader (package scenario) expands a plan's
+// values through it and checks every value against it where it is sent.
+package envpolicy
 
 import (
 	"fmt"
@@ -7,8 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/runnerbench/runner/internal/redact"
 )
 
 // AllowEnvVar is the environment variable that holds the job's allow-list,
@@ -16,7 +19,7 @@ import (
 // process environment, never from the plan.
 const AllowEnvVar = "RUNNER_ALLOW_ENV"
 
-// EnvAllowList is the job's decision, not the plan's, about which environment
+// AllowList is the job's decision, not the plan's, about which environment
 // variables a plan may read and where their values may go. It is built from
 // --allow-env flags and RUNNER_ALLOW_ENV, entries separated by spaces:
 //
@@ -30,7 +33,7 @@ const AllowEnvVar = "RUNNER_ALLOW_ENV"
 // matches its subdomains, "*" any host, and "localhost" (or 127.0.0.1, ::1)
 // every loopback address and the built-in simulator. A variable that is
 // listed in no entry cannot be read. The zero value allows nothing.
-type EnvAllowList struct {
+type AllowList struct {
 	rules []envRule
 }
 
@@ -38,12 +41,12 @@ type EnvAllowList struct {
 type envRule struct {
 	name   string        // a variable name, or "*"
 	public bool          // no @HOST: the value may go anywhere and be shown
-	hosts  []hostPattern // with @HOST: where the value may be sent, as a credential
+	hosts  []HostPattern // with @HOST: where the value may be sent, as a credential
 	spec   string        // the entry as written, for messages
 }
 
-// hostPattern is one HOST of an entry.
-type hostPattern struct {
+// HostPattern is one HOST of an entry.
+type HostPattern struct {
 	host string // lower-case name or IP; "*" any; "*.x" subdomains of x
 	port string // "" any port
 }
@@ -51,7 +54,7 @@ type hostPattern struct {
 // Add parses spec (one or more entries separated by white space) into the
 // list. source names where spec came from (--allow-env, RUNNER_ALLOW_ENV) in
 // an error.
-func (a *EnvAllowList) Add(source, spec string) error {
+func (a *AllowList) Add(source, spec string) error {
 	for _, entry := range strings.Fields(spec) {
 		r, err := parseEnvRule(entry)
 		if err != nil {
@@ -64,7 +67,7 @@ func (a *EnvAllowList) Add(source, spec string) error {
 
 func parseEnvRule(entry string) (envRule, error) {
 	name, hosts, hasHosts := strings.Cut(entry, "@")
-	if name != "*" && !validEnvName(name) {
+	if name != "*" && !ValidName(name) {
 		if strings.Contains(name, ",") {
 			return envRule{}, fmt.Errorf("separate entries with spaces, not commas (commas separate the hosts after @)")
 		}
@@ -84,12 +87,12 @@ func parseEnvRule(entry string) (envRule, error) {
 	return r, nil
 }
 
-func parseHostPattern(s string) (hostPattern, error) {
+func parseHostPattern(s string) (HostPattern, error) {
 	if s == "" {
-		return hostPattern{}, fmt.Errorf("empty host after @ or ,")
+		return HostPattern{}, fmt.Errorf("empty host after @ or ,")
 	}
 	if strings.Contains(s, "://") || strings.ContainsAny(s, "/?#@ ") {
-		return hostPattern{}, fmt.Errorf("%q is not a host: give a host name or address such as api.example.com or 10.0.0.5:8000, not a URL", s)
+		return HostPattern{}, fmt.Errorf("%q is not a host: give a host name or address such as api.example.com or 10.0.0.5:8000, not a URL", s)
 	}
 	host, port := s, ""
 	if h, p, err := net.SplitHostPort(s); err == nil {
@@ -97,97 +100,98 @@ func parseHostPattern(s string) (hostPattern, error) {
 	} else if strings.HasPrefix(s, "[") && strings.HasSuffix(s, "]") {
 		host = s[1 : len(s)-1]
 	} else if strings.Count(s, ":") == 1 {
-		return hostPattern{}, fmt.Errorf("%q: the port must be a number", s)
+		return HostPattern{}, fmt.Errorf("%q: the port must be a number", s)
 	}
 	if port != "" {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return hostPattern{}, fmt.Errorf("%q: the port must be a number from 1 to 65535", s)
+			return HostPattern{}, fmt.Errorf("%q: the port must be a number from 1 to 65535", s)
 		}
 	}
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
 	if host == "" || (strings.Contains(host, "*") && host != "*" && (!strings.HasPrefix(host, "*.") || strings.Count(host, "*") > 1)) {
-		return hostPattern{}, fmt.Errorf("%q: a host is a name, an address, *.domain or *", s)
+		return HostPattern{}, fmt.Errorf("%q: a host is a name, an address, *.domain or *", s)
 	}
-	return hostPattern{host: host, port: port}, nil
+	return HostPattern{host: host, port: port}, nil
 }
 
-func (h hostPattern) String() string {
+func (h HostPattern) String() string {
 	if h.port == "" {
 		return h.host
 	}
 	return net.JoinHostPort(h.host, h.port)
 }
 
-// envGrant is what the allow-list says about one variable: the entries that
+// Grant is what the allow-list says about one variable: the entries that
 // name it, merged; or, when none does, the entries for "*". A named entry
 // wins over "*", so "* KEY@api.example.com" makes every variable public but
 // KEY, which stays a credential for that host.
-type envGrant struct {
-	listed bool
-	public bool
-	hosts  []hostPattern
+type Grant struct {
+	Listed bool          // an entry names the variable (or "*" does)
+	Public bool          // the value may go anywhere and be shown
+	Hosts  []HostPattern // where the value may be sent, as a credential
 }
 
-func (a *EnvAllowList) grant(name string) envGrant {
+// Grant returns what the list says about the variable name.
+func (a *AllowList) Grant(name string) Grant {
 	if a == nil {
-		return envGrant{}
+		return Grant{}
 	}
 	for _, want := range []string{name, "*"} {
-		var g envGrant
+		var g Grant
 		for _, r := range a.rules {
 			if r.name == want {
-				g.listed = true
-				g.public = g.public || r.public
-				g.hosts = append(g.hosts, r.hosts...)
+				g.Listed = true
+				g.Public = g.Public || r.public
+				g.Hosts = append(g.Hosts, r.hosts...)
 			}
 		}
-		if g.listed {
+		if g.Listed {
 			return g
 		}
 	}
-	return envGrant{}
+	return Grant{}
 }
 
-// allows reports whether a credential may be sent to dest.
-func (g envGrant) allows(dest destination) bool {
-	if g.public {
+// Allows reports whether a credential may be sent to dest.
+func (g Grant) Allows(dest Dest) bool {
+	if g.Public {
 		return true
 	}
-	return slices.ContainsFunc(g.hosts, dest.matches)
+	return slices.ContainsFunc(g.Hosts, dest.matches)
 }
 
-// hostList formats the hosts a credential may go to, for messages.
-func (g envGrant) hostList() string {
-	s := make([]string, len(g.hosts))
-	for i, h := range g.hosts {
+// HostList formats the hosts a credential may go to, for messages.
+func (g Grant) HostList() string {
+	s := make([]string, len(g.Hosts))
+	for i, h := range g.Hosts {
 		s[i] = h.String()
 	}
 	return strings.Join(s, ", ")
 }
 
-// destination is a host that receives what a plan sends: an endpoint's
+// Dest is a host that receives what a plan sends: an endpoint's
 // base_url or metrics_url, or the built-in simulator (loopback).
-type destination struct {
-	host string // lower-case, without brackets
-	port string // the effective port ("443" for https without one)
+type Dest struct {
+	Host string // lower-case, without brackets
+	Port string // the effective port ("443" for https without one)
 }
 
-// destinationOf returns where a URL sends requests; ok is false when it is
+// DestOf returns where a URL sends requests; ok is false when it is
 // not an http(s) URL with a host (validation reports that on its own).
-func destinationOf(raw string) (destination, bool) {
+func DestOf(raw string) (Dest, bool) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return destination{}, false
+		return Dest{}, false
 	}
 	port := u.Port()
 	if port == "" {
 		port = map[string]string{"http": "80", "https": "443"}[u.Scheme]
 	}
-	return destination{host: strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), port: port}, true
+	return Dest{Host: strings.TrimSuffix(strings.ToLower(u.Hostname()), "."), Port: port}, true
 }
 
-// simulatorDestination is where an in-process simulator listens.
-var simulatorDestination = destination{host: "localhost"}
+// Simulator is where an in-process simulator listens.
+var Simulator = Dest{Host: "localhost"}
 
 // isLoopback reports whether host names this machine: localhost, 127.0.0.0/8
 // or ::1. A value sent there does not leave the machine.
@@ -199,43 +203,38 @@ func isLoopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
-func (d destination) matches(p hostPattern) bool {
-	if p.port != "" && p.port != d.port {
+func (d Dest) matches(p HostPattern) bool {
+	if p.port != "" && p.port != d.Port {
 		return false
 	}
 	switch {
 	case p.host == "*":
 		return true
 	case strings.HasPrefix(p.host, "*."):
-		return strings.HasSuffix(d.host, p.host[1:])
+		return strings.HasSuffix(d.Host, p.host[1:])
 	case isLoopback(p.host):
 		// Every loopback name is the same machine: "localhost" in the
 		// allow-list covers 127.0.0.1, ::1 and the simulator.
-		return isLoopback(d.host)
+		return isLoopback(d.Host)
 	}
-	if pip, dip := net.ParseIP(p.host), net.ParseIP(d.host); pip != nil && dip != nil {
+	if pip, dip := net.ParseIP(p.host), net.ParseIP(d.Host); pip != nil && dip != nil {
 		return pip.Equal(dip)
 	}
-	return p.host == d.host
+	return p.host == d.Host
 }
 
-func (d destination) String() string {
-	if d == simulatorDestination {
+func (d Dest) String() string {
+	if d == Simulator {
 		return "the built-in simulator (localhost)"
 	}
-	return d.host
+	return d.Host
 }
-
-// IsCredentialParam reports whether a URL query parameter named name carries
-// a credential, by its name (see redact.IsCredentialParam). Every place that
-// shows a URL redacts these, so a credential may be passed there.
-func IsCredentialParam(name string) bool { return redact.IsCredentialParam(name) }
 
 // AllowsCredential reports whether the job allows the variable name to be
 // sent, as a credential, to host:port (a server the job itself names, such
 // as a results database): an entry NAME@HOST (or *@HOST) that matches it,
 // or NAME listed as public.
-func (a *EnvAllowList) AllowsCredential(name, host, port string) bool {
-	g := a.grant(name)
-	return g.listed && g.allows(destination{host: strings.TrimSuffix(strings.ToLower(host), "."), port: port})
+func (a *AllowList) AllowsCredential(name, host, port string) bool {
+	g := a.Grant(name)
+	return g.Listed && g.Allows(Dest{Host: strings.TrimSuffix(strings.ToLower(host), "."), Port: port})
 }

@@ -1,4 +1,4 @@
-package scenario
+package promptfile
 
 import (
 	"bytes"
@@ -18,9 +18,9 @@ type reservoir struct {
 	seen   int64 // valid prompts read
 	held   []heldPrompt
 	bytes  int64 // text held
-	tooBig bool  // held more than MaxHeldPromptBytes at some point
+	tooBig bool  // held more than MaxHeldBytes at some point
 	rng    *rand.Rand
-	fe     *fileErrs
+	fe     *Errors
 }
 
 // heldPrompt is a kept prompt and its place in the file.
@@ -33,7 +33,7 @@ type heldPrompt struct {
 // uses of its seed (prompt lengths, arrivals).
 const sampleStream = 0x70726f6d707473 // "prompts"
 
-func newReservoir(k int, seed int64, fe *fileErrs) *reservoir {
+func newReservoir(k int, seed int64, fe *Errors) *reservoir {
 	return &reservoir{k: k, rng: rand.New(rand.NewPCG(uint64(seed), sampleStream)), fe: fe}
 }
 
@@ -42,7 +42,7 @@ func newReservoir(k int, seed int64, fe *fileErrs) *reservoir {
 func (r *reservoir) add(p Prompt) {
 	i := r.seen
 	r.seen++
-	if r.fe.n > 0 || r.tooBig || r.k == 0 {
+	if r.fe.N > 0 || r.tooBig || r.k == 0 {
 		return
 	}
 	if len(r.held) < r.k {
@@ -58,7 +58,7 @@ func (r *reservoir) add(p Prompt) {
 
 func (r *reservoir) grow(n int64) {
 	r.bytes += n
-	if r.bytes > MaxHeldPromptBytes {
+	if r.bytes > MaxHeldBytes {
 		r.tooBig, r.held = true, nil
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/runnerbench/runner/runner/sse"
+	"github.com/runnerbench/runner/protocol/sse"
 )
 
 // The non-streamed APIs (embeddings, rerank) answer with one JSON document:
