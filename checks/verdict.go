@@ -6,8 +6,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/result"
 )
 
 // Verdict decides a run once, for everyone who reads it (report.json, the

@@ -9,8 +9,8 @@ import (
 
 	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/comparison"
-	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/result"
 )
 
 // nullCell is what a metric the run could not produce shows as. An en dash
