@@ -38,6 +38,7 @@ type acc struct {
 	completed, failed int
 	good, mismatch    int
 	capped            int   // natural-mode successes cut at max_tokens
+	toolCalled        int   // successes whose response called a tool
 	reconnects        int   // requests re-sent on a new connection
 	outTotal          int64 // Σ output tokens of successes
 	outN, outSum      int64 // successes with tokens > 0: count, Σ
@@ -202,6 +203,9 @@ func (a *acc) addOK(r *result.Request, spec *result.LevelSpec) {
 	}
 	if !spec.Pinned && cutAtMaxTokens(r) {
 		a.capped++
+	}
+	if r.ToolCalls > 0 {
+		a.toolCalled++
 	}
 	if spec.SLO.Set() && spec.SLO.Met(r) {
 		a.good++

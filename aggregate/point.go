@@ -203,6 +203,9 @@ func (b *builder) derived() {
 	if !b.spec.Pinned && a.completed > 0 {
 		p.MaxTokensHitRate = result.Ptr(result.Round(float64(a.capped)/float64(a.completed), 4))
 	}
+	if b.spec.Tools && a.completed > 0 {
+		p.ToolCallRate = result.Ptr(result.Round(float64(a.toolCalled)/float64(a.completed), 4))
+	}
 	if !b.spec.Pinned && a.outN > 1 {
 		sq := new(big.Int).SetUint64(a.outSqHi)
 		sq.Lsh(sq, 64).Or(sq, new(big.Int).SetUint64(a.outSqLo))

@@ -96,6 +96,7 @@ var pointNames = map[string]pointName{
 	"mean_inputs_per_request": {name{"runner_level_mean_inputs_per_request", uNone, gauge}, 1},
 	"max_in_flight":           {name{"runner_level_max_in_flight_requests", uRequests, gauge}, 1},
 	"max_tokens_hit_rate":     {name{"runner_level_max_tokens_hit", uRatio, gauge}, 1},
+	"tool_call_rate":          {name{"runner_level_tool_call", uRatio, gauge}, 1},
 	"errors_by_kind":          {name{"runner_level_errors", uRequests, counter}, 1},
 	"reconnects":              {name{"runner_level_reconnects", uRequests, counter}, 1},
 	"goodput":                 {name{"runner_level_goodput", uRatio, gauge}, 1},

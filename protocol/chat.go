@@ -28,6 +28,7 @@ func (chat) Encode(r Request) ([]byte, error) {
 			return
 		}
 		body["messages"] = messages
+		setChatTools(body, &r)
 	})
 }
 
@@ -75,6 +76,8 @@ func withImages(ms []Message, images []string) []any {
 func (chat) Prompt(text string) map[string]any {
 	return map[string]any{"messages": []map[string]string{{"role": "user", "content": text}}}
 }
+
+func (chat) TakesTools() {}
 
 func (chat) NewDecoder() Decoder { return newSSEDecoder() }
 

@@ -77,6 +77,11 @@ type Request struct {
 	// Images are data URLs sent with the prompt (chat: content parts of its
 	// last user message).
 	Images []string
+	// Tools are the functions the model may call (none: no tools sent),
+	// and ToolChoice how it is asked to (zero: the API's default); each
+	// API writes them in its own form (tools.go).
+	Tools      []Tool
+	ToolChoice ToolChoice
 }
 
 // Message is one chat message.
@@ -100,6 +105,47 @@ type Event struct {
 	// Results is how many items a non-streamed answer carries (embeddings,
 	// rerank scores), for the engine to hold against what was sent.
 	Results int
+}
+
+// ToolTaker is a Protocol whose requests can carry tools (Request.Tools).
+type ToolTaker interface {
+	Protocol
+	// TakesTools marks the API.
+	TakesTools()
+}
+
+// NotServedStops is a Protocol whose stage stops with one clear error when
+// the endpoint shows it does not serve the API (a 404 or 405 at its path,
+// an event stream of another API) before any request succeeded. Chat and
+// completions are not: a level of failed requests, with the base_url hint
+// beside it, is what their users have always seen.
+type NotServedStops interface {
+	Protocol
+	// StopsWhenNotServed marks the API.
+	StopsWhenNotServed()
+}
+
+// Authenticator is a Protocol whose API carries the endpoint's API key
+// in headers of its own instead of "Authorization: Bearer" (Anthropic's
+// x-api-key), and asks for headers every request must have.
+type Authenticator interface {
+	Protocol
+	// Headers are the headers for an endpoint whose API key is key ("":
+	// none); Bearer false: no Authorization header is made from the key.
+	Headers(key string) (h map[string]string, bearer bool)
+}
+
+// OtherAPIError is a response of another API than the one asked for: an
+// endpoint that serves chat chunks at the Responses path, say. The engine
+// stops the stage on it (the endpoint does not serve the stage's API there)
+// instead of failing every request as malformed.
+type OtherAPIError struct {
+	// Want is the API asked for, Got the one the events belong to.
+	Want, Got string
+}
+
+func (e *OtherAPIError) Error() string {
+	return "the response is an event stream of api " + e.Got + ", not of api " + e.Want
 }
 
 // Decoder reads one response body after another into events.
@@ -128,7 +174,7 @@ var ErrLineTooLong = sse.ErrLineTooLong
 
 // Registry is every API a plan may name, in the order messages and the
 // schema list them. Adding an API is one file and one entry here.
-var Registry = []Protocol{chat{}, completions{}, embeddings{}, rerank{}}
+var Registry = []Protocol{chat{}, completions{}, responses{}, messages{}, embeddings{}, rerank{}}
 
 // Lookup returns the protocol of the plan's api value.
 func Lookup(name string) (Protocol, bool) {

@@ -51,7 +51,7 @@ func TestEncode(t *testing.T) {
 
 // TestRegistry: every name is found, once, and only chat keeps a history.
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(Names(), ","); got != "chat,completions,embeddings,rerank" {
+	if got := strings.Join(Names(), ","); got != "chat,completions,responses,messages,embeddings,rerank" {
 		t.Fatalf("Names = %s", got)
 	}
 	for _, n := range Names() {

@@ -458,6 +458,9 @@ func catalogueEntries() []Metric {
 		{Name: "max_tokens_hit_rate", Title: "Cut at max_tokens", Unit: "share", Decimals: 4, Kind: KindServer,
 			Aliases: []string{"truncation_rate", "length_stop_rate", "finish_length_rate", "capped_share"},
 			Help:    "share of a natural-mode level's successes the server cut at max_tokens (finish_reason \"length\"); null in pinned mode"},
+		{Name: "tool_call_rate", Title: "Called a tool", Unit: "share", Decimals: 4, Kind: KindServer,
+			Aliases: []string{"tool_use_rate", "function_call_rate", "tool_calls"},
+			Help:    "share of successes whose response called a tool (a stage with tools; null without them); the calls are recorded, never executed"},
 
 		// --- failures and goodput ---
 		{Name: "errors_by_kind", Title: "Errors by kind", Kind: KindServer,

@@ -44,6 +44,9 @@ type LevelSpec struct {
 	// ExpectPrefixHits is set when the stage caches on purpose (shared
 	// prefixes, conversations), which silences the cache-hit warning.
 	ExpectPrefixHits bool `json:"expect_prefix_hits,omitempty"`
+	// Tools is set when the stage's requests carry tools, so the level
+	// reports the share of responses that called one.
+	Tools bool `json:"tools,omitempty"`
 }
 
 // SLO is a per-request service-level objective in ms; a zero bound is unset.

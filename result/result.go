@@ -92,7 +92,10 @@ type Request struct {
 	// request is counted as if it had reported none.
 	UsageRejected string `json:"usage_rejected,omitempty"`
 	FinishReason  string `json:"finish_reason,omitempty"`
-	Turn          int    `json:"turn,omitempty"` // multi-turn conversations: 1-based turn
+	// ToolCalls is how many tool calls the response made (a stage that
+	// sends tools); they are recorded, never executed.
+	ToolCalls int `json:"tool_calls,omitempty"`
+	Turn      int `json:"turn,omitempty"` // multi-turn conversations: 1-based turn
 	// Reconnected: the request failed before any response byte on a
 	// kept-alive connection that had carried a request before (the server had
 	// closed it), and was sent again once on a new connection; Start and
@@ -187,6 +190,10 @@ type Point struct {
 	// part of the length spread that is the cap's, not the model's. Null in
 	// pinned mode, where every request runs to max_tokens on purpose.
 	MaxTokensHitRate *float64 `json:"max_tokens_hit_rate" expr:"max_tokens_hit_rate"`
+	// ToolCallRate is the share (0..1) of the level's successes whose
+	// response called a tool (Request.ToolCalls > 0). Null for a stage
+	// that sends no tools.
+	ToolCallRate *float64 `json:"tool_call_rate,omitempty" expr:"tool_call_rate"`
 	// Probe numbers a capacity search's probes in the order they ran, from 1
 	// (0: a listed level). Not a metric: checks and compare never read it.
 	Probe int `json:"probe,omitempty" expr:"-"`

@@ -174,6 +174,9 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p Prepared, due time
 		w.do(ctx, p.job, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
+		if lr.sp.judgeServed(w, rec) {
+			lr.cancel(&interruptError{"stopped: the endpoint does not serve the stage's API"})
+		}
 	}
 	late := ms(rec.Start.Sub(due))
 	rec.DispatchLagMs = max(0, late)
@@ -243,6 +246,9 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	conns := lvl.Load.Conns()
 	e.primeConnections(ctx, conns)
 	e.warmup(ctx, sp, idx, conns, sp.warmups, sink)
+	if sp.notServedErr() != nil {
+		return rec // the endpoint does not serve the API: nothing to measure
+	}
 	nearOpen(ctx, lvl)
 
 	before := e.readCounters(ctx, scraper)

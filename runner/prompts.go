@@ -215,7 +215,7 @@ func (e *Engine) probeCounter(p protocol.Protocol) counter {
 			return 0, errors.New("api " + p.Name() + " has no token-counting probe")
 		}
 		body, answer, tokens := pr.Probe(e.model, text)
-		if err := e.postJSON(ctx, e.url(p.Path()), body, answer); err != nil {
+		if err := e.postJSONAs(ctx, e.url(p.Path()), body, answer, e.headersFor(p)); err != nil {
 			return 0, err
 		}
 		return tokens()
@@ -224,6 +224,11 @@ func (e *Engine) probeCounter(p protocol.Protocol) counter {
 
 // postJSON posts body as JSON and decodes a 200 answer into out.
 func (e *Engine) postJSON(ctx context.Context, url string, body, out any) error {
+	return e.postJSONAs(ctx, url, body, out, nil)
+}
+
+// postJSONAs is postJSON with the headers h (nil: the endpoint's).
+func (e *Engine) postJSONAs(ctx context.Context, url string, body, out any, h http.Header) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
@@ -232,8 +237,12 @@ func (e *Engine) postJSON(ctx context.Context, url string, body, out any) error 
 	if err != nil {
 		return err
 	}
+	if h != nil {
+		req.Header = h
+	} else {
+		e.setAuth(req)
+	}
 	req.Header.Set("Content-Type", "application/json")
-	e.setAuth(req)
 	resp, err := e.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("POST %s: %w", redact.URL(url), err)

@@ -47,12 +47,40 @@ type Worker struct {
 	itl    *itlBatch // nil for warm-ups: their token gaps are not measured
 	// results is the item count of the last non-streamed answer read.
 	results int
+	// notServed says why the last request's answer shows that the endpoint
+	// does not serve the worker's API at its path ("": it did not show
+	// that): a 404 or 405, or an event stream of another API.
+	notServed string
 }
 
 func (e *Engine) newWorker(p protocol.Protocol, itl *itlBatch) *Worker {
-	h := e.headers.Clone()
+	h := e.headersFor(p)
 	h.Set("Accept", p.MediaType())
 	return &Worker{e: e, proto: p, dec: p.NewDecoder(), header: h, itl: itl}
+}
+
+// headersFor is the endpoint's headers for requests of API p: an API that
+// carries the key in headers of its own (Anthropic's x-api-key) gets them
+// instead of the bearer token, and the headers it requires
+// (anthropic-version); a header the plan sets itself is kept as it is.
+func (e *Engine) headersFor(p protocol.Protocol) http.Header {
+	h := e.headers.Clone()
+	a, ok := p.(protocol.Authenticator)
+	if !ok {
+		return h
+	}
+	key := e.t.Endpoint.APIKey.Reveal()
+	extra, bearer := a.Headers(key)
+	if key != "" && !bearer {
+		h.Del("Authorization") // made from api_key (validation refuses both)
+	}
+	for k, v := range extra {
+		if h.Get(k) != "" {
+			continue // the plan's own header
+		}
+		h.Set(k, v)
+	}
+	return h
 }
 
 // timeoutError is a request timeout; its message says which one struck.
@@ -71,6 +99,7 @@ var errInterrupted = &interruptError{"run interrupted"}
 // fields the caller has filled): open sends it and checks the response,
 // read times the stream.
 func (w *Worker) do(ctx context.Context, j *job, rec *result.Request) {
+	w.notServed = ""
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wd := newWatchdog(w.e.timeout, cancel)
@@ -121,6 +150,9 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	resp.Body.Close()
 	rec.E2EMs = ms(time.Since(wd.start))
 	fail(rec, kind, msg+sample(data))
+	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+		w.notServed = fmt.Sprintf("POST %s answered http %d (%s)", redact.URL(w.e.url(w.proto.Path())), resp.StatusCode, sample(data))
+	}
 	return nil, false
 }
 

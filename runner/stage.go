@@ -2,10 +2,12 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/protocol"
@@ -48,6 +50,42 @@ type stagePlan struct {
 	inputs, docs int
 	docLen       scenario.Length
 	images       *imagePlan // a prompt set's images (images.go); nil: none
+	tools        []protocol.Tool
+	choice       protocol.ToolChoice
+
+	// served: a request of the stage succeeded, so the endpoint serves its
+	// API; notServed is the first answer that showed, before any success,
+	// that it does not (see judgeServed).
+	served    atomic.Bool
+	notServed atomic.Pointer[string]
+}
+
+// judgeServed notes what request rec, just sent on w, shows of whether the
+// endpoint serves the stage's API, and reports whether the stage must stop:
+// an answer that says it does not (a 404 or 405 at the API's path, an event
+// stream of another API) before any request of the stage succeeded. One
+// clear stage error then says so, instead of a level of failed requests.
+// Once a request has succeeded, a 404 is that request's failure only.
+func (sp *stagePlan) judgeServed(w *Worker, rec *result.Request) bool {
+	if rec.OK {
+		sp.served.Store(true)
+		return false
+	}
+	if _, stops := sp.proto.(protocol.NotServedStops); !stops || w.notServed == "" || sp.served.Load() {
+		return false
+	}
+	msg := fmt.Sprintf("api %s: %s: the endpoint does not serve the %s API at this path (is base_url right, and does the server implement it?)",
+		sp.proto.Name(), w.notServed, sp.proto.Name())
+	sp.notServed.CompareAndSwap(nil, &msg)
+	return true
+}
+
+// notServedErr is the stage's error when the endpoint does not serve its API.
+func (sp *stagePlan) notServedErr() error {
+	if m := sp.notServed.Load(); m != nil {
+		return errors.New(*m)
+	}
+	return nil
 }
 
 // unit is what one claimed request of this stage is.
@@ -81,6 +119,7 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 		st: st, proto: proto, pinned: st.Pinned,
 		temp: st.Temperature, seed: st.Seed, warmups: st.Warmup,
 		model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens,
+		tools: st.Tools, choice: st.ToolChoice,
 	}
 	ps := st.Prompts
 	sp.inputs, sp.docs = st.InputsPerRequest, st.DocumentsPerRequest
@@ -200,7 +239,8 @@ func (sp *stagePlan) promptIndex(seq int) *int {
 func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message, inputs, docs, images []string) error {
 	b, err := sp.proto.Encode(protocol.Request{
 		Model: sp.model, MaxTokens: j.maxTokens, Temperature: sp.temp, Pinned: sp.pinned,
-		Extra: sp.extra, Messages: messages, Text: text, Inputs: inputs, Documents: docs, Images: images,
+		Extra: sp.extra, Messages: messages, Text: text, Tools: sp.tools, ToolChoice: sp.choice,
+		Inputs: inputs, Documents: docs, Images: images,
 	})
 	if err != nil {
 		return err
@@ -272,6 +312,9 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 		rec := e.runLevel(ctx, sp, idx, lvl, scraper, sink)
 		p := sink.LevelDone(rec)
 		last = &p
+		if err := sp.notServedErr(); err != nil {
+			return err
+		}
 	}
 	return sweepErr(sweep)
 }

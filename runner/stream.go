@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/protocol/sse"
 	"github.com/runnerbench/runner/result"
@@ -68,11 +69,15 @@ type streamEnd struct {
 	hasTimings         bool
 	timings            sse.Timings
 	results            int // items of a non-streamed answer
+	toolCalls          int // tool calls the stream opened
 }
 
 // note takes the end-of-stream fields of chunk c, which arrived at now
 // (zero when it carried no token: then the clock is read only if needed).
 func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
+	if c.ToolCall {
+		s.toolCalls++
+	}
 	if c.Finish {
 		s.finished = true
 		if now.IsZero() {
@@ -197,6 +202,14 @@ func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, 
 // readOK fails the request on an event the decoder could not read (false);
 // other read errors are the stream's end, judged by the caller.
 func (w *Worker) readOK(err error, rec *result.Request, clk *streamClock) bool {
+	var other *protocol.OtherAPIError
+	if errors.As(err, &other) {
+		rec.E2EMs = ms(time.Since(clk.start))
+		fail(rec, result.ErrMalformed, other.Error())
+		clk.record(rec)
+		w.notServed = fmt.Sprintf("POST %s answered with an event stream of api %s, not of api %s", redact.URL(w.e.url(w.proto.Path())), other.Got, other.Want)
+		return false
+	}
 	var bad *protocol.MalformedError
 	if !errors.As(err, &bad) {
 		return true
@@ -237,6 +250,7 @@ func succeed(rec *result.Request, clk *streamClock, st *streamEnd, sent int) {
 	}
 	rec.UsageReported = st.usage
 	rec.InputTokens = st.promptTok
+	rec.ToolCalls = st.toolCalls
 	if st.hasTimings {
 		rec.ServerTimings = serverTimings(&st.timings)
 	}

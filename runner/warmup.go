@@ -53,6 +53,9 @@ func (e *Engine) warmup(ctx context.Context, sp *stagePlan, idx, conc, n int, si
 					e.log.Debug().Str("kind", rec.ErrorKind).Str("error", rec.Error).Msg("warm-up request failed")
 				}
 				sink.Request(rec)
+				if sp.judgeServed(w, rec) {
+					return // the API is not served: the stage stops (runLevel)
+				}
 			}
 		})
 	}

@@ -3,6 +3,7 @@ package scenario
 import (
 	"time"
 
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -49,6 +50,9 @@ type LoadPlan struct {
 	Warmup              int
 	ExtraBody           map[string]any
 	SLO                 *SLO
+	// Tools and ToolChoice are the stage's tools (none: nil).
+	Tools      []protocol.Tool
+	ToolChoice protocol.ToolChoice
 
 	// Prompts is the stage's prompt set; TracePrompts a runner trace's
 	// prompt set (nil when the trace names none).
@@ -68,6 +72,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		OutputTokens: st.OutputTokens, InputTokens: st.InputTokens,
 		ExtraBody: st.ExtraBody, SLO: st.SLO, Prompts: ps,
 		InputsPerRequest: st.InputsPerRequest, DocumentsPerRequest: st.DocumentsPerRequest, DocumentTokens: st.DocumentTokens,
+		Tools: protocolTools(st.Tools), ToolChoice: protocolChoice(st.ToolChoice),
 	}
 	if st.Temperature != nil {
 		lp.Temperature = *st.Temperature

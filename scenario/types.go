@@ -208,7 +208,7 @@ type Stage struct {
 	Endpoint string `yaml:"endpoint" json:"endpoint"`
 	// Prompts names an entry of prompts.
 	Prompts string `yaml:"prompts" json:"prompts"`
-	// API is chat (/v1/chat/completions, default), completions (/v1/completions), embeddings (/v1/embeddings) or rerank (/v1/rerank); embeddings and rerank are not streamed: they have an E2E and input tokens, no first token or output tokens.
+	// API is chat (/v1/chat/completions, default), completions (/v1/completions), responses (OpenAI's Responses API, /v1/responses), messages (Anthropic's Messages API, /v1/messages), embeddings (/v1/embeddings) or rerank (/v1/rerank); embeddings and rerank are not streamed: they have an E2E and input tokens, no first token or output tokens.
 	API API `yaml:"api,omitempty" json:"api,omitempty"`
 	// InputsPerRequest is how many texts an embeddings request carries (its batch), each a prompt of the prompt set. Default 1.
 	InputsPerRequest int `yaml:"inputs_per_request,omitempty" json:"inputs_per_request,omitempty"`
@@ -251,6 +251,10 @@ type Stage struct {
 	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
 	// ExtraBody is merged into every request body.
 	ExtraBody map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty"`
+	// Tools are functions the model may call, in OpenAI's chat form ({type: function, function: {name, description, parameters}}), sent with every request in the stage's API's own form (api chat, responses or messages). A call the server returns is recorded (tool_calls, tool_call_rate), never executed; its argument deltas are output tokens.
+	Tools []*ToolDef `yaml:"tools,omitempty" json:"tools,omitempty"`
+	// ToolChoice is how the model is asked to use the tools: auto, none, required, or {type: function, function: {name: NAME}}. Default: the server's (auto).
+	ToolChoice *ToolChoice `yaml:"tool_choice,omitempty" json:"tool_choice,omitempty"`
 	// Seed makes prompts, lengths and arrival schedules reproducible. Default 1.
 	Seed *int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
 	// SLO is the per-request objective that goodput counts against.

@@ -376,6 +376,7 @@ func (v *validator) stage(path string, s *Stage) {
 	v.stageReplicates(path, s, ps)
 	v.stageBatch(path, s, ps)
 	v.stageImages(path, s, ps)
+	v.stageTools(path, s)
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)
 }

@@ -26,7 +26,30 @@ type apiRequest struct {
 	} `json:"stream_options"`
 	IgnoreEOS bool `json:"ignore_eos"`
 	N         *int `json:"n"`
+
+	// The Responses API: input (a string or messages), max_output_tokens.
+	Input           json.RawMessage `json:"input"`
+	MaxOutputTokens *int            `json:"max_output_tokens"`
+	// The Messages API: the system prompt (a string or text blocks).
+	System json.RawMessage `json:"system"`
+	// Tools and the tool choice, in any API's form: only whether and how
+	// they ask for a call matters here (see toolCall).
+	Tools      []apiTool       `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
 }
+
+// apiKind is the API a request came in on.
+type apiKind uint8
+
+const (
+	apiCompletions apiKind = iota
+	apiChat
+	apiResponses
+	apiMessages
+)
+
+// endpointNames are RequestTruth.Endpoint's values, by apiKind.
+var endpointNames = [...]string{apiCompletions: "completions", apiChat: "chat", apiResponses: "responses", apiMessages: "messages"}
 
 type apiMessage struct {
 	Role    string          `json:"role"`
@@ -58,22 +81,30 @@ func appendErrorJSON(b []byte, code int, typ, msg string) []byte {
 // for chat, the messages' text contents joined by "\n" (the simulator has no
 // chat template, so /tokenize with the same messages gives the same count);
 // for completions, the prompt string. A prompt of token ids gives ids >= 0.
-func promptText(req *apiRequest, chat bool) (string, int, error) {
-	text, ids, _, err := promptParts(req, chat)
+func promptText(req *apiRequest, api apiKind) (string, int, error) {
+	text, ids, _, err := promptParts(req, api)
 	return text, ids, err
 }
 
 // promptParts is promptText and the tokens of the prompt's images (chat
 // image_url parts: see imageTokens).
-func promptParts(req *apiRequest, chat bool) (string, int, int, error) {
-	if chat {
+func promptParts(req *apiRequest, api apiKind) (string, int, int, error) {
+	switch api {
+	case apiResponses:
+		t, n, err := responsesInput(req)
+		return t, n, 0, err
+	case apiMessages:
+		t, n, err := messagesInput(req)
+		return t, n, 0, err
+	}
+	if api == apiChat {
 		if len(req.Messages) == 0 {
 			return "", -1, 0, errors.New("messages must be a non-empty array")
 		}
 		var sb strings.Builder
 		images := 0
 		for i, m := range req.Messages {
-			txt, img, err := contentText(m.Content)
+			txt, img, err := contentImages(m.Content)
 			if err != nil {
 				return "", -1, 0, fmt.Errorf("messages[%d].content: %w", i, err)
 			}
@@ -120,8 +151,14 @@ func completionPrompt(req *apiRequest) (string, int, error) {
 	return "", -1, errors.New("prompt must be a string, [string] or an array of token ids")
 }
 
-// contentText is a message content's text, and the tokens of its images.
-func contentText(raw json.RawMessage) (string, int, error) {
+// contentText is a message content's text.
+func contentText(raw json.RawMessage) (string, error) {
+	s, _, err := contentImages(raw)
+	return s, err
+}
+
+// contentImages is a message content's text, and the tokens of its images.
+func contentImages(raw json.RawMessage) (string, int, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
 		return "", 0, nil
@@ -227,12 +264,12 @@ func naturalLength(rng *rand.Rand, mean, stdev float64, hi int) int {
 	return min(max(n, 1), hi)
 }
 
-func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bool) {
+func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api apiKind) {
 	req, ok := s.decodeRequest(w, r)
 	if !ok {
 		return
 	}
-	pi, maxTokens, ok := s.checkRequest(w, &req, chat)
+	pi, maxTokens, ok := s.checkRequest(w, &req, api)
 	if !ok {
 		return
 	}
@@ -240,7 +277,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 	// one critical section, so arrival order is queue order and a rerun with
 	// the same arrival order draws the same lengths, faults and acceptances.
 	s.arrMu.Lock()
-	a := s.arrive(&req, pi, maxTokens, chat)
+	a := s.arrive(&req, pi, maxTokens, api)
 	t := &a.rec.t
 	if s.serveFault(w, a.rec, a.fault) { // unlocks arrMu
 		return
@@ -266,11 +303,13 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 		return
 	}
 	st := &stream{
-		s: s, w: w, r: r, rec: a.rec, sq: sq, chat: chat, id: a.id,
+		s: s, w: w, r: r, rec: a.rec, sq: sq, chat: api == apiChat, api: api, id: a.id,
 		created:      time.Now().Unix(),
 		includeUsage: req.StreamOptions != nil && req.StreamOptions.IncludeUsage,
+		tool:         t.ToolCall,
+		toolName:     calledTool(&req),
 	}
-	if chat {
+	if api != apiCompletions && !st.tool {
 		st.reasoning = min(s.cfg.ReasoningTokens, t.TargetTokens)
 	}
 	if req.Stream {
@@ -286,12 +325,19 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, chat bo
 // checkRequest refuses what vLLM refuses (n != 1, max_tokens < 1, a prompt
 // and completion past the context length) with a 400, and returns the
 // prompt's analysis and the request's max_tokens.
-func (s *Server) checkRequest(w http.ResponseWriter, req *apiRequest, chat bool) (promptInfo, int, bool) {
+func (s *Server) checkRequest(w http.ResponseWriter, req *apiRequest, api apiKind) (promptInfo, int, bool) {
 	if req.N != nil && *req.N != 1 {
 		writeError(w, http.StatusBadRequest, "BadRequestError", "the simulator supports only n = 1")
 		return promptInfo{}, 0, false
 	}
-	text, idCount, images, err := promptParts(req, chat)
+	if api == apiMessages && req.MaxTokens == nil {
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "max_tokens: Field required") // Anthropic requires it
+		return promptInfo{}, 0, false
+	}
+	if api == apiResponses {
+		req.MaxTokens = req.MaxOutputTokens // Responses' own name; max_tokens means nothing there
+	}
+	text, idCount, images, err := promptParts(req, api)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return promptInfo{}, 0, false
@@ -334,7 +380,7 @@ type arrival struct {
 // generator seeded by (seed, arrival index), so the same arrival order gives
 // the same lengths, faults and acceptances however requests are batched,
 // and its ground-truth record.
-func (s *Server) arrive(req *apiRequest, pi promptInfo, maxTokens int, chat bool) arrival {
+func (s *Server) arrive(req *apiRequest, pi promptInfo, maxTokens int, api apiKind) arrival {
 	rec, idx := s.register(pi.nonce)
 	a := arrival{rec: rec, arrival: time.Since(s.epoch), rng: rand.New(rand.NewPCG(uint64(s.cfg.Seed), uint64(idx)))}
 	a.fault = drawFault(s.cfg.Faults, a.rng.Float64())
@@ -342,11 +388,13 @@ func (s *Server) arrive(req *apiRequest, pi promptInfo, maxTokens int, chat bool
 	if !req.IgnoreEOS {
 		target = naturalLength(a.rng, s.cfg.OutputMean, s.cfg.OutputStdev, maxTokens)
 	}
-	prefix, endpoint := "cmpl-", "completions"
-	if chat {
-		prefix, endpoint = "chatcmpl-", "chat"
-	}
+	prefix := [...]string{apiCompletions: "cmpl-", apiChat: "chatcmpl-", apiResponses: "resp_", apiMessages: "msg_"}[api]
+	endpoint := endpointNames[api]
 	a.id = prefix + fmt.Sprintf("%016x", splitmix(uint64(s.cfg.Seed)<<32^uint64(idx)))
+	// A tool call, drawn after the fault (the draw order is part of the
+	// seed's meaning): required and named choices always call, auto with
+	// the configured probability, none never.
+	rec.t.ToolCall = toolCall(req, a.rng, s.cfg.ToolCallRate) && api != apiCompletions
 	s.setID(rec, a.id)
 	t := &rec.t
 	t.Endpoint = endpoint
@@ -429,7 +477,11 @@ func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	text, idCount, err := promptText(&req, len(req.Messages) > 0)
+	api := apiCompletions
+	if len(req.Messages) > 0 {
+		api = apiChat
+	}
+	text, idCount, err := promptText(&req, api)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return

@@ -5,8 +5,9 @@
 // simulator recorded (Server.Truth, TruthByNonce).
 //
 // Endpoints: POST /v1/chat/completions and /v1/completions (streaming SSE in
-// vLLM's chunk format, or whole), POST /v1/embeddings and /v1/rerank (whole
-// JSON answers, batch.go), GET /v1/models, GET /health, GET /metrics
+// vLLM's chunk format, or whole), /v1/responses (OpenAI's Responses events)
+// and /v1/messages (Anthropic's Messages events) (typed.go), POST /v1/embeddings and /v1/rerank (whole JSON answers,
+// batch.go), GET /v1/models, GET /health, GET /metrics
 // (vLLM's Prometheus names), POST /tokenize (vLLM's), GET /sim/truth.
 //
 // One goroutine steps the batch (engine.go): a FIFO queue, admission up to
@@ -76,8 +77,10 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.eng = newEngine(cfg, s.epoch, s.m)
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, true) })
-	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, false) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiChat) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiCompletions) })
+	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiResponses) })
+	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiMessages) })
 	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, false) })
 	mux.HandleFunc("POST /v1/rerank", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, true) })
 	mux.HandleFunc("GET /v1/models", s.serveModels)
@@ -159,7 +162,7 @@ func markClosed(r *http.Request) {
 func (s *Server) dropClosed(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c, ok := r.Context().Value(connKey{}).(*connState); ok && c.closed.Load() {
-			if strings.HasSuffix(r.URL.Path, "/completions") || strings.HasSuffix(r.URL.Path, "/embeddings") || strings.HasSuffix(r.URL.Path, "/rerank") {
+			if strings.HasSuffix(r.URL.Path, "/completions") || strings.HasSuffix(r.URL.Path, "/responses") || strings.HasSuffix(r.URL.Path, "/messages") || strings.HasSuffix(r.URL.Path, "/embeddings") || strings.HasSuffix(r.URL.Path, "/rerank") {
 				s.m.droppedConns.Add(1)
 			}
 			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -238,8 +241,8 @@ const (
 // RequestTruth is what the simulator scheduled and did for one request.
 type RequestTruth struct {
 	Index    int    `json:"index"`    // arrival order, from 0
-	ID       string `json:"id"`       // the response id (chatcmpl-… / cmpl-…)
-	Endpoint string `json:"endpoint"` // "chat", "completions", "embeddings" or "rerank"
+	ID       string `json:"id"`       // the response id (chatcmpl-… / cmpl-… / resp_… / msg_… / embd-… / rerank-…)
+	Endpoint string `json:"endpoint"` // "chat", "completions", "responses", "messages", "embeddings" or "rerank"
 	Nonce    string `json:"nonce"`    // the leading [nonce] of the prompt, without brackets ("" if none)
 	Stream   bool   `json:"stream"`
 	Status   int    `json:"status"` // HTTP status sent
@@ -259,6 +262,11 @@ type RequestTruth struct {
 	FaultAfterTokens    int    `json:"fault_after_tokens"` // tokens sent before a mid-stream fault struck
 	Queued              bool   `json:"queued"`             // waited in the FIFO queue behind a full batch
 	Chunks              int    `json:"chunks"`             // SSE data lines carrying tokens
+
+	// ToolCall: the response is one call of a tool of the request (the one
+	// its tool_choice names, or its first), its OutputTokens the arguments'
+	// tokens, streamed as argument deltas.
+	ToolCall bool `json:"tool_call,omitempty"`
 
 	// Speculative decoding: decode steps (drafts), drafted and accepted tokens.
 	SpecDrafts      int `json:"spec_drafts"`

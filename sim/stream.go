@@ -34,6 +34,9 @@ type stream struct {
 	rec          *record
 	sq           *seq
 	chat         bool
+	api          apiKind
+	tool         bool // the response is a call of toolName (typed.go)
+	toolName     string
 	id           string
 	created      int64
 	includeUsage bool
@@ -80,6 +83,9 @@ func (st *stream) setup(object string) {
 }
 
 func (st *stream) finishReason() string {
+	if st.tool {
+		return "tool_calls"
+	}
 	if st.sq.outputTokens >= st.rec.t.MaxTokens {
 		return "length"
 	}
@@ -132,6 +138,9 @@ func (st *stream) appendUsage(b []byte) []byte {
 
 // appendChunk appends the SSE line for tokens [from, to); final marks the last one.
 func (st *stream) appendChunk(b []byte, from, to int, final bool) []byte {
+	if st.typed() {
+		return st.appendTypedChunk(b, from, to, final)
+	}
 	cfg := &st.s.cfg
 	b = append(b, st.meta...)
 	b = append(b, `,"choices":[{"index":0,`...)
@@ -140,15 +149,33 @@ func (st *stream) appendChunk(b []byte, from, to int, final bool) []byte {
 		if !st.roleSent || cfg.RoleInEveryChunk {
 			b = append(b, `"role":"assistant",`...)
 		}
-		if from < st.reasoning {
+		switch {
+		case st.tool:
+			// vLLM's tool-call deltas: the first names the call, every one
+			// carries a piece of the arguments.
+			b = append(b, `"tool_calls":[{"index":0,`...)
+			if from == 0 {
+				b = append(b, `"id":"call_`...)
+				b = append(b, st.id[strings.IndexByte(st.id, '-')+1:]...)
+				b = append(b, `","type":"function","function":{"name":`...)
+				b = strconv.AppendQuote(b, st.toolName)
+				b = append(b, `,"arguments":"`...)
+			} else {
+				b = append(b, `"function":{"arguments":"`...)
+			}
+			b = st.appendDeltaText(b, blockTool, from, to, final)
+			b = append(b, `"}}]},"logprobs":null,"finish_reason":`...)
+		case from < st.reasoning:
 			b = append(b, '"')
 			b = append(b, cfg.ReasoningField...)
 			b = append(b, `":"`...)
-		} else {
+			b = st.tokenText(b, from, to)
+			b = append(b, `"},"logprobs":null,"finish_reason":`...)
+		default:
 			b = append(b, `"content":"`...)
+			b = st.tokenText(b, from, to)
+			b = append(b, `"},"logprobs":null,"finish_reason":`...)
 		}
-		b = st.tokenText(b, from, to)
-		b = append(b, `"},"logprobs":null,"finish_reason":`...)
 	} else {
 		b = append(b, `"text":"`...)
 		b = st.tokenText(b, from, to)
@@ -321,6 +348,8 @@ func (st *stream) pump() bool {
 		if st.chat && !st.roleSent {
 			// vLLM opens with a role-only chunk, sent with the first token.
 			st.buf = st.appendRoleChunk(st.buf)
+		} else if st.typed() && !st.roleSent {
+			st.buf = st.appendTypedOpen(st.buf)
 		}
 		final := done && end == total
 		if final {
@@ -341,7 +370,9 @@ func (st *stream) pump() bool {
 			if st.usageChunk() {
 				st.buf = st.appendUsageChunk(st.buf)
 			}
-			st.buf = append(st.buf, "data: [DONE]\n\n"...)
+			if !st.typed() {
+				st.buf = append(st.buf, "data: [DONE]\n\n"...)
+			}
 			_ = st.flush()
 			st.end(finishIndex(st.finishReason()))
 			return false
@@ -377,8 +408,12 @@ func (st *stream) applyFault() bool {
 	}
 	switch f {
 	case FaultMalformed:
-		st.buf = append(st.buf, st.meta...)
-		st.buf = append(st.buf, `,"choices":[{"index":0,"delta":{"content":"`+"\n\n"...)
+		if st.typed() {
+			st.buf = st.appendTypedMalformed(st.buf)
+		} else {
+			st.buf = append(st.buf, st.meta...)
+			st.buf = append(st.buf, `,"choices":[{"index":0,"delta":{"content":"`+"\n\n"...)
+		}
 		if err := st.flush(); err != nil {
 			st.end(finishAbort)
 			return false
@@ -407,9 +442,16 @@ func (st *stream) applyFault() bool {
 		return false
 	case FaultErrorInStream:
 		st.begin()
-		st.buf = append(st.buf, "data: "...)
-		st.buf = appendErrorJSON(st.buf, http.StatusInternalServerError, "InternalServerError", "simulated engine error mid-stream")
-		st.buf = append(st.buf, "\n\ndata: [DONE]\n\n"...)
+		if st.typed() {
+			if !st.roleSent {
+				st.buf = st.appendTypedOpen(st.buf)
+			}
+			st.buf = st.appendTypedError(st.buf, "simulated engine error mid-stream")
+		} else {
+			st.buf = append(st.buf, "data: "...)
+			st.buf = appendErrorJSON(st.buf, http.StatusInternalServerError, "InternalServerError", "simulated engine error mid-stream")
+			st.buf = append(st.buf, "\n\ndata: [DONE]\n\n"...)
+		}
 		_ = st.flush()
 		st.end(finishError)
 		return false
@@ -545,6 +587,9 @@ func (st *stream) waitDone(ctx context.Context) bool {
 
 // wholeBody is a non-streamed response: the whole text, its usage.
 func (st *stream) wholeBody() []byte {
+	if st.typed() {
+		return st.typedWhole()
+	}
 	total := st.sq.outputTokens
 	text := string(st.tokenText(nil, st.reasoning, total))
 	usage := map[string]any{"prompt_tokens": st.rec.t.PromptTokens, "completion_tokens": total, "total_tokens": st.rec.t.PromptTokens + total}

@@ -35,6 +35,9 @@ type LlamaOptions struct {
 	Embeddings bool
 	// Reranking serves /v1/rerank (--reranking).
 	Reranking bool
+	// APIKey makes the server require this key (--api-key), as a bearer
+	// token or in x-api-key.
+	APIKey string
 }
 
 // StartLlama starts llama-server on a free loopback port with the tiny model:
@@ -64,6 +67,9 @@ func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, erro
 	}
 	if o.Reranking {
 		args = append(args, "--reranking", "-b", "4096", "-ub", "4096")
+	}
+	if o.APIKey != "" {
+		args = append(args, "--api-key", o.APIKey)
 	}
 	return start(ctx, "llama-server", bin, nil, args)
 }

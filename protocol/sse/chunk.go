@@ -23,6 +23,10 @@ type Chunk struct {
 	Reasoning bool
 	// Finish: some choice has a non-null, non-empty finish_reason.
 	Finish bool
+	// ToolCall: the chunk starts a tool call (a tool_calls element with an
+	// id or a function name; a typed API's tool-call item or block). Its
+	// argument deltas are answer tokens (Content), as the text they are.
+	ToolCall bool
 	// FinishReason is the raw (still escaped) finish_reason string, when a string.
 	FinishReason []byte
 	// Usage: the chunk carries a usage object.
@@ -136,7 +140,7 @@ members:
 			// value without looking at the switch below.
 			i = skipValue(d, i)
 		case "choices":
-			c.Content, c.Reasoning, c.Finish, c.FinishReason = false, false, false, nil
+			c.Content, c.Reasoning, c.Finish, c.FinishReason, c.ToolCall = false, false, false, nil, false
 			i = choices(d, i, c)
 		case "usage":
 			i = usage(d, i, c)
@@ -597,7 +601,7 @@ func choice(d []byte, i int, c *Chunk) int {
 				continue
 			}
 			if w == keyDelta && d[j+8] > ' ' {
-				if deltaContent, reasoning, i = delta(d, j+8); i < 0 {
+				if deltaContent, reasoning, i = delta(d, j+8, c); i < 0 {
 					return bad
 				}
 				continue
@@ -620,7 +624,7 @@ func choice(d []byte, i int, c *Chunk) int {
 		}
 		switch string(key) {
 		case "delta":
-			deltaContent, reasoning, i = delta(d, i)
+			deltaContent, reasoning, i = delta(d, i, c)
 		case "index", "logprobs":
 			i = skipValue(d, i)
 		case "finish_reason":
@@ -657,12 +661,12 @@ func choice(d []byte, i int, c *Chunk) int {
 	return i
 }
 
-func delta(d []byte, i int) (content, reasoning bool, _ int) {
+func delta(d []byte, i int, c *Chunk) (content, reasoning bool, _ int) {
 	if d[i] != '{' {
 		return false, false, skipValue(d, i)
 	}
 	i++
-	var reas, reasC bool
+	var reas, reasC, toolArgs, toolStart bool
 	for first := true; ; first = false {
 		// "content":"...", the common member, in its compact form.
 		if j := i; j+17 <= len(d) && (first || d[j] == ',') {
@@ -694,6 +698,8 @@ func delta(d []byte, i int) (content, reasoning bool, _ int) {
 			reas, i = nonEmptyString(d, i)
 		case "reasoning_content":
 			reasC, i = nonEmptyString(d, i)
+		case "tool_calls":
+			toolArgs, toolStart, i = toolCalls(d, i)
 		default:
 			i = skipValue(d, i)
 		}
@@ -701,7 +707,54 @@ func delta(d []byte, i int) (content, reasoning bool, _ int) {
 			return false, false, bad
 		}
 	}
-	return content, reas || reasC, i
+	c.ToolCall = c.ToolCall || toolStart
+	return content || toolArgs, reas || reasC, i
+}
+
+// toolCalls reads a delta's tool_calls: whether some call's
+// function.arguments is non-empty (answer tokens), and whether an element
+// opens a call (an id or a function name: ToolCall). Only tool-call chunks
+// come here.
+func toolCalls(d []byte, i int) (args, start bool, _ int) {
+	if d[i] != '[' {
+		return false, false, skipValue(d, i)
+	}
+	i++
+	for first := true; ; first = false {
+		var more bool
+		if i, more = element(d, i, first); i < 0 || !more {
+			return args, start, i
+		}
+		// Within an element a repeated key's last value wins, as with
+		// encoding/json; across elements any call counts.
+		var id, name, arg bool
+		i, _ = object(d, i, func(key []byte, i int) int {
+			switch string(key) {
+			case "id":
+				id, i = nonEmptyString(d, i)
+			case "function":
+				name, arg = false, false
+				i, _ = object(d, i, func(key []byte, i int) int {
+					switch string(key) {
+					case "name":
+						name, i = nonEmptyString(d, i)
+					case "arguments":
+						arg, i = nonEmptyString(d, i)
+					default:
+						i = skipValue(d, i)
+					}
+					return i
+				})
+			default:
+				i = skipValue(d, i)
+			}
+			return i
+		})
+		if i < 0 {
+			return false, false, bad
+		}
+		args, start = args || arg, start || id || name
+	}
 }
 
 // object walks the object at i (its '{' not yet consumed), handing each

@@ -120,7 +120,9 @@ func TestParse(t *testing.T) {
 		{"backslash then quote", `{"choices":[{"delta":{"content":"a\\"}}],"x":"\\\""}`, Chunk{Content: true}, false},
 		{"keys in strings", `{"id":"\"content\":\"x\"","choices":[{"delta":{"role":"assistant","content":"","x":"\"finish_reason\":\"stop\""}}]}`, Chunk{}, false},
 		{"logprobs content", `{"choices":[{"delta":{"content":""},"logprobs":{"content":[{"token":"a","logprob":-0.1}]},"finish_reason":null}]}`, Chunk{}, false},
-		{"tool calls", `{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"content\":\"x\"}"}}],"content":null}}]}`, Chunk{}, false},
+		// Tool-call arguments are answer tokens; the element that names the call opens one.
+		{"tool call arguments", `{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"content\":\"x\"}"}}],"content":null}}]}`, Chunk{Content: true}, false},
+		{"tool call opened", `{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}`, Chunk{ToolCall: true}, false},
 		{"whitespace and order", " {\n \"choices\" : [ { \"finish_reason\" : \"length\" , \"delta\" : { \"content\" : \"x\" } } ] } ", Chunk{Content: true, Finish: true, FinishReason: []byte("length")}, false},
 		{"finish with usage", `{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"total_tokens":20,"completion_tokens":8}}`,
 			Chunk{Content: true, Finish: true, FinishReason: []byte("stop"), Usage: true, PromptTokens: 12, CompletionTokens: 8}, false},
@@ -208,6 +210,14 @@ func oracle(t testing.TB, data []byte) Chunk {
 			if d, ok := m["delta"].(map[string]any); ok {
 				c.Content = c.Content || nonEmpty(d["content"])
 				c.Reasoning = c.Reasoning || nonEmpty(d["reasoning"]) || nonEmpty(d["reasoning_content"])
+				if calls, ok := d["tool_calls"].([]any); ok {
+					for _, tc := range calls {
+						call, _ := tc.(map[string]any)
+						fn, _ := call["function"].(map[string]any)
+						c.Content = c.Content || nonEmpty(fn["arguments"])
+						c.ToolCall = c.ToolCall || nonEmpty(call["id"]) || nonEmpty(fn["name"])
+					}
+				}
 			}
 			c.Content = c.Content || nonEmpty(m["text"])
 			if fr, present := m["finish_reason"]; present && fr != nil {
@@ -266,7 +276,7 @@ func checkAgainstOracle(t *testing.T, data []byte) {
 		t.Fatalf("Parse(%q) = %v on valid JSON", data, err)
 	}
 	o := oracle(t, data)
-	if c.Content != o.Content || c.Reasoning != o.Reasoning || c.Finish != o.Finish ||
+	if c.Content != o.Content || c.Reasoning != o.Reasoning || c.Finish != o.Finish || c.ToolCall != o.ToolCall ||
 		c.Usage != o.Usage || c.Error != o.Error ||
 		(o.Usage && (c.PromptTokens != o.PromptTokens || c.CompletionTokens != o.CompletionTokens)) ||
 		c.HasTimings != o.HasTimings || c.Timings != o.Timings {

@@ -68,6 +68,13 @@ type Config struct {
 	// "reasoning_content" (default, DeepSeek/SGLang/older vLLM) or "reasoning" (newer vLLM).
 	ReasoningField string `yaml:"reasoning_field,omitempty" json:"reasoning_field,omitempty"`
 
+	// ToolCallRate is the probability that a request with tools and
+	// tool_choice auto (or none given) is answered with a tool call
+	// (required and named choices always are, none never). A call is of the
+	// named function or the first tool; its arguments ({"text": "..."}) are
+	// the response's output tokens. Default 0.
+	ToolCallRate float64 `yaml:"tool_call_rate,omitempty" json:"tool_call_rate,omitempty"`
+
 	// RoleInEveryChunk repeats "role":"assistant" in every chat delta, as some engines do.
 	RoleInEveryChunk bool `yaml:"role_in_every_chunk,omitempty" json:"role_in_every_chunk,omitempty"`
 	// UsageInFinishChunk puts usage into the chunk carrying finish_reason
@@ -273,6 +280,9 @@ func (c Config) Problems() []Problem {
 	}
 	if c.SpecAcceptance < 0 || c.SpecAcceptance > 1 || math.IsNaN(c.SpecAcceptance) {
 		bad("spec_acceptance", "must be in [0, 1], got %v", c.SpecAcceptance)
+	}
+	if c.ToolCallRate < 0 || c.ToolCallRate > 1 || math.IsNaN(c.ToolCallRate) {
+		bad("tool_call_rate", "must be a probability in [0, 1], got %v", c.ToolCallRate)
 	}
 	if c.Faults.AfterTokens < 0 {
 		bad("faults.after_tokens", "must be >= 0, got %d", c.Faults.AfterTokens)

@@ -49,6 +49,7 @@ var (
 	durationType = reflect.TypeFor[scenario.Duration]()
 	secretType   = reflect.TypeFor[scenario.Secret]()
 	labelsType   = reflect.TypeFor[result.Labels]()
+	choiceType   = reflect.TypeFor[scenario.ToolChoice]()
 )
 
 // mapper gives the plan's custom scalar types the shape they have in YAML.
@@ -94,6 +95,18 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 			PropertyNames:        &jsonschema.Schema{Type: "string", Pattern: result.LabelKeyPattern, MaxLength: ptrU64(result.MaxLabelKey)},
 			AdditionalProperties: &jsonschema.Schema{Type: "string", MaxLength: ptrU64(result.MaxLabelValue)},
 		}
+	case choiceType:
+		return &jsonschema.Schema{
+			Description: "How the model is asked to use the stage's tools: auto, none, required, or {type: function, function: {name: NAME}} for one of them.",
+			OneOf: []*jsonschema.Schema{
+				{Type: "string", Enum: []any{"auto", "none", "required"}},
+				object(
+					"type", &jsonschema.Schema{Type: "string", Enum: []any{"function"}, Description: "function: call the function named in function."},
+					"function", withDescription(object("name", &jsonschema.Schema{Type: "string", Description: "The function to call, one of the stage's tools."}),
+						"The function the model is to call."),
+				),
+			},
+		}
 	case secretType:
 		return &jsonschema.Schema{Type: "string", Description: "A secret; usually ${ENV_VAR}. Never printed, logged or reported."}
 	}
@@ -101,6 +114,12 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 }
 
 func ptrU64(n uint64) *uint64 { return &n }
+
+// withDescription sets s's description and returns it.
+func withDescription(s *jsonschema.Schema, d string) *jsonschema.Schema {
+	s.Description = d
+	return s
+}
 
 // object builds a closed object schema from name, schema pairs, in order.
 func object(kv ...any) *jsonschema.Schema {
