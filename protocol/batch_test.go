@@ -26,6 +26,10 @@ func TestBatchEncode(t *testing.T) {
 		{chat{}, Request{Model: "m", MaxTokens: 1, Messages: []Message{{"system", "s"}, {"user", "u"}}, Images: []string{"data:x"}},
 			`{"max_tokens":1,"messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"u"},{"type":"image_url","image_url":{"url":"data:x"}}]}],"model":"m","stream":true,"stream_options":{"include_usage":true},"temperature":0}`},
 	}
+	resp, err := responses{}.Encode(Request{Model: "m", MaxTokens: 2, Text: "look", Images: []string{"data:image/png;base64,AA=="}})
+	if want := `"input":[{"role":"user","content":[{"type":"input_text","text":"look"},{"type":"input_image","image_url":"data:image/png;base64,AA=="}]}]`; err != nil || !strings.Contains(string(resp), want) {
+		t.Errorf("responses with an image: %s, %v\nwant %s in it", resp, err, want)
+	}
 	for _, c := range cases {
 		got, err := c.p.Encode(c.r)
 		if err != nil || string(got) != c.want {

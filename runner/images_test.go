@@ -113,3 +113,37 @@ func TestImagesRepeat(t *testing.T) {
 		t.Fatalf("%d requests with images", n)
 	}
 }
+
+// TestResponsesImages: on the Responses API the images are input_image
+// parts of the input message, and the simulator counts their tokens.
+func TestResponsesImages(t *testing.T) {
+	s := startSim(t, fastSim())
+	sp := startSpy(t, s)
+	e, col := newEngine(t, sp.URL+"/v1", nil)
+	plan := synthPlan(64, "")
+	plan.Prompts["p"].Images = &scenario.Images{Count: 1, Width: 56, Height: 56, Format: scenario.ImagePNG}
+	st := stage(4, 2)
+	st.API = "responses"
+	runStage(t, e, plan, st)
+	n := 0
+	for _, c := range sp.requests("/v1/responses") {
+		in, ok := c.body["input"].([]any)
+		if !ok {
+			continue // a warm-up: a plain input string
+		}
+		parts, _ := in[0].(map[string]any)["content"].([]any)
+		if len(parts) != 2 || parts[1].(map[string]any)["type"] != "input_image" || !strings.HasPrefix(parts[1].(map[string]any)["image_url"].(string), "data:image/png;base64,") {
+			t.Errorf("input %v", in)
+		}
+		n++
+	}
+	if n != 2 {
+		t.Fatalf("%d requests with images", n)
+	}
+	// 56×56 is 2·2 patches + 2 frame tokens.
+	for _, r := range col.measured() {
+		if tr := truth(t, s, r.Nonce); !r.OK || tr.ImageTokens != 6 || r.InputTokens != tr.PromptTokens {
+			t.Errorf("ok %v (%s): image tokens %d, input %d of %d", r.OK, r.Error, tr.ImageTokens, r.InputTokens, tr.PromptTokens)
+		}
+	}
+}

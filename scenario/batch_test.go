@@ -95,7 +95,7 @@ prompts:
 		{"  p: {synthetic: {input_tokens: 8}, images: {files: [a.png], width: 3}}\n", "", "width applies to synthetic images, not files"},
 		{"  p: {synthetic: {input_tokens: 8}, images: {width: 4, height: 4, bogus: 1}}\n", "", "bogus"},
 		{"  p: {synthetic: {input_tokens: 8}, images: {width: 4, height: 4}}\n", "stages:\n  - {name: s, endpoint: sim, prompts: p, api: completions, concurrency: [1]}\n",
-			"stages[0]: prompt set \"p\" has images, which api: completions cannot send (use api: chat)"},
+			"stages[0]: prompt set \"p\" has images, which api: completions cannot send (use api: chat or responses)"},
 	} {
 		st := stages
 		if c.stage != "" {

@@ -7,7 +7,7 @@ import (
 )
 
 // Images adds images to every request of a prompt set, sent as data URLs in
-// the chat content: synthetic ones, generated from the stage's seed, or
+// the chat (or Responses) content: synthetic ones, generated from the stage's seed, or
 // image files from the plan's tree.
 type Images struct {
 	// Count is the images per request, 1–16. Default 1.
@@ -117,8 +117,8 @@ func (v *validator) loadImages() {
 // stageImages checks that a stage whose prompt set has images speaks an
 // API that can carry them.
 func (v *validator) stageImages(path string, s *Stage, ps *PromptSet) {
-	if ps == nil || ps.Images == nil || s.API == "" || s.API == APIChat || !slices.Contains(APIs, s.API) {
+	if ps == nil || ps.Images == nil || s.API == "" || s.API == APIChat || s.API == "responses" || !slices.Contains(APIs, s.API) {
 		return
 	}
-	v.errf(path+".api", "%s: prompt set %q has images, which api: %s cannot send (use api: chat)", path, s.Prompts, s.API)
+	v.errf(path+".api", "%s: prompt set %q has images, which api: %s cannot send (use api: chat or responses)", path, s.Prompts, s.API)
 }

@@ -139,7 +139,7 @@ type PromptSet struct {
 	Turns int `yaml:"turns,omitempty" json:"turns,omitempty"`
 	// Trace replays a trace file: each request's arrival time, prompt and output lengths, and the prefixes prompts share. A stage over it is a replay.
 	Trace *Trace `yaml:"trace,omitempty" json:"trace,omitempty"`
-	// Images adds images to every request (chat): synthetic ones of a size and format, or image files.
+	// Images adds images to every request (chat, responses): synthetic ones of a size and format, or image files.
 	Images *Images `yaml:"images,omitempty" json:"images,omitempty"`
 
 	// Loaded holds the prompts read from File or Inline (filled by the loader).

@@ -91,8 +91,7 @@ func promptText(req *apiRequest, api apiKind) (string, int, error) {
 func promptParts(req *apiRequest, api apiKind) (string, int, int, error) {
 	switch api {
 	case apiResponses:
-		t, n, err := responsesInput(req)
-		return t, n, 0, err
+		return responsesParts(req)
 	case apiMessages:
 		t, n, err := messagesInput(req)
 		return t, n, 0, err
@@ -169,11 +168,10 @@ func contentImages(raw json.RawMessage) (string, int, error) {
 		return s, 0, err
 	}
 	var parts []struct {
-		Type     string `json:"type"`
-		Text     string `json:"text"`
-		ImageURL *struct {
-			URL string `json:"url"`
-		} `json:"image_url"`
+		Type string `json:"type"`
+		Text string `json:"text"`
+		// chat: {"url": ...}; Responses' input_image: the URL itself.
+		ImageURL json.RawMessage `json:"image_url"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
 		return "", 0, errors.New("must be a string or an array of content parts")
@@ -182,13 +180,21 @@ func contentImages(raw json.RawMessage) (string, int, error) {
 	images := 0
 	for i, p := range parts {
 		switch p.Type {
-		case "text":
+		case "text", "input_text":
 			sb.WriteString(p.Text)
-		case "image_url":
-			if p.ImageURL == nil {
-				return "", 0, fmt.Errorf("part %d: image_url part without image_url", i)
+		case "image_url", "input_image":
+			var u struct {
+				URL string `json:"url"`
 			}
-			n, err := imageTokens(p.ImageURL.URL)
+			if len(p.ImageURL) > 0 && p.ImageURL[0] == '"' {
+				_ = json.Unmarshal(p.ImageURL, &u.URL)
+			} else if len(p.ImageURL) > 0 {
+				_ = json.Unmarshal(p.ImageURL, &u)
+			}
+			if u.URL == "" {
+				return "", 0, fmt.Errorf("part %d: %s part without image_url", i, p.Type)
+			}
+			n, err := imageTokens(u.URL)
 			if err != nil {
 				return "", 0, fmt.Errorf("part %d: %w", i, err)
 			}

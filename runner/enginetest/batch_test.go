@@ -109,8 +109,9 @@ func TestInferenceSimEmbeddings(t *testing.T) {
 }
 
 // TestInferenceSimImages: llm-d-inference-sim takes image_url content parts
-// (synthetic PNG and JPEG data URLs) and counts them in its usage: the same
-// prompts with images report more prompt tokens than without.
+// on chat and input_image parts on Responses (synthetic PNG and JPEG data
+// URLs) and counts them in its usage: the same prompts with images report
+// more prompt tokens than without.
 func TestInferenceSimImages(t *testing.T) {
 	eng := inferenceSim(t, "plain", simFlags...)
 	plan := `
@@ -126,6 +127,7 @@ stages:
   - {name: text, endpoint: sim, prompts: text, output_tokens: 8, concurrency: [2], requests: 6}
   - {name: png, endpoint: sim, prompts: png, output_tokens: 8, concurrency: [2], requests: 6}
   - {name: jpeg, endpoint: sim, prompts: jpeg, output_tokens: 8, concurrency: [2], requests: 6}
+  - {name: responses, endpoint: sim, prompts: png, api: responses, output_tokens: 8, concurrency: [2], requests: 6}
 `
 	outs := run(t, eng, engines.SimModel, plan)
 	base := 0
