@@ -71,6 +71,27 @@ type Level struct {
 	// keep and keepTurns are the level's per-request samples, when kept.
 	keep      *Samples
 	keepTurns []*Samples
+	// sl keeps what the level's time slices need (nil: not sliced).
+	sl *slicer
+	// reads are the level's telemetry reads (at most maxLevelReads;
+	// dropped counts the rest).
+	reads   []*result.TelemetryScrape
+	dropped int
+}
+
+// AddTelemetry records one telemetry read of the level (any target, any
+// order). It is safe for concurrent use.
+func (l *Level) AddTelemetry(r *result.TelemetryScrape) {
+	if r == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.reads) >= maxLevelReads {
+		l.dropped++
+		return
+	}
+	l.reads = append(l.reads, compact(r))
 }
 
 // NewLevel starts a level; exactLimit bounds the requests whose latencies
@@ -80,6 +101,9 @@ func NewLevel(spec result.LevelSpec, exactLimit int) *Level {
 		exactLimit = DefaultExactLimit
 	}
 	l := &Level{spec: spec, limit: exactLimit, all: newAcc(exactLimit)}
+	if spec.SliceNs > 0 {
+		l.sl = &slicer{}
+	}
 	for range spec.Turns {
 		if spec.Turns > 1 {
 			t := newAcc(exactLimit)
@@ -99,6 +123,9 @@ func (l *Level) Add(r *result.Request) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.all.add(r, &l.spec)
+	if l.sl != nil {
+		l.sl.add(r)
+	}
 	t := r.Turn - 1
 	if t >= 0 && t < len(l.turns) {
 		l.turns[t].add(r, &l.spec)
@@ -143,7 +170,7 @@ func (l *Level) Samples(rec *result.LevelRecord) (*Samples, []*Samples) {
 func (l *Level) Point(rec *result.LevelRecord) result.Point {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := builder{spec: &l.spec, rec: rec, a: l.all, limit: l.limit}
+	b := builder{spec: &l.spec, rec: rec, a: l.all, limit: l.limit, reads: l.reads, dropped: l.dropped, sl: l.sl}
 	return b.point(true)
 }
 

@@ -19,7 +19,11 @@ type builder struct {
 	rec   *result.LevelRecord
 	a     *acc
 	limit int
-	turn  int // 1-based turn of a per-turn point; 0 for the level
+	turn  int     // 1-based turn of a per-turn point; 0 for the level
+	sl    *slicer // the level's time slices (nil: not sliced)
+	// reads are the level's telemetry reads; dropped counts those left out.
+	reads   []*result.TelemetryScrape
+	dropped int
 
 	p   result.Point
 	low []string // metrics drawn from too few samples
@@ -35,10 +39,13 @@ func (b *builder) point(whole bool) result.Point {
 	if whole {
 		b.itl()
 		b.server()
+		b.serverLatency()
+		b.telemetry(b.reads, b.dropped)
 		b.simLag()
 		b.client()
 		b.inFlight()
 		b.shardWarnings()
+		b.slicesOf()
 	}
 	b.validity(whole)
 	b.p.LowConfidence = b.low

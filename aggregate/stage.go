@@ -83,6 +83,18 @@ func (s *Stage) Request(r *result.Request) {
 	}
 }
 
+// Telemetry adds a telemetry read to its level (by its Level; reads of
+// another stage, or of a level not opened, are ignored).
+func (s *Stage) Telemetry(r *result.TelemetryScrape) {
+	s.mu.RLock()
+	l := s.levels[r.Level]
+	name := s.info.Name
+	s.mu.RUnlock()
+	if l != nil && r.Stage == name {
+		l.AddTelemetry(r)
+	}
+}
+
 // LevelDone closes a level: its point, and its per-turn points, join the
 // stage's. It returns the level's point.
 func (s *Stage) LevelDone(rec *result.LevelRecord) result.Point {

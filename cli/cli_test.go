@@ -152,13 +152,13 @@ func TestParseRunOptions(t *testing.T) {
 		t.Fatalf("two positionals should be an error, got %+v", o)
 	}
 	o, err = parseRunOptions(&Env{}, []string{"--quiet", "plan.yaml", "--stage", "a", "--stage=b", "--report", "table, html,table", "--log-format", "json", "--baseline", "b.json", "--out", "o", "--allow-env", "A@h.example", "--allow-env=B", "--allow-dir", "d",
-		"--shard", "1/3", "--start-at", "2030-01-01T00:00:00Z", "--slot-warmup", "2s", "--fail-inconclusive", "--set", "stages.s.concurrency=[1]", "--set", "name=x", "--ready-timeout", "5s", "--label", "commit=abc", "--label=engine=x", "--label", "commit=def", "--publish", "results.db", "--export", "otlp=http://127.0.0.1:4318", "--export-interval", "1s"})
+		"--shard", "1/3", "--start-at", "2030-01-01T00:00:00Z", "--slot-warmup", "2s", "--fail-inconclusive", "--set", "stages.s.concurrency=[1]", "--set", "name=x", "--ready-timeout", "5s", "--label", "commit=abc", "--label=engine=x", "--label", "commit=def", "--publish", "results.db", "--export", "otlp=http://127.0.0.1:4318", "--export-interval", "1s", "--slices", "10s"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got, _ := json.Marshal(o)
 	// --quiet logs warnings and errors only, unless --log-level says otherwise.
-	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","FailInconclusive":true,"Stages":["a","b"],"LogFormat":"json","LogLevel":"warn","NoProgress":true,"Wide":false,"Publish":"results.db","Labels":{"commit":"def","engine":"x"},"AllowEnv":["A@h.example","B"],"AllowDirs":["d"],"Sets":["stages.s.concurrency=[1]","name=x"],"ReadyTimeout":5000000000,"Shard":"1/3","Shards":0,"StartAt":"2030-01-01T00:00:00Z","SlotWarmup":2000000000,"SlotDrain":30000000000,"Export":[{"To":"otlp","URL":"http://127.0.0.1:4318","Headers":null}],"ExportInterval":1000000000}`
+	want := `{"PlanPath":"plan.yaml","Out":"o","Reports":["table","html"],"Quiet":true,"Baseline":"b.json","FailInconclusive":true,"Stages":["a","b"],"LogFormat":"json","LogLevel":"warn","NoProgress":true,"Wide":false,"Publish":"results.db","Labels":{"commit":"def","engine":"x"},"AllowEnv":["A@h.example","B"],"AllowDirs":["d"],"Sets":["stages.s.concurrency=[1]","name=x"],"ReadyTimeout":5000000000,"Slices":10000000000,"Shard":"1/3","Shards":0,"StartAt":"2030-01-01T00:00:00Z","SlotWarmup":2000000000,"SlotDrain":30000000000,"Export":[{"To":"otlp","URL":"http://127.0.0.1:4318","Headers":null}],"ExportInterval":1000000000}`
 	if string(got) != want {
 		t.Errorf("options:\n got %s\nwant %s", got, want)
 	}

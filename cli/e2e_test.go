@@ -836,7 +836,7 @@ func TestE2EBaselineCompareAndStages(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if fmt.Sprint(names) != "[plan.yaml report.json requests.jsonl run.jsonl]" {
+	if fmt.Sprint(names) != "[plan.yaml report.json requests.jsonl run.jsonl telemetry.jsonl]" {
 		t.Errorf("--report json wrote %v", names)
 	}
 	if stdout != "" {

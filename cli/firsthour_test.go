@@ -76,7 +76,7 @@ func TestE2EOutHoldsOneRun(t *testing.T) {
 	for _, e := range entries {
 		names = append(names, e.Name())
 	}
-	if got := strings.Join(names, " "); got != "plan.yaml report.json requests.jsonl run.jsonl" {
+	if got := strings.Join(names, " "); got != "plan.yaml report.json requests.jsonl run.jsonl telemetry.jsonl" {
 		t.Errorf("out holds %s, want the second run's files alone", got)
 	}
 	if rep := loadReport(t, out); rep.Plan.Name != "e2e-violated" {

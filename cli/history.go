@@ -19,8 +19,10 @@ const historySynopsis = `runner history --db DSN --plan NAME [flags]
 
 Each metric of a plan's published runs over time (a sparkline per metric,
 --markdown, --html FILE), with the runs where it changed: a window of the
-latest runs (--window) that differs from the runs before it (--before), with
-the statistics and family rule of runner compare (docs/statistics.md). With
+latest runs (--window) that differs from the runs before it (--before), judged
+as runner compare judges replicated runs, the family being every window of
+every series, so an unchanged history carries no mark with --confidence
+(docs/statistics.md, "History"). With
 --fail-on-change, exits 1 when the newest run is in a window significantly
 worse than the runs before it.`
 
@@ -40,7 +42,7 @@ func cmdHistory(ctx context.Context, env *Env, args []string) error {
 	var o history.Options
 	fs.IntVar(&o.Window, "window", history.DefaultWindow, "the latest `runs` judged together")
 	fs.IntVar(&o.Before, "before", history.DefaultBefore, "at most this many `runs` before the window to judge it against")
-	fs.Float64Var(&o.Confidence, "confidence", 0.95, "the `confidence` that no unchanged metric is called changed, for all series together")
+	fs.Float64Var(&o.Confidence, "confidence", 0.95, "the `confidence` that an unchanged history carries no mark, over every window of every series together")
 	markdown := fs.Bool("markdown", false, "write Markdown instead of the terminal view")
 	htmlOut := fs.String("html", "", "also write a self-contained HTML chart page to `file`")
 	failOn := fs.Bool("fail-on-change", false, "exit 1 when the newest run is in a window significantly worse than the runs before it")
@@ -122,8 +124,8 @@ func historyGate(h *history.History, failAbove float64) error {
 	if len(bad) == 0 {
 		return nil
 	}
-	lines := []string{fmt.Sprintf("history: %d metric(s) significantly worse in the newest runs (%s confidence for all %d judged series together):",
-		len(bad), pctText(h.Confidence), h.Judged)}
+	lines := []string{fmt.Sprintf("history: %d metric(s) significantly worse in the newest runs (%s confidence for the newest windows of all %d series together):",
+		len(bad), pctText(h.Confidence), h.GateWindows)}
 	for _, f := range bad {
 		lines = append(lines, fmt.Sprintf("  %s %s %s: %s", f.Series.Stage, f.Series.Label, f.Series.Metric, h.Describe(f.Point)))
 	}

@@ -49,7 +49,7 @@ func cmdMerge(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "merge: %w", err)
 	}
-	after := publishAfter{dsn: pub.dsn, allowEnv: pub.allowEnv}
+	after := publishAfter{dsn: pub.dsn, allowEnv: pub.allowEnv, quiet: o.Quiet}
 	if err := after.check(ctx, env, "merge"); err != nil {
 		return err
 	}

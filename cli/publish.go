@@ -198,6 +198,7 @@ func hasRunRecords(dir string) bool {
 type publishAfter struct {
 	dsn      string
 	allowEnv []string
+	quiet    bool
 }
 
 func (p *publishAfter) check(ctx context.Context, env *Env, cmd string) error {
@@ -211,6 +212,8 @@ func (p *publishAfter) check(ctx context.Context, env *Env, cmd string) error {
 	return db.Close()
 }
 
+// publish publishes dir and, unless quiet, says on stderr where it went
+// and as which run (a line in CI's log naming the database that holds it).
 func (p *publishAfter) publish(ctx context.Context, env *Env, cmd, dir string) error {
 	if p.dsn == "" {
 		return nil
@@ -220,8 +223,17 @@ func (p *publishAfter) publish(ctx context.Context, env *Env, cmd, dir string) e
 		return err
 	}
 	defer db.Close()
-	if _, err := db.Publish(context.WithoutCancel(ctx), dir); err != nil {
+	pub, err := db.Publish(context.WithoutCancel(ctx), dir)
+	if err != nil {
 		return fmt.Errorf("--publish: %w", err)
+	}
+	if p.quiet {
+		return nil
+	}
+	if pub.Already {
+		fmt.Fprintf(env.Stderr, "%s: %s already in %s as run %s (nothing written)\n", cmd, dir, db, pub.RunID)
+	} else {
+		fmt.Fprintf(env.Stderr, "%s: %s published to %s as run %s (%d requests)\n", cmd, dir, db, pub.RunID, pub.Requests)
 	}
 	return nil
 }

@@ -55,7 +55,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err := pipeline.CheckBaseline(p.Name, comparison.PlanWants(p, stages), stages, baseline); err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "--baseline %s %v", opts.Baseline, err)
 	}
-	after := publishAfter{dsn: opts.Publish, allowEnv: opts.AllowEnv}
+	after := publishAfter{dsn: opts.Publish, allowEnv: opts.AllowEnv, quiet: opts.Quiet}
 	if err := after.check(ctx, env, "run"); err != nil {
 		return err
 	}

@@ -63,6 +63,8 @@ type RunOptions struct {
 	// ReadyTimeout is --ready-timeout: every endpoint's ready_timeout for
 	// this run (0: the plan's).
 	ReadyTimeout time.Duration
+	// Slices is --slices: every stage's slices for this run (0: the plan's).
+	Slices time.Duration
 	// Shard is --shard i/N, Shards --shards N (the index from
 	// $JOB_COMPLETION_INDEX); StartAt is --start-at (RFC 3339), and
 	// SlotWarmup and SlotDrain a scheduled level slot's warm-up allowance
@@ -137,6 +139,7 @@ func parseRunOptions(env *Env, args []string) (*RunOptions, error) {
 	labels := labelFlag{}
 	fs.Var(&labels, "label", "`key=value` recorded with the run, adding to or overriding the plan's labels (repeatable; a key is a letter then letters, digits, _ . -, at most 64 bytes; a value one line of at most 256 bytes)")
 	fs.DurationVar(&o.ReadyTimeout, "ready-timeout", 0, "how long to wait for each endpoint to answer before the first stage (`DUR`ation), instead of the plan's ready_timeout")
+	fs.DurationVar(&o.Slices, "slices", 0, "cut every level of every stage into time slices of this `DUR`ation (e.g. 10s), as a stage's slices does (per-slice figures in report.json, a steadiness verdict, charts over time)")
 	pos, err := parseArgs(env, fs, runSynopsis, args)
 	if err != nil {
 		return nil, err
@@ -215,6 +218,9 @@ func loadPlan(env *Env, o *RunOptions) (*scenario.Plan, error) {
 	if err := o.applyReadyTimeout(p); err != nil {
 		return nil, err
 	}
+	if err := o.applySlices(p); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
@@ -270,6 +276,20 @@ func (pf *planFlags) options(env *Env, cmd string) (scenario.Options, error) {
 		sets = append(sets, s)
 	}
 	return scenario.Options{Getenv: env.Getenv, AllowEnv: allow, AllowDirs: pf.allowDirs, Sets: sets}, nil
+}
+
+// applySlices sets every stage's slices to --slices, when it was given.
+func (o *RunOptions) applySlices(p *scenario.Plan) error {
+	switch {
+	case o.Slices == 0:
+		return nil
+	case o.Slices < scenario.MinSlice || o.Slices > scenario.MaxSlice:
+		return exitcode.Errorf(exitcode.Invalid, "run: --slices: %s is not between %s and %s", o.Slices, scenario.MinSlice, scenario.MaxSlice)
+	}
+	for _, st := range p.Stages {
+		st.Slices = scenario.Duration(o.Slices)
+	}
+	return nil
 }
 
 // applyReadyTimeout sets every endpoint's ready_timeout to --ready-timeout,

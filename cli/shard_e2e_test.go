@@ -149,6 +149,7 @@ func checkUnion(t *testing.T, dirs []string, merged string, rep *result.Report) 
 	}
 	var runs []*records.Run
 	var reqs []*result.Request
+	var reads []*result.TelemetryScrape
 	nonces := map[string]bool{}
 	for _, d := range dirs {
 		run, err := records.ReadRun(d)
@@ -156,6 +157,9 @@ func checkUnion(t *testing.T, dirs []string, merged string, rep *result.Report) 
 			t.Fatal(err)
 		}
 		runs = append(runs, run)
+		if err := records.EachTelemetry(d, func(r *result.TelemetryScrape) error { reads = append(reads, r); return nil }); err != nil {
+			t.Fatal(err)
+		}
 		err = records.EachRequest(d, func(r *result.Request) error {
 			if nonces[r.Nonce] {
 				t.Errorf("nonce %s sent twice", r.Nonce)
@@ -181,7 +185,13 @@ func checkUnion(t *testing.T, dirs []string, merged string, rep *result.Report) 
 					union = append(union, r)
 				}
 			}
-			checkPoint(t, mrec, union, rep.Stages[i].Points[j])
+			var tel []*result.TelemetryScrape
+			for _, r := range reads {
+				if r.Stage == st.Record.Name && r.Level == j {
+					tel = append(tel, r)
+				}
+			}
+			checkPoint(t, mrec, union, tel, rep.Stages[i].Points[j])
 		}
 	}
 }
@@ -218,7 +228,7 @@ func checkWindow(t *testing.T, m *result.LevelRecord, parts []*result.LevelRecor
 
 // checkPoint: the merged point is the point of the union's requests, every
 // metric of it, and its headline numbers are what the raw samples give.
-func checkPoint(t *testing.T, m *result.LevelRecord, union []*result.Request, got result.Point) {
+func checkPoint(t *testing.T, m *result.LevelRecord, union []*result.Request, reads []*result.TelemetryScrape, got result.Point) {
 	t.Helper()
 	seqs := map[int]bool{}
 	for _, r := range union {
@@ -231,6 +241,10 @@ func checkPoint(t *testing.T, m *result.LevelRecord, union []*result.Request, go
 	s.LevelStarted(m)
 	for _, r := range union {
 		s.Request(r)
+	}
+	s.StageStarted(&result.StageRecord{Name: m.Stage})
+	for _, r := range reads {
+		s.Telemetry(r)
 	}
 	want := s.LevelDone(m)
 	a, _ := json.Marshal(want)

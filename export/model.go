@@ -122,6 +122,11 @@ func pointSeries(p *result.Point, labels []label) []series {
 			v, _ := m.Raw(p)
 			out = append(out, series{name: n.name, labels: labels, value: b2f(v == true)})
 			continue
+		case "steady": // null (no slices, or too few to judge): no sample
+			if v, null := m.Raw(p); !null {
+				out = append(out, series{name: n.name, labels: labels, value: b2f(v == true)})
+			}
+			continue
 		}
 		v, ok := m.Value(p)
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {

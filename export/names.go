@@ -30,6 +30,11 @@ var (
 	uTokPerSec = unit{"_per_second", "{token}/s"}
 	uReqPerSec = unit{"_per_second", "{request}/s"}
 	uSteps     = unit{"", "{step}"}
+	uWatts     = unit{"_watts", "W"}
+	uJoules    = unit{"_joules", "J"}
+	uBytes     = unit{"_bytes", "By"}
+	uGPUs      = unit{"", "{gpu}"}
+	uTokPerJ   = unit{"_per_joule", "{token}/J"}
 )
 
 // name is one exported metric: its base name (the Prometheus name without
@@ -113,6 +118,26 @@ var pointNames = map[string]pointName{
 	"sim_decode_stretch_max":  {name{"runner_level_sim_decode_stretch_max", uRatio, gauge}, 1},
 	"sim_e2e_stretch_max":     {name{"runner_level_sim_e2e_stretch_max", uRatio, gauge}, 1},
 	"sim_behind":              {name{"runner_level_sim_behind", uNone, gauge}, 1},
+
+	"server_running_mean":        {name{"runner_level_server_running_mean", uRequests, gauge}, 1},
+	"server_running_p95":         {name{"runner_level_server_running_p95", uRequests, gauge}, 1},
+	"server_running_max":         {name{"runner_level_server_running_max", uRequests, gauge}, 1},
+	"server_waiting_mean":        {name{"runner_level_server_waiting_mean", uRequests, gauge}, 1},
+	"server_waiting_p95":         {name{"runner_level_server_waiting_p95", uRequests, gauge}, 1},
+	"server_waiting_max":         {name{"runner_level_server_waiting_max", uRequests, gauge}, 1},
+	"kv_cache_usage_mean":        {name{"runner_level_kv_cache_usage_mean", uRatio, gauge}, 1},
+	"kv_cache_usage_p95":         {name{"runner_level_kv_cache_usage_p95", uRatio, gauge}, 1},
+	"kv_cache_usage_max":         {name{"runner_level_kv_cache_usage_max", uRatio, gauge}, 1},
+	"server_preemptions":         {name{"runner_level_server_preemptions", uRequests, counter}, 1},
+	"gpu_count":                  {name{"runner_level_gpus", uGPUs, gauge}, 1},
+	"gpu_power_mean_w":           {name{"runner_level_gpu_power_mean", uWatts, gauge}, 1},
+	"gpu_power_max_w":            {name{"runner_level_gpu_power_max", uWatts, gauge}, 1},
+	"gpu_util_mean_percent":      {name{"runner_level_gpu_utilization_mean", uRatio, gauge}, 0.01},
+	"gpu_memory_used_max_mib":    {name{"runner_level_gpu_memory_used_max", uBytes, gauge}, 1 << 20},
+	"energy_j":                   {name{"runner_level_energy", uJoules, counter}, 1},
+	"energy_per_output_token_mj": {name{"runner_level_energy_per_output_token", uJoules, gauge}, 0.001},
+	"output_tokens_per_joule":    {name{"runner_level_output_tokens", uTokPerJ, gauge}, 1},
+	"steady":                     {name{"runner_level_steady", uNone, gauge}, 1},
 }
 
 // notExported are the catalogue metrics that are not numbers a time series
@@ -121,6 +146,7 @@ var notExported = map[string]string{
 	"error":           "text (the first failure's message)",
 	"turn":            "a per-turn point's turn; only whole levels are exported",
 	"server_counters": "the server's own counters, which it exports itself",
+	"energy_source":   "text (how the energy was obtained)",
 }
 
 // pointNameOf returns the exported name of catalogue metric m.

@@ -1,8 +1,9 @@
 // Package history follows a plan's metrics over its published runs and
 // marks the runs where a metric changed: not a single noisy night, but a
-// window of recent runs that differs from the runs before it, judged with
-// the statistics and family rule of `runner compare` (docs/statistics.md,
-// "History"). It is a pure function of the database's values and samples.
+// window of recent runs that differs from the runs before it, judged as
+// `runner compare` judges replicated runs, with a family that holds over
+// the whole history (docs/statistics.md, "History"). It is a pure function
+// of the database's values and samples.
 //
 // The rule, for each judged series (a server metric with a better
 // direction and an interval, of one stage and level) and each run i:
@@ -10,14 +11,21 @@
 //   - the window is the Window runs ending at run i, the base the up to
 //     Before runs before the window (at least MinBefore); a level that was
 //     interrupted or whose client was the bottleneck is in neither;
-//   - the two are compared as two replicated runs are: each run is a
-//     replicate, the interval is the union of the replicate interval
-//     (Welch's t over the runs' statistics, on the log scale) and the
-//     bootstrap interval over every request of the runs, at the Bonferroni
-//     confidence over the judged series (stats.FamilyConfidence), with the
-//     threshold, the low-sample rules and the verdicts of stats.Compare;
+//   - the interval of the change is the union of the runs' interval
+//     (stats.RunsInterval: Student's t over the runs' values with their
+//     spread pooled, on the log scale) and the bootstrap interval over
+//     every request of the runs, read with the threshold, the low-sample
+//     rule and the verdicts of stats.Compare;
+//   - the family is every window judged, of every judged series: each
+//     interval is at the Bonferroni confidence over all of them
+//     (stats.FamilyConfidence), so an unchanged history, however long, has
+//     at most a 1 − Confidence chance of any mark at all;
 //   - run i is marked where the verdict turns worse or better (the first
-//     window of a stretch with that verdict).
+//     window of a stretch with that verdict);
+//   - the gate (--fail-on-change) asks only of the newest run, as `runner
+//     compare` asks of a run against its baseline: its family is the
+//     windows ending at the newest run, one per series, so it sees what a
+//     comparison would however long the history is.
 //
 // One outlying run inside a window widens the replicate interval rather
 // than moving the verdict, so a change needs most of the window to agree.
@@ -66,14 +74,22 @@ type SamplesFunc func(run int, stage, label string) (*aggregate.Samples, error)
 type History struct {
 	Runs   []*store.Run
 	Series []Series
-	// Judged is how many series are judged (the family); Each the
-	// confidence of each interval.
-	Judged     int
+	// Judged is how many series are judged; Each the confidence of each
+	// window's interval.
+	Judged int
+	// Windows is how many windows the judged series have together: the
+	// family over which Confidence holds, each interval at Each.
+	Windows    int
 	Confidence float64
 	Each       float64
-	Window     int
-	Before     int
-	Threshold  float64
+	// GateWindows is how many series have a window ending at the newest
+	// run: --fail-on-change's family, as `runner compare` gates one run
+	// against its baseline, each of those windows judged again at GateEach.
+	GateWindows int
+	GateEach    float64
+	Window      int
+	Before      int
+	Threshold   float64
 }
 
 // Series is one metric of one level over the runs.
@@ -84,6 +100,9 @@ type Series struct {
 	Judged bool
 	Why    string
 	Points []Point
+	// Gate is the window ending at the newest run judged in the gate's
+	// family (History.GateEach); nil when the series has none.
+	Gate *Point
 }
 
 // Point is the series' value in one run, and the verdict of the window
@@ -132,71 +151,6 @@ func (o *Options) defaults() error {
 		return errors.New("the confidence must be between 0 and 1")
 	}
 	return nil
-}
-
-// Build groups the values into series and judges every window.
-func Build(s *store.Series, samples SamplesFunc, o Options) (*History, error) {
-	if err := o.defaults(); err != nil {
-		return nil, err
-	}
-	h := &History{Runs: s.Runs, Confidence: o.Confidence, Window: o.Window, Before: o.Before, Threshold: o.Threshold}
-	h.Series = group(s)
-	for i := range h.Series {
-		if h.Series[i].Judged {
-			h.Judged++
-		}
-	}
-	h.Each = stats.FamilyConfidence(o.Confidence, h.Judged)
-	return h, judgeAll(h, samples, o)
-}
-
-// judgeAll judges every judged series, a level's series on one worker
-// (they share its runs' samples, cached), the levels on every core: each
-// window's bootstrap is seeded by its own name, so the answer does not
-// depend on the schedule.
-func judgeAll(h *History, samples SamplesFunc, o Options) error {
-	var levels [][]int
-	at := map[[2]string]int{}
-	for i := range h.Series {
-		se := &h.Series[i]
-		if !se.Judged {
-			continue
-		}
-		k := [2]string{se.Stage, se.Label}
-		j, ok := at[k]
-		if !ok {
-			j, at[k] = len(levels), len(levels)
-			levels = append(levels, nil)
-		}
-		levels[j] = append(levels[j], i)
-	}
-	var mu sync.Mutex // samples reads the database: one at a time
-	locked := func(run int, stage, label string) (*aggregate.Samples, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		return samples(run, stage, label)
-	}
-	errs := make([]error, len(levels))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(len(levels), runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for j := range next {
-				own := cached(locked, 4*(o.Window+o.Before))
-				for _, i := range levels[j] {
-					if err := judge(&h.Series[i], own, o, h.Each); err != nil && errs[j] == nil {
-						errs[j] = err
-					}
-				}
-			}
-		})
-	}
-	for j := range levels {
-		next <- j
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // group puts the values into series in catalogue order within each level.
@@ -260,11 +214,171 @@ func judgeable(name string) (bool, string) {
 	return true, ""
 }
 
-// judge judges every window of a series.
-func judge(se *Series, samples SamplesFunc, o Options, each float64) error {
+// Build groups the values into series and judges every window.
+func Build(s *store.Series, samples SamplesFunc, o Options) (*History, error) {
+	if err := o.defaults(); err != nil {
+		return nil, err
+	}
+	h := &History{Runs: s.Runs, Confidence: o.Confidence, Window: o.Window, Before: o.Before, Threshold: o.Threshold}
+	h.Series = group(s)
+	for i := range h.Series {
+		if h.Series[i].Judged {
+			h.Judged++
+			h.Windows += windows(&h.Series[i], o)
+		}
+	}
+	h.Each = stats.FamilyConfidence(o.Confidence, h.Windows)
+	for i := range h.Series {
+		if se := &h.Series[i]; se.Judged && gateWindow(se, len(h.Runs)-1, o) {
+			h.GateWindows++
+		}
+	}
+	h.GateEach = stats.FamilyConfidence(o.Confidence, max(1, h.GateWindows))
+	return h, judgeAll(h, samples, o)
+}
+
+// gateWindow reports whether the series has a window ending at run last
+// (the newest): its newest judgeable point is that run, with MinBefore
+// judgeable runs before its window.
+func gateWindow(se *Series, last int, o Options) bool {
+	n, newest := 0, -1
+	for _, p := range se.Points {
+		if p.Judgeable {
+			n, newest = n+1, p.Run
+		}
+	}
+	return newest == last && n >= o.Window+MinBefore
+}
+
+// windows is how many windows of a series are judged: one ending at each
+// judgeable run from the one that has MinBefore judgeable runs before its
+// window on.
+func windows(se *Series, o Options) int {
+	n := 0
+	for _, p := range se.Points {
+		if p.Judgeable {
+			n++
+		}
+	}
+	return max(0, n-(o.Window+MinBefore)+1)
+}
+
+// judgeAll judges every judged series in three passes per level (a
+// stage's level, whose series share its runs' samples): every window from
+// the runs' values alone; the windows that singles out, in the order of
+// their newest run, so that each run's requests are read and decoded once
+// for all the level's metrics while it is in the cache; then the marks. The
+// levels go to every core: each window's bootstrap is seeded by its own
+// name, so the answer does not depend on the schedule.
+func judgeAll(h *History, samples SamplesFunc, o Options) error {
+	var levels [][]int
+	at := map[[2]string]int{}
+	for i := range h.Series {
+		se := &h.Series[i]
+		if !se.Judged {
+			continue
+		}
+		k := [2]string{se.Stage, se.Label}
+		j, ok := at[k]
+		if !ok {
+			j, at[k] = len(levels), len(levels)
+			levels = append(levels, nil)
+		}
+		levels[j] = append(levels[j], i)
+	}
+	var mu sync.Mutex // samples reads the database: one at a time
+	locked := func(run int, stage, label string) (*aggregate.Samples, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return samples(run, stage, label)
+	}
+	errs := make([]error, len(levels))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(len(levels), runtime.GOMAXPROCS(0)) {
+		wg.Go(func() {
+			for j := range next {
+				errs[j] = judgeLevel(h, levels[j], locked, o)
+			}
+		})
+	}
+	for j := range levels {
+		next <- j
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// candidate is a window the runs' values call worse or better: it is
+// compared again with every request.
+type candidate struct {
+	se        *Series
+	m         *result.Metric
+	p         *Point
+	win, base []int
+	order     int // the series' place in the level
+	// abs and rel are the runs' interval (screenWindow's).
+	abs, rel stats.Interval
+}
+
+// judgeLevel judges the series of one level (indexes into h.Series).
+func judgeLevel(h *History, level []int, samples SamplesFunc, o Options) error {
+	var cands []candidate
+	for k, i := range level {
+		cands = append(cands, screenSeries(&h.Series[i], k, o, h.Each)...)
+	}
+	sort.SliceStable(cands, func(a, b int) bool {
+		ra, rb := cands[a].p.Run, cands[b].p.Run
+		if ra != rb {
+			return ra < rb
+		}
+		return cands[a].order < cands[b].order
+	})
+	c := newRunCache(samples, 2*(o.Window+o.Before))
+	for _, cd := range cands {
+		if err := full(cd, c, o, h.Each); err != nil {
+			return err
+		}
+	}
+	for _, i := range level {
+		markChanges(&h.Series[i])
+	}
+	// The gate asks of the newest run what `runner compare` asks of a run
+	// and its baseline: its family is the newest windows alone, so a long
+	// history does not make the gate blind to the change it is for.
+	for k, i := range level {
+		se := &h.Series[i]
+		if !gateWindow(se, len(h.Runs)-1, o) {
+			continue
+		}
+		var idx []int
+		for j := range se.Points {
+			if se.Points[j].Judgeable {
+				idx = append(idx, j)
+			}
+		}
+		g := se.Points[idx[len(idx)-1]]
+		g.Verdict, g.Reason, g.Change, g.Rel, g.Interval, g.Low, g.High = "", "", false, nil, nil, nil, nil
+		win := idx[len(idx)-o.Window:]
+		base := idx[max(0, len(idx)-o.Window-o.Before) : len(idx)-o.Window]
+		m := metricNamed(se.Metric)
+		if abs, rel, again := screenWindow(se, m, &g, win, base, o, h.GateEach); again {
+			if err := full(candidate{se: se, m: m, p: &g, win: win, base: base, order: k, abs: abs, rel: rel}, c, o, h.GateEach); err != nil {
+				return err
+			}
+		}
+		se.Gate = &g
+	}
+	return nil
+}
+
+// screenSeries judges every window of a series from the runs' values and
+// returns the windows to compare again with every request.
+func screenSeries(se *Series, order int, o Options, each float64) []candidate {
 	m := metricNamed(se.Metric)
 	var idx []int // the judgeable points, in order
-	prev := ""
+	var out []candidate
 	for i := range se.Points {
 		p := &se.Points[i]
 		if !p.Judgeable {
@@ -278,42 +392,58 @@ func judge(se *Series, samples SamplesFunc, o Options, each float64) error {
 		}
 		win := idx[len(idx)-o.Window:]
 		base := idx[max(0, len(idx)-o.Window-o.Before) : len(idx)-o.Window]
-		if err := window(se, m, p, win, base, samples, o, each); err != nil {
-			return err
+		if abs, rel, again := screenWindow(se, m, p, win, base, o, each); again {
+			out = append(out, candidate{se: se, m: m, p: p, win: win, base: base, order: order, abs: abs, rel: rel})
 		}
-		if (p.Verdict == string(stats.Worse) || p.Verdict == string(stats.Better)) && p.Verdict != prev {
-			p.Change = true
-		}
-		prev = p.Verdict
 	}
-	return nil
+	return out
 }
 
-// window judges the window win against base (indexes into se.Points):
-// first from the runs' values alone (the replicate interval, which the full
-// comparison's holds), then, when that finds a change, with every request.
-func window(se *Series, m *result.Metric, p *Point, win, base []int, samples SamplesFunc, o Options, each float64) error {
+// markChanges marks the first window of every stretch of worse or better.
+func markChanges(se *Series) {
+	prev := ""
+	for i := range se.Points {
+		p := &se.Points[i]
+		if p.Verdict == "" {
+			continue
+		}
+		p.Change = (p.Verdict == string(stats.Worse) || p.Verdict == string(stats.Better)) && p.Verdict != prev
+		prev = p.Verdict
+	}
+}
+
+// screenWindow judges the window win against base (indexes into se.Points)
+// from the runs' values alone (stats.RunsInterval, which the full
+// comparison's interval holds), and says whether it needs the full
+// comparison: when that interval calls it worse or better.
+func screenWindow(se *Series, m *result.Metric, p *Point, win, base []int, o Options, each float64) (abs, rel stats.Interval, again bool) {
 	p.Since, p.Base = se.Points[win[0]].Run, len(base)
 	bv, wv := values(se, base), values(se, win)
 	abs, rel, ok := stats.RunsInterval(bv, wv, each)
 	if !ok {
 		p.Verdict, p.Reason = string(stats.Inconclusive), "too few runs"
-		return nil
+		return abs, rel, false
 	}
-	mb := mean(bv)
-	setInterval(p, mb, abs, rel)
-	if v := screen(rel, abs, m, o.Threshold); v != stats.Worse && v != stats.Better {
-		p.Verdict = string(v)
-		if v == stats.Inconclusive {
-			p.Reason = "the interval includes no change"
-		}
-		return nil
+	setInterval(p, mean(bv), abs, rel)
+	v := screen(rel, abs, m, o.Threshold)
+	p.Verdict = string(v)
+	if v == stats.Inconclusive {
+		p.Reason = "the interval includes no change"
 	}
-	bs, err := pooled(se, base, samples, m)
+	return abs, rel, v == stats.Worse || v == stats.Better
+}
+
+// full compares a candidate window again with every request of its runs:
+// the interval is the union of the runs' interval (screenWindow's) and the
+// bootstrap interval over the runs' pooled requests, read by the same rule,
+// with stats.Compare's low-sample rule.
+func full(cd candidate, c *runCache, o Options, each float64) error {
+	se, m, p := cd.se, cd.m, cd.p
+	bs, err := pooled(se, cd.base, c, m)
 	if err != nil {
 		return err
 	}
-	ws, err := pooled(se, win, samples, m)
+	ws, err := pooled(se, cd.win, c, m)
 	if err != nil {
 		return err
 	}
@@ -330,12 +460,35 @@ func window(se *Series, m *result.Metric, p *Point, win, base []int, samples Sam
 	if err != nil {
 		return fmt.Errorf("%s %s %s: %w", se.Stage, se.Label, se.Metric, err)
 	}
-	p.Verdict, p.Reason = string(d.Verdict), d.Reason
-	setInterval(p, d.Base, d.AbsCI, d.RelCI)
+	abs, rel := union(cd.abs, d.AbsCI), union(cd.rel, d.RelCI)
+	v := screen(rel, abs, m, o.Threshold)
+	p.Verdict, p.Reason = string(v), ""
+	switch {
+	case d.NBase == 0 || d.NNew == 0:
+		p.Verdict, p.Reason = string(stats.Inconclusive), d.Reason
+	case (v == stats.Worse || v == stats.Better) && d.LowSamples:
+		p.Verdict, p.Reason = string(stats.Inconclusive), d.Reason
+	case v == stats.Inconclusive:
+		p.Reason = "the interval includes no change"
+	}
+	p.Low, p.High, p.Interval = nil, nil, nil
+	setInterval(p, d.Base, abs, rel)
 	if !math.IsNaN(d.Rel) {
 		p.Rel = result.Ptr(result.Round(d.Rel, 6))
 	}
 	return nil
+}
+
+// union is the smallest interval holding both; a NaN one (none) adds
+// nothing.
+func union(a, b stats.Interval) stats.Interval {
+	switch {
+	case math.IsNaN(a.Lo):
+		return b
+	case math.IsNaN(b.Lo):
+		return a
+	}
+	return stats.Interval{Lo: min(a.Lo, b.Lo), Hi: max(a.Hi, b.Hi)}
 }
 
 // screen is stats.Compare's verdict rule read on the runs' interval alone.
@@ -383,21 +536,22 @@ func mean(x []float64) float64 {
 	return s / float64(len(x))
 }
 
-// pooled is the runs' samples of the metric as one replicated run: every
-// request of them, and each run as a replicate. Nil when a run has none.
-func pooled(se *Series, at []int, samples SamplesFunc, m *result.Metric) (*stats.Sample, error) {
+// pooled is the runs' samples of the metric as one run: every request of
+// them (the runs' spread is in RunsInterval already). Nil when a run has
+// none.
+func pooled(se *Series, at []int, c *runCache, m *result.Metric) (*stats.Sample, error) {
 	var parts []stats.Sample
 	for _, j := range at {
-		s, err := samples(se.Points[j].Run, se.Stage, se.Label)
+		s, ok, err := c.sample(se.Points[j].Run, se.Stage, se.Label, m.Compare.Sample)
 		if err != nil {
 			return nil, err
 		}
-		if s == nil {
+		if !ok {
 			return nil, nil
 		}
-		parts = append(parts, s.Sample(m.Compare.Sample))
+		parts = append(parts, s)
 	}
-	out := stats.Sample{Replicates: parts}
+	var out stats.Sample
 	for _, s := range parts {
 		out.Values = append(out.Values, s.Values...)
 		out.Costs = append(out.Costs, s.Costs...)
@@ -412,6 +566,60 @@ func pooled(se *Series, at []int, samples SamplesFunc, m *result.Metric) (*stats
 	return &out, nil
 }
 
+// runCache keeps the samples of the last n runs' levels read, and each
+// one's statistics' samples as they are asked for: neighbouring windows
+// share all but one of their runs, and a level's metrics share its runs,
+// so each run's requests are read and decoded once while its windows are
+// judged.
+type runCache struct {
+	f     SamplesFunc
+	n     int
+	m     map[runKey]*cached
+	order []runKey
+}
+
+type runKey struct {
+	run          int
+	stage, label string
+}
+
+type cached struct {
+	s  *aggregate.Samples // nil: the run has no samples
+	by map[result.Sample]stats.Sample
+}
+
+func newRunCache(f SamplesFunc, n int) *runCache {
+	return &runCache{f: f, n: n, m: map[runKey]*cached{}}
+}
+
+// sample is a run's level's sample of src; ok is false when the run's
+// requests are not there.
+func (c *runCache) sample(run int, stage, label string, src result.Sample) (stats.Sample, bool, error) {
+	k := runKey{run, stage, label}
+	e := c.m[k]
+	if e == nil {
+		s, err := c.f(run, stage, label)
+		if err != nil {
+			return stats.Sample{}, false, err
+		}
+		if len(c.order) >= c.n {
+			delete(c.m, c.order[0])
+			c.order = c.order[1:]
+		}
+		e = &cached{s: s, by: map[result.Sample]stats.Sample{}}
+		c.m[k], c.order = e, append(c.order, k)
+	}
+	if e.s == nil {
+		return stats.Sample{}, false, nil
+	}
+	v, ok := e.by[src]
+	if !ok {
+		v = e.s.Sample(src)
+		e.by[src] = v
+	}
+	return v, true, nil
+}
+
 // seedOf names a window's random stream.
 func seedOf(se *Series, run int) uint64 {
 	h := fnv.New64a()
@@ -422,18 +630,16 @@ func seedOf(se *Series, run int) uint64 {
 	return h.Sum64()
 }
 
-// Failures are the series whose newest run is in a worse window by more
-// than failAbove (a fraction): what --fail-on-change fails on.
+// Failures are the series whose window ending at the newest run is worse
+// by more than failAbove (a fraction), judged in the gate's family (the
+// newest windows of every series, at GateEach): what --fail-on-change
+// fails on.
 func (h *History) Failures(failAbove float64) []Failure {
 	var out []Failure
-	last := len(h.Runs) - 1
 	for i := range h.Series {
 		se := &h.Series[i]
-		if len(se.Points) == 0 {
-			continue
-		}
-		p := se.Points[len(se.Points)-1]
-		if p.Run != last || p.Verdict != string(stats.Worse) || p.Rel == nil {
+		p := se.Gate
+		if p == nil || p.Verdict != string(stats.Worse) || p.Rel == nil {
 			continue
 		}
 		worseBy := *p.Rel
@@ -441,7 +647,7 @@ func (h *History) Failures(failAbove float64) []Failure {
 			worseBy = -worseBy
 		}
 		if worseBy > failAbove {
-			out = append(out, Failure{Series: se, Point: p})
+			out = append(out, Failure{Series: se, Point: *p})
 		}
 	}
 	return out
@@ -456,31 +662,4 @@ type Failure struct {
 func metricNamed(name string) *result.Metric {
 	m, _ := result.MetricNamed(name)
 	return m
-}
-
-// cached keeps the samples of the last n runs' levels read: neighbouring
-// windows share all but one of their runs.
-func cached(f SamplesFunc, n int) SamplesFunc {
-	type key struct {
-		run          int
-		stage, label string
-	}
-	m := map[key]*aggregate.Samples{}
-	var order []key
-	return func(run int, stage, label string) (*aggregate.Samples, error) {
-		k := key{run, stage, label}
-		if s, ok := m[k]; ok {
-			return s, nil
-		}
-		s, err := f(run, stage, label)
-		if err != nil {
-			return nil, err
-		}
-		if len(order) >= n {
-			delete(m, order[0])
-			order = order[1:]
-		}
-		m[k], order = s, append(order, k)
-		return s, nil
-	}
 }

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"math"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,14 +28,26 @@ func (h *History) Summary(plan string) string {
 	if len(h.Runs) == 0 {
 		return fmt.Sprintf("history of plan %q: no runs", plan)
 	}
-	return fmt.Sprintf("history of plan %q: %d runs, %s … %s; %d series judged (%s for all together, %s each); each window of %d runs against up to %d before it",
-		plan, len(h.Runs), day(h.Runs[0].StartedAt), day(h.Runs[len(h.Runs)-1].StartedAt), h.Judged,
+	return fmt.Sprintf("history of plan %q: %d runs, %s … %s; %d series judged, %d windows in all (%s for all together, %s each); each window of %d runs against up to %d before it",
+		plan, len(h.Runs), day(h.Runs[0].StartedAt), day(h.Runs[len(h.Runs)-1].StartedAt), h.Judged, h.Windows,
 		pct(h.Confidence), pct(h.Each), h.Window, h.Before)
 }
 
 func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
 
-func pct(f float64) string { return fmt.Sprintf("%.4g%%", f*100) }
+// pct writes a confidence as a percentage with its nines: 95%, 99.81%,
+// 99.9999% (not 100%).
+func pct(f float64) string {
+	d := 1
+	if miss := 1 - f; miss > 0 && miss < 1 {
+		d = max(1, int(math.Ceil(-math.Log10(miss)))-1)
+	}
+	s := strconv.FormatFloat(f*100, 'f', d, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s + "%"
+}
 
 var sparks = []rune("▁▂▃▄▅▆▇█")
 
@@ -176,11 +189,15 @@ func (h *History) HTML(w io.Writer, plan string, want []string) error {
 }
 
 type chart struct {
-	Title    string
-	Line     string
-	Dots     []dot
-	Bars     []bar
-	Min, Max string
+	Title  string
+	Line   string
+	Dots   []dot
+	Bars   []bar
+	YTicks []axisTick
+	XTicks []axisTick
+	// Left, Right and Bottom are the plot area's edges.
+	// TickEnd is where a date's tick mark ends, below the plot.
+	Left, Right, Bottom, TickEnd float64
 }
 
 type dot struct {
@@ -191,8 +208,23 @@ type dot struct {
 
 type bar struct{ X, Y1, Y2 float64 }
 
-const chartW, chartH, pad = 720.0, 160.0, 24.0
+// axisTick is a tick at its place on the chart.
+type axisTick struct {
+	At   float64
+	Text string
+}
 
+// The chart's size (the SVG's viewBox) and its plot area's margins: the
+// left one holds the value labels, the bottom one the dates.
+const (
+	chartW, chartH                = 720.0, 200.0
+	padL, padR, padTop, padBottom = 58.0, 36.0, 10.0, 30.0
+	valueTickCount, timeTickCount = 4, 6
+)
+
+// chart draws a series against time: round value ticks (the range widened
+// to them), dates on round days, weeks or months, each judged window's
+// interval as a bar at its newest run, the changes marked.
 func (h *History) chart(se *Series) chart {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, p := range se.Points {
@@ -201,18 +233,33 @@ func (h *History) chart(se *Series) chart {
 			lo, hi = math.Min(lo, *p.Low), math.Max(hi, *p.High)
 		}
 	}
-	if hi <= lo {
-		hi, lo = lo+1, lo-1
+	percent := false
+	if m := metricNamed(se.Metric); m != nil {
+		percent = m.Percent()
 	}
-	x := func(run int) float64 {
-		return pad + float64(run)*(chartW-2*pad)/math.Max(1, float64(len(h.Runs)-1))
+	ticks, lo, hi := valueTicks(lo, hi, valueTickCount, percent)
+	t0, t1 := h.Runs[0].StartedAt, h.Runs[len(h.Runs)-1].StartedAt
+	span := unix(t1) - unix(t0)
+	xAt := func(sec float64) float64 {
+		if span <= 0 {
+			return (padL + chartW - padR) / 2
+		}
+		return padL + (sec-unix(t0))/span*(chartW-padL-padR)
 	}
-	y := func(v float64) float64 { return chartH - pad - (v-lo)/(hi-lo)*(chartH-2*pad) }
-	c := chart{Title: se.Stage + " " + se.Label + " " + se.Metric, Min: value(se.Metric, lo), Max: value(se.Metric, hi)}
+	x := func(run int) float64 { return xAt(unix(h.Runs[run].StartedAt)) }
+	y := func(v float64) float64 { return chartH - padBottom - (v-lo)/(hi-lo)*(chartH-padTop-padBottom) }
+	c := chart{Title: se.Stage + " " + se.Label + " " + se.Metric, Left: padL, Right: chartW - padR, Bottom: chartH - padBottom, TickEnd: chartH - padBottom + 5}
+	for _, t := range ticks {
+		c.YTicks = append(c.YTicks, axisTick{At: round1(y(t.At)), Text: t.Text})
+	}
+	for _, t := range timeTicks(t0, t1, timeTickCount) {
+		c.XTicks = append(c.XTicks, axisTick{At: round1(xAt(t.At)), Text: t.Text})
+	}
 	var pts []string
 	for _, p := range se.Points {
-		pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(p.Run), y(p.Value)))
-		d := dot{X: x(p.Run), Y: y(p.Value), Tip: h.RunName(p.Run) + ": " + value(se.Metric, p.Value)}
+		px, py := round1(x(p.Run)), round1(y(p.Value))
+		pts = append(pts, fmt.Sprintf("%.1f,%.1f", px, py))
+		d := dot{X: px, Y: py, Tip: h.RunName(p.Run) + ": " + value(se.Metric, p.Value)}
 		if p.Verdict != "" {
 			d.Tip += " · " + h.Describe(p)
 		}
@@ -221,29 +268,36 @@ func (h *History) chart(se *Series) chart {
 		}
 		c.Dots = append(c.Dots, d)
 		if p.Low != nil && p.High != nil && p.Verdict != "" {
-			c.Bars = append(c.Bars, bar{X: x(p.Run), Y1: y(*p.Low), Y2: y(*p.High)})
+			c.Bars = append(c.Bars, bar{X: px, Y1: round1(y(*p.Low)), Y2: round1(y(*p.High))})
 		}
 	}
 	c.Line = strings.Join(pts, " ")
 	return c
 }
 
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
 var page = template.Must(template.New("history").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <title>{{.Title}}</title>
 <style>
 body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem auto;max-width:760px;padding:0 1rem;color:#222;background:#fff}
 h1{font-size:1.2rem}svg{width:100%;height:auto;display:block}figure{margin:1.2rem 0}
 figcaption{font-weight:600}.line{fill:none;stroke:#36c;stroke-width:1.5}.bar{stroke:#999;stroke-width:3;opacity:.5}
-.dot{fill:#36c}.worse{fill:#c33}.better{fill:#2a2}.axis{font-size:11px;fill:#666}
-@media (prefers-color-scheme:dark){body{background:#111;color:#ddd}.axis{fill:#aaa}}
+.dot{fill:#36c}.axis{font-size:11px;fill:#666}.grid{stroke:#ddd;stroke-width:1}
+.frame{stroke:#999;stroke-width:1}
+@media (prefers-color-scheme:dark){body{background:#111;color:#ddd}.axis{fill:#aaa}.grid{stroke:#333}.frame{stroke:#777}.line{stroke:#6af}.dot{fill:#6af}}
+.dot.worse{fill:#d33}.dot.better{fill:#2a2}
 </style></head><body>
 <h1>{{.Title}}</h1><p>{{.Summary}}</p>
-<p>Each bar is a window's interval for its value (runs as replicates, with every request); red and green dots mark the runs where a metric got worse or better.</p>
+<p>Each grey bar is a judged window's interval for its value, drawn at the window's newest run (the runs as replicates, and every request where the runs' values called a change); red and green dots mark the runs where a metric got worse or better. Times are UTC.</p>
 {{range .Charts}}<figure><figcaption>{{.Title}}</figcaption>
-<svg viewBox="0 0 720 160" role="img" aria-label="{{.Title}}">
-<text class="axis" x="2" y="14">{{.Max}}</text><text class="axis" x="2" y="156">{{.Min}}</text>
-{{range .Bars}}<line class="bar" x1="{{.X}}" x2="{{.X}}" y1="{{.Y1}}" y2="{{.Y2}}"/>{{end}}
+<svg viewBox="0 0 720 200" role="img" aria-label="{{.Title}}">
+{{$c := .}}{{range .YTicks}}<line class="grid" x1="{{$c.Left}}" x2="{{$c.Right}}" y1="{{.At}}" y2="{{.At}}"/><text class="axis" x="{{$c.Left}}" dx="-6" y="{{.At}}" dy="4" text-anchor="end">{{.Text}}</text>
+{{end}}<line class="frame" x1="{{.Left}}" x2="{{.Right}}" y1="{{.Bottom}}" y2="{{.Bottom}}"/>
+{{range .XTicks}}<line class="frame" x1="{{.At}}" x2="{{.At}}" y1="{{$c.Bottom}}" y2="{{$c.TickEnd}}"/><text class="axis" x="{{.At}}" y="{{$c.Bottom}}" dy="18" text-anchor="middle">{{.Text}}</text>
+{{end}}{{range .Bars}}<line class="bar" x1="{{.X}}" x2="{{.X}}" y1="{{.Y1}}" y2="{{.Y2}}"/>{{end}}
 <polyline class="line" points="{{.Line}}"/>
 {{range .Dots}}<circle class="dot {{.Mark}}" cx="{{.X}}" cy="{{.Y}}" r="{{if .Mark}}5{{else}}3{{end}}"><title>{{.Tip}}</title></circle>{{end}}
 </svg></figure>{{end}}

@@ -239,6 +239,10 @@ func (s *Shards) copyRequests(w *records.Writer) ([]map[*result.LevelRecord]*tim
 		if err != nil {
 			return nil, err
 		}
+		err = records.EachTelemetry(r.dir, func(t *result.TelemetryScrape) error { return w.Telemetry(t) })
+		if err != nil {
+			return nil, err
+		}
 		cuts[i] = cut
 	}
 	return cuts, nil

@@ -162,7 +162,38 @@ func mergeLevel(parts []*result.LevelRecord) *result.LevelRecord {
 		}
 	}
 	m.WallNs = int64(m.End.Sub(m.Start))
+	m.ITLSlices = mergeITLSlices(m, parts)
 	return m
+}
+
+// mergeITLSlices adds up the shards' inter-token gaps by slice, on the
+// merged window's slices: a shard's slice k is the merged slice k plus its
+// window's offset from the merged opening in whole slices (the offset's
+// remainder, a scheduled start's lateness of a few ms, shifts its gaps by
+// less than a slice).
+func mergeITLSlices(m *result.LevelRecord, parts []*result.LevelRecord) []result.ITL {
+	w := m.Spec.SliceNs
+	if w <= 0 {
+		return nil
+	}
+	var out []result.ITL
+	for _, p := range parts {
+		if p.Skipped {
+			continue
+		}
+		shift := int(int64(p.Start.Sub(m.Start)) / w)
+		for k := range p.ITLSlices {
+			i := k + shift
+			if i < 0 || i >= result.MaxITLSlices {
+				continue
+			}
+			for len(out) <= i {
+				out = append(out, result.ITL{})
+			}
+			out[i].Merge(&p.ITLSlices[k])
+		}
+	}
+	return out
 }
 
 // end is how the merged run ended: when its last shard ended, and

@@ -51,7 +51,7 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, base *B
 	} else {
 		rep.EndedAt, rep.StopReason = end.EndedAt, end.StopReason
 		rep.Warnings = append(rep.Warnings, end.Warnings...)
-		rep.Export = end.Export
+		rep.Export, rep.Telemetry = end.Export, end.Telemetry
 	}
 	shard := shardReport(rep, h)
 	for _, sr := range stages {

@@ -84,6 +84,15 @@ func replay(runs []*records.Run, dirs []string, keep bool) ([]stageResult, error
 		if err != nil {
 			return nil, err
 		}
+		err = records.EachTelemetry(dir, func(r *result.TelemetryScrape) error {
+			if agg := byName[r.Stage]; agg != nil {
+				agg.Telemetry(r)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
 	}
 	for i, sr := range first.Stages {
 		for _, lvl := range sr.Levels {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -14,6 +15,7 @@ import (
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/telemetry"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
 )
@@ -77,9 +79,11 @@ func Run(ctx context.Context, o Options) (*result.Report, error) {
 	if err := r.startExport(h); err != nil {
 		return nil, err
 	}
+	r.startTelemetry()
 	stages, runErr := r.execute(ctx)
 	end := &records.End{EndedAt: utcNow(), StopReason: result.StopCompleted}
 	r.closeExport(end)
+	r.closeTelemetry(end)
 	switch {
 	case ctx.Err() != nil:
 		end.StopReason = result.StopInterrupted
@@ -99,6 +103,48 @@ type run struct {
 	writeErr error // the first failure to write a record
 	exp      *export.Exporter
 	runID    string
+	tel      *telemetry.Sampler
+}
+
+// startTelemetry builds the run's sampler: the plan's telemetry targets,
+// and the endpoints' own /metrics unless the plan turns that off.
+func (r *run) startTelemetry() {
+	t := r.o.Plan.Telemetry
+	var targets []*telemetry.Target
+	if t != nil {
+		for _, tg := range t.Targets {
+			if tg == nil {
+				continue
+			}
+			h := http.Header{}
+			for k, v := range tg.Headers {
+				h.Set(k, v.Reveal())
+			}
+			targets = append(targets, &telemetry.Target{Name: tg.Name, URL: tg.URL, Header: h, Keep: telemetry.KeepFor(tg.Metrics)})
+			r.log.Info().Str("target", tg.Name).Str("url", redact.URL(tg.URL)).Str("every", t.Every().String()).Msg("reading telemetry")
+		}
+	}
+	if len(targets) == 0 && !t.ReadsEndpoint() {
+		return
+	}
+	r.tel = telemetry.New(targets, t.Every(), t.ReadTimeout())
+}
+
+// closeTelemetry records each telemetry target's account of the run, with
+// a warning for one that failed reads.
+func (r *run) closeTelemetry(end *records.End) {
+	if r.tel == nil {
+		return
+	}
+	r.tel.Close()
+	for _, st := range r.tel.Stats() {
+		end.Telemetry = append(end.Telemetry, st)
+		if st.Failed > 0 {
+			end.Warnings = append(end.Warnings, fmt.Sprintf(
+				"telemetry target %s (%s): %d of %d reads failed (last: %s); its samples are missing from those reads' times, and the figures come from the rest",
+				st.Target, st.URL, st.Failed, st.Reads, st.LastError))
+		}
+	}
 }
 
 // exportDrain is how long the end of a run waits for queued export batches.
@@ -215,7 +261,8 @@ func (r *run) startEndpoints(ctx context.Context) (map[string]*runner.Engine, fu
 			baseURL = srv.URL()
 			r.log.Info().Str("endpoint", name).Str("url", baseURL).Msg("simulator started")
 		}
-		opts := runner.Options{Logger: r.log, OnProgress: r.o.OnProgress, Sharding: r.o.Sharding}
+		opts := runner.Options{Logger: r.log, OnProgress: r.o.OnProgress, Sharding: r.o.Sharding,
+			Telemetry: r.tel, TelemetryEndpoint: r.o.Plan.Telemetry.ReadsEndpoint()}
 		if r.exp != nil {
 			opts.OnProgress, opts.OnGaps = r.exportProgress(r.o.OnProgress), r.exp.Gaps
 		}
@@ -308,6 +355,16 @@ func (s *stageSink) Request(req *result.Request) {
 	if e := s.run.exp; e != nil {
 		e.Request(req)
 	}
+}
+
+// Telemetry is called concurrently by the sampler's goroutines.
+func (s *stageSink) Telemetry(r *result.TelemetryScrape) {
+	if w := s.run.o.Records; w != nil {
+		if err := w.Telemetry(r); err != nil {
+			s.run.log.Error().Err(err).Msg("writing telemetry.jsonl")
+		}
+	}
+	s.agg.Telemetry(r)
 }
 
 func (s *stageSink) LevelDone(rec *result.LevelRecord) result.Point {

@@ -7,6 +7,9 @@
 //	requests.jsonl  one result.Request a line, appended as each request finishes
 //	run.jsonl       one Entry a line: the run's header, each stage's record,
 //	                each level's record when it ends, each stage's end, the run's end
+//	telemetry.jsonl one result.TelemetryScrape a line: each read of the endpoint's
+//	                /metrics and of the plan's telemetry targets during a level
+//	                (absent when nothing was read)
 //
 // Every line is written whole with one write(2) on an O_APPEND file, and both
 // files are fsynced at every level end. After a kill -9 the one line being
@@ -22,6 +25,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/runnerbench/runner/internal/atomicfile"
@@ -34,6 +38,10 @@ const (
 	FilePlan     = "plan.yaml"
 	FileRequests = "requests.jsonl"
 	FileRun      = "run.jsonl"
+	// FileTelemetry is written by a run that reads telemetry (the
+	// endpoint's /metrics or the plan's telemetry targets); a result
+	// directory without it has none.
+	FileTelemetry = "telemetry.jsonl"
 )
 
 // Entry kinds of run.jsonl.
@@ -78,6 +86,8 @@ type End struct {
 	Warnings   []string  `json:"warnings,omitempty"`
 	// Export is each export target's account of the run.
 	Export []result.ExportStat `json:"export,omitempty"`
+	// Telemetry is each telemetry target's account of the run.
+	Telemetry []result.TelemetryStat `json:"telemetry,omitempty"`
 }
 
 // StageDone is how a stage ended.
@@ -106,8 +116,11 @@ type Entry struct {
 
 // Writer writes a run's records into its result directory.
 type Writer struct {
-	requests *JSONLWriter
-	journal  *JSONLWriter
+	requests  *JSONLWriter
+	journal   *JSONLWriter
+	dir       string
+	telMu     sync.Mutex
+	telemetry *JSONLWriter // opened at the first read
 }
 
 // Create writes plan (the plan file's bytes) into dir and opens the record
@@ -128,7 +141,31 @@ func Create(dir string, plan []byte) (*Writer, error) {
 		_ = reqs.Close()
 		return nil, err
 	}
-	return &Writer{requests: reqs, journal: journal}, nil
+	return &Writer{requests: reqs, journal: journal, dir: dir}, nil
+}
+
+// Telemetry appends one telemetry read to telemetry.jsonl, creating the
+// file at the first. It is safe for concurrent use.
+func (w *Writer) Telemetry(s *result.TelemetryScrape) error {
+	w.telMu.Lock()
+	if w.telemetry == nil {
+		t, err := NewJSONL(filepath.Join(w.dir, FileTelemetry))
+		if err != nil {
+			w.telMu.Unlock()
+			return err
+		}
+		w.telemetry = t
+	}
+	t := w.telemetry
+	w.telMu.Unlock()
+	return t.Write(s)
+}
+
+// telemetryFile is the telemetry writer, nil before the first read.
+func (w *Writer) telemetryFile() *JSONLWriter {
+	w.telMu.Lock()
+	defer w.telMu.Unlock()
+	return w.telemetry
 }
 
 // Request appends one finished request. It is safe for concurrent use.
@@ -138,10 +175,22 @@ func (w *Writer) Request(r *result.Request) error { return w.requests.Write(r) }
 func (w *Writer) Entry(e Entry) error { return w.journal.Write(e) }
 
 // Sync makes every record written so far durable on disk.
-func (w *Writer) Sync() error { return errors.Join(w.requests.Flush(), w.journal.Flush()) }
+func (w *Writer) Sync() error {
+	err := errors.Join(w.requests.Flush(), w.journal.Flush())
+	if t := w.telemetryFile(); t != nil {
+		err = errors.Join(err, t.Flush())
+	}
+	return err
+}
 
 // Close syncs and closes the files; closing twice is harmless.
-func (w *Writer) Close() error { return errors.Join(w.requests.Close(), w.journal.Close()) }
+func (w *Writer) Close() error {
+	err := errors.Join(w.requests.Close(), w.journal.Close())
+	if t := w.telemetryFile(); t != nil {
+		err = errors.Join(err, t.Close())
+	}
+	return err
+}
 
 // Run is a result directory's run.jsonl, read back.
 type Run struct {
@@ -228,6 +277,41 @@ func EachRequest(dir string, fn func(*result.Request) error) error {
 	return nil
 }
 
+// EachTelemetry calls fn with every read of telemetry.jsonl, in file order
+// (the order the reads ended in, per target), one line at a time. A result
+// directory without the file has no telemetry: fn is not called and the
+// error is nil.
+func EachTelemetry(dir string, fn func(*result.TelemetryScrape) error) error {
+	path := filepath.Join(dir, FileTelemetry)
+	err := eachLine(path, func(line int, data []byte) error {
+		var s result.TelemetryScrape
+		if err := json.Unmarshal(data, &s); err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		return fn(&s)
+	})
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// LevelTelemetry reads the telemetry of one level of the result directory:
+// its reads (of every target, in file order).
+func LevelTelemetry(dir, stage string, level int) ([]*result.TelemetryScrape, error) {
+	var out []*result.TelemetryScrape
+	err := EachTelemetry(dir, func(s *result.TelemetryScrape) error {
+		if s.Stage == stage && s.Level == level {
+			out = append(out, s)
+		}
+		return nil
+	})
+	return out, err
+}
+
 // maxLine bounds one record line (a request record is a few hundred bytes; a
 // level record with a wide ITL histogram some tens of KiB).
 const maxLine = 64 << 20
@@ -277,7 +361,7 @@ func readLong(r *bufio.Reader, first []byte) ([]byte, error) {
 }
 
 // Files are the record files a result directory holds.
-var Files = []string{FilePlan, FileRequests, FileRun}
+var Files = []string{FilePlan, FileRequests, FileRun, FileTelemetry}
 
 // ReadHeader reads only the run's header, the first line of run.jsonl: what
 // tells a result directory from any other (every run writes it first).

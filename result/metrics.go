@@ -523,7 +523,10 @@ func catalogueEntries() []Metric {
 			Help: "built-in simulator: the same for the whole request, arrival to last token"},
 		{Name: "sim_behind", Title: "Sim behind", Kind: KindClient,
 			Help: "true when the built-in simulator's lateness stretched some request's time to first token or decode by more than 2.5%: a comparison then judges only changes larger than the stretch of the part a metric measures"},
+		{Name: "steady", Title: "Steady", Kind: KindServer,
+			Help: "true when the level was steady across its time slices (slices:, --slices): its first slice not far from the rest, no real trend; null without slices or with too few to judge"},
 	}
+	ms = append(ms, telemetryMetrics()...)
 	ms = append(ms, latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, SampleTTFT, allStats, "ttft_p50_ms", "ttft_p95_ms")...)
 	ms = append(ms, latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, SampleTPOT, allStats, "tpot_p50_ms")...)
 	ms = append(ms, latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, SampleNone, allStats)...)
@@ -531,5 +534,75 @@ func catalogueEntries() []Metric {
 	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token; the TTFT when no reasoning came first", KindServer, LowerIsBetter, SampleTTFAT, allStats)...)
 	ms = append(ms, latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleTTFTFromSchedule, allStats)...)
 	ms = append(ms, latencyFamily("e2e_from_schedule", "E2E from schedule", "request latency from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleE2EFromSchedule, allStats)...)
+	return ms
+}
+
+// telemetryWhy is why a metric read from the server's or the GPUs'
+// telemetry has no interval.
+const telemetryWhy = "it comes from the server's or the GPUs' telemetry over the window: one series per run, no requests to resample"
+
+// telemetryMetrics describes the metrics of telemetry.jsonl and of the
+// server's latency histograms.
+func telemetryMetrics() []Metric {
+	none := noInterval(telemetryWhy)
+	ms := []Metric{}
+	gauge := func(name, title, unit string, dec int, what string) {
+		for _, s := range []string{"mean", "p95", "max"} {
+			help := map[string]string{"mean": "mean", "p95": "p95 (the reference's percentile rule)", "max": "largest"}[s] +
+				" over the window's telemetry reads of " + what
+			ms = append(ms, Metric{Name: name + "_" + s, Title: title + " " + s, Unit: unit, Decimals: dec, Better: Neutral, Kind: KindServer, Help: help, Compare: none})
+		}
+	}
+	gauge("server_running", "Running", "requests", 2, "the requests the engine was running (vllm:num_requests_running, sglang:num_running_reqs, llamacpp:requests_processing)")
+	gauge("server_waiting", "Waiting", "requests", 2, "the requests waiting in the engine's queue (vllm:num_requests_waiting, sglang:num_queue_reqs, llamacpp:requests_deferred)")
+	gauge("kv_cache_usage", "KV cache", "share", 4, "the engine's KV-cache usage (vllm:kv_cache_usage_perc, sglang:token_usage, llamacpp:kv_cache_usage_ratio)")
+	for i := range ms {
+		if strings.HasPrefix(ms[i].Name, "server_waiting") {
+			ms[i].Better = LowerIsBetter
+		}
+	}
+	ms = append(ms, Metric{Name: "server_preemptions", Title: "Preemptions", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer,
+		Help: "requests the engine preempted over the window (vllm:num_preemptions counter delta)", Compare: noInterval(serverCounterWhy)})
+	for _, f := range []struct{ fam, title, what string }{
+		{"server_ttft", "Server TTFT", "the server's own time to first token (vllm:time_to_first_token_seconds)"},
+		{"server_queue", "Server queue", "the server's queue time (vllm:request_queue_time_seconds)"},
+		{"server_prefill", "Server prefill", "the server's prefill time (vllm:request_prefill_time_seconds)"},
+		{"server_decode", "Server decode", "the server's decode time (vllm:request_decode_time_seconds)"},
+		{"server_itl", "Server ITL", "the server's inter-token latency (vllm:inter_token_latency_seconds)"},
+		{"server_e2e", "Server E2E", "the server's request latency (vllm:e2e_request_latency_seconds)"},
+	} {
+		for _, s := range []string{"p50", "p95", "p99", "mean"} {
+			help := s + " of " + f.what + " over the window, interpolated within the histogram's buckets (ms)"
+			if s == "mean" {
+				help = "mean of " + f.what + " over the window: the histogram's sum over its count (ms)"
+			}
+			ms = append(ms, Metric{Name: f.fam + "_" + s + "_ms", Title: f.title + " " + s, Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+				Help: help, Compare: noInterval("it comes from the server's histograms over the window: one number per run, no requests to resample")})
+		}
+	}
+	ms = append(ms,
+		Metric{Name: "ttft_gap_mean_ms", Title: "TTFT gap", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+			Help: "client mean TTFT minus the server's own mean TTFT (its histogram): network, HTTP front end and client time no server dashboard shows", Compare: none},
+		Metric{Name: "gpu_count", Title: "GPUs", Unit: "gpus", Decimals: 0, Kind: KindLoad,
+			Help: "GPUs the telemetry targets reported (DCGM exporter, AMD device metrics exporter)"},
+		Metric{Name: "gpu_power_mean_w", Title: "GPU power mean", Unit: "W", Decimals: 1, Kind: KindServer,
+			Help: "mean power of every GPU together over the window: energy_j over the window's length", Compare: none},
+		Metric{Name: "gpu_power_max_w", Title: "GPU power max", Unit: "W", Decimals: 1, Kind: KindServer,
+			Help: "largest summed power of every GPU in one telemetry read inside the window (DCGM_FI_DEV_POWER_USAGE, gpu_package_power)", Compare: none},
+		Metric{Name: "gpu_util_mean_percent", Title: "GPU util", Unit: "%", Decimals: 1, Kind: KindServer,
+			Help: "mean GPU utilisation over the window's reads and the GPUs (DCGM_FI_DEV_GPU_UTIL, gpu_gfx_activity)", Compare: none},
+		Metric{Name: "gpu_memory_used_max_mib", Title: "GPU memory", Unit: "MiB", Decimals: 0, Kind: KindServer,
+			Help: "most GPU memory in use, summed over the GPUs, in one read inside the window (DCGM_FI_DEV_FB_USED, gpu_used_vram)", Compare: none},
+		Metric{Name: "energy_j", Title: "Energy", Unit: "J", Decimals: 1, Better: LowerIsBetter, Kind: KindServer,
+			Help: "energy every GPU used over the window (the energy counters' deltas, else power integrated over the reads; energy_source says which)", Compare: none},
+		Metric{Name: "energy_per_output_token_mj", Title: "Energy/token", Unit: "mJ", Decimals: 3, Better: LowerIsBetter, Kind: KindServer,
+			Aliases: []string{"joules_per_token", "energy_per_token"},
+			Help:    "energy_j over the output tokens of successes in the window: mean GPU power over output_tps_total", Compare: none},
+		Metric{Name: "output_tokens_per_joule", Title: "Tokens/J", Unit: "tok/J", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
+			Aliases: []string{"tokens_per_joule"},
+			Help:    "output tokens of successes in the window per joule of GPU energy", Compare: none},
+		Metric{Name: "energy_source", Title: "Energy source", Kind: KindServer,
+			Help: "how energy_j was obtained: the counter (DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION, gpu_energy_consumed) or power integrated over the reads, and over how many GPUs"},
+	)
 	return ms
 }

@@ -44,6 +44,9 @@ type LevelSpec struct {
 	// ExpectPrefixHits is set when the stage caches on purpose (shared
 	// prefixes, conversations), which silences the cache-hit warning.
 	ExpectPrefixHits bool `json:"expect_prefix_hits,omitempty"`
+	// SliceNs is the width of the time slices the level is cut into (the
+	// stage's slices:, or --slices); 0: none.
+	SliceNs int64 `json:"slice_ns,omitempty"`
 	// Tools is set when the stage's requests carry tools, so the level
 	// reports the share of responses that called one.
 	Tools bool `json:"tools,omitempty"`
@@ -108,6 +111,10 @@ type LevelRecord struct {
 	LateStartMs float64 `json:"late_start_ms,omitempty"`
 	// ITL holds every inter-token gap of the level's measured requests.
 	ITL ITL `json:"itl"`
+	// ITLSlices holds the same gaps by time slice of Spec.SliceNs (by when
+	// the gap's token arrived, from Start), when the level was sliced; a
+	// gap past MaxITLSlices slices is in ITL only.
+	ITLSlices []ITL `json:"itl_slices,omitempty"`
 	// Server is the change of the server's counters over the window (nil:
 	// the server exposes none).
 	Server *ServerDelta `json:"server,omitempty"`
@@ -153,6 +160,10 @@ type Window struct {
 	End    time.Time `json:"end"`
 	WallNs int64     `json:"wall_ns"`
 }
+
+// MaxITLSlices bounds the slices a level record keeps inter-token gaps for
+// (a slice's histogram is up to about 190 KB): two hours of 10 s slices.
+const MaxITLSlices = 720
 
 // Wall is the measured window's length.
 func (r *LevelRecord) Wall() time.Duration { return time.Duration(r.WallNs) }
@@ -234,7 +245,10 @@ type ServerDelta struct {
 // observations there were, and how many were at most each finite bound
 // (cumulative, in bound order); the rest were above the last.
 type HistogramDelta struct {
-	Count   float64           `json:"count"`
+	Count float64 `json:"count"`
+	// Sum is the change of the observations' sum (0, omitted, when the
+	// record predates it).
+	Sum     float64           `json:"sum,omitempty"`
 	Buckets []HistogramBucket `json:"buckets"`
 }
 

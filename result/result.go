@@ -278,6 +278,73 @@ type Point struct {
 	PrefixCacheHitRate   *float64           `json:"prefix_cache_hit_rate" expr:"prefix_cache_hit_rate"`
 	ServerCounters       map[string]float64 `json:"server_counters,omitempty" expr:"server_counters"`
 
+	// --- added: server state and GPUs over the window (telemetry.jsonl) ---
+	// The engine's own gauges, read every telemetry interval during the
+	// measured window (vLLM's, SGLang's, llama.cpp's and
+	// llm-d-inference-sim's names): requests running and waiting, and the
+	// KV cache's usage (0..1), as mean, p95 and max over the reads inside
+	// the window; null when the endpoint exposes none of them.
+	ServerRunningMean *float64 `json:"server_running_mean,omitempty" expr:"server_running_mean"`
+	ServerRunningP95  *float64 `json:"server_running_p95,omitempty" expr:"server_running_p95"`
+	ServerRunningMax  *float64 `json:"server_running_max,omitempty" expr:"server_running_max"`
+	ServerWaitingMean *float64 `json:"server_waiting_mean,omitempty" expr:"server_waiting_mean"`
+	ServerWaitingP95  *float64 `json:"server_waiting_p95,omitempty" expr:"server_waiting_p95"`
+	ServerWaitingMax  *float64 `json:"server_waiting_max,omitempty" expr:"server_waiting_max"`
+	KVCacheUsageMean  *float64 `json:"kv_cache_usage_mean,omitempty" expr:"kv_cache_usage_mean"`
+	KVCacheUsageP95   *float64 `json:"kv_cache_usage_p95,omitempty" expr:"kv_cache_usage_p95"`
+	KVCacheUsageMax   *float64 `json:"kv_cache_usage_max,omitempty" expr:"kv_cache_usage_max"`
+	// ServerPreemptions is the engine's preemption counter's delta over the
+	// window (vLLM's num_preemptions).
+	ServerPreemptions *int64 `json:"server_preemptions,omitempty" expr:"server_preemptions"`
+	// The server's own latency over the window, from the deltas of its
+	// latency histograms (vLLM-style *_seconds histograms): percentiles
+	// interpolated linearly within buckets (Prometheus's histogram_quantile
+	// rule), means from the histograms' sums and counts.
+	ServerTTFTP50Ms     *float64 `json:"server_ttft_p50_ms,omitempty" expr:"server_ttft_p50_ms"`
+	ServerTTFTP95Ms     *float64 `json:"server_ttft_p95_ms,omitempty" expr:"server_ttft_p95_ms"`
+	ServerTTFTP99Ms     *float64 `json:"server_ttft_p99_ms,omitempty" expr:"server_ttft_p99_ms"`
+	ServerTTFTMeanMs    *float64 `json:"server_ttft_mean_ms,omitempty" expr:"server_ttft_mean_ms"`
+	ServerQueueP50Ms    *float64 `json:"server_queue_p50_ms,omitempty" expr:"server_queue_p50_ms"`
+	ServerQueueP95Ms    *float64 `json:"server_queue_p95_ms,omitempty" expr:"server_queue_p95_ms"`
+	ServerQueueP99Ms    *float64 `json:"server_queue_p99_ms,omitempty" expr:"server_queue_p99_ms"`
+	ServerQueueMeanMs   *float64 `json:"server_queue_mean_ms,omitempty" expr:"server_queue_mean_ms"`
+	ServerPrefillP50Ms  *float64 `json:"server_prefill_p50_ms,omitempty" expr:"server_prefill_p50_ms"`
+	ServerPrefillP95Ms  *float64 `json:"server_prefill_p95_ms,omitempty" expr:"server_prefill_p95_ms"`
+	ServerPrefillP99Ms  *float64 `json:"server_prefill_p99_ms,omitempty" expr:"server_prefill_p99_ms"`
+	ServerPrefillMeanMs *float64 `json:"server_prefill_mean_ms,omitempty" expr:"server_prefill_mean_ms"`
+	ServerDecodeP50Ms   *float64 `json:"server_decode_p50_ms,omitempty" expr:"server_decode_p50_ms"`
+	ServerDecodeP95Ms   *float64 `json:"server_decode_p95_ms,omitempty" expr:"server_decode_p95_ms"`
+	ServerDecodeP99Ms   *float64 `json:"server_decode_p99_ms,omitempty" expr:"server_decode_p99_ms"`
+	ServerDecodeMeanMs  *float64 `json:"server_decode_mean_ms,omitempty" expr:"server_decode_mean_ms"`
+	ServerITLP50Ms      *float64 `json:"server_itl_p50_ms,omitempty" expr:"server_itl_p50_ms"`
+	ServerITLP95Ms      *float64 `json:"server_itl_p95_ms,omitempty" expr:"server_itl_p95_ms"`
+	ServerITLP99Ms      *float64 `json:"server_itl_p99_ms,omitempty" expr:"server_itl_p99_ms"`
+	ServerITLMeanMs     *float64 `json:"server_itl_mean_ms,omitempty" expr:"server_itl_mean_ms"`
+	ServerE2EP50Ms      *float64 `json:"server_e2e_p50_ms,omitempty" expr:"server_e2e_p50_ms"`
+	ServerE2EP95Ms      *float64 `json:"server_e2e_p95_ms,omitempty" expr:"server_e2e_p95_ms"`
+	ServerE2EP99Ms      *float64 `json:"server_e2e_p99_ms,omitempty" expr:"server_e2e_p99_ms"`
+	ServerE2EMeanMs     *float64 `json:"server_e2e_mean_ms,omitempty" expr:"server_e2e_mean_ms"`
+	// TTFTGapMeanMs is the client's mean TTFT minus the server's own (its
+	// histogram's mean): network, the HTTP front end and the client, which
+	// no server dashboard shows.
+	TTFTGapMeanMs *float64 `json:"ttft_gap_mean_ms,omitempty" expr:"ttft_gap_mean_ms"`
+	// GPU telemetry over the window, from the plan's telemetry targets
+	// (NVIDIA's DCGM exporter, AMD's device metrics exporter), summed over
+	// every GPU they report: how many, their power (mean: energy over the
+	// window's length; max: the largest summed read inside it), mean
+	// utilisation, the most memory in use, and the energy over the same
+	// window as output_tps_total, so energy per token is mean power over
+	// output tok/s. EnergySource says how the energy was obtained.
+	GPUCount             *int     `json:"gpu_count,omitempty" expr:"gpu_count"`
+	GPUPowerMeanW        *float64 `json:"gpu_power_mean_w,omitempty" expr:"gpu_power_mean_w"`
+	GPUPowerMaxW         *float64 `json:"gpu_power_max_w,omitempty" expr:"gpu_power_max_w"`
+	GPUUtilMeanPercent   *float64 `json:"gpu_util_mean_percent,omitempty" expr:"gpu_util_mean_percent"`
+	GPUMemoryUsedMaxMiB  *float64 `json:"gpu_memory_used_max_mib,omitempty" expr:"gpu_memory_used_max_mib"`
+	EnergyJ              *float64 `json:"energy_j,omitempty" expr:"energy_j"`
+	EnergyPerOutputTokMJ *float64 `json:"energy_per_output_token_mj,omitempty" expr:"energy_per_output_token_mj"`
+	OutputTokensPerJoule *float64 `json:"output_tokens_per_joule,omitempty" expr:"output_tokens_per_joule"`
+	EnergySource         *string  `json:"energy_source,omitempty" expr:"energy_source"`
+
 	// --- added: validity ---
 	// OutputLenMismatch counts pinned-mode successes whose output tokens differ from
 	// the requested count (ignore_eos not honoured).
@@ -322,6 +389,13 @@ type Point struct {
 	// max_concurrency cap).
 	Notes       []string `json:"notes,omitempty" expr:"-"`
 	Interrupted bool     `json:"interrupted,omitempty" expr:"-"`
+
+	// Slices is the level cut into time windows, when the stage asked for
+	// them (slices:, --slices); nil otherwise. Steady is its steadiness
+	// verdict, null when there are no slices or too few to judge (a check
+	// reading it then fails and names it).
+	Slices *Slices `json:"slices,omitempty" expr:"-"`
+	Steady *bool   `json:"steady,omitempty" expr:"steady"`
 
 	// BaselineComparison is this level against the same level of the
 	// --baseline run, metric by metric (nil without a baseline); worse() in
@@ -442,6 +516,9 @@ type Report struct {
 	// Export is each export target's account of the run (--export, the
 	// plan's export block); empty without one.
 	Export []ExportStat `json:"export,omitempty"`
+	// Telemetry is each telemetry target's account of the run (the plan's
+	// telemetry block); empty without one.
+	Telemetry []TelemetryStat `json:"telemetry,omitempty"`
 }
 
 // ExportStat is one export target's account of a run: the samples it sent

@@ -34,6 +34,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/runner/telemetry"
 
 	"github.com/runnerbench/runner/scenario"
 )
@@ -83,6 +84,12 @@ type Options struct {
 	// millisecond late, more under load. Only for measuring what precise
 	// waiting buys (bench/cmd/runnerbench, experiment sendlag).
 	CoarseSends bool
+	// Telemetry samples the plan's telemetry targets during every level,
+	// and with TelemetryEndpoint the endpoint's own /metrics; the reads go
+	// to the sink when it has a Telemetry method (TelemetrySink). Nil: no
+	// sampling.
+	Telemetry         *telemetry.Sampler
+	TelemetryEndpoint bool
 }
 
 // Engine runs stages against one endpoint. It is safe to run one stage at a
@@ -110,6 +117,9 @@ type Engine struct {
 
 	calMu sync.Mutex
 	calib map[calibKey]*sizer
+
+	telOnce   sync.Once
+	telTarget *telemetry.Target // the endpoint's /metrics as a telemetry target (nil: not read)
 
 	warnings []string
 }
@@ -378,6 +388,9 @@ func (e *Engine) Close() {
 	defer e.mu.Unlock()
 	if e.transport != nil {
 		e.transport.CloseIdleConnections()
+	}
+	if t := e.telTarget; t != nil && t.Client != nil {
+		t.Client.CloseIdleConnections()
 	}
 }
 

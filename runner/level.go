@@ -49,6 +49,11 @@ type LevelRun struct {
 	itlMu   sync.Mutex
 	itl     result.ITL  // every measured inter-token gap of the level
 	batches []*itlBatch // the workers' unflushed gaps
+	// origin is when the level's first window opened (set by Begin, under
+	// itlMu); itlSlices its gaps by slice of the spec's SliceNs, by when
+	// each gap's token arrived, when the level is sliced.
+	origin    time.Time
+	itlSlices []result.ITL
 
 	// live TTFT and ITL medians for the progress line, fed between a
 	// worker's requests (never while it reads a stream).
@@ -97,6 +102,9 @@ func (lr *LevelRun) startReplicate(r int) {
 // NewWorker returns a worker whose token gaps count toward the level.
 func (lr *LevelRun) NewWorker() *Worker {
 	b := &itlBatch{lr: lr}
+	if lr.lvl.Spec.SliceNs > 0 {
+		b.at = new([itlBatchSize]time.Time)
+	}
 	lr.itlMu.Lock()
 	lr.batches = append(lr.batches, b)
 	lr.itlMu.Unlock()
@@ -114,6 +122,11 @@ func (lr *LevelRun) Begin() {
 		sleepUntil(lr.ctx, slot.Open)
 	}
 	lr.start = time.Now()
+	lr.itlMu.Lock()
+	if lr.origin.IsZero() {
+		lr.origin = lr.start
+	}
+	lr.itlMu.Unlock()
 	if d := lr.lvl.Duration / time.Duration(lr.replicates()); d > 0 {
 		stopAt, cutAt := lr.start.Add(d), lr.start.Add(d+durationGrace)
 		why := "cut at the level's grace deadline (duration + " + durationGrace.String() + ")"
@@ -243,6 +256,11 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 		return rec // this shard's part of the level is empty
 	}
 	lr := &LevelRun{e: e, sp: sp, idx: idx, lvl: lvl, unit: sp.unit(), sink: sink, total: lvl.Requests}
+	// Telemetry reads start with the level (their first round beside the
+	// warm-ups, awaited before the window opens) and end with a round
+	// after the window closes, so both edges are bracketed.
+	tel := e.levelTelemetry(ctx, sp.st.Name, idx, sink)
+	defer tel.Stop()
 	conns := lvl.Load.Conns()
 	e.primeConnections(ctx, conns)
 	e.warmup(ctx, sp, idx, conns, sp.warmups, sink)
@@ -250,6 +268,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 		return rec // the endpoint does not serve the API: nothing to measure
 	}
 	nearOpen(ctx, lvl)
+	tel.WaitFirst()
 
 	before := e.readCounters(ctx, scraper)
 	var ru0, ru1 syscall.Rusage
@@ -273,11 +292,13 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	}
 	atSlotEnd(ctx, lvl)
 	after := e.readCounters(context.WithoutCancel(ctx), scraper)
+	tel.Stop()
 	rec.Server = servermetrics.Diff(before, after)
 	for _, b := range lr.batches { // every worker has stopped
 		b.flush()
 	}
 	rec.ITL = lr.itl
+	rec.ITLSlices = lr.itlSlices
 	rec.CapWaits = lr.capWaits.Load()
 	rec.MaxInFlight = int(lr.peak.Load())
 	rec.Interrupted = ctx.Err() != nil
@@ -343,13 +364,19 @@ type itlBatch struct {
 	n    int
 	live int // buf[:live] is counted in the level's live ITL already
 	buf  [itlBatchSize]time.Duration
+	// at is when each gap's token arrived, kept only when the level is
+	// sliced (nil otherwise).
+	at *[itlBatchSize]time.Time
 }
 
 const itlBatchSize = 256
 
-// add records one gap. It does not allocate.
-func (b *itlBatch) add(gap time.Duration) {
+// add records one gap, whose token arrived at now. It does not allocate.
+func (b *itlBatch) add(gap time.Duration, now time.Time) {
 	b.buf[b.n] = gap
+	if b.at != nil {
+		b.at[b.n] = now
+	}
 	b.n++
 	if b.n == itlBatchSize {
 		b.flush()
@@ -365,6 +392,9 @@ func (b *itlBatch) flush() {
 	b.lr.itlMu.Lock()
 	for _, g := range b.buf[:b.n] {
 		b.lr.itl.Add(g)
+	}
+	if b.at != nil {
+		b.lr.addSliced(b.buf[:b.n], b.at[:b.n])
 	}
 	b.lr.itlMu.Unlock()
 	if f := b.lr.e.opts.OnGaps; f != nil {
@@ -398,3 +428,23 @@ func (lr *LevelRun) Start() time.Time { return lr.start }
 
 // Level is the level being run.
 func (lr *LevelRun) Level() Level { return lr.lvl }
+
+// addSliced adds gaps to the level's slices by their tokens' arrival, from
+// the level's opening (under itlMu). A gap past result.MaxITLSlices slices
+// is counted in the level's ITL only.
+func (lr *LevelRun) addSliced(gaps []time.Duration, at []time.Time) {
+	w := time.Duration(lr.lvl.Spec.SliceNs)
+	for i, g := range gaps {
+		k := 0
+		if d := at[i].Sub(lr.origin); d > 0 {
+			k = int(d / w)
+		}
+		if k >= result.MaxITLSlices {
+			continue
+		}
+		for len(lr.itlSlices) <= k {
+			lr.itlSlices = append(lr.itlSlices, result.ITL{})
+		}
+		lr.itlSlices[k].Add(g)
+	}
+}

@@ -153,7 +153,7 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			gap := clk.token(now, c.Content, c.Reasoning)
 			wd.token(now, clk.chunks == 1)
 			if clk.chunks > 1 && w.itl != nil {
-				w.itl.add(gap)
+				w.itl.add(gap, now)
 			}
 		}
 		st.note(&c.Chunk, now)

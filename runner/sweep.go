@@ -93,6 +93,7 @@ func (sp *stagePlan) levelSpec(label string, conc int, rate *float64) result.Lev
 		Turns:        sp.turns,
 		// Shared prefixes and multi-turn histories are cached on purpose.
 		ExpectPrefixHits: sp.shared != nil || sp.turns > 1,
+		SliceNs:          int64(sp.st.Slices),
 		Tools:            len(sp.tools) > 0,
 	}
 	if sp.synthetic {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -38,9 +39,9 @@ var (
 // percentage (GatesOf lists them). Exported for tools that build checks
 // outside a plan file (and for tests).
 func CompileCheck(src string, scope Scope) (*vm.Program, []string, error) {
-	opts := []expr.Option{expr.Env(result.LevelEnv{}), expr.AsBool()}
+	opts := []expr.Option{expr.Env(result.LevelEnv{}), expr.AsBool(), expr.Patch(nullableBools{})}
 	if scope == ScopeStage {
-		opts = []expr.Option{expr.Env(result.StageEnv{}), expr.AsBool(), expr.Patch(baselineCapacity{})}
+		opts = []expr.Option{expr.Env(result.StageEnv{}), expr.AsBool(), expr.Patch(baselineCapacity{}), expr.Patch(nullableBools{})}
 	}
 	prog, err := expr.Compile(src, opts...)
 	if err != nil {
@@ -244,3 +245,46 @@ func (c *Check) Compile() error {
 	}
 	return nil
 }
+
+// nullableBools lets a check read a metric that is a nullable flag (steady:
+// null without slices) as the bool it is: each read of it becomes
+// `metric == true`, since expr gives a *bool where a bool is wanted (the
+// expression as a whole, !, &&). A null one never reaches the expression:
+// the check fails first, naming it, as for any null metric.
+type nullableBools struct{}
+
+// Visit implements ast.Visitor.
+func (nullableBools) Visit(n *ast.Node) {
+	var name string
+	switch m := (*n).(type) {
+	case *ast.IdentifierNode:
+		name = m.Value
+	case *ast.MemberNode:
+		if p, ok := m.Property.(*ast.StringNode); ok {
+			name = p.Value
+		}
+	}
+	if name == "" || !slices.Contains(boolPtrMetrics(), name) {
+		return
+	}
+	ast.Patch(n, &ast.BinaryNode{Operator: "==", Left: *n, Right: &ast.BoolNode{Value: true}})
+}
+
+// boolPtrMetrics are the metrics whose Point field is a *bool.
+func boolPtrMetrics() []string {
+	boolPtrOnce.Do(func() {
+		pt := reflect.TypeFor[result.Point]()
+		for i := range pt.NumField() {
+			f := pt.Field(i)
+			if tag := f.Tag.Get("expr"); tag != "" && tag != "-" && f.Type == reflect.TypeFor[*bool]() {
+				boolPtrNames = append(boolPtrNames, tag)
+			}
+		}
+	})
+	return boolPtrNames
+}
+
+var (
+	boolPtrOnce  sync.Once
+	boolPtrNames []string
+)

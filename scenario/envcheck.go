@@ -136,6 +136,11 @@ func (v *validator) credentialSink(e *envString, i int) (dest envpolicy.Dest, is
 	if x, rest := v.exportOf(e.path); x != nil {
 		return v.exportSink(e, i, x, rest)
 	}
+	if t, rest := v.telemetryOf(e.path); t != nil {
+		// A telemetry target's headers and URL credentials go to its
+		// URL's host, as an export block's do.
+		return v.exportSink(e, i, &Export{URL: t.URL}, rest)
+	}
 	name, ep := v.endpointOf(e.path)
 	if ep == nil {
 		return envpolicy.Dest{}, false, ""
@@ -164,6 +169,19 @@ func (v *validator) exportOf(path string) (*Export, string) {
 	for i, x := range v.plan.Export {
 		if rest, ok := strings.CutPrefix(path, fmt.Sprintf("export[%d].", i)); ok && x != nil {
 			return x, rest
+		}
+	}
+	return nil, ""
+}
+
+// telemetryOf returns the telemetry target path is in, and the rest of the path.
+func (v *validator) telemetryOf(path string) (*TelemetryTarget, string) {
+	if v.plan.Telemetry == nil {
+		return nil, ""
+	}
+	for i, t := range v.plan.Telemetry.Targets {
+		if rest, ok := strings.CutPrefix(path, fmt.Sprintf("telemetry.targets[%d].", i)); ok && t != nil {
+			return t, rest
 		}
 	}
 	return nil, ""

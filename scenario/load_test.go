@@ -414,7 +414,7 @@ func TestCheckCompile(t *testing.T) {
         expr: failed == 0 && ttft_p95 < 1
 `
 	_, err := load(t, src, env())
-	want := "plan.yaml:17:30: stages[0].checks[2].expr: invalid check expression: unknown name ttft_p95 (did you mean ttft_p95_ms?)"
+	want := "plan.yaml:17:30: stages[0].checks[2].expr: invalid check expression: unknown name ttft_p95 (did you mean one of ttft_p95_ms, server_ttft_p95_ms?)"
 	if err == nil || err.Error() != want {
 		t.Fatalf("got  %v\nwant %s", err, want)
 	}

@@ -28,6 +28,8 @@ type LoadPlan struct {
 	Duration    time.Duration
 	Ramp        time.Duration
 	Replicates  int
+	// Slices is the width of each level's time slices (0: none).
+	Slices time.Duration
 	// Open loop: the arrival process and the in-flight cap (0: none).
 	Arrival        Arrival
 	Burstiness     float64
@@ -67,7 +69,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		Name: st.Name, API: st.API, Mode: st.Mode, Pinned: st.Mode == ModePinned,
 		Kind:        st.loadKind(ps),
 		Concurrency: st.Concurrency, Rate: st.Rate, Search: st.Search, Requests: st.Requests,
-		Duration: st.Duration.D(), Ramp: st.Ramp.D(), Replicates: st.Replicates,
+		Duration: st.Duration.D(), Ramp: st.Ramp.D(), Replicates: st.Replicates, Slices: st.Slices.D(),
 		Arrival: st.Arrival, Burstiness: st.Burstiness, MaxConcurrency: st.MaxConcurrency,
 		OutputTokens: st.OutputTokens, InputTokens: st.InputTokens,
 		ExtraBody: st.ExtraBody, SLO: st.SLO, Prompts: ps,

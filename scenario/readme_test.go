@@ -16,7 +16,7 @@ func TestReadmeDocumentsEveryField(t *testing.T) {
 		t.Fatal(err)
 	}
 	readme := string(b)
-	for _, v := range []any{Plan{}, Endpoint{}, Timeouts{}, TLS{}, Counters{}, PromptSet{}, Synthetic{}, SharedPrefix{}, Stage{}, SLO{}, Check{}, Search{}, Budget{}, Target{}, Trace{}, Replay{}} {
+	for _, v := range []any{Plan{}, Endpoint{}, Timeouts{}, TLS{}, Counters{}, PromptSet{}, Synthetic{}, SharedPrefix{}, Stage{}, SLO{}, Check{}, Search{}, Budget{}, Target{}, Trace{}, Replay{}, Telemetry{}, TelemetryTarget{}} {
 		typ := reflect.TypeOf(v)
 		for _, f := range yamlFields(typ) {
 			if !strings.Contains(readme, "`"+f.name+"`") && !strings.Contains(readme, "."+f.name+"`") && !strings.Contains(readme, "`"+f.name+".") && !strings.Contains(readme, "."+f.name+".") {

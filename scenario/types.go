@@ -5,6 +5,8 @@
 package scenario
 
 import (
+	"time"
+
 	"github.com/expr-lang/expr/vm"
 
 	"github.com/runnerbench/runner/result"
@@ -36,6 +38,11 @@ type Plan struct {
 	// Export sends the run's figures to Prometheus (remote write) or
 	// OpenTelemetry (OTLP/HTTP) while it runs, beside --export's targets.
 	Export []*Export `yaml:"export,omitempty" json:"export,omitempty"`
+	// Telemetry is what Runner reads during every level beside the requests:
+	// the endpoint's own /metrics and the Prometheus pages of the targets
+	// named here (a DCGM exporter, AMD's device metrics exporter, a node
+	// exporter, another engine replica), written to telemetry.jsonl.
+	Telemetry *Telemetry `yaml:"telemetry,omitempty" json:"telemetry,omitempty"`
 
 	// Path is the file the plan was loaded from, Source its bytes and Hash
 	// their sha256.
@@ -56,6 +63,61 @@ type Export struct {
 	Headers map[string]Secret `yaml:"headers,omitempty" json:"headers,omitempty"`
 	// Interval is how often a level's running figures are sent. Default 5s.
 	Interval Duration `yaml:"interval,omitempty" json:"interval,omitempty"`
+}
+
+// Telemetry says what Runner samples during every level, on goroutines of
+// its own (never in the way of a send or a token read). A target's URL
+// credentials and its headers' values follow the endpoints' rules: a
+// credential must be allowed for the URL's host (--allow-env NAME@HOST).
+type Telemetry struct {
+	// Interval between two reads of each target (and of the endpoint's /metrics). Default 1s; at least 100ms.
+	Interval Duration `yaml:"interval,omitempty" json:"interval,omitempty"`
+	// Timeout bounds one read. Default: the interval, at most 5s.
+	Timeout Duration `yaml:"timeout,omitempty" json:"timeout,omitempty"`
+	// Endpoint reads the stage's endpoint's own /metrics (metrics_url) during every level. Default true.
+	Endpoint *bool `yaml:"endpoint,omitempty" json:"endpoint,omitempty"`
+	// Targets are the Prometheus pages read beside the endpoint's.
+	Targets []*TelemetryTarget `yaml:"targets,omitempty" json:"targets,omitempty"`
+}
+
+// TelemetryTarget is one Prometheus page read during every level.
+type TelemetryTarget struct {
+	// Name names the target in telemetry.jsonl and reports.
+	Name string `yaml:"name" json:"name"`
+	// URL is the page, e.g. http://gpu-node:9400/metrics (DCGM exporter) or http://gpu-node:5000/metrics (AMD).
+	URL string `yaml:"url" json:"url"`
+	// Headers are sent with every read (e.g. Authorization). Values are treated as secrets.
+	Headers map[string]Secret `yaml:"headers,omitempty" json:"headers,omitempty"`
+	// Metrics are more metric names to keep beside the known GPU, engine and node ones (a name, or a prefix ending in *).
+	Metrics []string `yaml:"metrics,omitempty" json:"metrics,omitempty"`
+}
+
+// Defaults of the telemetry block.
+const (
+	DefaultTelemetryInterval = Duration(time.Second)
+	MinTelemetryInterval     = Duration(100 * time.Millisecond)
+	MaxTelemetryTimeout      = Duration(5 * time.Second)
+	MaxTelemetryTargets      = 32
+)
+
+// ReadsEndpoint reports whether the endpoint's own /metrics is sampled
+// (true without a telemetry block).
+func (t *Telemetry) ReadsEndpoint() bool { return t == nil || t.Endpoint == nil || *t.Endpoint }
+
+// Every is the interval between reads (the default when unset).
+func (t *Telemetry) Every() time.Duration {
+	if t == nil || t.Interval == 0 {
+		return DefaultTelemetryInterval.D()
+	}
+	return t.Interval.D()
+}
+
+// ReadTimeout bounds one read: the timeout given, else the interval, at most MaxTelemetryTimeout.
+func (t *Telemetry) ReadTimeout() time.Duration {
+	if t != nil && t.Timeout > 0 {
+		return t.Timeout.D()
+	}
+	return min(t.Every(), MaxTelemetryTimeout.D())
 }
 
 // Endpoint is an OpenAI-compatible server, or the built-in simulator.
@@ -243,6 +305,8 @@ type Stage struct {
 	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	// Ramp spreads worker starts over this time at the start of each closed-loop level.
 	Ramp Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`
+	// Slices cuts each level into time windows of this length (e.g. 10s, at least 1s), from its measured window's opening: per slice the request rate, output tok/s, TTFT, ITL and E2E p50 and p95 and requests in flight, in report.json (slices in each level's point) and drawn over time in report.html; a level that was not steady across them (a first slice far from the rest, or a real trend) is warned about, and the metric steady says so to a check. Off by default; --slices sets it for every stage.
+	Slices Duration `yaml:"slices,omitempty" json:"slices,omitempty"`
 	// Replicates runs each closed-loop level as this many independent replicates back to back, sharing its requests (and duration) evenly, each a fresh start of its streams. The level's metrics pool them; a comparison with a baseline also sees how much whole replicates differ (a batching rhythm a closed loop settles into), not only its requests. Default 1.
 	Replicates int `yaml:"replicates,omitempty" json:"replicates,omitempty"`
 	// Warmup is the number of unmeasured warm-up requests before each level. Default 1.

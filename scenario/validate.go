@@ -149,6 +149,75 @@ func (v *validator) validate() {
 	for i, e := range p.Export {
 		v.export(fmt.Sprintf("export[%d]", i), e)
 	}
+	if p.Telemetry != nil {
+		v.telemetry(p.Telemetry)
+	}
+}
+
+// telemetry checks the telemetry block; a URL is shown without its credentials.
+func (v *validator) telemetry(t *Telemetry) {
+	if t.Interval != 0 && t.Interval < MinTelemetryInterval {
+		v.errf("telemetry.interval", "telemetry.interval: %s is shorter than %s", t.Interval, MinTelemetryInterval)
+	}
+	v.nonNegDur("telemetry.timeout", t.Timeout)
+	if t.Timeout > 0 && t.Timeout.D() > 10*t.Every() {
+		v.errf("telemetry.timeout", "telemetry.timeout: %s is more than ten intervals (%s)", t.Timeout, Duration(t.Every()))
+	}
+	if len(t.Targets) > MaxTelemetryTargets {
+		v.errf("telemetry.targets", "telemetry.targets: %d targets, more than %d", len(t.Targets), MaxTelemetryTargets)
+	}
+	seen := map[string]int{}
+	for i, tg := range t.Targets {
+		path := fmt.Sprintf("telemetry.targets[%d]", i)
+		if tg == nil {
+			v.errf(path, "%s: empty target: give name and url", path)
+			continue
+		}
+		switch {
+		case strings.TrimSpace(tg.Name) == "":
+			v.errf(path+".name", "%s: missing name", path)
+		case len(tg.Name) > 64:
+			v.errf(path+".name", "%s.name: longer than 64 bytes", path)
+		default:
+			v.name(path+".name", tg.Name)
+			if j, dup := seen[tg.Name]; dup {
+				v.errf(path+".name", "%s: duplicate telemetry target name %q (also telemetry.targets[%d])", path, tg.Name, j)
+			}
+			seen[tg.Name] = i
+		}
+		if u, err := url.Parse(tg.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			v.errf(path+".url", "%s.url: %s is not an http(s) URL such as http://127.0.0.1:9400/metrics", path, redact.URL(tg.URL))
+		}
+		for k := range tg.Headers {
+			if strings.ContainsAny(k, " :\r\n") || k == "" {
+				v.errf(path+".headers."+k, "%s: %q is not a valid header name", path, k)
+			}
+		}
+		if len(tg.Metrics) > 256 {
+			v.errf(path+".metrics", "%s.metrics: %d names, more than 256", path, len(tg.Metrics))
+		}
+		for j, m := range tg.Metrics {
+			if !validMetricPattern(m) {
+				v.errf(fmt.Sprintf("%s.metrics[%d]", path, j), "%s.metrics[%d]: %q is not a metric name, or a prefix of one ending in *", path, j, m)
+			}
+		}
+	}
+}
+
+// validMetricPattern reports whether s is a Prometheus metric name, or a
+// non-empty prefix of one followed by *.
+func validMetricPattern(s string) bool {
+	s, _ = strings.CutSuffix(s, "*")
+	if s == "" || len(s) > 200 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c == ':' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || i > 0 && '0' <= c && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // export checks one export block; a URL is shown without its credentials.
@@ -481,6 +550,9 @@ func (v *validator) stageLimits(path string, s *Stage) {
 	v.stageRequests(path, s)
 	v.nonNegDur(path+".duration", s.Duration)
 	v.nonNegDur(path+".ramp", s.Ramp)
+	if s.Slices != 0 && (s.Slices < Duration(MinSlice) || s.Slices > Duration(MaxSlice)) {
+		v.errf(path+".slices", "%s: slices must be between %s and %s, got %s", path, MinSlice, MaxSlice, s.Slices)
+	}
 	if s.Warmup != nil && (*s.Warmup < 0 || *s.Warmup > MaxWarmup) {
 		v.errf(path+".warmup", "%s: warmup must be between 0 and %d, got %d", path, MaxWarmup, *s.Warmup)
 	}

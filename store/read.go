@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -287,17 +289,59 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	if err := d.readLabels(ctx, cond, args, byID); err != nil {
 		return nil, err
 	}
-	sel := `SELECT m.run_id, m.stage, m.label, l.position, m.metric, m.value, l.interrupted, l.client_bottleneck
-		FROM level_metrics m JOIN levels l ON l.run_id = m.run_id AND l.stage = m.stage AND l.label = m.label
-		JOIN runs r ON r.run_id = m.run_id WHERE ` + cond
-	if q.Stage != "" {
-		sel += " AND m.stage = ?"
-		args = append(args, q.Stage)
+	// The levels first (a few per run), then the values alone: a history of
+	// every metric is a hundred values a level, read run by run through the
+	// primary key (IN, not a join looking up each value's run), their names
+	// scanned as bytes and interned.
+	if len(q.Metrics) == 0 {
+		// Every metric: from each level's point (the report's, as
+		// published, of which level_metrics holds the same values one row
+		// each): 2 rows a run instead of 100 or so, decoded in Go faster
+		// than the driver returns the rows.
+		if err := d.pointValues(ctx, cond, args, q, index, out); err != nil {
+			return nil, err
+		}
+		sort.SliceStable(out.Values, func(i, j int) bool { return out.Values[i].Run < out.Values[j].Run })
+		return out, nil
 	}
-	if q.Label != "" {
-		sel += " AND m.label = ?"
-		args = append(args, q.Label)
+	type levelKey struct {
+		run          int
+		stage, label string
 	}
+	type levelInfo struct {
+		position  int
+		judgeable bool
+	}
+	levels := map[levelKey]levelInfo{}
+	lsel, largs := levelFilter(`SELECT l.run_id, l.stage, l.label, l.position, l.interrupted, l.client_bottleneck
+		FROM levels l WHERE l.run_id IN (SELECT r.run_id FROM runs r WHERE `+cond+`)`, "l", q, args)
+	err = d.each(ctx, lsel, largs, func(sc func(...any) error) error {
+		var id, stage, label string
+		var info levelInfo
+		var interrupted, bottleneck bool
+		if err := sc(&id, &stage, &label, &info.position, &interrupted, &bottleneck); err != nil {
+			return err
+		}
+		if i, ok := index[id]; ok {
+			info.judgeable = !interrupted && !bottleneck
+			levels[levelKey{i, stage, label}] = info
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	names := map[string]string{}
+	intern := func(b []byte) string {
+		if s, ok := names[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		names[s] = s
+		return s
+	}
+	sel, args := levelFilter(`SELECT m.run_id, m.stage, m.label, m.metric, m.value
+		FROM level_metrics m WHERE m.run_id IN (SELECT r.run_id FROM runs r WHERE `+cond+`)`, "m", q, args)
 	if len(q.Metrics) > 0 {
 		sel += " AND m.metric IN (" + strings.TrimSuffix(strings.Repeat("?, ", len(q.Metrics)), ", ") + ")"
 		for _, m := range q.Metrics {
@@ -305,17 +349,21 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 		}
 	}
 	err = d.each(ctx, sel, args, func(sc func(...any) error) error {
+		var id, stage, label, metric sql.RawBytes
 		var v Value
-		var id string
-		var interrupted, bottleneck bool
-		if err := sc(&id, &v.Stage, &v.Label, &v.Position, &v.Metric, &v.Value, &interrupted, &bottleneck); err != nil {
+		if err := sc(&id, &stage, &label, &metric, &v.Value); err != nil {
 			return err
 		}
-		i, ok := index[id]
+		i, ok := index[string(id)]
 		if !ok {
 			return nil
 		}
-		v.Run, v.Judgeable = i, !interrupted && !bottleneck
+		v.Run, v.Stage, v.Label, v.Metric = i, intern(stage), intern(label), intern(metric)
+		info, ok := levels[levelKey{i, v.Stage, v.Label}]
+		if !ok {
+			return nil
+		}
+		v.Position, v.Judgeable = info.position, info.judgeable
 		out.Values = append(out.Values, v)
 		return nil
 	})
@@ -324,6 +372,56 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	}
 	sort.SliceStable(out.Values, func(i, j int) bool { return out.Values[i].Run < out.Values[j].Run })
 	return out, nil
+}
+
+// pointValues appends every numeric metric of every level q selects, as
+// Publish wrote them into level_metrics: the metric's value in the level's
+// point, when it has one and it is finite.
+func (d *DB) pointValues(ctx context.Context, cond string, args []any, q SeriesQuery, index map[string]int, out *Series) error {
+	ms := result.Metrics()
+	sel, args := levelFilter(`SELECT l.run_id, l.stage, l.label, l.position, l.interrupted, l.client_bottleneck, l.point
+		FROM levels l WHERE l.run_id IN (SELECT r.run_id FROM runs r WHERE `+cond+`)`, "l", q, args)
+	return d.each(ctx, sel, args, func(sc func(...any) error) error {
+		var id, stage, label string
+		var position int
+		var interrupted, bottleneck bool
+		var point sql.RawBytes
+		if err := sc(&id, &stage, &label, &position, &interrupted, &bottleneck, &point); err != nil {
+			return err
+		}
+		i, ok := index[id]
+		if !ok {
+			return nil
+		}
+		var p result.Point
+		if err := json.Unmarshal(point, &p); err != nil {
+			return fmt.Errorf("run %s: stage %s: point: %w", id, stage, err)
+		}
+		for k := range ms {
+			m := &ms[k]
+			v, ok := m.Value(&p)
+			if !ok || !m.Numeric() || math.IsNaN(v) || math.IsInf(v, 0) {
+				continue
+			}
+			out.Values = append(out.Values, Value{Run: i, Stage: stage, Label: label, Position: position, Metric: m.Name,
+				Value: v, Judgeable: !interrupted && !bottleneck})
+		}
+		return nil
+	})
+}
+
+// levelFilter adds q's stage and level to a query on table alias t.
+func levelFilter(sel, t string, q SeriesQuery, args []any) (string, []any) {
+	args = slices.Clone(args)
+	if q.Stage != "" {
+		sel += " AND " + t + ".stage = ?"
+		args = append(args, q.Stage)
+	}
+	if q.Label != "" {
+		sel += " AND " + t + ".label = ?"
+		args = append(args, q.Label)
+	}
+	return sel, args
 }
 
 // Tables are the schema's tables.

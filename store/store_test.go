@@ -1,11 +1,13 @@
 package store_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +89,33 @@ func roundTrip(t *testing.T, db *store.DB) {
 			t.Errorf("run %d: the database's report differs from %s's report.json at byte %d:\n got …%s…\nwant …%s…", i, d, at, clip(got, at), clip(w, at))
 		}
 		sameSamples(t, db, runs[i].ID, d, want)
+	}
+	sameSeries(t, db)
+}
+
+// sameSeries: a history of every metric (read from the levels' points)
+// holds the values a history naming every metric reads from level_metrics,
+// value for value.
+func sameSeries(t *testing.T, db *store.DB) {
+	t.Helper()
+	ctx := context.Background()
+	var names []string
+	for _, m := range result.Metrics() {
+		names = append(names, m.Name)
+	}
+	var got [2][]store.Value
+	for i, metrics := range [][]string{nil, names} {
+		s, err := db.Series(ctx, store.SeriesQuery{Filter: store.Filter{Plan: "nightly"}, Metrics: metrics})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got[i] = s.Values
+		slices.SortFunc(got[i], func(a, b store.Value) int {
+			return cmp.Or(cmp.Compare(a.Run, b.Run), cmp.Compare(a.Stage, b.Stage), cmp.Compare(a.Label, b.Label), cmp.Compare(a.Metric, b.Metric))
+		})
+	}
+	if len(got[0]) < 100 || !slices.Equal(got[0], got[1]) {
+		t.Errorf("every metric: %d values; naming them all: %d, or they differ", len(got[0]), len(got[1]))
 	}
 }
 

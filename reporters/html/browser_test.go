@@ -9,7 +9,8 @@ import (
 	"testing"
 )
 
-// TestBrowserCheck renders the fixture in headless Chromium through
+// TestBrowserCheck renders the fixtures (a run with a baseline, and a sliced
+// run with its charts over time) in headless Chromium through
 // scripts/html-check.sh, in light and dark mode (each fitting 1280 px without
 // sideways scroll), and proves the check can fail: a page with a deliberate
 // JS error, one that scrolls sideways and one that tries to load a remote
@@ -38,14 +39,16 @@ func TestBrowserCheck(t *testing.T) {
 	}
 
 	report := write("report.html", render(t, loadReport(t, "report.json"), loadReport(t, "baseline.json")))
-	for _, mode := range []string{"light", "dark"} {
-		png := filepath.Join(dir, mode+".png")
+	sliced := write("sliced.html", render(t, loadReport(t, slicedFixture), nil))
+	for _, c := range []struct{ page, mode string }{{report, "light"}, {report, "dark"}, {sliced, "light"}, {sliced, "dark"}} {
+		mode := c.mode
+		png := filepath.Join(dir, strings.TrimSuffix(filepath.Base(c.page), ".html")+"-"+mode+".png")
 		var args []string
 		if mode == "dark" {
 			args = []string{"--dark"}
 		}
-		if out, err := run(report, png, args...); err != nil {
-			t.Fatalf("%s: html-check failed: %v\n%s", mode, err, out)
+		if out, err := run(c.page, png, args...); err != nil {
+			t.Fatalf("%s %s: html-check failed: %v\n%s", c.page, mode, err, out)
 		}
 		b, err := os.ReadFile(png)
 		if err != nil {

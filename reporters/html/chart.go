@@ -65,6 +65,18 @@ type lineChart struct {
 	Series []series
 	// Marks are vertical lines at loads of note (a search's boundary).
 	Marks []mark
+	// Bands shade spans of X (a level's steady window over time); Edges
+	// are X values ticked along the plot's foot (slice boundaries).
+	Bands []band
+	Edges []float64
+}
+
+// band is a shaded span [X0, X1] of a line chart, labelled in its tooltip;
+// Warn shades it in the warning colour (a level found not steady).
+type band struct {
+	X0, X1 float64
+	Label  string
+	Warn   bool
 }
 
 // mark is a vertical line across a line chart at X, labelled at its top.
@@ -347,6 +359,10 @@ func (c lineChart) svg(title string) template.HTML {
 	for _, m := range c.Marks {
 		xv = append(xv, m.X)
 	}
+	for _, bd := range c.Bands {
+		xv = append(xv, bd.X0, bd.X1)
+	}
+	xv = append(xv, c.Edges...)
 	for _, s := range c.Series {
 		for _, p := range s.Points {
 			if !finite(p.X) {
@@ -385,6 +401,7 @@ func (c lineChart) svg(title string) template.HTML {
 	var b strings.Builder
 	svgOpen(&b, c.ID, "line", title)
 	axes(&b, xs, ys, c.XLabel, c.YLabel, nil)
+	c.bands(&b, xs)
 	c.marks(&b, xs)
 	for _, s := range c.Series {
 		cls := "series c" + strconv.Itoa(s.Color%paletteLen)
@@ -441,6 +458,36 @@ func (c lineChart) marks(b *strings.Builder, xs scale) {
 		}
 		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="%s">%s</text></g>`, coord(tx), coord(marginT+12+float64(i%2)*13), anchor, esc(m.Label))
 	}
+}
+
+// bands draws the chart's shaded spans and its edge ticks. The colours are
+// inline styles on the page's own variables (dark mode follows), so a page
+// without bands carries no extra CSS.
+func (c lineChart) bands(b *strings.Builder, xs scale) {
+	for _, bd := range c.Bands {
+		if !finite(bd.X0) || !finite(bd.X1) || bd.X1 <= bd.X0 || (xs.log && bd.X0 <= 0) {
+			continue
+		}
+		x0, x1 := xs.at(bd.X0), xs.at(bd.X1)
+		fill, kind := "var(--pass)", "steady"
+		if bd.Warn {
+			fill, kind = "var(--warn)", "unsteady"
+		}
+		fmt.Fprintf(b, `<rect class="band" data-band="%s" data-x0="%s" data-x1="%s" x="%s" y="%s" width="%s" height="%s" style="fill:%s;fill-opacity:.13"><title>%s</title></rect>`,
+			kind, num(bd.X0), num(bd.X1), coord(x0), coord(marginT), coord(x1-x0), coord(plotH), fill, esc(bd.Label))
+	}
+	if len(c.Edges) == 0 {
+		return
+	}
+	b.WriteString(`<g class="edges" style="stroke:var(--frame);stroke-width:1">`)
+	for _, e := range c.Edges {
+		if !finite(e) || (xs.log && e <= 0) {
+			continue
+		}
+		x := xs.at(e)
+		fmt.Fprintf(b, `<line data-edge="%s" x1="%s" y1="%s" x2="%s" y2="%s"/>`, num(e), coord(x), coord(marginT+plotH-6), coord(x), coord(marginT+plotH))
+	}
+	b.WriteString(`</g>`)
 }
 
 // fixedScale is a linear scale with a known domain and n equal steps

@@ -475,6 +475,7 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 	}
 	sv.Search = buildSearch(st)
 	sv.Charts = searchCharts(st, anchor)
+	orig := st
 	st, bst = chartStage(st), chartStage(bst)
 	add := func(title string, c interface {
 		svg(string) template.HTML
@@ -512,6 +513,8 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 	} else {
 		add("Failures by kind", fc, id)
 	}
+	sv.Charts = append(sv.Charts, sliceCharts(orig, anchor)...)
+	sv.Notes = append(sv.Notes, sliceNotes(orig)...)
 	sv.Samples = samples(st)
 	return sv
 }
@@ -550,6 +553,9 @@ func levelRowOf(p *result.Point) levelRow {
 	}
 	if p.MaxInFlight != nil && p.Rate == nil && *p.MaxInFlight < p.Concurrency && p.Completed > 0 && !p.Interrupted {
 		row.Flags = append(row.Flags, "fewer in flight than labelled")
+	}
+	if p.Steady != nil && !*p.Steady {
+		row.Flags = append(row.Flags, "not steady across its slices")
 	}
 	row.FlagsWarning = len(row.Flags) > 0
 	return row

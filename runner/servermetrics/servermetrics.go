@@ -118,8 +118,27 @@ var (
 
 	// knownHistograms are kept in Delta.Histograms when the server exposes
 	// them: few, since a histogram's buckets are many numbers.
-	knownHistograms = []string{simconfig.MetricLagRatio, simconfig.MetricTTFTLagRatio, simconfig.MetricDecodeLagRatio, simconfig.MetricE2ELagRatio}
+	knownHistograms = append([]string{simconfig.MetricLagRatio, simconfig.MetricTTFTLagRatio, simconfig.MetricDecodeLagRatio, simconfig.MetricE2ELagRatio},
+		LatencyHistograms...)
 )
+
+// LatencyHistograms are the engines' own latency histograms (in seconds)
+// kept in Delta.Histograms: vLLM's (and llm-d-inference-sim's, which has
+// no queue-time histogram) and SGLang's. Package aggregate turns their
+// deltas into the server's latency percentiles beside the client's.
+var LatencyHistograms = []string{
+	"vllm:time_to_first_token_seconds",
+	"vllm:request_queue_time_seconds",
+	"vllm:request_prefill_time_seconds",
+	"vllm:request_decode_time_seconds",
+	"vllm:inter_token_latency_seconds",
+	"vllm:time_per_output_token_seconds",
+	"vllm:e2e_request_latency_seconds",
+	"sglang:time_to_first_token_seconds",
+	"sglang:inter_token_latency_seconds",
+	"sglang:e2e_request_latency_seconds",
+	"sglang:queue_time_seconds",
+}
 
 // Scraper reads one metrics URL. It holds no mutable state, so one Scraper
 // may be read from several goroutines.
@@ -249,6 +268,7 @@ func histograms(families map[string]*dto.MetricFamily) map[string]*result.Histog
 		for _, m := range mf.GetMetric() {
 			hm := m.GetHistogram()
 			h.Count += float64(hm.GetSampleCount())
+			h.Sum += hm.GetSampleSum()
 			for _, b := range hm.GetBucket() {
 				if le := b.GetUpperBound(); !math.IsInf(le, 1) && !math.IsNaN(le) {
 					byLE[le] += float64(b.GetCumulativeCount())
@@ -272,7 +292,7 @@ func diffHistogram(before, after *result.HistogramDelta) *result.HistogramDelta 
 	if before == nil || after == nil || len(before.Buckets) != len(after.Buckets) || after.Count < before.Count {
 		return nil
 	}
-	d := &result.HistogramDelta{Count: after.Count - before.Count, Buckets: make([]result.HistogramBucket, len(after.Buckets))}
+	d := &result.HistogramDelta{Count: after.Count - before.Count, Sum: after.Sum - before.Sum, Buckets: make([]result.HistogramBucket, len(after.Buckets))}
 	for i, a := range after.Buckets {
 		b := before.Buckets[i]
 		if a.LE != b.LE || a.Count < b.Count {

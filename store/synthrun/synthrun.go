@@ -147,6 +147,34 @@ func Write(dir string, s Spec) error {
 // writeLevel writes one level's requests, c at a time back to back, and
 // returns its record.
 func writeLevel(enc *json.Encoder, rng *rand.Rand, s *Spec, level, c int, at time.Time) (*result.LevelRecord, error) {
+	return genLevel(rng, s, level, c, at, func(r *result.Request) error { return enc.Encode(r) })
+}
+
+// Levels generates a run's levels in memory, as Write would write them
+// (the same records and requests for the same Spec), and gives each level's
+// record and measured requests to fn, in order; the run's files and
+// report are not made. For tests that need many runs' levels fast.
+func Levels(s Spec, fn func(rec *result.LevelRecord, reqs []*result.Request) error) error {
+	s.defaults()
+	rng := rand.New(rand.NewPCG(s.Seed, 0x5eed))
+	at := s.StartedAt
+	for i, c := range s.Concurrency {
+		var reqs []*result.Request
+		rec, err := genLevel(rng, &s, i, c, at, func(r *result.Request) error { reqs = append(reqs, r); return nil })
+		if err != nil {
+			return err
+		}
+		at = rec.End
+		if err := fn(rec, reqs); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// genLevel makes one level's requests, c at a time back to back, gives
+// each to emit and returns the level's record.
+func genLevel(rng *rand.Rand, s *Spec, level, c int, at time.Time, emit func(*result.Request) error) (*result.LevelRecord, error) {
 	rec := &result.LevelRecord{Stage: "sweep", Level: level, Start: at,
 		Spec:   result.LevelSpec{Label: result.LevelLabel(c, nil, 0, 0), Concurrency: c, InputTokens: 128, OutputTokens: outputTokens, Pinned: true},
 		Client: result.ClientLoad{CPUNs: int64(10 * time.Millisecond), Procs: 2}}
@@ -167,7 +195,7 @@ func writeLevel(enc *json.Encoder, rng *rand.Rand, s *Spec, level, c int, at tim
 		r := &result.Request{Stage: "sweep", Level: level, Concurrency: c, Seq: seq, Nonce: fmt.Sprintf("%012x", rng.Uint64()>>16),
 			MaxTokens: outputTokens, Start: start, OK: true, TTFTMs: &ttft, TPOTMs: &tpot, E2EMs: e2e,
 			InputTokens: 128, OutputTokens: outputTokens, Chunks: outputTokens, UsageReported: true, FinishReason: "length"}
-		if err := enc.Encode(r); err != nil {
+		if err := emit(r); err != nil {
 			return nil, err
 		}
 	}

@@ -1,0 +1,192 @@
+package html
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// The time series of a sliced stage (result.Slices): each level's slices on
+// one time axis over the stage, from its first sliced level's opening, each
+// slice a point at its middle (a level's line ends with it: the time between
+// levels, warm-ups included, is a gap). Level openings are marks, slice
+// boundaries ticks along the foot, and each judged level's steady window a
+// shaded band (amber when the level was not steady).
+
+// slicedLevel is one level with slices, placed on the stage's time axis.
+type slicedLevel struct {
+	p   *result.Point
+	off float64 // seconds from the stage's first sliced opening
+}
+
+func slicedLevels(st *result.Stage) []slicedLevel {
+	var out []slicedLevel
+	for i := range st.Points {
+		p := &st.Points[i]
+		if p.Slices != nil && len(p.Slices.Windows) > 0 && !p.Slices.Start.IsZero() {
+			out = append(out, slicedLevel{p: p})
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].p.Slices.Start.Before(out[j].p.Slices.Start) })
+	t0 := out[0].p.Slices.Start
+	for i := range out {
+		out[i].off = out[i].p.Slices.Start.Sub(t0).Seconds()
+	}
+	return out
+}
+
+// sliceMetric is one line of a chart over time.
+type sliceMetric struct {
+	name  string
+	unit  string
+	color int
+	val   func(s *result.Slice) *float64
+}
+
+// timeChart is one chart of the stage's slices over time.
+func timeChart(id, ylabel string, levels []slicedLevel, ms []sliceMetric) lineChart {
+	c := lineChart{ID: id, XLabel: "time since the first level's opening (s)", YLabel: ylabel}
+	for _, m := range ms {
+		s := series{Name: m.name, Color: m.color}
+		for li, l := range levels {
+			if li > 0 {
+				s.Points = append(s.Points, xy{X: l.off}) // a gap between levels
+			}
+			for k := range l.p.Slices.Windows {
+				w := &l.p.Slices.Windows[k]
+				if !drawn(w, l.p.Slices.WidthS) {
+					continue
+				}
+				tip := fmt.Sprintf("%s, slice %d (%s–%s s): ", l.p.Label(), k+1, num(w.StartS), num(w.EndS))
+				v := m.val(w)
+				if v != nil {
+					tip += num(*v) + " " + m.unit
+				}
+				s.Points = append(s.Points, xy{X: l.off + (w.StartS+w.EndS)/2, Y: v, Tip: tip})
+			}
+		}
+		c.Series = append(c.Series, s)
+	}
+	for _, l := range levels {
+		c.Marks = append(c.Marks, mark{X: l.off, Label: l.p.Label(), Color: 7, Dashed: true})
+		for _, w := range l.p.Slices.Windows {
+			c.Edges = append(c.Edges, l.off+w.EndS)
+		}
+		st := l.p.Slices.Steadiness
+		if st.Judged && st.Steady != nil {
+			label := l.p.Label() + ": steady window " + num(st.SteadyFromS) + "–" + num(st.ToS) + " s"
+			if !*st.Steady {
+				label = l.p.Label() + ": not steady (judged " + num(st.FromS) + "–" + num(st.ToS) + " s; steady from " + num(st.SteadyFromS) + " s)"
+			}
+			c.Bands = append(c.Bands, band{X0: l.off + st.SteadyFromS, X1: l.off + st.ToS, Label: label, Warn: !*st.Steady})
+		}
+	}
+	return c
+}
+
+// drawn reports whether a slice is drawn: not a last slice shorter than
+// half the width (a few ms of a level's drain, whose rates over so short a
+// time would dwarf the rest); report.json has it.
+func drawn(w *result.Slice, width float64) bool {
+	return !w.Partial || w.EndS-w.StartS >= width/2
+}
+
+// sliceCharts are a sliced stage's charts over time: requests in flight,
+// output throughput, TTFT and ITL percentiles, and one chart per series
+// sampled during the levels (Slice.Series: telemetry), by name.
+func sliceCharts(st *result.Stage, anchor string) []chartView {
+	levels := slicedLevels(st)
+	if levels == nil {
+		return nil
+	}
+	var out []chartView
+	add := func(id, title string, c lineChart) {
+		out = append(out, chartView{ID: id, Title: title, SVG: c.svg(st.Name + ": " + title), Legend: c.legend()})
+	}
+	fp := func(v float64) *float64 { return &v }
+	id := anchor + "-slices-inflight"
+	add(id, "Requests in flight over time", timeChart(id, "requests", levels, []sliceMetric{
+		{"mean in flight", "requests", 0, func(s *result.Slice) *float64 { return fp(s.InFlightMean) }},
+		{"most in flight", "requests", 1, func(s *result.Slice) *float64 { return fp(float64(s.InFlightMax)) }},
+	}))
+	id = anchor + "-slices-throughput"
+	add(id, "Output throughput over time", timeChart(id, "output tokens/s (all streams)", levels, []sliceMetric{
+		{"output tok/s", "tok/s", 0, func(s *result.Slice) *float64 { return fp(s.OutputTPS) }},
+	}))
+	id = anchor + "-slices-ttft"
+	add(id, "Time to first token over time", timeChart(id, "TTFT (ms)", levels, []sliceMetric{
+		{"TTFT p50", "ms", 0, func(s *result.Slice) *float64 { return s.TTFTP50Ms }},
+		{"TTFT p95", "ms", 1, func(s *result.Slice) *float64 { return s.TTFTP95Ms }},
+	}))
+	id = anchor + "-slices-itl"
+	add(id, "Inter-token latency over time", timeChart(id, "ITL (ms)", levels, []sliceMetric{
+		{"ITL p50", "ms", 0, func(s *result.Slice) *float64 { return s.ITLP50Ms }},
+		{"ITL p95", "ms", 1, func(s *result.Slice) *float64 { return s.ITLP95Ms }},
+	}))
+	for i, name := range seriesNames(levels) {
+		id = anchor + "-slices-series-" + strconv.Itoa(i)
+		add(id, name+" over time", timeChart(id, name+" (mean per slice)", levels, []sliceMetric{
+			{name, "", 0, func(s *result.Slice) *float64 {
+				if v, ok := s.Series[name]; ok {
+					return fp(v)
+				}
+				return nil
+			}},
+		}))
+	}
+	return out
+}
+
+// seriesNames are the names of every sampled series the levels' slices
+// hold, sorted.
+func seriesNames(levels []slicedLevel) []string {
+	var names []string
+	for _, l := range levels {
+		for _, w := range l.p.Slices.Windows {
+			for n := range w.Series {
+				if !slices.Contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// sliceNotes say in one line what the stage's slices were and how each
+// level fared, for under the charts.
+func sliceNotes(st *result.Stage) []string {
+	var out []string
+	for i := range st.Points {
+		p := &st.Points[i]
+		if p.Slices == nil {
+			continue
+		}
+		s := p.Slices
+		line := p.Label() + ": " + strconv.Itoa(len(s.Windows)) + " slices of " + (time.Duration(s.WidthS * float64(time.Second))).String()
+		if n := len(s.Windows); n > 0 && !drawn(&s.Windows[n-1], s.WidthS) {
+			line += " (the last, " + num(s.Windows[n-1].EndS-s.Windows[n-1].StartS) + " s, not drawn)"
+		}
+		switch st := s.Steadiness; {
+		case !st.Judged:
+			line += "; " + st.Why
+		case st.Steady != nil && *st.Steady:
+			line += "; steady over " + num(st.FromS) + "–" + num(st.ToS) + " s"
+		default:
+			line += "; not steady (see the warnings), steady from " + num(st.SteadyFromS) + " s"
+		}
+		out = append(out, line)
+		for _, n := range s.Notes {
+			out = append(out, p.Label()+": "+n)
+		}
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+package html
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	xhtml "golang.org/x/net/html"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// The sliced fixture is a real run of plans/slices.yaml against the
+// built-in simulator (two levels of 5 s in 1 s slices).
+const slicedFixture = "sliced.json"
+
+// TestSliceChartsCarryTheSlices: each chart over time has one marker per
+// slice with a value, at its level's offset plus the slice's middle,
+// carrying the slice's exact value; a slice without one (a p95 from too few
+// requests) is a gap, not a zero. Each level's opening is a mark, its slice
+// ends are ticks, its steady window a band; a level found not steady is
+// amber and flagged in the levels table.
+func TestSliceChartsCarryTheSlices(t *testing.T) {
+	r := loadReport(t, slicedFixture)
+	st := &r.Stages[0]
+	doc := parse(t, render(t, r, nil))
+	anchor := "stage-" + st.Name
+	t0 := st.Points[0].Slices.Start
+	for _, c := range []struct {
+		id, series string
+		val        func(s *result.Slice) *float64
+	}{
+		{"-slices-inflight", "mean in flight", func(s *result.Slice) *float64 { return &s.InFlightMean }},
+		{"-slices-throughput", "output tok/s", func(s *result.Slice) *float64 { return &s.OutputTPS }},
+		{"-slices-ttft", "TTFT p95", func(s *result.Slice) *float64 { return s.TTFTP95Ms }},
+		{"-slices-itl", "ITL p50", func(s *result.Slice) *float64 { return s.ITLP50Ms }},
+	} {
+		svg := chart(t, doc, anchor+c.id)
+		g := seriesGroup(t, svg, c.series)
+		var want []string
+		var xs []string
+		slices := 0
+		for i := range st.Points {
+			p := &st.Points[i]
+			off := p.Slices.Start.Sub(t0).Seconds()
+			for k := range p.Slices.Windows {
+				w := &p.Slices.Windows[k]
+				slices++
+				if w.Partial && w.EndS-w.StartS < p.Slices.WidthS/2 {
+					continue // a sliver of the drain: not drawn
+				}
+				if v := c.val(w); v != nil {
+					want = append(want, fmtNum(*v))
+					xs = append(xs, fmtNum(off+(w.StartS+w.EndS)/2))
+				}
+			}
+		}
+		ys, _ := markers(g)
+		if strings.Join(ys, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: markers %v, want %v", c.id, ys, want)
+		}
+		var gotX []string
+		for _, m := range findAll(g, "circle", nil) {
+			x, _ := attr(m, "data-x")
+			gotX = append(gotX, x)
+		}
+		if strings.Join(gotX, " ") != strings.Join(xs, " ") {
+			t.Errorf("%s: marker x %v, want %v", c.id, gotX, xs)
+		}
+		if n := len(findAll(svg, "line", func(n *xhtml.Node) bool { _, ok := attr(n, "data-edge"); return ok })); n != slices {
+			t.Errorf("%s: %d slice ticks, want %d", c.id, n, slices)
+		}
+		if n := len(findAll(svg, "g", func(n *xhtml.Node) bool { _, ok := attr(n, "data-mark"); return ok })); n != len(st.Points) {
+			t.Errorf("%s: %d level marks, want %d", c.id, n, len(st.Points))
+		}
+		bands := findAll(svg, "rect", hasAttr("class", "band"))
+		if len(bands) != len(st.Points) {
+			t.Fatalf("%s: %d bands, want one per judged level", c.id, len(bands))
+		}
+		for i, b := range bands {
+			p := &st.Points[i]
+			x0, _ := attr(b, "data-x0")
+			want := p.Slices.Start.Sub(t0).Seconds() + p.Slices.Steadiness.SteadyFromS
+			if x0 != fmtNum(want) || attrOr(b, "data-band") != "steady" {
+				t.Errorf("%s: band %d from %s (%s), want %s steady", c.id, i, x0, attrOr(b, "data-band"), fmtNum(want))
+			}
+		}
+	}
+
+	// A series sampled during the levels (telemetry) gets a chart of its
+	// own, a point per slice that has it.
+	st.Points[0].Slices.Windows[1].Series = map[string]float64{"gpu_power_w": 212.5}
+	st.Points[1].Slices.Windows[0].Series = map[string]float64{"gpu_power_w": 301}
+	doc = parse(t, render(t, r, nil))
+	if ys, _ := markers(seriesGroup(t, chart(t, doc, anchor+"-slices-series-0"), "gpu_power_w")); strings.Join(ys, " ") != "212.5 301" {
+		t.Errorf("telemetry series markers %v", ys)
+	}
+
+	// Not steady: amber, and flagged beside the level.
+	f := false
+	st.Points[1].Slices.Steadiness.Steady, st.Points[1].Steady = &f, &f
+	page := render(t, r, nil)
+	doc = parse(t, page)
+	if n := len(findAll(doc, "rect", hasAttr("data-band", "unsteady"))); n != 5 {
+		t.Errorf("%d unsteady bands, want one in each of the 5 charts (4 and the telemetry series')", n)
+	}
+	if !bytes.Contains(page, []byte("not steady across its slices")) {
+		t.Error("the levels table does not flag the unsteady level")
+	}
+}
+
+// TestSlicesGolden: the sliced fixture's page, byte for byte (go test
+// -update rewrites it); the unsliced goldens (TestGolden) are untouched by
+// slices.
+func TestSlicesGolden(t *testing.T) {
+	got := render(t, loadReport(t, slicedFixture), nil)
+	path := filepath.Join("testdata", "sliced.golden.html")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Error("sliced.golden.html differs; run go test -update and review the diff")
+	}
+	// The fixture's levels really are sliced, with many slices.
+	r := loadReport(t, slicedFixture)
+	if n := len(r.Stages[0].Points[0].Slices.Windows); n < 5 {
+		t.Fatalf("fixture level has %s slices", strconv.Itoa(n))
+	}
+}

@@ -1,0 +1,218 @@
+package enginetest
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/internal/engines"
+	"github.com/runnerbench/runner/internal/testutil"
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/telemetry"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// telemetrySink computes a stage's points as a run does and keeps its
+// telemetry reads.
+type telemetrySink struct {
+	*aggregate.Stage
+	mu    *sync.Mutex
+	reads *[]*result.TelemetryScrape
+}
+
+func (s telemetrySink) Telemetry(r *result.TelemetryScrape) {
+	s.mu.Lock()
+	*s.reads = append(*s.reads, r)
+	s.mu.Unlock()
+	s.Stage.Telemetry(r)
+}
+
+// runTelemetry runs the plan's first stage against eng reading its
+// /metrics (and targets) every 100 ms, and returns the stage and the reads.
+func runTelemetry(t *testing.T, eng *engines.Engine, model, planYAML string, targets ...*telemetry.Target) (*result.Stage, []*result.TelemetryScrape) {
+	t.Helper()
+	src := strings.NewReplacer("ENDPOINT", eng.BaseURL, "MODEL", model).Replace(planYAML)
+	plan, err := scenario.LoadBytes(t.Name()+".yaml", []byte(src), t.TempDir(), scenario.Options{Getenv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("plan: %v", err)
+	}
+	var logs testutil.SyncBuffer
+	s := telemetry.New(targets, 100*time.Millisecond, time.Second)
+	defer s.Close()
+	name := plan.Stages[0].Endpoint
+	e, err := runner.NewEngine(runner.Target{Name: name, Endpoint: plan.Endpoints[name], BaseURL: eng.BaseURL}, runner.Options{
+		Logger: zerolog.New(&logs), Telemetry: s, TelemetryEndpoint: true,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if err := e.WaitReady(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	var reads []*result.TelemetryScrape
+	sink := telemetrySink{Stage: aggregate.NewStage(0), mu: &sync.Mutex{}, reads: &reads}
+	if err := e.RunStage(ctx, plan.LoadPlan(plan.Stages[0]), sink); err != nil {
+		t.Fatalf("stage: %v\nengine log:\n%s", err, eng.Log())
+	}
+	return sink.Result(), reads
+}
+
+// TestInferenceSimTelemetry: llm-d-inference-sim's vLLM gauges and latency
+// histograms, read during a level that queues (4 streams, 2 slots): the
+// running gauge never passes its 2 slots and requests wait; its own TTFT
+// is at least the configured 100 ms and at most the client's (whose TTFT
+// adds the network and the HTTP front end), its E2E close to the client's;
+// it has no queue-time histogram, so server_queue_* stay null.
+func TestInferenceSimTelemetry(t *testing.T) {
+	eng := inferenceSim(t, "telemetry", "--time-to-first-token", "100ms", "--inter-token-latency", "5ms", "--max-num-seqs", "2")
+	st, reads := runTelemetry(t, eng, engines.SimModel, planFor("sim", 64, `
+  - {name: q, endpoint: sim, prompts: synth, output_tokens: 20, concurrency: [4], requests: 16}
+`))
+	p := st.Points[0]
+	if p.Failed != 0 {
+		t.Fatalf("%d failed: %v", p.Failed, p.ErrorSamples)
+	}
+	names := map[string]bool{}
+	for _, r := range reads {
+		for _, s := range r.Samples {
+			names[s.Metric] = true
+		}
+	}
+	t.Logf("%d reads; metrics kept: %v", len(reads), names)
+	if !names["vllm:num_requests_running"] || !names["vllm:num_requests_waiting"] {
+		t.Fatalf("the reads hold no vLLM gauges: %v", names)
+	}
+	if p.ServerRunningMax == nil || *p.ServerRunningMax < 1 || *p.ServerRunningMax > 2 {
+		t.Errorf("server_running_max %s, want 1..2", val(p.ServerRunningMax))
+	}
+	if p.ServerWaitingMax == nil || *p.ServerWaitingMax < 1 {
+		t.Errorf("server_waiting_max %s, want ≥ 1 with 4 streams on 2 slots", val(p.ServerWaitingMax))
+	}
+	if p.ServerTTFTMeanMs == nil || p.TTFTMeanMs == nil || p.ServerE2EMeanMs == nil || p.E2EMeanMs == nil {
+		t.Fatalf("server ttft %s e2e %s", val(p.ServerTTFTMeanMs), val(p.ServerE2EMeanMs))
+	}
+	if *p.ServerTTFTMeanMs < 95 || *p.ServerTTFTMeanMs > *p.TTFTMeanMs+2 {
+		t.Errorf("server TTFT mean %v ms, client's %v ms: want 100 ≤ server ≤ client", *p.ServerTTFTMeanMs, *p.TTFTMeanMs)
+	}
+	if d := *p.E2EMeanMs - *p.ServerE2EMeanMs; d < -2 || d > 0.2**p.E2EMeanMs {
+		t.Errorf("server E2E mean %v ms, client's %v ms", *p.ServerE2EMeanMs, *p.E2EMeanMs)
+	}
+	if p.ServerQueueMeanMs != nil {
+		t.Errorf("server queue mean %v without a queue-time histogram", *p.ServerQueueMeanMs)
+	}
+	t.Logf("running max %s waiting max %s kv max %s; server TTFT p50 %s mean %s, client mean %s, gap %s; prefill mean %s decode mean %s itl p50 %s",
+		val(p.ServerRunningMax), val(p.ServerWaitingMax), val(p.KVCacheUsageMax), val(p.ServerTTFTP50Ms), val(p.ServerTTFTMeanMs),
+		val(p.TTFTMeanMs), val(p.TTFTGapMeanMs), val(p.ServerPrefillMeanMs), val(p.ServerDecodeMeanMs), val(p.ServerITLP50Ms))
+}
+
+// TestLlamaServerTelemetry: llama-server's llamacpp: gauges, read during a
+// level of 6 streams on its 4 slots: requests processing never pass 4 and
+// some are deferred. It has no latency histograms.
+func TestLlamaServerTelemetry(t *testing.T) {
+	eng := llama(t, false)
+	st, reads := runTelemetry(t, eng, "tiny", planFor("llama", 64, `
+  - {name: q, endpoint: llama, prompts: synth, output_tokens: 48, concurrency: [6], requests: 18}
+`))
+	p := st.Points[0]
+	if p.Failed != 0 {
+		t.Fatalf("%d failed: %v", p.Failed, p.ErrorSamples)
+	}
+	names := map[string]bool{}
+	for _, r := range reads {
+		for _, s := range r.Samples {
+			names[s.Metric] = true
+		}
+	}
+	t.Logf("%d reads; metrics kept: %v", len(reads), names)
+	if !names["llamacpp:requests_processing"] || !names["llamacpp:requests_deferred"] {
+		t.Fatalf("the reads hold no llamacpp: gauges: %v", names)
+	}
+	if p.ServerRunningMax == nil || *p.ServerRunningMax < 1 || *p.ServerRunningMax > 4 {
+		t.Errorf("server_running_max %s, want 1..4 slots", val(p.ServerRunningMax))
+	}
+	if p.ServerWaitingMax == nil {
+		t.Errorf("server_waiting_max null")
+	}
+	if p.ServerTTFTMeanMs != nil {
+		t.Errorf("server TTFT %v from an engine without histograms", *p.ServerTTFTMeanMs)
+	}
+	t.Logf("running mean %s max %s, waiting max %s, kv max %s", val(p.ServerRunningMean), val(p.ServerRunningMax), val(p.ServerWaitingMax), val(p.KVCacheUsageMax))
+}
+
+var nodeBuild struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// nodeExporter returns the shared Prometheus node exporter, built once per
+// test binary from the tools module.
+func nodeExporter(t testing.TB) *engines.Engine {
+	t.Helper()
+	r := root(t)
+	return pool.Get(t, "node_exporter", func(ctx context.Context) (*engines.Engine, error) {
+		nodeBuild.once.Do(func() { nodeBuild.bin, nodeBuild.err = engines.BuildNodeExporter(ctx, r) })
+		if nodeBuild.err != nil {
+			return nil, nodeBuild.err
+		}
+		return engines.StartNodeExporter(ctx, nodeBuild.bin)
+	})
+}
+
+// TestNodeExporterTarget reads a real Prometheus node exporter as a
+// telemetry target during a level: every read answers, keeps the node's
+// CPU, load, memory and network series (and nothing else of its page), and
+// gives the point no GPU figures and no telemetry warning.
+func TestNodeExporterTarget(t *testing.T) {
+	node := nodeExporter(t)
+	eng := inferenceSim(t, "plain", simFlags...)
+	tg := &telemetry.Target{Name: "node", URL: node.Origin + "/metrics", Keep: telemetry.KeepFor(nil)}
+	st, reads := runTelemetry(t, eng, engines.SimModel, planFor("sim", 64, `
+  - {name: n, endpoint: sim, prompts: synth, output_tokens: 40, concurrency: [2], requests: 16}
+`), tg)
+	p := st.Points[0]
+	n, kept := 0, map[string]int{}
+	for _, r := range reads {
+		if r.Target != "node" || r.Endpoint {
+			continue
+		}
+		n++
+		if r.Error != "" {
+			t.Errorf("node read failed: %s", r.Error)
+		}
+		for _, s := range r.Samples {
+			kept[s.Metric]++
+		}
+	}
+	if n < 2 {
+		t.Fatalf("%d reads of the node exporter", n)
+	}
+	for _, m := range []string{"node_cpu_seconds_total", "node_load1", "node_memory_MemAvailable_bytes", "node_network_receive_bytes_total"} {
+		if kept[m] == 0 {
+			t.Errorf("no %s kept (kept %v)", m, kept)
+		}
+	}
+	for m := range kept {
+		if !strings.HasPrefix(m, "node_") {
+			t.Errorf("kept %s from the node exporter", m)
+		}
+	}
+	if p.GPUCount != nil || p.EnergyJ != nil {
+		t.Errorf("GPU figures from a node exporter: %v %v", p.GPUCount, p.EnergyJ)
+	}
+	for _, w := range p.Warnings {
+		if strings.Contains(w, "telemetry") {
+			t.Errorf("warning %q", w)
+		}
+	}
+	t.Logf("%d reads of the node exporter, %d samples kept a read of %d kinds", n, len(reads[len(reads)-1].Samples), len(kept))
+}
