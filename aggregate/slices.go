@@ -429,6 +429,7 @@ func (b *builder) slicesOf() {
 		return
 	}
 	b.p.Slices = s
+	b.sliceTelemetry(s)
 	st := &s.Steadiness
 	if st.Steady == nil {
 		return
@@ -445,6 +446,90 @@ func (b *builder) slicesOf() {
 	}
 	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("not steady across its %s slices (%.4g–%.4g s): %s; its metrics average a changing load (steady from %.4g s)",
 		time.Duration(b.spec.SliceNs).String(), st.FromS, st.ToS, strings.Join(why, "; "), st.SteadyFromS))
+}
+
+// sliceTelemetry adds to each slice the means of the telemetry read in it:
+// the engine's requests waiting and running and its KV-cache usage (from
+// its own /metrics), and the GPUs' power summed over the GPUs the targets
+// report (a DCGM blank value is no reading). Each is named for what it is,
+// with its unit, as the HTML titles its chart.
+func (b *builder) sliceTelemetry(s *result.Slices) {
+	if len(b.reads) == 0 {
+		return
+	}
+	reads := slices.Clone(b.reads)
+	SortReads(reads)
+	reads = firstShard(reads)
+	var endpoint, targets []*result.TelemetryScrape
+	for _, r := range reads {
+		if r.Endpoint {
+			endpoint = append(endpoint, r)
+		} else {
+			targets = append(targets, r)
+		}
+	}
+	add := func(name string, pts []TimeValue) {
+		if len(pts) == 0 {
+			return
+		}
+		times, values := make([]time.Time, len(pts)), make([]float64, len(pts))
+		for i, p := range pts {
+			times[i], values[i] = p.T, p.V
+		}
+		SliceMeans(s, name, times, values)
+	}
+	add("server requests running", Series(endpoint, result.RunningGauges, CombineSum))
+	add("server requests waiting", Series(endpoint, result.WaitingGauges, CombineSum))
+	add("KV-cache usage (0–1)", Series(endpoint, result.KVCacheGauges, CombineMean))
+	// Each target's reads are its own series (a read holds one target's
+	// GPUs): the slice's power is the sum of the targets' means in it.
+	power := map[string][]TimeValue{}
+	var order []string
+	for _, r := range targets {
+		sum, n := 0.0, 0
+		for _, v := range gpuVendors {
+			for _, name := range v.power { // the first name present wins, as for the level's figures
+				k := 0
+				for _, smp := range r.Samples {
+					if smp.Metric == name && !blank(smp.Value, false) && (v.primary == nil || v.primary(smp.Labels)) {
+						sum, k = sum+smp.Value, k+1
+					}
+				}
+				if k > 0 {
+					n += k
+					break
+				}
+			}
+		}
+		if n > 0 {
+			if _, ok := power[r.Target]; !ok {
+				order = append(order, r.Target)
+			}
+			power[r.Target] = append(power[r.Target], TimeValue{T: r.Time, V: sum})
+		}
+	}
+	const gpuPower = "GPU power (W, all GPUs)"
+	for _, t := range order {
+		add(gpuPower+"\x00"+t, power[t])
+	}
+	for i := range s.Windows {
+		w := &s.Windows[i]
+		sum, n := 0.0, 0
+		for _, t := range order {
+			k := gpuPower + "\x00" + t
+			if v, ok := w.Series[k]; ok {
+				sum, n = sum+v, n+1
+				delete(w.Series, k)
+			}
+		}
+		// A slice where some target had no read has no honest sum.
+		if n == len(order) && n > 0 {
+			w.Series[gpuPower] = sum
+		}
+		if len(w.Series) == 0 {
+			w.Series = nil
+		}
+	}
 }
 
 // SliceMeans is the hook for time series sampled during a level (telemetry:

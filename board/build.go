@@ -70,13 +70,8 @@ func Build(runs []Run, o Options) (*Board, error) {
 	slices.SortFunc(b.Apart, func(x, y Apart) int {
 		return cmp.Or(cmp.Compare(x.Plan, y.Plan), cmp.Compare(x.Source, y.Source), cmp.Compare(x.Stage, y.Stage))
 	})
-	b.Notes = append(b.Notes, energyNote)
 	return b, nil
 }
-
-// energyNote says where energy per token stands: runs do not measure it
-// yet (the telemetry issue); it joins viewSpecs as an axis when they do.
-const energyNote = "Energy per token is not measured yet: it joins the Pareto views as an axis once runs record power (see the telemetry issue)."
 
 // member is one run's stage in a group.
 type member struct {

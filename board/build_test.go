@@ -87,3 +87,34 @@ func TestGroupsApartAndShapes(t *testing.T) {
 		t.Errorf("an empty board: %v", err)
 	}
 }
+
+// TestEnergyView: the energy view (output tokens per joule against per-user
+// speed) is drawn when some run measured energy, with the runs that did not
+// left without points, and is not drawn at all when none did.
+func TestEnergyView(t *testing.T) {
+	runs := []Run{
+		synthetic("a", "engine=a", 1, [3]float64{100, 1000, 10}, [3]float64{50, 4000, 30}),
+		synthetic("b", "engine=b", 2, [3]float64{100, 1000, 10}),
+	}
+	energyOf := func(b *Board) *View {
+		for i := range b.Groups[0].Views {
+			if v := &b.Groups[0].Views[i]; v.Name == "energy" {
+				return v
+			}
+		}
+		return nil
+	}
+	if v := energyOf(mustBuild(t, runs, Options{})); v != nil {
+		t.Errorf("an energy view without energy: %+v", v)
+	}
+	runs[0].Stages[0].Levels[0].Metrics["output_tokens_per_joule"] = 2.5
+	runs[0].Stages[0].Levels[1].Metrics["output_tokens_per_joule"] = 6
+	v := energyOf(mustBuild(t, runs, Options{}))
+	if v == nil || len(v.Series) != 2 || len(v.Series[0].Points) != 2 || len(v.Series[1].Points) != 0 {
+		t.Fatalf("energy view %+v", v)
+	}
+	if !v.Series[0].Points[0].Frontier || !v.Series[0].Points[1].Frontier {
+		t.Errorf("a's two levels trade per-user speed for tokens per joule: both on the frontier: %+v", v.Series[0].Points)
+	}
+	checkFrontier(t, v)
+}

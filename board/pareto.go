@@ -61,24 +61,28 @@ type FrontierPoint struct {
 	Y     float64 `json:"y"`
 }
 
-// viewSpec is one Pareto view the board draws. Energy per token (output
-// tokens per joule against per-user speed) is the next one, once runs
-// measure power (the telemetry issue): a catalogue metric and a line here.
+// viewSpec is one Pareto view the board draws. A measured view (energy:
+// only runs with GPU telemetry have it) is drawn only when some level of
+// the group has both its axes.
 type viewSpec struct {
 	name, title string
 	x, y        Axis
+	measured    bool
 }
 
 var viewSpecs = []viewSpec{
 	{"throughput", "Total against per-user throughput",
 		Axis{Metric: "output_tps_per_stream", Title: "per-user output (tok/s)", Higher: true},
-		Axis{Metric: "output_tps_total", Title: "total output (tok/s)", Higher: true}},
+		Axis{Metric: "output_tps_total", Title: "total output (tok/s)", Higher: true}, false},
 	{"per_gpu", "Per-GPU against per-user throughput",
 		Axis{Metric: "output_tps_per_stream", Title: "per-user output (tok/s)", Higher: true},
-		Axis{Metric: "output_tps_total", Title: "output per GPU (tok/s)", PerGPU: true, Higher: true}},
+		Axis{Metric: "output_tps_total", Title: "output per GPU (tok/s)", PerGPU: true, Higher: true}, false},
 	{"ttft", "Total throughput against TTFT p95",
 		Axis{Metric: "ttft_p95_ms", Title: "TTFT p95 (ms)"},
-		Axis{Metric: "output_tps_total", Title: "total output (tok/s)", Higher: true}},
+		Axis{Metric: "output_tps_total", Title: "total output (tok/s)", Higher: true}, false},
+	{"energy", "Output tokens per joule against per-user throughput",
+		Axis{Metric: "output_tps_per_stream", Title: "per-user output (tok/s)", Higher: true},
+		Axis{Metric: "output_tokens_per_joule", Title: "output tokens per joule (all GPUs)", Higher: true}, true},
 }
 
 // views are a group's Pareto views (per GPU only when a run is labelled
@@ -106,6 +110,9 @@ func views(ms []member, rows []Row) []View {
 		}
 		if len(v.Series) == 0 {
 			continue // per GPU with no run labelled
+		}
+		if spec.measured && !slices.ContainsFunc(v.Series, func(s Series) bool { return len(s.Points) > 0 }) {
+			continue // no run measured it
 		}
 		if missing > 0 {
 			v.Notes = append(v.Notes, fmt.Sprintf("%d of the group's %d runs have no gpus label and are left out", missing, len(ms)))

@@ -57,6 +57,7 @@ stages:
     concurrency: [4]
     requests: 24
     seed: 7
+    slices: 1s
 `, dcgm.URL, amd.URL)
 	dir := t.TempDir()
 	src := []byte(plan)
@@ -168,6 +169,26 @@ stages:
 	}
 	if got := *pt.GPUPowerMeanW / pt.OutputTPSTotal * 1000; math.Abs(got-*pt.EnergyPerOutputTokMJ)/got > 0.01 {
 		t.Errorf("mean power over tok/s %v mJ, energy per token %v", got, *pt.EnergyPerOutputTokMJ)
+	}
+	// Each slice holds the telemetry read in it: the GPUs' power (constant
+	// here) and the engine's running requests (at most its 2 slots).
+	if pt.Slices == nil || len(pt.Slices.Windows) < 2 {
+		t.Fatalf("slices %+v", pt.Slices)
+	}
+	withPower := 0
+	for i, w := range pt.Slices.Windows {
+		if v, ok := w.Series["GPU power (W, all GPUs)"]; ok {
+			withPower++
+			if want := dcgm.PowerW() + amd.PowerW(); math.Abs(v-want) > 1e-6*want {
+				t.Errorf("slice %d: GPU power %v, want %v", i, v, want)
+			}
+		}
+		if v, ok := w.Series["server requests running"]; ok && (v < 0 || v > 2) {
+			t.Errorf("slice %d: %v requests running of 2 slots", i, v)
+		}
+	}
+	if withPower < len(pt.Slices.Windows)-1 {
+		t.Errorf("GPU power in %d of %d slices", withPower, len(pt.Slices.Windows))
 	}
 	if len(rep.Telemetry) != 2 || rep.Telemetry[0].Target != "nvidia" || rep.Telemetry[0].Reads < 3 {
 		t.Errorf("report telemetry %+v", rep.Telemetry)
