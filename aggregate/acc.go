@@ -44,6 +44,7 @@ type acc struct {
 	outN, outSum      int64 // successes with tokens > 0: count, Σ
 	outSqHi, outSqLo  uint64
 	inN, inSum        int64 // successes with reported input tokens
+	batchN, batchSum  int64 // measured requests of a batch API: count, Σ texts carried
 
 	// sends: how many measured requests left the client, first and last
 	// send time (for an open loop's achieved rate).
@@ -113,6 +114,10 @@ func (a *acc) add(r *result.Request, spec *result.LevelSpec) {
 	}
 	if r.Reconnected {
 		a.reconnects++
+	}
+	if r.Inputs > 0 {
+		a.batchN++
+		a.batchSum += int64(r.Inputs)
 	}
 	if !r.Start.IsZero() {
 		if a.sent == 0 || r.Start.Before(a.firstSend) {

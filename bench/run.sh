@@ -15,7 +15,8 @@
 #   3. bench/cmd/runnerbench: throughput, memory at N streams, heap over a
 #      long run, accuracy against the simulator's truth, open-loop send
 #      precision (dispatch lag and client CPU, Go's timer alone vs precise
-#      waiting, at 200, 1,000 and 2,000 requests/s).
+#      waiting, at 200, 1,000 and 2,000 requests/s), and whether a level of
+#      embeddings requests at 2,000 requests/s keeps its schedule (embedlag).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=docs/performance.md

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -97,19 +98,45 @@ func FailedChecks(rep *result.Report) []string {
 }
 
 // FailureHint says what most likely went wrong when every request of a
-// level failed the same way, or "" when it has no guess. Today: every
-// request answered HTTP 404 and the stage's base_url has no /v1 path
-// segment, the mistake behind most 404s (OpenAI-compatible servers serve
-// /v1/chat/completions; base_url is the API root, /v1 included).
+// level failed the same way, or "" when it has no guess:
+//   - every request answered HTTP 404 and the stage's base_url has no /v1
+//     path segment, the mistake behind most 404s (OpenAI-compatible servers
+//     serve /v1/chat/completions; base_url is the API root, /v1 included);
+//   - every request answered 404, 405 or 501 (llama-server's answer to an
+//     API it was not started for: "Start it with --embeddings"), or a 200 of
+//     another media type than the stage's API answers with (an event stream
+//     where a JSON answer was due, or the reverse): the endpoint does not
+//     serve the stage's API at the path tried, which the hint names.
 func FailureHint(st *result.Stage, p *result.Point) string {
-	if !AllFailed(p) || len(p.ErrorsByKind) != 1 || p.ErrorsByKind["http_404"] != p.Failed {
+	if !AllFailed(p) || len(p.ErrorsByKind) != 1 {
 		return ""
 	}
 	base := st.Endpoint.BaseURL
-	u, err := url.Parse(base)
-	if err != nil || slices.Contains(strings.Split(u.Path, "/"), "v1") {
+	if p.ErrorsByKind["http_404"] == p.Failed {
+		u, err := url.Parse(base)
+		if err == nil && !slices.Contains(strings.Split(u.Path, "/"), "v1") {
+			return fmt.Sprintf("base_url %s has no /v1, and OpenAI-compatible servers serve /v1/chat/completions and /v1/completions: did you mean base_url: %s/v1?",
+				base, strings.TrimRight(base, "/"))
+		}
+	}
+	return unservedAPI(st, p)
+}
+
+// unservedAPI is the hint for a level whose every request says the endpoint
+// does not serve the stage's API ("" when they do not all say so).
+func unservedAPI(st *result.Stage, p *result.Point) string {
+	proto, ok := protocol.Lookup(st.API)
+	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("base_url %s has no /v1, and OpenAI-compatible servers serve /v1/chat/completions and /v1/completions: did you mean base_url: %s/v1?",
-		base, strings.TrimRight(base, "/"))
+	where := "POST " + strings.TrimRight(st.Endpoint.BaseURL, "/") + proto.Path()
+	for _, code := range []string{"http_404", "http_405", "http_501"} {
+		if p.ErrorsByKind[code] == p.Failed {
+			return fmt.Sprintf("the endpoint does not serve api: %s (%s answered %s to every request)", st.API, where, strings.TrimPrefix(code, "http_"))
+		}
+	}
+	if p.ErrorsByKind[result.ErrMalformed] == p.Failed && p.Error != nil && strings.Contains(*p.Error, "200 response is not ") {
+		return fmt.Sprintf("the endpoint does not serve api: %s at %s (it answered every request with another kind of response than %s)", st.API, where, proto.Describe())
+	}
+	return ""
 }

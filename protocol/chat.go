@@ -23,9 +23,54 @@ func (chat) Encode(r Request) ([]byte, error) {
 		if messages == nil {
 			messages = []Message{{Role: "user", Content: r.Text}}
 		}
+		if len(r.Images) > 0 {
+			body["messages"] = withImages(messages, r.Images)
+			return
+		}
 		body["messages"] = messages
 		setChatTools(body, &r)
 	})
+}
+
+// contentPart is one part of a chat message's content: text, or an image
+// by URL (a data URL here).
+type contentPart struct {
+	Type     string    `json:"type"`
+	Text     string    `json:"text,omitempty"`
+	ImageURL *imageURL `json:"image_url,omitempty"`
+}
+
+type imageURL struct {
+	URL string `json:"url"`
+}
+
+// withImages is messages with images added to the last user message, whose
+// content becomes a list of parts: its text, then each image.
+func withImages(ms []Message, images []string) []any {
+	last := len(ms) - 1
+	for i := last; i >= 0; i-- {
+		if ms[i].Role == "user" {
+			last = i
+			break
+		}
+	}
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		if i != last {
+			out[i] = m
+			continue
+		}
+		parts := make([]contentPart, 0, 1+len(images))
+		parts = append(parts, contentPart{Type: "text", Text: m.Content})
+		for _, u := range images {
+			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: u}})
+		}
+		out[i] = struct {
+			Role    string        `json:"role"`
+			Content []contentPart `json:"content"`
+		}{m.Role, parts}
+	}
+	return out
 }
 
 func (chat) Prompt(text string) map[string]any {

@@ -69,6 +69,14 @@ type Request struct {
 	// Messages is the chat history; nil: Text is the prompt.
 	Messages []Message
 	Text     string
+	// Inputs is a batch of texts for an API that takes several in one
+	// request (embeddings); nil: Text is the one input.
+	Inputs []string
+	// Documents are what a rerank scores against its query (Text).
+	Documents []string
+	// Images are data URLs sent with the prompt (chat: content parts of its
+	// last user message).
+	Images []string
 	// Tools are the functions the model may call (none: no tools sent),
 	// and ToolChoice how it is asked to (zero: the API's default); each
 	// API writes them in its own form (tools.go).
@@ -94,6 +102,9 @@ type Event struct {
 	sse.Chunk
 	// Done: the stream's explicit end ([DONE]); the engine drains the rest.
 	Done bool
+	// Results is how many items a non-streamed answer carries (embeddings,
+	// rerank scores), for the engine to hold against what was sent.
+	Results int
 }
 
 // ToolTaker is a Protocol whose requests can carry tools (Request.Tools).
@@ -163,7 +174,7 @@ var ErrLineTooLong = sse.ErrLineTooLong
 
 // Registry is every API a plan may name, in the order messages and the
 // schema list them. Adding an API is one file and one entry here.
-var Registry = []Protocol{chat{}, completions{}, responses{}, messages{}}
+var Registry = []Protocol{chat{}, completions{}, responses{}, messages{}, embeddings{}, rerank{}}
 
 // Lookup returns the protocol of the plan's api value.
 func Lookup(name string) (Protocol, bool) {

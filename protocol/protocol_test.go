@@ -51,7 +51,7 @@ func TestEncode(t *testing.T) {
 
 // TestRegistry: every name is found, once, and only chat keeps a history.
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(Names(), ","); got != "chat,completions,responses,messages" {
+	if got := strings.Join(Names(), ","); got != "chat,completions,responses,messages,embeddings,rerank" {
 		t.Fatalf("Names = %s", got)
 	}
 	for _, n := range Names() {
@@ -64,7 +64,7 @@ func TestRegistry(t *testing.T) {
 			t.Errorf("%s: conversational %v", n, conv)
 		}
 	}
-	if _, ok := Lookup("embeddings"); ok {
+	if _, ok := Lookup("no-such-api"); ok {
 		t.Fatal("Lookup found an API nobody registered")
 	}
 }

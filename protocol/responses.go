@@ -40,9 +40,12 @@ func (responses) Encode(r Request) ([]byte, error) {
 	}
 	body["stream"] = true
 	setIgnoreEOS(body, &r)
-	if r.Messages == nil {
+	switch {
+	case len(r.Images) > 0:
+		body["input"] = responsesImages(r)
+	case r.Messages == nil:
 		body["input"] = r.Text
-	} else {
+	default:
 		body["input"] = r.Messages // {role, content}: the Responses API's easy input messages
 	}
 	if len(r.Tools) > 0 {
@@ -185,4 +188,45 @@ func (d *typedDecoder) Skip() error {
 	}
 	_, err := d.rd.Next()
 	return err
+}
+
+// responsesPart is a Responses input message's content part: input_text,
+// or input_image with its URL (a data URL here) as a string.
+type responsesPart struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	ImageURL string `json:"image_url,omitempty"`
+}
+
+// responsesImages is r's input with its images added to the last user
+// message, whose content becomes parts: its text, then each image.
+func responsesImages(r Request) []any {
+	ms := r.Messages
+	if ms == nil {
+		ms = []Message{{Role: "user", Content: r.Text}}
+	}
+	last := len(ms) - 1
+	for i := last; i >= 0; i-- {
+		if ms[i].Role == "user" {
+			last = i
+			break
+		}
+	}
+	out := make([]any, len(ms))
+	for i, m := range ms {
+		if i != last {
+			out[i] = m
+			continue
+		}
+		parts := make([]responsesPart, 0, 1+len(r.Images))
+		parts = append(parts, responsesPart{Type: "input_text", Text: m.Content})
+		for _, u := range r.Images {
+			parts = append(parts, responsesPart{Type: "input_image", ImageURL: u})
+		}
+		out[i] = struct {
+			Role    string          `json:"role"`
+			Content []responsesPart `json:"content"`
+		}{m.Role, parts}
+	}
+	return out
 }

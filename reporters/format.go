@@ -9,6 +9,7 @@ import (
 
 	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/comparison"
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -74,14 +75,22 @@ func displayDecimals(m *result.Metric) int {
 // throughput first, then latency as a request experiences it.
 var columns = []column{
 	{metric: "achieved_rate", show: reported("rate")},
-	{metric: "output_tps_total"},
-	{metric: "output_tps_per_stream"},
-	{metric: "ttft_p50_ms"},
-	{metric: "ttft_p95_ms"},
-	{metric: "tpot_p50_ms"},
-	{metric: "itl_p99_ms"},
+	// An API answered whole (embeddings, rerank) has no first token and no
+	// output tokens: its throughput is requests and input tokens, its
+	// latency the E2E.
+	{metric: "request_tps", show: whole},
+	{metric: "input_tps_total", show: whole},
+	{metric: "mean_inputs_per_request", show: whole},
+	{metric: "output_tps_total", show: streamed},
+	{metric: "output_tps_per_stream", show: streamed},
+	{metric: "ttft_p50_ms", show: streamed},
+	{metric: "ttft_p95_ms", show: streamed},
+	{metric: "tpot_p50_ms", show: streamed},
+	{metric: "itl_p99_ms", show: streamed},
+	{metric: "e2e_p50_ms", show: whole},
 	{metric: "e2e_p95_ms"},
-	{metric: "prefill_tps"},
+	{metric: "e2e_p99_ms", show: whole},
+	{metric: "prefill_tps", show: streamed},
 	// Natural mode's point is where the model stops: its length spread, and
 	// how much of it is the max_tokens cap's rather than the model's.
 	{metric: "mean_output_tokens", show: natural},
@@ -100,6 +109,16 @@ var columns = []column{
 		return anyPoint(st, func(p *result.Point) bool { return p.PrefixCacheHitRate != nil && *p.PrefixCacheHitRate >= 0.01 })
 	}},
 }
+
+// streamed shows a column on stages whose API streams (an unknown api, as
+// a result from another version may name, is taken to).
+func streamed(st *result.Stage) bool {
+	p, ok := protocol.Lookup(st.API)
+	return !ok || protocol.Streams(p)
+}
+
+// whole shows a column on stages whose API answers whole.
+func whole(st *result.Stage) bool { return !streamed(st) }
 
 // natural shows a column on natural-mode stages.
 func natural(st *result.Stage) bool { return st.Mode == "natural" }

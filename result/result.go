@@ -51,6 +51,12 @@ type Request struct {
 	// MaxTokens is the max_tokens the request asked for (lengths may vary
 	// per request: sampled output lengths, per-line max_tokens in a file).
 	MaxTokens int `json:"max_tokens,omitempty"`
+	// Inputs is the texts a batch API's request carried: an embeddings
+	// request's inputs, a rerank request's documents (0, omitted: one prompt).
+	Inputs int `json:"inputs,omitempty"`
+	// ImageBytes is the bytes of the images the request sent (before
+	// their base64 encoding in data URLs; 0, omitted: none).
+	ImageBytes int `json:"image_bytes,omitempty"`
 	// Prompt is the index, in its prompt set, of the file or inline prompt
 	// the request sent (nil for generated prompts), so a replay of these
 	// records can send the same prompts.
@@ -164,7 +170,15 @@ type Point struct {
 	RequestTPS       float64  `json:"request_tps" expr:"request_tps"`             // completed / duration_s
 	MeanInputTokens  *float64 `json:"mean_input_tokens" expr:"mean_input_tokens"` // server-reported
 	MeanOutputTokens *float64 `json:"mean_output_tokens" expr:"mean_output_tokens"`
-	Turn             int      `json:"turn,omitempty" expr:"turn"` // multi-turn per-turn points
+	// InputTPSTotal is the server-reported input tokens of successes over
+	// the measured window: the throughput of an API without output tokens
+	// (embeddings, rerank). Null (omitted) for a level whose successes
+	// carried output tokens or reported no usage.
+	InputTPSTotal *float64 `json:"input_tps_total,omitempty" expr:"input_tps_total"`
+	// MeanInputsPerRequest is the mean texts per measured request of a
+	// batch API (embeddings' inputs, rerank's documents); omitted otherwise.
+	MeanInputsPerRequest *float64 `json:"mean_inputs_per_request,omitempty" expr:"mean_inputs_per_request"`
+	Turn                 int      `json:"turn,omitempty" expr:"turn"` // multi-turn per-turn points
 	// MaxInFlight is the most measured requests the level had in flight at
 	// once (from their start and end times): what a closed-loop level's
 	// concurrency label claims, and what an open-loop level actually held.

@@ -181,6 +181,8 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p Prepared, due time
 		fail(rec, result.ErrMalformed, p.err.Error())
 	} else {
 		rec.MaxTokens = p.job.maxTokens
+		rec.Inputs = p.job.inputs
+		rec.ImageBytes = p.job.imageBytes
 		lr.enter()
 		w.do(ctx, p.job, rec)
 		lr.inFlight.Add(-1)

@@ -174,7 +174,7 @@ func (sp *stagePlan) buildTurn(level int, c *conversation, turn int) (*job, erro
 	default:
 		c.history = append(c.history, scenario.Message{Role: "user", Content: text})
 	}
-	if err := sp.encode(j, "", c.history); err != nil {
+	if err := sp.encode(j, "", c.history, nil, nil, nil); err != nil {
 		return nil, err
 	}
 	return j, nil

@@ -27,6 +27,11 @@ type job struct {
 	nonce     string
 	body      []byte
 	maxTokens int
+	// inputs is the texts a batch API's request carries (embeddings' inputs,
+	// rerank's documents; 0 for one prompt), results how many items its
+	// answer must hold (0: not judged).
+	inputs, results int
+	imageBytes      int // the images' bytes (before their base64 encoding)
 }
 
 // Worker is one in-flight slot (a Dispatcher holds one per goroutine). Its decoder and event are reused from
@@ -40,6 +45,8 @@ type Worker struct {
 	// for each request (a clone of a map of its final size: no growth).
 	header http.Header
 	itl    *itlBatch // nil for warm-ups: their token gaps are not measured
+	// results is the item count of the last non-streamed answer read.
+	results int
 	// notServed says why the last request's answer shows that the endpoint
 	// does not serve the worker's API at its path ("": it did not show
 	// that): a 404 or 405, or an event stream of another API.
@@ -103,6 +110,11 @@ func (w *Worker) do(ctx context.Context, j *job, rec *result.Request) {
 	}
 	defer resp.Body.Close()
 	w.read(ctx, rctx, resp.Body, rec, wd, len(j.body))
+	if rec.OK && j.results > 0 && w.results != j.results {
+		// A batch answered in part is not a success: its usage and latency
+		// are those of less work than was asked.
+		fail(rec, result.ErrMalformed, fmt.Sprintf("answer holds %d results for the %d inputs sent", w.results, j.results))
+	}
 }
 
 // open sends the request and returns its response when it is a 200 of the

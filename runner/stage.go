@@ -45,8 +45,13 @@ type stagePlan struct {
 	turns     int     // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
 	warmups   int     // unmeasured warm-up requests before each level
 	replay    *replay // a stage over trace prompts (replay.go)
-	tools     []protocol.Tool
-	choice    protocol.ToolChoice
+	// A batch API's texts per request: embeddings' inputs (0: the prompt
+	// alone), rerank's documents and their length (batch.go).
+	inputs, docs int
+	docLen       scenario.Length
+	images       *imagePlan // a prompt set's images (images.go); nil: none
+	tools        []protocol.Tool
+	choice       protocol.ToolChoice
 
 	// served: a request of the stage succeeded, so the endpoint serves its
 	// API; notServed is the first answer that showed, before any success,
@@ -117,6 +122,11 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 		tools: st.Tools, choice: st.ToolChoice,
 	}
 	ps := st.Prompts
+	sp.inputs, sp.docs = st.InputsPerRequest, st.DocumentsPerRequest
+	sp.images = newImagePlan(ps.Images, st.Seed)
+	if !protocol.Streams(proto) {
+		sp.output = scenario.Length{} // no output tokens: max_tokens 0, not sent
+	}
 	if ps.Turns > 1 {
 		if _, ok := proto.(protocol.Conversational); !ok {
 			return nil, nil, fmt.Errorf("stage %s: api %s has no conversation history for turns: %d", st.Name, st.API, ps.Turns)
@@ -128,7 +138,7 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 	}
 	if ps.Synthetic == nil {
 		sp.loaded = ps.Loaded
-		return sp, nil, nil
+		return sp, e.compileDocs(ctx, sp, st, nil), nil
 	}
 	sp.synthetic = true
 	sp.input = ps.Synthetic.InputTokens
@@ -142,7 +152,7 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 		warns = append(warns, w)
 	}
 	sp.sizer = s
-	return sp, warns, nil
+	return sp, append(warns, e.compileDocs(ctx, sp, st, &sp.input)...), nil
 }
 
 // levelRNG gives each (level, request) its own stream, so prompts and lengths
@@ -156,6 +166,7 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 	j := &job{nonce: sp.nonces.next()}
 	var text string
 	var messages []scenario.Message
+	var inputs, docs []string // a batch API's texts (batch.go)
 	switch {
 	case warmup:
 		j.maxTokens = warmupOutputTokens
@@ -164,6 +175,10 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 			words = sp.sizer.words(warmupInputTokens)
 		}
 		text = leadNonce(j.nonce, fillerBody(words))
+		if sp.docs > 0 {
+			j.inputs = 1
+			docs = []string{leadNonce(sp.nonces.next(), fillerBody(words))}
+		}
 	case sp.replay != nil:
 		text, messages = sp.replay.prompt(sp.sizer, seq, j.nonce)
 		j.maxTokens = sp.replay.reqs[seq].Output // the trace's output length, pinned
@@ -171,6 +186,8 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 		r := sp.rng(level, seq)
 		text = sp.synthText(r, seq, j.nonce) // input length first, then output: the draw order is part of the seed's meaning
 		j.maxTokens = sp.output.Sample(r)
+		inputs = sp.synthInputs(r, seq, text, j)
+		docs = sp.documents(r, j)
 	default:
 		// Cycle rather than repeat (the reference's prompts[i % len]): every
 		// concurrent request gets a different prompt.
@@ -180,8 +197,14 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 			j.maxTokens = sp.output.Sample(sp.rng(level, seq))
 		}
 		text, messages = filePrompt(p, j.nonce)
+		inputs = sp.fileInputs(seq, text, messages, j)
+		docs = sp.documents(sp.rng(level, seq), j)
 	}
-	if err := sp.encode(j, text, messages); err != nil {
+	var images []string
+	if sp.images != nil && !warmup {
+		images, j.imageBytes = sp.images.forRequest(level, seq)
+	}
+	if err := sp.encode(j, text, messages, inputs, docs, images); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -213,10 +236,11 @@ func (sp *stagePlan) promptIndex(seq int) *int {
 
 // encode sets j's body: the stage's request fields around either chat
 // messages (nil: text is the prompt), as the stage's API encodes them.
-func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message) error {
+func (sp *stagePlan) encode(j *job, text string, messages []scenario.Message, inputs, docs, images []string) error {
 	b, err := sp.proto.Encode(protocol.Request{
 		Model: sp.model, MaxTokens: j.maxTokens, Temperature: sp.temp, Pinned: sp.pinned,
 		Extra: sp.extra, Messages: messages, Text: text, Tools: sp.tools, ToolChoice: sp.choice,
+		Inputs: inputs, Documents: docs, Images: images,
 	})
 	if err != nil {
 		return err

@@ -68,6 +68,7 @@ type streamEnd struct {
 	promptTok, compTok int
 	hasTimings         bool
 	timings            sse.Timings
+	results            int // items of a non-streamed answer
 	toolCalls          int // tool calls the stream opened
 }
 
@@ -110,6 +111,7 @@ func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog, sent int) {
 	clk := streamClock{start: wd.start}
 	var st streamEnd
+	w.results = 0
 	dec, c := w.dec, &w.ev
 	dec.Reset(body)
 	for {
@@ -155,7 +157,11 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			}
 		}
 		st.note(&c.Chunk, now)
+		if c.Results > 0 {
+			st.results = c.Results
+		}
 	}
+	w.results = st.results
 	succeed(rec, &clk, &st, sent)
 }
 

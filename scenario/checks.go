@@ -144,6 +144,7 @@ func (v *validator) compileChecks() {
 				}
 			}
 		}
+		v.batchChecks(i, s)
 	}
 }
 

@@ -60,6 +60,14 @@ func (p *Plan) ApplyDefaults() {
 		if ps.Turns == 0 {
 			ps.Turns = DefaultTurns
 		}
+		if im := ps.Images; im != nil {
+			if im.Count == 0 {
+				im.Count = 1
+			}
+			if len(im.Files) == 0 {
+				setStr(&im.Format, ImagePNG)
+			}
+		}
 		if ps.Synthetic != nil {
 			setStr(&ps.Synthetic.Sizing, DefaultSizing)
 		}
@@ -73,7 +81,17 @@ func (p *Plan) ApplyDefaults() {
 		}
 		setStr(&s.API, DefaultAPI)
 		setStr(&s.Mode, DefaultMode)
-		if s.OutputTokens.IsZero() && !p.replays(s) { // a replay's come from its trace
+		switch s.API {
+		case APIEmbeddings:
+			if s.InputsPerRequest == 0 {
+				s.InputsPerRequest = 1
+			}
+		case APIRerank:
+			if s.DocumentsPerRequest == 0 {
+				s.DocumentsPerRequest = DefaultDocumentsPerRequest
+			}
+		}
+		if s.OutputTokens.IsZero() && !p.replays(s) && streams(s.API) { // a replay's come from its trace; a batch API has none
 			s.OutputTokens = Length{Fixed: DefaultOutputTokens}
 		}
 		p.replayDefaults(s)

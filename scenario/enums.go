@@ -17,6 +17,8 @@ type API string
 const (
 	APIChat        API = "chat"        // /v1/chat/completions
 	APICompletions API = "completions" // /v1/completions
+	APIEmbeddings  API = "embeddings"  // /v1/embeddings (not streamed)
+	APIRerank      API = "rerank"      // /v1/rerank (not streamed)
 )
 
 // Mode is how a stage's requests end.

@@ -101,6 +101,7 @@ func LoadBytes(name string, data []byte, dir string, opts Options) (*Plan, error
 	p.ApplyDefaults()
 	v.loadCAFiles()
 	v.loadPrompts()
+	v.loadImages()
 	v.checkTraces()
 	v.compileChecks()
 	if err := probs.err(); err != nil {

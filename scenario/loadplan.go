@@ -39,13 +39,19 @@ type LoadPlan struct {
 	ReplaySpeedup          float64
 
 	// Each request.
-	OutputTokens Length
-	InputTokens  *Length // the stage's override of a synthetic set's length
-	Temperature  float64
-	Seed         int64
-	Warmup       int
-	ExtraBody    map[string]any
-	SLO          *SLO
+	// InputsPerRequest is an embeddings request's batch (0: one prompt);
+	// DocumentsPerRequest a rerank request's documents, of DocumentTokens
+	// each (the prompt set's input_tokens when the stage gives none).
+	InputsPerRequest    int
+	DocumentsPerRequest int
+	DocumentTokens      *Length
+	OutputTokens        Length
+	InputTokens         *Length // the stage's override of a synthetic set's length
+	Temperature         float64
+	Seed                int64
+	Warmup              int
+	ExtraBody           map[string]any
+	SLO                 *SLO
 	// Tools and ToolChoice are the stage's tools (none: nil).
 	Tools      []protocol.Tool
 	ToolChoice protocol.ToolChoice
@@ -67,6 +73,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		Arrival: st.Arrival, Burstiness: st.Burstiness, MaxConcurrency: st.MaxConcurrency,
 		OutputTokens: st.OutputTokens, InputTokens: st.InputTokens,
 		ExtraBody: st.ExtraBody, SLO: st.SLO, Prompts: ps,
+		InputsPerRequest: st.InputsPerRequest, DocumentsPerRequest: st.DocumentsPerRequest, DocumentTokens: st.DocumentTokens,
 		Tools: protocolTools(st.Tools), ToolChoice: protocolChoice(st.ToolChoice),
 	}
 	if st.Temperature != nil {

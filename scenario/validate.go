@@ -332,6 +332,15 @@ func (v *validator) promptSet(path string, ps *PromptSet) {
 	if ps.Trace != nil {
 		v.traceSet(path, ps)
 	}
+	if ps.Images != nil {
+		if ps.Trace != nil {
+			v.errf(path+".images", "%s: images do not apply to a trace's prompts", path)
+		}
+		if ps.Turns > 1 {
+			v.errf(path+".images", "%s: images do not apply to multi-turn conversations (turns: %d)", path, ps.Turns)
+		}
+		v.images(path, ps.Images)
+	}
 	enum(v, path+".format", ps.Format, Formats)
 	if (ps.Format != "" || ps.Column != "") && ps.File == "" {
 		v.errf(path, "%s: format and column apply to file prompts only", path)
@@ -434,6 +443,8 @@ func (v *validator) stage(path string, s *Stage) {
 		v.stageLoad(path, s)
 	}
 	v.stageReplicates(path, s, ps)
+	v.stageBatch(path, s, ps)
+	v.stageImages(path, s, ps)
 	v.stageTools(path, s)
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)

@@ -82,29 +82,46 @@ func appendErrorJSON(b []byte, code int, typ, msg string) []byte {
 // chat template, so /tokenize with the same messages gives the same count);
 // for completions, the prompt string. A prompt of token ids gives ids >= 0.
 func promptText(req *apiRequest, api apiKind) (string, int, error) {
+	text, ids, _, err := promptParts(req, api)
+	return text, ids, err
+}
+
+// promptParts is promptText and the tokens of the prompt's images (chat
+// image_url parts: see imageTokens).
+func promptParts(req *apiRequest, api apiKind) (string, int, int, error) {
 	switch api {
 	case apiResponses:
-		return responsesInput(req)
+		return responsesParts(req)
 	case apiMessages:
-		return messagesInput(req)
+		t, n, err := messagesInput(req)
+		return t, n, 0, err
 	}
 	if api == apiChat {
 		if len(req.Messages) == 0 {
-			return "", -1, errors.New("messages must be a non-empty array")
+			return "", -1, 0, errors.New("messages must be a non-empty array")
 		}
 		var sb strings.Builder
+		images := 0
 		for i, m := range req.Messages {
-			txt, err := contentText(m.Content)
+			txt, img, err := contentImages(m.Content)
 			if err != nil {
-				return "", -1, fmt.Errorf("messages[%d].content: %w", i, err)
+				return "", -1, 0, fmt.Errorf("messages[%d].content: %w", i, err)
 			}
+			images += img
 			if i > 0 {
 				sb.WriteByte('\n')
 			}
 			sb.WriteString(txt)
 		}
-		return sb.String(), -1, nil
+		return sb.String(), -1, images, nil
 	}
+	text, ids, err := completionPrompt(req)
+	return text, ids, 0, err
+}
+
+// completionPrompt is a completions request's prompt text, or its count of
+// token ids.
+func completionPrompt(req *apiRequest) (string, int, error) {
 	p := bytes.TrimSpace(req.Prompt)
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) {
 		return "", -1, errors.New("prompt is required")
@@ -133,35 +150,64 @@ func promptText(req *apiRequest, api apiKind) (string, int, error) {
 	return "", -1, errors.New("prompt must be a string, [string] or an array of token ids")
 }
 
+// contentText is a message content's text.
 func contentText(raw json.RawMessage) (string, error) {
+	s, _, err := contentImages(raw)
+	return s, err
+}
+
+// contentImages is a message content's text, and the tokens of its images.
+func contentImages(raw json.RawMessage) (string, int, error) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
-		return "", nil
+		return "", 0, nil
 	}
 	if raw[0] == '"' {
 		var s string
 		err := json.Unmarshal(raw, &s)
-		return s, err
+		return s, 0, err
 	}
 	var parts []struct {
 		Type string `json:"type"`
 		Text string `json:"text"`
+		// chat: {"url": ...}; Responses' input_image: the URL itself.
+		ImageURL json.RawMessage `json:"image_url"`
 	}
 	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", errors.New("must be a string or an array of content parts")
+		return "", 0, errors.New("must be a string or an array of content parts")
 	}
 	var sb strings.Builder
-	for _, p := range parts {
-		if p.Type == "text" {
+	images := 0
+	for i, p := range parts {
+		switch p.Type {
+		case "text", "input_text":
 			sb.WriteString(p.Text)
+		case "image_url", "input_image":
+			var u struct {
+				URL string `json:"url"`
+			}
+			if len(p.ImageURL) > 0 && p.ImageURL[0] == '"' {
+				_ = json.Unmarshal(p.ImageURL, &u.URL)
+			} else if len(p.ImageURL) > 0 {
+				_ = json.Unmarshal(p.ImageURL, &u)
+			}
+			if u.URL == "" {
+				return "", 0, fmt.Errorf("part %d: %s part without image_url", i, p.Type)
+			}
+			n, err := imageTokens(u.URL)
+			if err != nil {
+				return "", 0, fmt.Errorf("part %d: %w", i, err)
+			}
+			images += n
 		}
 	}
-	return sb.String(), nil
+	return sb.String(), images, nil
 }
 
 // promptInfo is the tokenized prompt.
 type promptInfo struct {
 	tokens      int
+	images      int // of tokens, the images'
 	nonce       string
 	nonceTokens int
 	blockHashes []uint64
@@ -297,7 +343,7 @@ func (s *Server) checkRequest(w http.ResponseWriter, req *apiRequest, api apiKin
 	if api == apiResponses {
 		req.MaxTokens = req.MaxOutputTokens // Responses' own name; max_tokens means nothing there
 	}
-	text, idCount, err := promptText(req, api)
+	text, idCount, images, err := promptParts(req, api)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return promptInfo{}, 0, false
@@ -314,6 +360,10 @@ func (s *Server) checkRequest(w http.ResponseWriter, req *apiRequest, api apiKin
 		return promptInfo{}, 0, false
 	}
 	pi := analyzePrompt(text, idCount, s.cfg.BlockSize)
+	// Image tokens count in the prompt (as a vision model's usage counts
+	// them) and in its prefill, not in the text's prefix-cache blocks.
+	pi.tokens += images
+	pi.images = images
 	if pi.tokens+maxTokens > s.cfg.MaxModelLen {
 		writeError(w, http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion).",
@@ -358,6 +408,7 @@ func (s *Server) arrive(req *apiRequest, pi promptInfo, maxTokens int, api apiKi
 	t.Stream = req.Stream
 	t.PromptTokens = pi.tokens
 	t.PromptTokensNoNonce = pi.tokens - pi.nonceTokens
+	t.ImageTokens = pi.images
 	t.MaxTokens = maxTokens
 	t.IgnoreEOS = req.IgnoreEOS
 	t.TargetTokens = target

@@ -17,6 +17,9 @@ type seq struct {
 	outputTokens int      // tokens this request will generate
 	arrival      time.Duration
 	rng          *rand.Rand // per-request, so acceptance draws do not depend on batching
+	// pooled: a batch request (embeddings, rerank), whose one "token" is
+	// its answer at the end of its prefill, not a generated token.
+	pooled bool
 	// drift0 is the engine's drift when the sequence was submitted: what
 	// the schedule had already lost, which does not delay this sequence.
 	drift0 time.Duration
@@ -328,7 +331,9 @@ func (e *engine) emitStep(admitted []*seq, stepEnd time.Duration) {
 // whether s still has tokens to generate.
 func (e *engine) emit(s *seq, k int, t time.Duration, spec bool, acc int) bool {
 	s.generated += k
-	e.m.genTokens.Add(int64(k))
+	if !s.pooled {
+		e.m.genTokens.Add(int64(k))
+	}
 	if spec {
 		e.m.specDrafts.Add(1)
 		e.m.specDraftTokens.Add(int64(e.cfg.SpecK))

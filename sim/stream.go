@@ -40,7 +40,8 @@ type stream struct {
 	id           string
 	created      int64
 	includeUsage bool
-	reasoning    int // the first this many tokens are reasoning (chat only)
+	reasoning    int  // the first this many tokens are reasoning (chat only)
+	pooled       bool // a batch answer (batch.go): no output tokens
 
 	meta      []byte // `data: {"id":…,"object":…,"created":…,"model":…`
 	buf       []byte
@@ -492,6 +493,9 @@ func (st *stream) end(how int) {
 		t.TokenWritten[i] = epoch.Add(st.written[i])
 	}
 	t.OutputTokens = st.sent
+	if st.pooled {
+		t.OutputTokens = 0
+	}
 	t.ReasoningTokens = min(st.sent, st.reasoning)
 	t.Chunks = st.chunks
 	switch how {

@@ -91,37 +91,40 @@ func calledTool(req *apiRequest) string {
 	return ""
 }
 
-// responsesInput is the text a Responses request's prompt tokens are
+// responsesParts is the text a Responses request's prompt tokens are
 // counted on: the input string, or its messages' texts joined by "\n" (as
-// chat's), with the instructions first.
-func responsesInput(req *apiRequest) (string, int, error) {
+// chat's), with the instructions first; and the tokens of its images
+// (input_image parts: see imageTokens).
+func responsesParts(req *apiRequest) (string, int, int, error) {
 	in := bytes.TrimSpace(req.Input)
 	if len(in) == 0 || in[0] == 'n' {
-		return "", -1, errors.New("input is required")
+		return "", -1, 0, errors.New("input is required")
 	}
 	if in[0] == '"' {
 		var s string
 		if err := json.Unmarshal(in, &s); err != nil {
-			return "", -1, fmt.Errorf("input: %w", err)
+			return "", -1, 0, fmt.Errorf("input: %w", err)
 		}
-		return s, -1, nil
+		return s, -1, 0, nil
 	}
 	var items []apiMessage
 	if err := json.Unmarshal(in, &items); err != nil || len(items) == 0 {
-		return "", -1, errors.New("input must be a string or a non-empty array of messages")
+		return "", -1, 0, errors.New("input must be a string or a non-empty array of messages")
 	}
 	var sb strings.Builder
+	images := 0
 	for i, m := range items {
-		txt, err := contentText(m.Content)
+		txt, img, err := contentImages(m.Content)
 		if err != nil {
-			return "", -1, fmt.Errorf("input[%d].content: %w", i, err)
+			return "", -1, 0, fmt.Errorf("input[%d].content: %w", i, err)
 		}
+		images += img
 		if i > 0 {
 			sb.WriteByte('\n')
 		}
 		sb.WriteString(txt)
 	}
-	return sb.String(), -1, nil
+	return sb.String(), -1, images, nil
 }
 
 // messagesInput is the text a Messages request's prompt tokens are counted

@@ -29,6 +29,12 @@ type LlamaOptions struct {
 	// Draft makes the model draft for itself (speculative decoding,
 	// --spec-type draft-simple): at temperature 0 every draft is accepted.
 	Draft bool
+	// Embeddings serves /v1/embeddings (--embeddings --pooling mean: without
+	// a pooling type it answers 400 "Pooling type 'none' is not OAI
+	// compatible"); such a server is for embeddings, not chat.
+	Embeddings bool
+	// Reranking serves /v1/rerank (--reranking).
+	Reranking bool
 	// APIKey makes the server require this key (--api-key), as a bearer
 	// token or in x-api-key.
 	APIKey string
@@ -51,6 +57,16 @@ func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, erro
 		"-c", "16384", "-np", "4", "-t", "1", "--threads-http", "32", "--metrics", "--no-webui"}
 	if o.Draft {
 		args = append(args, "-md", model, "--spec-type", "draft-simple")
+	}
+	// A pooled input (an embedding's text, a rerank's query and document)
+	// must fit one physical batch (-ub, 512 by default): a longer one is
+	// refused with a 500 "input is too large to process". 4096 is a slot's
+	// whole context, so Runner's ~1,000-token calibration probes fit.
+	if o.Embeddings {
+		args = append(args, "--embeddings", "--pooling", "mean", "-b", "4096", "-ub", "4096")
+	}
+	if o.Reranking {
+		args = append(args, "--reranking", "-b", "4096", "-ub", "4096")
 	}
 	if o.APIKey != "" {
 		args = append(args, "--api-key", o.APIKey)

@@ -391,7 +391,7 @@ func orchestrate() int {
 	flag.IntVar(&o.flatRequests, "requests", 1000000, "requests of the flat-memory experiment")
 	flag.StringVar(&concs, "accuracy", "1,100,500,1000", "concurrencies of the accuracy experiment")
 	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
-	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag)")
+	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag)")
 	flag.BoolVar(&pinCores, "pin", false, "pin the simulator to CPU 0 and the runner to CPU 1 (taskset, GOMAXPROCS=1 each)")
 	flag.Parse()
 	if o.quick {
@@ -424,6 +424,7 @@ func orchestrate() int {
 		{"flat", flatMemory},
 		{"accuracy", accuracy},
 		{"sendlag", sendLag},
+		{"embedlag", embedLag},
 	}
 	failed := false
 	for _, s := range steps {

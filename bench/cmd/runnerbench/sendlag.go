@@ -32,7 +32,8 @@ type lagJob struct {
 	URL      string
 	Rate     float64
 	Requests int
-	Coarse   bool // runner.Options.CoarseSends
+	Coarse   bool   // runner.Options.CoarseSends
+	API      string // "" (chat, 16 output tokens) or embeddings
 }
 
 // lagOutcome is what the child reports: the level's point, every measured
@@ -62,6 +63,10 @@ func lagChild() int {
 
 func runLagJob(j lagJob) (lagOutcome, error) {
 	var out lagOutcome
+	stage := "output_tokens: 16"
+	if j.API != "" {
+		stage = "api: " + j.API
+	}
 	src := fmt.Sprintf(`version: 1
 name: sendlag
 endpoints:
@@ -69,8 +74,8 @@ endpoints:
 prompts:
   p: {synthetic: {input_tokens: 64, sizing: reference}}
 stages:
-  - {name: sendlag, endpoint: bench, prompts: p, output_tokens: 16, rate: [%g], requests: %d, warmup: 1}
-`, j.URL, j.Rate, j.Requests)
+  - {name: sendlag, endpoint: bench, prompts: p, %s, rate: [%g], requests: %d, warmup: 1}
+`, j.URL, stage, j.Rate, j.Requests)
 	plan, err := scenario.LoadBytes("sendlag.yaml", []byte(src), ".", scenario.Options{})
 	if err != nil {
 		return out, err
@@ -163,5 +168,45 @@ func sendLag(md *strings.Builder, o options) error {
 				f2(p.ClientCPUPercent), achieved, p.ClientBottleneck)
 		}
 	}
+	return nil
+}
+
+// embedLag measures whether a level of embeddings requests at 2,000
+// requests/s keeps its schedule against the built-in simulator in its own
+// process: each request one 64-token input, answered whole after its
+// prefill (5 ms step), with precise waiting.
+func embedLag(md *strings.Builder, o options) error {
+	secs := 5.0
+	if o.quick {
+		secs = 2
+	}
+	cfg := sim.FastConfig()
+	cfg.MaxNumSeqs = 1024
+	s, err := startSim(cfg, false)
+	if err != nil {
+		return err
+	}
+	defer s.kill()
+	fmt.Fprintf(md, "\n### Embeddings at 2,000 requests/s\n\n")
+	fmt.Fprintf(md, "Poisson arrivals of `api: embeddings` requests (one 64-token input each, answered whole when its 5 ms prefill step ends) for %.0f s against the simulator in its own process, precise waiting. Lag is each measured request's send time minus its due time.\n\n", secs)
+	fmt.Fprintf(md, "| rate (req/s) | requests | failed | lag p50 µs | lag p90 µs | lag p99 µs | lag max µs | E2E p50 ms | E2E p99 ms | client CPU | achieved / scheduled rate | client_bottleneck |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	const rate = 2000
+	r, err := runLag(lagJob{URL: s.url, Rate: rate, Requests: int(rate * secs), API: "embeddings"})
+	if err != nil {
+		return err
+	}
+	p := r.Point
+	if len(r.Lags) == 0 {
+		return fmt.Errorf("no lags: %v", p.ErrorsByKind)
+	}
+	sched := runner.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
+	schedRate := float64(len(sched)-1) / sched[len(sched)-1].Seconds()
+	achieved := "–"
+	if p.AchievedRate != nil {
+		achieved = fmt.Sprintf("%.3f", *p.AchievedRate/schedRate)
+	}
+	fmt.Fprintf(md, "| %d | %d | %d | %.0f | %.0f | %.0f | %.0f | %s | %s | %s%% | %s | %v |\n", rate, len(r.Lags), p.Failed,
+		1000*quantile(r.Lags, 0.50), 1000*quantile(r.Lags, 0.90), 1000*quantile(r.Lags, 0.99), 1000*quantile(r.Lags, 1),
+		f2(p.E2EP50Ms), f2(p.E2EP99Ms), f2(p.ClientCPUPercent), achieved, p.ClientBottleneck)
 	return nil
 }

@@ -186,6 +186,7 @@ func addEnums(root *jsonschema.Schema) {
 	set(root.Definitions["PromptSet"], "format", strs(scenario.Formats))
 	set(root.Definitions["Search"], "over", strs(scenario.Overs))
 	set(root.Definitions["Trace"], "format", strs(scenario.TraceFormats))
+	set(root.Definitions["Images"], "format", strs(scenario.ImageFormats))
 	set(root.Definitions["Export"], "to", scenario.ExportProtocols)
 	if p, ok := root.Properties.Get("version"); ok {
 		p.Const = 1

@@ -1,0 +1,220 @@
+package runner
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/sim"
+)
+
+// batchSim is a simulator whose prefill cost grows with the tokens sent, so
+// a batch's latency says how much it carried.
+func batchSim() sim.Config {
+	c := fastSim()
+	c.PrefillMsPerToken = 0.01
+	return c
+}
+
+// batchStage is a closed-loop stage of api over prompt set "p".
+func batchStage(api scenario.API, conc, requests int) *scenario.Stage {
+	return &scenario.Stage{Name: "s", Prompts: "p", API: api, Concurrency: []int{conc}, Requests: scenario.PerLevel{Each: requests}}
+}
+
+// TestEmbeddingsGroundTruth: an embeddings stage sends inputs_per_request
+// texts per request, each led by its own nonce and calibrated to the
+// prompt length; its E2E is the simulator's answer time, its input tokens
+// the simulator's count, and it has no first token or output tokens.
+func TestEmbeddingsGroundTruth(t *testing.T) {
+	s := startSim(t, batchSim())
+	sp := startSpy(t, s)
+	e, col := newEngine(t, sp.URL+"/v1", nil)
+	st := batchStage(scenario.APIEmbeddings, 2, 8)
+	st.InputsPerRequest = 4
+	res := runStage(t, e, synthPlan(200, ""), st)
+	recs := col.measured()
+	if len(recs) != 8 {
+		t.Fatalf("%d records", len(recs))
+	}
+	var inSum int
+	for _, r := range recs {
+		if !r.OK {
+			t.Fatalf("request failed: %s %s", r.ErrorKind, r.Error)
+		}
+		tr := truth(t, s, r.Nonce)
+		if tr.Endpoint != "embeddings" || tr.Inputs != 4 || r.Inputs != 4 {
+			t.Errorf("truth endpoint %q inputs %d, record inputs %d", tr.Endpoint, tr.Inputs, r.Inputs)
+		}
+		if r.TTFTMs != nil || r.TPOTMs != nil || r.OutputTokens != 0 || r.MaxTokens != 0 {
+			t.Errorf("ttft %v tpot %v output %d max_tokens %d on an embeddings request", r.TTFTMs, r.TPOTMs, r.OutputTokens, r.MaxTokens)
+		}
+		if !r.UsageReported || r.InputTokens != tr.PromptTokens {
+			t.Errorf("input tokens %d (reported %v), simulator counted %d", r.InputTokens, r.UsageReported, tr.PromptTokens)
+		}
+		if lo, hi := 4*200*0.95, 4*200*1.05; float64(tr.PromptTokens) < lo || float64(tr.PromptTokens) > hi {
+			t.Errorf("4 inputs of 200 tokens came to %d tokens", tr.PromptTokens)
+		}
+		if want := ms(tr.TokenWritten[0].Sub(r.Start)); !within(r.E2EMs, want) {
+			t.Errorf("E2E %.3f ms, simulator wrote the answer at %.3f ms", r.E2EMs, want)
+		}
+		inSum += r.InputTokens
+	}
+	seen := map[string]bool{}
+	batches := 0
+	for _, c := range sp.requests("/v1/embeddings") {
+		in, ok := c.body["input"].([]any)
+		if !ok {
+			continue // a warm-up: one short input
+		}
+		if batches++; len(in) != 4 {
+			t.Fatalf("%d inputs", len(in))
+		}
+		for _, x := range in {
+			s, _ := x.(string)
+			nonce, _, ok := strings.Cut(strings.TrimPrefix(s, "["), "]")
+			if !strings.HasPrefix(s, "[") || !ok || seen[nonce] {
+				t.Errorf("input %.30q does not lead with a nonce of its own", s)
+			}
+			seen[nonce] = true
+		}
+		for _, k := range []string{"max_tokens", "stream", "ignore_eos", "stream_options"} {
+			if _, ok := c.body[k]; ok {
+				t.Errorf("embeddings body carries %s", k)
+			}
+		}
+	}
+	if batches != 8 {
+		t.Errorf("%d batches sent, want 8", batches)
+	}
+	p := res.Points[0]
+	if p.TTFTP50Ms != nil || p.TPOTP50Ms != nil || p.PrefillTPS != nil || p.OutputTPSTotal != 0 {
+		t.Errorf("stream metrics on an embeddings level: ttft %v tpot %v prefill %v out tps %v", p.TTFTP50Ms, p.TPOTP50Ms, p.PrefillTPS, p.OutputTPSTotal)
+	}
+	if p.MeanInputsPerRequest == nil || *p.MeanInputsPerRequest != 4 || p.E2EP50Ms == nil || p.Completed != 8 {
+		t.Fatalf("point %+v", p)
+	}
+	if want := result.Round(float64(inSum)/p.DurationS, 2); p.InputTPSTotal == nil || !within(*p.InputTPSTotal, want) {
+		t.Errorf("input_tps_total %v, want about %.2f", p.InputTPSTotal, want)
+	}
+}
+
+// TestRerankGroundTruth: a rerank stage sends the prompt as the query and
+// documents_per_request documents of document_tokens each; the simulator's
+// count (each pair: query + document + its template) is what is recorded.
+func TestRerankGroundTruth(t *testing.T) {
+	s := startSim(t, batchSim())
+	sp := startSpy(t, s)
+	e, col := newEngine(t, sp.URL+"/v1", nil)
+	st := batchStage(scenario.APIRerank, 2, 6)
+	st.DocumentsPerRequest = 3
+	st.DocumentTokens = &scenario.Length{Fixed: 50}
+	res := runStage(t, e, synthPlan(100, ""), st)
+	for _, r := range col.measured() {
+		if !r.OK {
+			t.Fatalf("request failed: %s %s", r.ErrorKind, r.Error)
+		}
+		tr := truth(t, s, r.Nonce)
+		if tr.Endpoint != "rerank" || tr.Inputs != 3 || r.Inputs != 3 || r.InputTokens != tr.PromptTokens {
+			t.Errorf("truth %s inputs %d tokens %d; record inputs %d tokens %d", tr.Endpoint, tr.Inputs, tr.PromptTokens, r.Inputs, r.InputTokens)
+		}
+		if want := 3 * (100 + 50 + 4); float64(tr.PromptTokens) < 0.95*float64(want) || float64(tr.PromptTokens) > 1.05*float64(want) {
+			t.Errorf("3 pairs of a 100-token query and 50-token documents came to %d tokens, want about %d", tr.PromptTokens, want)
+		}
+		if want := ms(tr.TokenWritten[0].Sub(r.Start)); !within(r.E2EMs, want) {
+			t.Errorf("E2E %.3f ms, simulator wrote the answer at %.3f ms", r.E2EMs, want)
+		}
+	}
+	reqs := sp.requests("/v1/rerank")
+	if len(reqs) == 0 {
+		t.Fatal("no rerank requests")
+	}
+	for _, c := range reqs {
+		q, _ := c.body["query"].(string)
+		docs, _ := c.body["documents"].([]any)
+		if !strings.HasPrefix(q, "[") || (len(docs) != 3 && len(docs) != 1) {
+			t.Errorf("query %.20q documents %d", q, len(docs))
+		}
+	}
+	if p := res.Points[0]; p.MeanInputsPerRequest == nil || *p.MeanInputsPerRequest != 3 || p.InputTPSTotal == nil {
+		t.Errorf("point inputs %v input tps %v", p.MeanInputsPerRequest, p.InputTPSTotal)
+	}
+}
+
+// TestBatchFailures: the simulator's faults on a whole answer land in their
+// classes; an answer with fewer results than inputs is malformed.
+func TestBatchFailures(t *testing.T) {
+	for _, c := range []struct {
+		fault sim.Faults
+		kind  string
+	}{
+		{sim.Faults{HTTP500: 1}, "http_500"},
+		{sim.Faults{Malformed: 1}, result.ErrMalformed},
+		{sim.Faults{ErrorInStream: 1}, result.ErrServer},
+		{sim.Faults{HTML: 1}, result.ErrMalformed},
+	} {
+		t.Run(c.kind, func(t *testing.T) {
+			cfg := batchSim()
+			cfg.Faults = c.fault
+			s := startSim(t, cfg)
+			e, col := newEngine(t, s.URL(), nil)
+			st := batchStage(scenario.APIEmbeddings, 1, 2)
+			st.Warmup = new(int)
+			runStageCtx(t.Context(), e, synthPlan(20, "reference"), st)
+			for _, r := range col.measured() {
+				if r.OK || r.ErrorKind != c.kind || r.Error == "" {
+					t.Errorf("record ok %v kind %q (%s), want %s", r.OK, r.ErrorKind, r.Error, c.kind)
+				}
+			}
+		})
+	}
+	t.Run("fewer results", func(t *testing.T) {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1,0.2]}],"usage":{"prompt_tokens":9,"total_tokens":9}}`))
+		}))
+		defer srv.Close()
+		e, col := newEngine(t, srv.URL+"/v1", nil)
+		st := batchStage(scenario.APIEmbeddings, 1, 2)
+		st.InputsPerRequest = 2
+		runStageCtx(t.Context(), e, synthPlan(20, "reference"), st)
+		for _, r := range col.measured() {
+			if r.OK || r.ErrorKind != result.ErrMalformed || !strings.Contains(r.Error, "1 results for the 2 inputs") {
+				t.Errorf("record ok %v %s: %s", r.OK, r.ErrorKind, r.Error)
+			}
+		}
+	})
+}
+
+// TestUnservedAPI: an endpoint that does not serve the stage's API (a 404,
+// or an event stream where a JSON answer was due) fails the level with one
+// hint naming the API and the path tried.
+func TestUnservedAPI(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		handler http.HandlerFunc
+		want    string
+	}{
+		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, "answered 404 to every request"},
+		{"stream", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/event-stream")
+			_, _ = w.Write([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"))
+		}, "another kind of response than a JSON answer"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(c.handler)
+			defer srv.Close()
+			e, _ := newEngine(t, srv.URL+"/v1", nil)
+			st := batchStage(scenario.APIEmbeddings, 1, 2)
+			res, _ := runStageCtx(t.Context(), e, synthPlan(20, "reference"), st)
+			p := res.Points[0]
+			hint := checks.FailureHint(res, &p)
+			if !strings.Contains(hint, "does not serve api: embeddings") || !strings.Contains(hint, "POST "+srv.URL+"/v1/embeddings") || !strings.Contains(hint, c.want) {
+				t.Errorf("hint %q", hint)
+			}
+		})
+	}
+}

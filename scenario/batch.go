@@ -1,0 +1,113 @@
+package scenario
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/runnerbench/runner/protocol"
+)
+
+// The non-streamed APIs (embeddings, rerank): a request carries a batch of
+// texts (embeddings' inputs, rerank's documents beside the prompt as its
+// query), and its answer comes whole, so it has an end-to-end latency and
+// input tokens, and no first token or output tokens.
+
+// Bounds on a batch request's texts.
+const (
+	MaxInputsPerRequest    = 2048
+	MaxDocumentsPerRequest = 1000
+	// DefaultDocumentsPerRequest is a rerank request's documents when the
+	// stage does not say.
+	DefaultDocumentsPerRequest = 8
+)
+
+// streams reports whether api answers with an event stream (an unknown api
+// is the enum check's error, not this one's: true).
+func streams(api API) bool {
+	p, ok := protocol.Lookup(string(api))
+	return !ok || protocol.Streams(p)
+}
+
+// outputMetric reports whether metric needs a streamed answer's first token
+// or output tokens, which a non-streamed API does not produce.
+func outputMetric(metric string) bool {
+	for _, p := range []string{"ttft", "ttfat", "tpot", "itl_", "output_", "spec_", "prefill_tps", "mean_output_tokens", "max_tokens_hit_rate"} {
+		if strings.HasPrefix(metric, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// stageBatch checks the fields of a batch API's stage, and that a stream's
+// stage uses none of them.
+func (v *validator) stageBatch(path string, s *Stage, ps *PromptSet) {
+	api := s.API
+	if api == "" {
+		api = DefaultAPI
+	}
+	only := func(field string, want API) {
+		if v.has(path+"."+field) && api != want {
+			v.errf(path+"."+field, "%s: %s applies to api: %s only (this stage's api is %s)", path, field, want, api)
+		}
+	}
+	only("inputs_per_request", APIEmbeddings)
+	only("documents_per_request", APIRerank)
+	only("document_tokens", APIRerank)
+	if s.InputsPerRequest < 0 || s.InputsPerRequest > MaxInputsPerRequest {
+		v.errf(path+".inputs_per_request", "%s: inputs_per_request must be between 1 and %d, got %d", path, MaxInputsPerRequest, s.InputsPerRequest)
+	} else if s.InputsPerRequest == 0 && v.has(path+".inputs_per_request") {
+		v.errf(path+".inputs_per_request", "%s: inputs_per_request must be at least 1", path)
+	}
+	if s.DocumentsPerRequest < 0 || s.DocumentsPerRequest > MaxDocumentsPerRequest {
+		v.errf(path+".documents_per_request", "%s: documents_per_request must be between 1 and %d, got %d", path, MaxDocumentsPerRequest, s.DocumentsPerRequest)
+	} else if s.DocumentsPerRequest == 0 && v.has(path+".documents_per_request") {
+		v.errf(path+".documents_per_request", "%s: documents_per_request must be at least 1", path)
+	}
+	if s.DocumentTokens != nil {
+		v.length(path+".document_tokens", *s.DocumentTokens)
+	}
+	if api == APIRerank && s.DocumentTokens == nil && ps != nil && ps.Synthetic == nil {
+		v.errf(path, "%s: a rerank stage over prompts that are not synthetic needs document_tokens (the documents' length)", path)
+	}
+	if streams(api) {
+		return
+	}
+	for _, f := range []string{"output_tokens", "mode"} {
+		if v.has(path + "." + f) {
+			v.errf(path+"."+f, "%s: %s does not apply to api: %s, whose answer has no output tokens", path, f, api)
+		}
+	}
+	if s.SLO != nil && (s.SLO.TTFTMs != 0 || s.SLO.TPOTMs != 0) {
+		v.errf(path+".slo", "%s.slo: api %s has no first token or output tokens: bound e2e_ms only", path, api)
+	}
+	if ps != nil && ps.Trace != nil {
+		v.errf(path+".prompts", "%s: api %s cannot replay a trace (a trace's requests have output lengths)", path, api)
+	}
+}
+
+// batchChecks reports each check of a non-streamed stage that reads a
+// metric only a stream produces (a first token, output tokens): it would
+// read a null and fail every run, so it is a plan error.
+func (v *validator) batchChecks(i int, s *Stage) {
+	if streams(s.API) {
+		return
+	}
+	for j, c := range s.Checks {
+		if c == nil {
+			continue
+		}
+		var bad []string
+		for _, m := range c.Metrics {
+			if outputMetric(m) && !slices.Contains(bad, m) {
+				bad = append(bad, m)
+			}
+		}
+		if len(bad) > 0 {
+			cp := fmt.Sprintf("stages[%d].checks[%d]", i, j)
+			v.errf(cp+".expr", "%s: check reads %s, which api: %s does not produce (its answer is not streamed: no first token, no output tokens); check e2e_*, request_tps, input_tps_total or mean_input_tokens instead",
+				cp, strings.Join(bad, ", "), s.API)
+		}
+	}
+}
