@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -29,6 +31,10 @@ func cpuNow() time.Duration {
 // built-in simulator with and without those three read every second: its
 // dispatch lag p99 and max, and the client's CPU. Run it alone on a quiet
 // machine (go test ./pipeline -run '^$' -bench TelemetryCost -benchtime 1x).
+// RUNNER_COST_RATE and RUNNER_COST_DURATION (default 40 and 6s) set the
+// level's load: a p99 of 232 requests is their 3rd largest lag, so a
+// figure to rely on wants more (RUNNER_COST_RATE=200
+// RUNNER_COST_DURATION=30s), and RUNNER_COST_PAIRS (default 2) more pairs.
 func BenchmarkTelemetryCost(b *testing.B) {
 	dcgm, err := gpuexporters.Start(gpuexporters.DCGM, gpuexporters.Options{Collect: time.Second})
 	if err != nil {
@@ -81,8 +87,8 @@ stages:
     endpoint: sim
     prompts: p
     output_tokens: 40
-    rate: [40]
-    duration: 6s
+    rate: [` + costEnv("RUNNER_COST_RATE", "40") + `]
+    duration: ` + costEnv("RUNNER_COST_DURATION", "6s") + `
     seed: 3
 `)
 		p, err := scenario.LoadBytes("cost.yaml", src, b.TempDir(), scenario.Options{})
@@ -95,12 +101,21 @@ stages:
 		}
 		return rep.Stages[0].Points[0]
 	}
-	for _, with := range []bool{false, true, false, true} {
+	pairs, _ := strconv.Atoi(costEnv("RUNNER_COST_PAIRS", "2"))
+	for i := range 2 * max(1, pairs) {
+		with := i%2 == 1
 		pt := level(with)
 		name := map[bool]string{false: "without", true: "with"}[with]
 		b.Logf("%-7s telemetry: %d requests, dispatch lag p99 %s ms max %s ms, client CPU %s%%, gpu_count %v",
 			name, pt.NRequests, ptr(pt.DispatchLagP99Ms), ptr(pt.DispatchLagMaxMs), ptr(pt.ClientCPUPercent), ptrInt(pt.GPUCount))
 	}
+}
+
+func costEnv(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }
 
 func ptr(p *float64) string {
