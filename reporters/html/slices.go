@@ -173,7 +173,7 @@ func sliceNotes(st *result.Stage) []string {
 		s := p.Slices
 		line := p.Label() + ": " + strconv.Itoa(len(s.Windows)) + " slices of " + (time.Duration(s.WidthS * float64(time.Second))).String()
 		if n := len(s.Windows); n > 0 && !drawn(&s.Windows[n-1], s.WidthS) {
-			line += " (the last, " + num(s.Windows[n-1].EndS-s.Windows[n-1].StartS) + " s, not drawn)"
+			line += " (the last, " + num(result.Round(s.Windows[n-1].EndS-s.Windows[n-1].StartS, 3)) + " s, not drawn)"
 		}
 		switch st := s.Steadiness; {
 		case !st.Judged:
