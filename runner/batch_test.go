@@ -58,7 +58,7 @@ func TestEmbeddingsGroundTruth(t *testing.T) {
 		if lo, hi := 4*200*0.95, 4*200*1.05; float64(tr.PromptTokens) < lo || float64(tr.PromptTokens) > hi {
 			t.Errorf("4 inputs of 200 tokens came to %d tokens", tr.PromptTokens)
 		}
-		if want := ms(tr.TokenWritten[0].Sub(r.Start)); !within(r.E2EMs, want) {
+		if want := ms(tr.TokenWritten[0].Sub(r.Start)); r.E2EMs < want-0.5 || !raceOn && !within(r.E2EMs, want) {
 			t.Errorf("E2E %.3f ms, simulator wrote the answer at %.3f ms", r.E2EMs, want)
 		}
 		inSum += r.InputTokens
@@ -124,7 +124,7 @@ func TestRerankGroundTruth(t *testing.T) {
 		if want := 3 * (100 + 50 + 4); float64(tr.PromptTokens) < 0.95*float64(want) || float64(tr.PromptTokens) > 1.05*float64(want) {
 			t.Errorf("3 pairs of a 100-token query and 50-token documents came to %d tokens, want about %d", tr.PromptTokens, want)
 		}
-		if want := ms(tr.TokenWritten[0].Sub(r.Start)); !within(r.E2EMs, want) {
+		if want := ms(tr.TokenWritten[0].Sub(r.Start)); r.E2EMs < want-0.5 || !raceOn && !within(r.E2EMs, want) {
 			t.Errorf("E2E %.3f ms, simulator wrote the answer at %.3f ms", r.E2EMs, want)
 		}
 	}
