@@ -324,7 +324,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api api
 			markClosed(r)
 		}
 	} else {
-		st.serveWhole()
+		st.serveWhole(st.wholeBody)
 	}
 }
 

@@ -138,7 +138,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, rerank bool)
 		return
 	}
 	st := &stream{s: s, w: w, r: r, rec: a.rec, sq: sq, id: a.id, created: time.Now().Unix(), pooled: true}
-	st.serveAnswer(func() []byte {
+	st.serveWhole(func() []byte {
 		if rerank {
 			return s.rerankBody(&req, in, a)
 		}
@@ -334,57 +334,5 @@ func unitVector(v []float32, seed uint64) {
 	}
 	for i := range v {
 		v[i] = float32(f[i] / norm)
-	}
-}
-
-// serveAnswer answers a batch request once the engine has run its prefill,
-// with the body answer builds, injecting the configured faults as a
-// non-streamed completion does.
-func (st *stream) serveAnswer(answer func() []byte) {
-	st.setup("")
-	ctx := st.r.Context()
-	if !st.waitDone(ctx) {
-		st.end(finishAbort)
-		return
-	}
-	st.begin()
-	st.sent = 1 // the answer: its write time is the request's last
-	body := answer()
-	st.rec.t.Status = http.StatusOK
-	switch st.rec.t.Fault {
-	case FaultDisconnect:
-		if conn, _, err := http.NewResponseController(st.w).Hijack(); err == nil {
-			_ = conn.Close()
-		}
-		st.sent = 0
-		st.end(finishAbort)
-		return
-	case FaultStall:
-		stall, stop := st.stallTimer()
-		defer stop()
-		select {
-		case <-stall:
-		case <-ctx.Done():
-			st.sent = 0
-			st.end(finishAbort)
-			return
-		}
-	case FaultTruncate, FaultMalformed:
-		body = body[:len(body)/2]
-	case FaultErrorInStream:
-		body = appendErrorJSON(nil, http.StatusInternalServerError, "InternalServerError", "simulated engine error")
-	}
-	st.w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	st.w.Header().Set("X-Request-Id", st.id)
-	st.w.WriteHeader(http.StatusOK)
-	_, _ = st.w.Write(body)
-	_ = st.flush()
-	switch st.rec.t.Fault {
-	case FaultTruncate, FaultMalformed:
-		st.end(finishAbort)
-	case FaultErrorInStream:
-		st.end(finishError)
-	default:
-		st.end(finishStop)
 	}
 }

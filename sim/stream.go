@@ -513,8 +513,13 @@ func (st *stream) end(how int) {
 	st.s.finish(st.rec)
 }
 
-// serveWhole answers a non-streaming request once every token is generated.
-func (st *stream) serveWhole() {
+// serveWhole answers a request that is not streamed once the engine is
+// done with it, with the body answer builds: a completion once every token
+// is generated (wholeBody), a batch answer (pooled, batch.go) once its
+// prefill has run. The configured faults strike the whole answer: a
+// disconnect or a stall before it is written, half of it (truncate,
+// malformed), or an error body in its place.
+func (st *stream) serveWhole(answer func() []byte) {
 	st.setup("")
 	ctx := st.r.Context()
 	if !st.waitDone(ctx) {
@@ -522,8 +527,15 @@ func (st *stream) serveWhole() {
 		return
 	}
 	st.begin()
+	contentType, how := "application/json", finishIndex(st.finishReason())
 	st.sent = st.sq.outputTokens
-	body := st.wholeBody()
+	if st.pooled {
+		// llama-server's charset; a batch answer ends its one step, no
+		// finish reason of a completion's.
+		contentType, how = "application/json; charset=utf-8", finishStop
+		st.sent = 1 // the answer: its write time is the request's last
+	}
+	body := answer()
 	st.rec.t.Status = http.StatusOK
 	switch st.rec.t.Fault {
 	case FaultDisconnect:
@@ -549,7 +561,7 @@ func (st *stream) serveWhole() {
 	case FaultErrorInStream:
 		body = appendErrorJSON(nil, http.StatusInternalServerError, "InternalServerError", "simulated engine error")
 	}
-	st.w.Header().Set("Content-Type", "application/json")
+	st.w.Header().Set("Content-Type", contentType)
 	st.w.Header().Set("X-Request-Id", st.id)
 	st.w.WriteHeader(http.StatusOK)
 	_, _ = st.w.Write(body)
@@ -560,7 +572,7 @@ func (st *stream) serveWhole() {
 	case FaultErrorInStream:
 		st.end(finishError)
 	default:
-		st.end(finishIndex(st.finishReason()))
+		st.end(how)
 	}
 }
 
