@@ -129,7 +129,7 @@ func unservedAPI(st *result.Stage, p *result.Point) string {
 	if !ok {
 		return ""
 	}
-	where := "POST " + strings.TrimRight(st.Endpoint.BaseURL, "/") + proto.Path()
+	where := "POST " + protocol.URL(proto, strings.TrimRight(st.Endpoint.BaseURL, "/"))
 	for _, code := range []string{"http_404", "http_405", "http_501"} {
 		if p.ErrorsByKind[code] == p.Failed {
 			return fmt.Sprintf("the endpoint does not serve api: %s (%s answered %s to every request)", st.API, where, strings.TrimPrefix(code, "http_"))

@@ -9,10 +9,11 @@ import (
 	"testing"
 )
 
-// TestBatchEncode: the embeddings and rerank bodies, byte for byte, with
+// TestBatchEncode: the embeddings, rerank and score bodies, byte for byte, with
 // extra_body merged and the measured fields kept.
 func TestBatchEncode(t *testing.T) {
 	extra := map[string]any{"encoding_format": "float", "input": "no", "query": "no", "documents": "no", "model": "x", "top_n": 2}
+	scoreExtra := map[string]any{"text_1": "no", "text_2": "no", "model": "x", "truncate_prompt_tokens": -1}
 	cases := []struct {
 		p    Protocol
 		r    Request
@@ -21,6 +22,8 @@ func TestBatchEncode(t *testing.T) {
 		{embeddings{}, Request{Model: "m", Text: "hi", MaxTokens: 5, Pinned: true}, `{"input":"hi","model":"m"}`},
 		{embeddings{}, Request{Model: "m", Inputs: []string{"a", "b"}, Extra: extra}, `{"documents":"no","encoding_format":"float","input":["a","b"],"model":"m","query":"no","top_n":2}`},
 		{rerank{}, Request{Model: "m", Text: "q", Documents: []string{"d1", "d2"}, Extra: extra}, `{"documents":["d1","d2"],"encoding_format":"float","input":"no","model":"m","query":"q","top_n":2}`},
+		{score{}, Request{Model: "m", Text: "q", Documents: []string{"d1", "d2"}, Extra: scoreExtra, MaxTokens: 5, Pinned: true}, `{"model":"m","text_1":"q","text_2":["d1","d2"],"truncate_prompt_tokens":-1}`},
+		{score{}, Request{Model: "m", Messages: []Message{{"system", "s"}, {"user", "u"}}}, `{"model":"m","text_1":"s\nu","text_2":[]}`},
 		{chat{}, Request{Model: "m", MaxTokens: 1, Text: "look", Images: []string{"data:image/png;base64,AA=="}},
 			`{"max_tokens":1,"messages":[{"role":"user","content":[{"type":"text","text":"look"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA=="}}]}],"model":"m","stream":true,"stream_options":{"include_usage":true},"temperature":0}`},
 		{chat{}, Request{Model: "m", MaxTokens: 1, Messages: []Message{{"system", "s"}, {"user", "u"}}, Images: []string{"data:x"}},
@@ -98,6 +101,14 @@ func TestBatchDecoders(t *testing.T) {
 		// result echoes its document.
 		{rerank{}, `{"id":"rerank-1","model":"m","usage":{"total_tokens":12},"results":[{"index":1,"document":{"text":"b"},"relevance_score":0.9},{"index":0,"document":{"text":"a"},"relevance_score":0.1}]}`, ""},
 		{rerank{}, `<html>`, "<html>"},
+		// vLLM's /score (from its source, pooling/score protocol.py and
+		// serving.py): data in the documents' order, usage with
+		// prompt_tokens, total_tokens and a zero completion_tokens.
+		{score{}, `{"id":"score-1","object":"list","created":1,"model":"m","data":[{"index":0,"object":"score","score":0.25},{"index":1,"object":"score","score":-3.5}],"usage":{"prompt_tokens":40,"total_tokens":40,"completion_tokens":0,"prompt_tokens_details":null}}`, ""},
+		{score{}, `{"data":[{"index":0}],"usage":{"prompt_tokens":3}}`, "data[0] has no index or score"},
+		{score{}, `{"data":[],"usage":{"prompt_tokens":3}}`, "answer carries no results"},
+		{score{}, `{"results":[{"index":0,"relevance_score":0.5}]}`, "answer carries no results"},
+		{score{}, `{"object":"error","message":"The model does not support Score API","type":"BadRequestError","code":400}`, "error"},
 	} {
 		ev, err := decodeOne(t, c.p, c.body)
 		var bad *MalformedError
@@ -114,7 +125,11 @@ func TestBatchDecoders(t *testing.T) {
 			t.Errorf("%s %s: %v, want malformed with %q", c.p.Name(), c.body, err, c.want)
 		}
 	}
-	ev, _ := decodeOne(t, embeddings{}, `{"error":{"message":"bad \"x\"","code":400}}`)
+	ev, err := decodeOne(t, score{}, `{"object":"list","data":[{"index":0,"object":"score","score":0.5},{"index":1,"object":"score","score":0.1}],"usage":{"prompt_tokens":40,"total_tokens":40,"completion_tokens":0}}`)
+	if err != nil || !ev.Usage || ev.PromptTokens != 40 || ev.Results != 2 || ev.Content || ev.CompletionTokens != 0 {
+		t.Errorf("score answer: %+v, %v", ev, err)
+	}
+	ev, _ = decodeOne(t, embeddings{}, `{"error":{"message":"bad \"x\"","code":400}}`)
 	if string(ev.ErrorMessage) != `bad \"x\"` {
 		t.Errorf("error message %q", ev.ErrorMessage)
 	}

@@ -10,6 +10,7 @@ package protocol
 
 import (
 	"io"
+	"strings"
 
 	"github.com/runnerbench/runner/protocol/sse"
 )
@@ -125,6 +126,34 @@ type NotServedStops interface {
 	StopsWhenNotServed()
 }
 
+// DocumentScorer is a Protocol whose request scores Documents against a
+// query (the prompt): its stage has documents_per_request and
+// document_tokens.
+type DocumentScorer interface {
+	Protocol
+	// ScoresDocuments marks the API.
+	ScoresDocuments()
+}
+
+// Rooted is a Protocol whose Path is at the server's root rather than
+// under the API root base_url names (vLLM's /score): URL drops base_url's
+// trailing /v1.
+type Rooted interface {
+	Protocol
+	// AtRoot marks the API.
+	AtRoot()
+}
+
+// URL is where p's requests go for an endpoint whose API root (base_url,
+// without a trailing slash or query) is base: base + Path, or, for a
+// Rooted protocol, base without its trailing /v1 + Path.
+func URL(p Protocol, base string) string {
+	if _, ok := p.(Rooted); ok {
+		base = strings.TrimSuffix(base, "/v1")
+	}
+	return base + p.Path()
+}
+
 // Authenticator is a Protocol whose API carries the endpoint's API key
 // in headers of its own instead of "Authorization: Bearer" (Anthropic's
 // x-api-key), and asks for headers every request must have.
@@ -174,7 +203,7 @@ var ErrLineTooLong = sse.ErrLineTooLong
 
 // Registry is every API a plan may name, in the order messages and the
 // schema list them. Adding an API is one file and one entry here.
-var Registry = []Protocol{chat{}, completions{}, responses{}, messages{}, embeddings{}, rerank{}}
+var Registry = []Protocol{chat{}, completions{}, responses{}, messages{}, embeddings{}, rerank{}, score{}}
 
 // Lookup returns the protocol of the plan's api value.
 func Lookup(name string) (Protocol, bool) {

@@ -51,7 +51,7 @@ func TestEncode(t *testing.T) {
 
 // TestRegistry: every name is found, once, and only chat keeps a history.
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(Names(), ","); got != "chat,completions,responses,messages,embeddings,rerank" {
+	if got := strings.Join(Names(), ","); got != "chat,completions,responses,messages,embeddings,rerank,score" {
 		t.Fatalf("Names = %s", got)
 	}
 	for _, n := range Names() {
@@ -66,6 +66,33 @@ func TestRegistry(t *testing.T) {
 	}
 	if _, ok := Lookup("no-such-api"); ok {
 		t.Fatal("Lookup found an API nobody registered")
+	}
+}
+
+// TestURL: a path goes after the API root, a Rooted one after the server's
+// root (base_url less its trailing /v1).
+func TestURL(t *testing.T) {
+	for _, c := range []struct {
+		p          Protocol
+		base, want string
+	}{
+		{rerank{}, "http://h:8000/v1", "http://h:8000/v1/rerank"},
+		{score{}, "http://h:8000/v1", "http://h:8000/score"},
+		{score{}, "http://h:8000", "http://h:8000/score"},
+		{score{}, "https://gw/llm/v1", "https://gw/llm/score"},
+		{score{}, "http://h/v1beta", "http://h/v1beta/score"},
+		{chat{}, "http://h:8000/v1", "http://h:8000/v1/chat/completions"},
+	} {
+		if got := URL(c.p, c.base); got != c.want {
+			t.Errorf("URL(%s, %s) = %s, want %s", c.p.Name(), c.base, got, c.want)
+		}
+	}
+	for _, p := range Registry {
+		_, rooted := p.(Rooted)
+		_, scores := p.(DocumentScorer)
+		if rooted != (p.Name() == "score") || scores != (p.Name() == "rerank" || p.Name() == "score") {
+			t.Errorf("%s: rooted %v, scores documents %v", p.Name(), rooted, scores)
+		}
 	}
 }
 

@@ -17,6 +17,7 @@ func (rerank) Name() string      { return "rerank" }
 func (rerank) Path() string      { return "/rerank" }
 func (rerank) MediaType() string { return "application/json" }
 func (rerank) Describe() string  { return "a JSON answer" }
+func (rerank) ScoresDocuments()  {}
 
 // rerankReserved are the body fields extra_body may not replace.
 var rerankReserved = map[string]bool{"query": true, "documents": true, "model": true}

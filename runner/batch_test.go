@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/runnerbench/runner/checks"
@@ -144,6 +145,65 @@ func TestRerankGroundTruth(t *testing.T) {
 	}
 }
 
+// TestScoreGroundTruth: a score stage sends the prompt as text_1 and
+// documents_per_request documents as text_2 to the server's root /score
+// (base_url less its /v1), and records what the simulator counted, as a
+// rerank stage does.
+func TestScoreGroundTruth(t *testing.T) {
+	s := startSim(t, batchSim())
+	sp := startSpy(t, s)
+	e, col := newEngine(t, sp.URL+"/v1", nil)
+	st := batchStage(scenario.API("score"), 2, 6)
+	st.DocumentsPerRequest = 3
+	st.DocumentTokens = &scenario.Length{Fixed: 50}
+	res := runStage(t, e, synthPlan(100, ""), st)
+	recs := col.measured()
+	if len(recs) != 6 {
+		t.Fatalf("%d records", len(recs))
+	}
+	for _, r := range recs {
+		if !r.OK {
+			t.Fatalf("request failed: %s %s", r.ErrorKind, r.Error)
+		}
+		tr := truth(t, s, r.Nonce)
+		if tr.Endpoint != "score" || tr.Inputs != 3 || r.Inputs != 3 || r.InputTokens != tr.PromptTokens || !r.UsageReported {
+			t.Errorf("truth %s inputs %d tokens %d; record inputs %d tokens %d", tr.Endpoint, tr.Inputs, tr.PromptTokens, r.Inputs, r.InputTokens)
+		}
+		if want := 3 * (100 + 50 + 4); float64(tr.PromptTokens) < 0.95*float64(want) || float64(tr.PromptTokens) > 1.05*float64(want) {
+			t.Errorf("3 pairs of a 100-token query and 50-token documents came to %d tokens, want about %d", tr.PromptTokens, want)
+		}
+		if r.TTFTMs != nil || r.OutputTokens != 0 || r.MaxTokens != 0 {
+			t.Errorf("ttft %v output %d max_tokens %d on a score request", r.TTFTMs, r.OutputTokens, r.MaxTokens)
+		}
+		if want := ms(tr.TokenWritten[0].Sub(r.Start)); r.E2EMs < want-0.5 || !raceOn && !within(r.E2EMs, want) {
+			t.Errorf("E2E %.3f ms, simulator wrote the answer at %.3f ms", r.E2EMs, want)
+		}
+	}
+	if n := len(sp.requests("/v1/score")) + len(sp.requests("/v1/rerank")); n != 0 {
+		t.Errorf("%d requests under /v1", n)
+	}
+	reqs := sp.requests("/score")
+	if len(reqs) != 6+1 { // and the level's warm-up
+		t.Fatalf("%d requests to /score", len(reqs))
+	}
+	for _, c := range reqs {
+		q, _ := c.body["text_1"].(string)
+		docs, _ := c.body["text_2"].([]any)
+		if !strings.HasPrefix(q, "[") || (len(docs) != 3 && len(docs) != 1) || c.body["model"] != "sim" {
+			t.Errorf("text_1 %.20q text_2 %d model %v", q, len(docs), c.body["model"])
+		}
+		for _, k := range []string{"max_tokens", "stream", "ignore_eos", "query", "documents"} {
+			if _, ok := c.body[k]; ok {
+				t.Errorf("score body carries %s", k)
+			}
+		}
+	}
+	p := res.Points[0]
+	if p.MeanInputsPerRequest == nil || *p.MeanInputsPerRequest != 3 || p.InputTPSTotal == nil || p.TTFTP50Ms != nil || p.OutputTPSTotal != 0 {
+		t.Errorf("point inputs %v input tps %v ttft %v output tps %v", p.MeanInputsPerRequest, p.InputTPSTotal, p.TTFTP50Ms, p.OutputTPSTotal)
+	}
+}
+
 // TestBatchFailures: the simulator's faults on a whole answer land in their
 // classes; an answer with fewer results than inputs is malformed.
 func TestBatchFailures(t *testing.T) {
@@ -191,7 +251,7 @@ func TestBatchFailures(t *testing.T) {
 
 // TestUnservedAPI: an endpoint that does not serve the stage's API (a 404,
 // or an event stream where a JSON answer was due) fails the level with one
-// hint naming the API and the path tried.
+// hint naming the API and the path tried (score's at the server's root).
 func TestUnservedAPI(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -204,17 +264,34 @@ func TestUnservedAPI(t *testing.T) {
 			_, _ = w.Write([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"))
 		}, "another kind of response than a JSON answer"},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			srv := httptest.NewServer(c.handler)
-			defer srv.Close()
-			e, _ := newEngine(t, srv.URL+"/v1", nil)
-			st := batchStage(scenario.APIEmbeddings, 1, 2)
-			res, _ := runStageCtx(t.Context(), e, synthPlan(20, "reference"), st)
-			p := res.Points[0]
-			hint := checks.FailureHint(res, &p)
-			if !strings.Contains(hint, "does not serve api: embeddings") || !strings.Contains(hint, "POST "+srv.URL+"/v1/embeddings") || !strings.Contains(hint, c.want) {
-				t.Errorf("hint %q", hint)
-			}
-		})
+		for _, api := range []struct{ name, path string }{{"embeddings", "/v1/embeddings"}, {"score", "/score"}} {
+			t.Run(c.name+" "+api.name, func(t *testing.T) {
+				var paths []string
+				var mu sync.Mutex
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					mu.Lock()
+					paths = append(paths, r.URL.Path)
+					mu.Unlock()
+					c.handler(w, r)
+				}))
+				defer srv.Close()
+				e, _ := newEngine(t, srv.URL+"/v1", nil)
+				st := batchStage(scenario.API(api.name), 1, 2)
+				st.DocumentTokens = &scenario.Length{Fixed: 8}
+				res, _ := runStageCtx(t.Context(), e, synthPlan(20, "reference"), st)
+				p := res.Points[0]
+				hint := checks.FailureHint(res, &p)
+				if !strings.Contains(hint, "does not serve api: "+api.name) || !strings.Contains(hint, "POST "+srv.URL+api.path+" ") || !strings.Contains(hint, c.want) {
+					t.Errorf("hint %q", hint)
+				}
+				mu.Lock()
+				defer mu.Unlock()
+				for _, got := range paths {
+					if got != api.path && got != "/v1/models" && got != "/tokenize" && got != "/health" && got != "/metrics" {
+						t.Errorf("request to %s", got)
+					}
+				}
+			})
+		}
 	}
 }

@@ -215,7 +215,7 @@ func (e *Engine) probeCounter(p protocol.Protocol) counter {
 			return 0, errors.New("api " + p.Name() + " has no token-counting probe")
 		}
 		body, answer, tokens := pr.Probe(e.model, text)
-		if err := e.postJSONAs(ctx, e.url(p.Path()), body, answer, e.headersFor(p)); err != nil {
+		if err := e.postJSONAs(ctx, e.apiURL(p), body, answer, e.headersFor(p)); err != nil {
 			return 0, err
 		}
 		return tokens()

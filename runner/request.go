@@ -151,15 +151,19 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	rec.E2EMs = ms(time.Since(wd.start))
 	fail(rec, kind, msg+sample(data))
 	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
-		w.notServed = fmt.Sprintf("POST %s answered http %d (%s)", redact.URL(w.e.url(w.proto.Path())), resp.StatusCode, sample(data))
+		w.notServed = fmt.Sprintf("POST %s answered http %d (%s)", redact.URL(w.e.apiURL(w.proto)), resp.StatusCode, sample(data))
 	}
 	return nil, false
 }
 
+// apiURL is where p's requests go: the API root's URL of its path (a Rooted
+// API's path is at the server's root), then the base URL's query.
+func (e *Engine) apiURL(p protocol.Protocol) string { return protocol.URL(p, e.baseURL) + e.query }
+
 // newRequest builds the POST of body to the worker's path, with the
 // endpoint's headers.
 func (w *Worker) newRequest(ctx context.Context, body []byte) (*http.Request, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.url(w.proto.Path()), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, w.e.apiURL(w.proto), bytes.NewReader(body))
 	if err != nil {
 		return nil, err
 	}

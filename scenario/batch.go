@@ -8,17 +8,17 @@ import (
 	"github.com/runnerbench/runner/protocol"
 )
 
-// The non-streamed APIs (embeddings, rerank): a request carries a batch of
-// texts (embeddings' inputs, rerank's documents beside the prompt as its
-// query), and its answer comes whole, so it has an end-to-end latency and
+// The non-streamed APIs (embeddings, rerank, score): a request carries a
+// batch of texts (embeddings' inputs, the documents of rerank and score
+// beside the prompt as their query), and its answer comes whole, so it has an end-to-end latency and
 // input tokens, and no first token or output tokens.
 
 // Bounds on a batch request's texts.
 const (
 	MaxInputsPerRequest    = 2048
 	MaxDocumentsPerRequest = 1000
-	// DefaultDocumentsPerRequest is a rerank request's documents when the
-	// stage does not say.
+	// DefaultDocumentsPerRequest is a rerank or score request's documents
+	// when the stage does not say.
 	DefaultDocumentsPerRequest = 8
 )
 
@@ -27,6 +27,29 @@ const (
 func streams(api API) bool {
 	p, ok := protocol.Lookup(string(api))
 	return !ok || protocol.Streams(p)
+}
+
+// scoresDocuments reports whether api's requests score documents against
+// the prompt as their query (rerank, score); an unknown api is the enum
+// check's error, not this one's: false.
+func scoresDocuments(api API) bool {
+	p, ok := protocol.Lookup(string(api))
+	if !ok {
+		return false
+	}
+	_, docs := p.(protocol.DocumentScorer)
+	return docs
+}
+
+// documentAPIs names the APIs that score documents ("rerank or score").
+func documentAPIs() string {
+	var names []string
+	for _, p := range protocol.Registry {
+		if _, ok := p.(protocol.DocumentScorer); ok {
+			names = append(names, p.Name())
+		}
+	}
+	return strings.Join(names, " or ")
 }
 
 // outputMetric reports whether metric needs a streamed answer's first token
@@ -47,14 +70,15 @@ func (v *validator) stageBatch(path string, s *Stage, ps *PromptSet) {
 	if api == "" {
 		api = DefaultAPI
 	}
-	only := func(field string, want API) {
-		if v.has(path+"."+field) && api != want {
+	only := func(field string, ok bool, want string) {
+		if v.has(path+"."+field) && !ok {
 			v.errf(path+"."+field, "%s: %s applies to api: %s only (this stage's api is %s)", path, field, want, api)
 		}
 	}
-	only("inputs_per_request", APIEmbeddings)
-	only("documents_per_request", APIRerank)
-	only("document_tokens", APIRerank)
+	docs := scoresDocuments(api)
+	only("inputs_per_request", api == APIEmbeddings, string(APIEmbeddings))
+	only("documents_per_request", docs, documentAPIs())
+	only("document_tokens", docs, documentAPIs())
 	if s.InputsPerRequest < 0 || s.InputsPerRequest > MaxInputsPerRequest {
 		v.errf(path+".inputs_per_request", "%s: inputs_per_request must be between 1 and %d, got %d", path, MaxInputsPerRequest, s.InputsPerRequest)
 	} else if s.InputsPerRequest == 0 && v.has(path+".inputs_per_request") {
@@ -68,8 +92,8 @@ func (v *validator) stageBatch(path string, s *Stage, ps *PromptSet) {
 	if s.DocumentTokens != nil {
 		v.length(path+".document_tokens", *s.DocumentTokens)
 	}
-	if api == APIRerank && s.DocumentTokens == nil && ps != nil && ps.Synthetic == nil {
-		v.errf(path, "%s: a rerank stage over prompts that are not synthetic needs document_tokens (the documents' length)", path)
+	if docs && s.DocumentTokens == nil && ps != nil && ps.Synthetic == nil {
+		v.errf(path, "%s: a %s stage over prompts that are not synthetic needs document_tokens (the documents' length)", path, api)
 	}
 	if streams(api) {
 		return

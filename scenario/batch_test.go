@@ -18,15 +18,17 @@ prompts:
 stages:
 `
 
-// TestBatchStages: an embeddings or rerank stage loads with its defaults
-// (one input, eight documents of the prompt's length, no output tokens),
-// and what does not apply to it is a plan error at its position.
+// TestBatchStages: an embeddings, rerank or score stage loads with its
+// defaults (one input, eight documents of the prompt's length, no output
+// tokens), and what does not apply to it is a plan error at its
+// position.
 func TestBatchStages(t *testing.T) {
 	p := mustLoad(t, batchPlan+`  - {name: e, endpoint: sim, prompts: p, api: embeddings, concurrency: [1], checks: [{expr: "e2e_p95_ms < 100 && input_tps_total > 0"}]}
   - {name: r, endpoint: sim, prompts: p, api: rerank, concurrency: [1]}
   - {name: b, endpoint: sim, prompts: f, api: embeddings, inputs_per_request: 16, concurrency: [1]}
+  - {name: s, endpoint: sim, prompts: f, api: score, documents_per_request: 3, document_tokens: 20, concurrency: [1]}
 `, Options{})
-	e, r, b := p.LoadPlan(p.Stages[0]), p.LoadPlan(p.Stages[1]), p.LoadPlan(p.Stages[2])
+	e, r, b, sc := p.LoadPlan(p.Stages[0]), p.LoadPlan(p.Stages[1]), p.LoadPlan(p.Stages[2]), p.LoadPlan(p.Stages[3])
 	if e.InputsPerRequest != 1 || !e.OutputTokens.IsZero() || e.DocumentsPerRequest != 0 {
 		t.Errorf("embeddings: inputs %d output %v documents %d", e.InputsPerRequest, e.OutputTokens, e.DocumentsPerRequest)
 	}
@@ -36,6 +38,9 @@ func TestBatchStages(t *testing.T) {
 	if b.InputsPerRequest != 16 {
 		t.Errorf("inputs_per_request %d", b.InputsPerRequest)
 	}
+	if sc.DocumentsPerRequest != 3 || sc.DocumentTokens == nil || sc.DocumentTokens.Fixed != 20 || !sc.OutputTokens.IsZero() {
+		t.Errorf("score: documents %d of %v, output %v", sc.DocumentsPerRequest, sc.DocumentTokens, sc.OutputTokens)
+	}
 	for _, c := range []struct{ stage, want string }{
 		{`{name: x, endpoint: sim, prompts: p, api: embeddings, concurrency: [1], checks: [{expr: "ttft_p95_ms < 100 && output_tps_total > 1"}]}`,
 			"plan.yaml:9:93: stages[0].checks[0]: check reads ttft_p95_ms, output_tps_total, which api: embeddings does not produce"},
@@ -44,7 +49,15 @@ func TestBatchStages(t *testing.T) {
 		{`{name: x, endpoint: sim, prompts: p, api: chat, inputs_per_request: 2, concurrency: [1]}`,
 			"plan.yaml:9:73: stages[0]: inputs_per_request applies to api: embeddings only (this stage's api is chat)"},
 		{`{name: x, endpoint: sim, prompts: p, api: embeddings, documents_per_request: 2, concurrency: [1]}`,
-			"documents_per_request applies to api: rerank only"},
+			"documents_per_request applies to api: rerank or score only (this stage's api is embeddings)"},
+		{`{name: x, endpoint: sim, prompts: p, api: chat, document_tokens: 9, concurrency: [1]}`,
+			"document_tokens applies to api: rerank or score only (this stage's api is chat)"},
+		{`{name: x, endpoint: sim, prompts: f, api: score, concurrency: [1]}`,
+			"a score stage over prompts that are not synthetic needs document_tokens"},
+		{`{name: x, endpoint: sim, prompts: p, api: score, mode: pinned, concurrency: [1]}`,
+			"plan.yaml:9:60: stages[0]: mode does not apply to api: score, whose answer has no output tokens"},
+		{`{name: x, endpoint: sim, prompts: p, api: score, concurrency: [1], checks: [{expr: "ttfat_p50_ms < 9"}]}`,
+			"check reads ttfat_p50_ms, which api: score does not produce"},
 		{`{name: x, endpoint: sim, prompts: p, api: embeddings, output_tokens: 9, concurrency: [1]}`,
 			"plan.yaml:9:74: stages[0]: output_tokens does not apply to api: embeddings"},
 		{`{name: x, endpoint: sim, prompts: p, api: embeddings, inputs_per_request: 5000, concurrency: [1]}`,

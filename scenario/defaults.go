@@ -81,12 +81,12 @@ func (p *Plan) ApplyDefaults() {
 		}
 		setStr(&s.API, DefaultAPI)
 		setStr(&s.Mode, DefaultMode)
-		switch s.API {
-		case APIEmbeddings:
+		switch {
+		case s.API == APIEmbeddings:
 			if s.InputsPerRequest == 0 {
 				s.InputsPerRequest = 1
 			}
-		case APIRerank:
+		case scoresDocuments(s.API):
 			if s.DocumentsPerRequest == 0 {
 				s.DocumentsPerRequest = DefaultDocumentsPerRequest
 			}

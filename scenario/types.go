@@ -270,13 +270,13 @@ type Stage struct {
 	Endpoint string `yaml:"endpoint" json:"endpoint"`
 	// Prompts names an entry of prompts.
 	Prompts string `yaml:"prompts" json:"prompts"`
-	// API is chat (/v1/chat/completions, default), completions (/v1/completions), responses (OpenAI's Responses API, /v1/responses), messages (Anthropic's Messages API, /v1/messages), embeddings (/v1/embeddings) or rerank (/v1/rerank); embeddings and rerank are not streamed: they have an E2E and input tokens, no first token or output tokens.
+	// API is chat (/v1/chat/completions, default), completions (/v1/completions), responses (OpenAI's Responses API, /v1/responses), messages (Anthropic's Messages API, /v1/messages), embeddings (/v1/embeddings), rerank (/v1/rerank) or score (vLLM's /score, at the server's root); embeddings, rerank and score are not streamed: they have an E2E and input tokens, no first token or output tokens.
 	API API `yaml:"api,omitempty" json:"api,omitempty"`
 	// InputsPerRequest is how many texts an embeddings request carries (its batch), each a prompt of the prompt set. Default 1.
 	InputsPerRequest int `yaml:"inputs_per_request,omitempty" json:"inputs_per_request,omitempty"`
-	// DocumentsPerRequest is how many documents a rerank request scores against its query (the prompt). Default 8.
+	// DocumentsPerRequest is how many documents a rerank or score request scores against its query (the prompt). Default 8.
 	DocumentsPerRequest int `yaml:"documents_per_request,omitempty" json:"documents_per_request,omitempty"`
-	// DocumentTokens is each rerank document's length in tokens, generated like a synthetic prompt. Default: the prompt set's input_tokens.
+	// DocumentTokens is each rerank or score document's length in tokens, generated like a synthetic prompt. Default: the prompt set's input_tokens.
 	DocumentTokens *Length `yaml:"document_tokens,omitempty" json:"document_tokens,omitempty"`
 	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops).
 	Mode Mode `yaml:"mode,omitempty" json:"mode,omitempty"`

@@ -15,7 +15,8 @@ import (
 	"time"
 )
 
-// The batch APIs: POST /v1/embeddings and /v1/rerank, answered whole. A
+// The batch APIs: POST /v1/embeddings, /v1/rerank and vLLM's /score (at
+// the root, and at /v1/score as vLLM keeps it), answered whole. A
 // batch request is one prefill in the engine (its prompt tokens are every
 // text's), answered when the engine's step ends it, as a pooling model's
 // forward pass is: its truth has the arrival, the prefill's start and its
@@ -27,9 +28,19 @@ const EmbeddingDim = 64
 
 // rerankPairTokens is what a rerank server adds to each query-document
 // pair: llama.cpp's reranking prompt is BOS query EOS SEP document EOS.
+// The simulator's score pairs cost the same.
 const rerankPairTokens = 4
 
-// batchRequest is the part of an embeddings or rerank request the
+// batchKind is the batch API a request calls.
+type batchKind int
+
+const (
+	batchEmbeddings batchKind = iota
+	batchRerank
+	batchScore
+)
+
+// batchRequest is the part of an embeddings, rerank or score request the
 // simulator reads.
 type batchRequest struct {
 	Model          string          `json:"model"`
@@ -38,11 +49,14 @@ type batchRequest struct {
 	Query          *string         `json:"query"`
 	Documents      []string        `json:"documents"`
 	TopN           *int            `json:"top_n"`
+	Text1          json.RawMessage `json:"text_1"`
+	Text2          json.RawMessage `json:"text_2"`
 }
 
 // batchInputs are a batch request's texts and their token counts.
 type batchInputs struct {
-	texts  []string // nil for token-id inputs
+	texts  []string // nil for token-id inputs; the documents of pairs
+	query  []string // the query of each pair (rerank, score)
 	tokens []int
 	nonce  string // the first text's leading nonce
 	noNon  int    // the first text's nonce tokens
@@ -98,8 +112,8 @@ func (in *batchInputs) noteTokens(extra int) {
 	}
 }
 
-// serveBatch answers POST /v1/embeddings (rerank false) or /v1/rerank.
-func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, rerank bool) {
+// serveBatch answers POST /v1/embeddings, /v1/rerank or /score.
+func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, kind batchKind) {
 	body, err := readBody(w, r)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
@@ -114,13 +128,13 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, rerank bool)
 		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.")
 		return
 	}
-	in, err := s.batchInputs(&req, rerank)
+	in, err := s.batchInputs(&req, kind)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
 		return
 	}
 	s.arrMu.Lock()
-	a := s.arriveBatch(in, rerank)
+	a := s.arriveBatch(in, kind)
 	if s.serveFault(w, a.rec, a.fault) { // unlocks arrMu
 		return
 	}
@@ -139,36 +153,39 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, rerank bool)
 	}
 	st := &stream{s: s, w: w, r: r, rec: a.rec, sq: sq, id: a.id, created: time.Now().Unix(), pooled: true}
 	st.serveWhole(func() []byte {
-		if rerank {
+		switch kind {
+		case batchRerank:
 			return s.rerankBody(&req, in, a)
+		case batchScore:
+			return s.scoreBody(in, a, st.created)
 		}
 		return s.embeddingsBody(&req, in, a)
 	})
 }
 
 // batchInputs reads and checks the request's texts: embeddings' inputs, or
-// rerank's documents (each counted with the query and the pair's tokens).
-func (s *Server) batchInputs(req *batchRequest, rerank bool) (batchInputs, error) {
+// the query-document pairs of rerank and score (each counted with the
+// query and the pair's tokens).
+func (s *Server) batchInputs(req *batchRequest, kind batchKind) (batchInputs, error) {
 	var in batchInputs
-	if rerank {
+	var err error
+	switch kind {
+	case batchRerank:
 		if req.Query == nil {
 			return in, errors.New("query is required")
 		}
 		if len(req.Documents) == 0 {
 			return in, errors.New("documents must be a non-empty list")
 		}
-		q := CountTokens(*req.Query)
-		in.texts = append([]string{*req.Query}, req.Documents...)
-		for _, d := range req.Documents {
-			in.tokens = append(in.tokens, q+CountTokens(d))
+		err = in.pairs([]string{*req.Query}, req.Documents)
+	case batchScore:
+		var q, d []string
+		if q, err = scoreTexts(req.Text1, "text_1"); err == nil {
+			if d, err = scoreTexts(req.Text2, "text_2"); err == nil {
+				err = in.pairs(q, d)
+			}
 		}
-		in.noteTokens(rerankPairTokens)
-		in.texts = in.texts[1:]
-		if n, nonce := nonceLen(*req.Query); n > 0 {
-			in.nonce, in.noNon = nonce, CountTokens((*req.Query)[:len(nonce)+2])
-		}
-	} else {
-		var err error
+	default:
 		if in, err = embeddingInputs(req.Input); err != nil {
 			return in, err
 		}
@@ -176,6 +193,9 @@ func (s *Server) batchInputs(req *batchRequest, rerank bool) (batchInputs, error
 		if f := req.EncodingFormat; f != "" && f != "float" && f != "base64" {
 			return in, fmt.Errorf("encoding_format must be float or base64, got %q", f)
 		}
+	}
+	if err != nil {
+		return in, err
 	}
 	for i, n := range in.tokens {
 		if n > s.cfg.MaxModelLen {
@@ -185,15 +205,56 @@ func (s *Server) batchInputs(req *batchRequest, rerank bool) (batchInputs, error
 	return in, nil
 }
 
+// pairs makes the query-document pairs of queries (one for every document,
+// or one each) and docs, each pair's tokens its query's, its document's and
+// the template's; the nonce is the first query's.
+func (in *batchInputs) pairs(queries, docs []string) error {
+	if len(queries) != 1 && len(queries) != len(docs) {
+		// vLLM's words (validate_score_input), less the capital.
+		return errors.New("input lengths must be either 1:1, 1:N or N:N")
+	}
+	in.texts = docs
+	for i, d := range docs {
+		q := queries[min(i, len(queries)-1)]
+		in.query = append(in.query, q)
+		in.tokens = append(in.tokens, CountTokens(q)+CountTokens(d))
+	}
+	in.noteTokens(rerankPairTokens)
+	in.nonce, in.noNon = "", 0
+	if n, nonce := nonceLen(queries[0]); n > 0 {
+		in.nonce, in.noNon = nonce, CountTokens(queries[0][:len(nonce)+2])
+	}
+	return nil
+}
+
+// scoreTexts reads text_1 or text_2 of a score request: a string, or a
+// non-empty list of strings.
+func scoreTexts(raw json.RawMessage, field string) ([]string, error) {
+	var one string
+	var many []string
+	switch {
+	case len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")):
+		return nil, errors.New(field + " is required")
+	case json.Unmarshal(raw, &one) == nil:
+		return []string{one}, nil
+	case json.Unmarshal(raw, &many) == nil && len(many) > 0:
+		return many, nil
+	}
+	return nil, errors.New(field + " must be a string or a non-empty list of strings")
+}
+
 // arriveBatch registers a batch request (under arrMu), as arrive does a
 // completion.
-func (s *Server) arriveBatch(in batchInputs, rerank bool) arrival {
+func (s *Server) arriveBatch(in batchInputs, kind batchKind) arrival {
 	rec, idx := s.register(in.nonce)
 	a := arrival{rec: rec, arrival: time.Since(s.epoch), rng: rand.New(rand.NewPCG(uint64(s.cfg.Seed), uint64(idx)))}
 	a.fault = drawFault(s.cfg.Faults, a.rng.Float64())
 	prefix, endpoint := "embd-", "embeddings"
-	if rerank {
+	switch kind {
+	case batchRerank:
 		prefix, endpoint = "rerank-", "rerank"
+	case batchScore:
+		prefix, endpoint = "score-", "score"
 	}
 	a.id = prefix + fmt.Sprintf("%016x", splitmix(uint64(s.cfg.Seed)<<32^uint64(idx)))
 	s.setID(rec, a.id)
@@ -207,8 +268,9 @@ func (s *Server) arriveBatch(in batchInputs, rerank bool) arrival {
 }
 
 // usageJSON is a batch answer's usage, as llama.cpp and vLLM send it for
-// embeddings (prompt and total tokens; FaultBadUsage: impossible ones).
-func usageJSON(b []byte, prompt int, fault Fault) []byte {
+// embeddings (prompt and total tokens; FaultBadUsage: impossible ones),
+// with more fields before its end.
+func usageJSON(b []byte, prompt int, fault Fault, more string) []byte {
 	if fault == FaultBadUsage {
 		prompt = badPromptTokens
 	}
@@ -216,6 +278,7 @@ func usageJSON(b []byte, prompt int, fault Fault) []byte {
 	b = strconv.AppendInt(b, int64(prompt), 10)
 	b = append(b, `,"total_tokens":`...)
 	b = strconv.AppendInt(b, int64(prompt), 10)
+	b = append(b, more...)
 	return append(b, '}')
 }
 
@@ -260,7 +323,7 @@ func (s *Server) embeddingsBody(req *batchRequest, in batchInputs, a arrival) []
 	b = append(b, `],"model":`...)
 	b = strconv.AppendQuote(b, s.cfg.Model)
 	b = append(b, ',')
-	b = usageJSON(b, in.total, a.fault)
+	b = usageJSON(b, in.total, a.fault, "")
 	return append(b, '}')
 }
 
@@ -273,10 +336,8 @@ func (s *Server) rerankBody(req *batchRequest, in batchInputs, a arrival) []byte
 		score float64
 	}
 	rs := make([]result, len(req.Documents))
-	q := fnv64(*req.Query)
-	for i, d := range req.Documents {
-		// A score in (0, 1) from the pair, stable for a pair.
-		rs[i] = result{i, float64(splitmix(q^fnv64(d))>>11) / (1 << 53)}
+	for i := range req.Documents {
+		rs[i] = result{i, in.pairScore(i)}
 	}
 	slices.SortStableFunc(rs, func(x, y result) int {
 		if x.score > y.score {
@@ -293,7 +354,7 @@ func (s *Server) rerankBody(req *batchRequest, in batchInputs, a arrival) []byte
 	b = append(b, `{"model":`...)
 	b = strconv.AppendQuote(b, s.cfg.Model)
 	b = append(b, `,"object":"list",`...)
-	b = usageJSON(b, in.total, a.fault)
+	b = usageJSON(b, in.total, a.fault, "")
 	b = append(b, `,"results":[`...)
 	for i, r := range rs {
 		if i > 0 {
@@ -306,6 +367,38 @@ func (s *Server) rerankBody(req *batchRequest, in batchInputs, a arrival) []byte
 		b = append(b, '}')
 	}
 	return append(b, "]}"...)
+}
+
+// pairScore is pair i's score: in (0, 1), drawn from the pair's texts (the
+// same pair always gets the same score).
+func (in *batchInputs) pairScore(i int) float64 {
+	return float64(splitmix(fnv64(in.query[i])^fnv64(in.texts[i]))>>11) / (1 << 53)
+}
+
+// scoreBody is the answer in vLLM's /score shape: a score per pair, in the
+// pairs' order, and vLLM's usage (prompt and total tokens, no completion).
+func (s *Server) scoreBody(in batchInputs, a arrival, created int64) []byte {
+	b := make([]byte, 0, 160+len(in.texts)*48)
+	b = append(b, `{"id":`...)
+	b = strconv.AppendQuote(b, a.id)
+	b = append(b, `,"object":"list","created":`...)
+	b = strconv.AppendInt(b, created, 10)
+	b = append(b, `,"model":`...)
+	b = strconv.AppendQuote(b, s.cfg.Model)
+	b = append(b, `,"data":[`...)
+	for i := range in.texts {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"index":`...)
+		b = strconv.AppendInt(b, int64(i), 10)
+		b = append(b, `,"object":"score","score":`...)
+		b = strconv.AppendFloat(b, in.pairScore(i), 'g', 8, 64)
+		b = append(b, '}')
+	}
+	b = append(b, `],`...)
+	b = usageJSON(b, in.total, a.fault, `,"completion_tokens":0,"prompt_tokens_details":null`)
+	return append(b, '}')
 }
 
 // fnv64 is FNV-1a of s.

@@ -6,8 +6,8 @@
 //
 // Endpoints: POST /v1/chat/completions and /v1/completions (streaming SSE in
 // vLLM's chunk format, or whole), /v1/responses (OpenAI's Responses events)
-// and /v1/messages (Anthropic's Messages events) (typed.go), POST /v1/embeddings and /v1/rerank (whole JSON answers,
-// batch.go), GET /v1/models, GET /health, GET /metrics
+// and /v1/messages (Anthropic's Messages events) (typed.go), POST /v1/embeddings, /v1/rerank and /score (also at /v1/score, as
+// vLLM serves it) (whole JSON answers, batch.go), GET /v1/models, GET /health, GET /metrics
 // (vLLM's Prometheus names), POST /tokenize (vLLM's), GET /sim/truth.
 //
 // One goroutine steps the batch (engine.go): a FIFO queue, admission up to
@@ -81,8 +81,10 @@ func New(cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiCompletions) })
 	mux.HandleFunc("POST /v1/responses", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiResponses) })
 	mux.HandleFunc("POST /v1/messages", func(w http.ResponseWriter, r *http.Request) { s.serveCompletion(w, r, apiMessages) })
-	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, false) })
-	mux.HandleFunc("POST /v1/rerank", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, true) })
+	mux.HandleFunc("POST /v1/embeddings", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, batchEmbeddings) })
+	mux.HandleFunc("POST /v1/rerank", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, batchRerank) })
+	mux.HandleFunc("POST /score", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, batchScore) })
+	mux.HandleFunc("POST /v1/score", func(w http.ResponseWriter, r *http.Request) { s.serveBatch(w, r, batchScore) })
 	mux.HandleFunc("GET /v1/models", s.serveModels)
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) })
 	mux.HandleFunc("POST /tokenize", s.serveTokenize)
@@ -162,7 +164,7 @@ func markClosed(r *http.Request) {
 func (s *Server) dropClosed(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if c, ok := r.Context().Value(connKey{}).(*connState); ok && c.closed.Load() {
-			if strings.HasSuffix(r.URL.Path, "/completions") || strings.HasSuffix(r.URL.Path, "/responses") || strings.HasSuffix(r.URL.Path, "/messages") || strings.HasSuffix(r.URL.Path, "/embeddings") || strings.HasSuffix(r.URL.Path, "/rerank") {
+			if strings.HasSuffix(r.URL.Path, "/completions") || strings.HasSuffix(r.URL.Path, "/responses") || strings.HasSuffix(r.URL.Path, "/messages") || strings.HasSuffix(r.URL.Path, "/embeddings") || strings.HasSuffix(r.URL.Path, "/rerank") || strings.HasSuffix(r.URL.Path, "/score") {
 				s.m.droppedConns.Add(1)
 			}
 			if conn, _, err := http.NewResponseController(w).Hijack(); err == nil {
@@ -241,14 +243,14 @@ const (
 // RequestTruth is what the simulator scheduled and did for one request.
 type RequestTruth struct {
 	Index    int    `json:"index"`    // arrival order, from 0
-	ID       string `json:"id"`       // the response id (chatcmpl-… / cmpl-… / resp_… / msg_… / embd-… / rerank-…)
-	Endpoint string `json:"endpoint"` // "chat", "completions", "responses", "messages", "embeddings" or "rerank"
+	ID       string `json:"id"`       // the response id (chatcmpl-… / cmpl-… / resp_… / msg_… / embd-… / rerank-… / score-…)
+	Endpoint string `json:"endpoint"` // "chat", "completions", "responses", "messages", "embeddings", "rerank" or "score"
 	Nonce    string `json:"nonce"`    // the leading [nonce] of the prompt, without brackets ("" if none)
 	Stream   bool   `json:"stream"`
 	Status   int    `json:"status"` // HTTP status sent
 
 	PromptTokens        int    `json:"prompt_tokens"`          // as in usage.prompt_tokens
-	Inputs              int    `json:"inputs,omitempty"`       // embeddings' inputs, rerank's documents
+	Inputs              int    `json:"inputs,omitempty"`       // embeddings' inputs, the documents of rerank and score
 	ImageTokens         int    `json:"image_tokens,omitempty"` // of PromptTokens, the images' (chat image_url parts)
 	PromptTokensNoNonce int    `json:"prompt_tokens_no_nonce"` // PromptTokens minus the tokens of "[nonce]"
 	CachedTokens        int    `json:"cached_tokens"`          // served from the prefix cache

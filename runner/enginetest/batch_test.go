@@ -170,3 +170,32 @@ stages:
 		t.Errorf("completed %d, errors %v %v", p.Completed, p.ErrorsByKind, p.ErrorSamples)
 	}
 }
+
+// TestUnservedScore: neither engine here serves vLLM's /score (llama-server
+// started with --reranking answers it 404 as JSON, llm-d-inference-sim 404
+// as text): a score stage fails every request alike, and the run says once
+// that the endpoint does not serve the API, naming the root path tried.
+func TestUnservedScore(t *testing.T) {
+	for _, c := range []struct {
+		name, ep, model string
+		eng             func() *engines.Engine
+	}{
+		{"llama-server", "llama", engines.LlamaModel, func() *engines.Engine {
+			return llamaWith(t, "llama-rerank", engines.LlamaOptions{Reranking: true})
+		}},
+		{"llm-d-inference-sim", "sim", engines.SimModel, func() *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eng := c.eng()
+			o := run(t, eng, c.model, planFor(c.ep, 32, fmt.Sprintf(`
+  - {name: score, endpoint: %s, prompts: synth, api: score, document_tokens: 16, concurrency: [1], requests: 2, warmup: 0}
+`, c.ep)))[0]
+			p := o.stage.Points[0]
+			hint := checks.FailureHint(o.stage, &p)
+			want := "POST " + strings.TrimSuffix(eng.BaseURL, "/v1") + "/score answered 404 to every request"
+			if p.Completed != 0 || p.ErrorsByKind["http_404"] != 2 || !strings.Contains(hint, "does not serve api: score") || !strings.Contains(hint, want) {
+				t.Errorf("completed %d, errors %v %v, hint %q (want %q)", p.Completed, p.ErrorsByKind, p.ErrorSamples, hint, want)
+			}
+		})
+	}
+}
