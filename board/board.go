@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -43,8 +44,9 @@ type Run struct {
 // Stage is one stage of a run.
 type Stage struct {
 	Name string `json:"name"`
-	// Load is concurrency, rate or trace; API chat or completions; Mode
-	// pinned or natural (report.json's stage fields).
+	// Load is concurrency, rate or trace; API chat, completions or
+	// another; Mode pinned or natural, "" for an API without output
+	// (report.json's stage fields).
 	Load string `json:"load"`
 	API  string `json:"api"`
 	Mode string `json:"mode"`
@@ -143,7 +145,12 @@ func (s *Stage) Shape() string {
 	if s.Search != "" {
 		load = "search over " + s.Search
 	}
-	parts := []string{load, s.API, s.Mode}
+	parts := []string{load, s.API}
+	if p, ok := protocol.Lookup(s.API); s.Mode != "" && (!ok || protocol.Streams(p)) {
+		// An API without output has no mode (a report of an earlier
+		// version said pinned: the same measurement).
+		parts = append(parts, s.Mode)
+	}
 	if len(s.Levels) > 0 {
 		l := &s.Levels[0]
 		if v, ok := l.Metric("input_tokens"); ok && v > 0 {

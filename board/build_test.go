@@ -118,3 +118,22 @@ func TestEnergyView(t *testing.T) {
 	}
 	checkFrontier(t, v)
 }
+
+// TestShapeWithoutMode: a stage of an API without output has no mode in its
+// shape, whether its report says none or (an earlier version's) pinned, so
+// the two group together; a chat stage keeps its mode.
+func TestShapeWithoutMode(t *testing.T) {
+	for _, c := range []struct{ api, mode, want string }{
+		{"embeddings", "", "concurrency, embeddings"},
+		{"embeddings", "pinned", "concurrency, embeddings"},
+		{"score", "", "concurrency, score"},
+		{"chat", "pinned", "concurrency, chat, pinned"},
+		{"chat", "natural", "concurrency, chat, natural"},
+		{"api-of-a-later-version", "natural", "concurrency, api-of-a-later-version, natural"},
+	} {
+		s := Stage{Load: "concurrency", API: c.api, Mode: c.mode}
+		if got := s.Shape(); got != c.want {
+			t.Errorf("%s %q: shape %q, want %q", c.api, c.mode, got, c.want)
+		}
+	}
+}

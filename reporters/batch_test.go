@@ -33,3 +33,23 @@ func TestWholeAnswerColumns(t *testing.T) {
 		}
 	}
 }
+
+// TestWholeAnswerTitle: a stage of an API answered whole claims no mode in
+// its title (its answer has no length to pin), nor did one in a report of
+// an older version, which said pinned; a chat stage names its own.
+func TestWholeAnswerTitle(t *testing.T) {
+	for _, c := range []struct {
+		api, mode, want string
+	}{
+		{"embeddings", "", "ep · api embeddings · load concurrency"},
+		{"score", "pinned", "ep · api score · load concurrency"},
+		{"rerank", "", "ep · api rerank · load concurrency"},
+		{"chat", "pinned", "ep · mode pinned · api chat · load concurrency"},
+		{"messages", "natural", "ep · mode natural · api messages · load concurrency"},
+	} {
+		st := &result.Stage{Name: "s", API: c.api, Mode: c.mode, Load: result.LoadConcurrency, Endpoint: result.Endpoint{Name: "ep"}}
+		if got := stageTitle(st); got != c.want {
+			t.Errorf("%s %q: title %q, want %q", c.api, c.mode, got, c.want)
+		}
+	}
+}

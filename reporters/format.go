@@ -390,7 +390,7 @@ func stageTitle(st *result.Stage) string {
 		ep += " (" + strings.Join(detail, ", ") + ")"
 	}
 	var parts []string
-	if st.Mode != "" {
+	if st.Mode != "" && streamed(st) { // an API without output has no mode (an older report said pinned)
 		parts = append(parts, "mode "+st.Mode)
 	}
 	if st.API != "" {

@@ -190,9 +190,11 @@ func buildSuite(r *result.Report, st *result.Stage) builtSuite {
 		{Name: "base_url", Value: st.Endpoint.BaseURL},
 		{Name: "model", Value: st.Endpoint.Model},
 		{Name: "api", Value: st.API},
-		{Name: "mode", Value: st.Mode},
-		{Name: "load", Value: string(st.Load)},
 	}}
+	if st.Mode != "" { // an API without output has none
+		s.Properties.Props = append(s.Properties.Props, junitProp{Name: "mode", Value: st.Mode})
+	}
+	s.Properties.Props = append(s.Properties.Props, junitProp{Name: "load", Value: string(st.Load)})
 	if sr := st.Search; sr != nil {
 		s.Properties.Props = append(s.Properties.Props, junitProp{Name: "search_stop", Value: sr.Stop}, junitProp{Name: "search_probes", Value: strconv.Itoa(sr.Probes)})
 	}

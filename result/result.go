@@ -458,7 +458,7 @@ type Stage struct {
 	Name     string   `json:"name"`
 	Endpoint Endpoint `json:"endpoint"`
 	API      string   `json:"api"`  // chat | completions
-	Mode     string   `json:"mode"` // pinned | natural
+	Mode     string   `json:"mode"` // pinned | natural; "" for an API without output (embeddings, rerank, score)
 	Load     LoadKind `json:"load"` // concurrency | rate | trace
 	// Trace is a replay stage's trace, as it asked: requests, span, rates,
 	// lengths and the prefix-cache hit rate it implies (nil for other stages).

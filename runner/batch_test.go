@@ -202,6 +202,9 @@ func TestScoreGroundTruth(t *testing.T) {
 	if p.MeanInputsPerRequest == nil || *p.MeanInputsPerRequest != 3 || p.InputTPSTotal == nil || p.TTFTP50Ms != nil || p.OutputTPSTotal != 0 {
 		t.Errorf("point inputs %v input tps %v ttft %v output tps %v", p.MeanInputsPerRequest, p.InputTPSTotal, p.TTFTP50Ms, p.OutputTPSTotal)
 	}
+	if res.Mode != "" || p.NaturalStop || p.MaxTokensHitRate != nil || p.OutputTokenStdev != nil {
+		t.Errorf("a score stage reports mode %q, natural_stop %v, max_tokens_hit_rate %v, output_token_stdev %v", res.Mode, p.NaturalStop, p.MaxTokensHitRate, p.OutputTokenStdev)
+	}
 }
 
 // TestBatchFailures: the simulator's faults on a whole answer land in their

@@ -20,15 +20,16 @@ stages:
 
 // TestBatchStages: an embeddings, rerank or score stage loads with its
 // defaults (one input, eight documents of the prompt's length, no output
-// tokens), and what does not apply to it is a plan error at its
+// tokens, no mode), and what does not apply to it is a plan error at its
 // position.
 func TestBatchStages(t *testing.T) {
 	p := mustLoad(t, batchPlan+`  - {name: e, endpoint: sim, prompts: p, api: embeddings, concurrency: [1], checks: [{expr: "e2e_p95_ms < 100 && input_tps_total > 0"}]}
   - {name: r, endpoint: sim, prompts: p, api: rerank, concurrency: [1]}
   - {name: b, endpoint: sim, prompts: f, api: embeddings, inputs_per_request: 16, concurrency: [1]}
   - {name: s, endpoint: sim, prompts: f, api: score, documents_per_request: 3, document_tokens: 20, concurrency: [1]}
+  - {name: c, endpoint: sim, prompts: p, concurrency: [1]}
 `, Options{})
-	e, r, b, sc := p.LoadPlan(p.Stages[0]), p.LoadPlan(p.Stages[1]), p.LoadPlan(p.Stages[2]), p.LoadPlan(p.Stages[3])
+	e, r, b, sc, c := p.LoadPlan(p.Stages[0]), p.LoadPlan(p.Stages[1]), p.LoadPlan(p.Stages[2]), p.LoadPlan(p.Stages[3]), p.LoadPlan(p.Stages[4])
 	if e.InputsPerRequest != 1 || !e.OutputTokens.IsZero() || e.DocumentsPerRequest != 0 {
 		t.Errorf("embeddings: inputs %d output %v documents %d", e.InputsPerRequest, e.OutputTokens, e.DocumentsPerRequest)
 	}
@@ -40,6 +41,15 @@ func TestBatchStages(t *testing.T) {
 	}
 	if sc.DocumentsPerRequest != 3 || sc.DocumentTokens == nil || sc.DocumentTokens.Fixed != 20 || !sc.OutputTokens.IsZero() {
 		t.Errorf("score: documents %d of %v, output %v", sc.DocumentsPerRequest, sc.DocumentTokens, sc.OutputTokens)
+	}
+	for _, l := range []*LoadPlan{e, r, b, sc} {
+		// No mode; and no length left free for natural mode's numbers.
+		if l.Mode != "" || !l.Pinned {
+			t.Errorf("%s: mode %q pinned %v on an API without output", l.Name, l.Mode, l.Pinned)
+		}
+	}
+	if c.Mode != ModePinned || !c.Pinned {
+		t.Errorf("chat: mode %q pinned %v", c.Mode, c.Pinned)
 	}
 	for _, c := range []struct{ stage, want string }{
 		{`{name: x, endpoint: sim, prompts: p, api: embeddings, concurrency: [1], checks: [{expr: "ttft_p95_ms < 100 && output_tps_total > 1"}]}`,

@@ -80,7 +80,9 @@ func (p *Plan) ApplyDefaults() {
 			continue
 		}
 		setStr(&s.API, DefaultAPI)
-		setStr(&s.Mode, DefaultMode)
+		if streams(s.API) { // an answer that is not streamed has no length to pin or leave free: no mode
+			setStr(&s.Mode, DefaultMode)
+		}
 		switch {
 		case s.API == APIEmbeddings:
 			if s.InputsPerRequest == 0 {

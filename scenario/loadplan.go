@@ -12,10 +12,13 @@ import (
 // reads, resolved (no pointers to defaults, durations as time.Duration), and
 // the prompt sets it names. The engine reads nothing else of the plan.
 type LoadPlan struct {
-	Name   string
-	API    API
-	Mode   Mode
-	Pinned bool // mode pinned: every request emits exactly its max_tokens
+	Name string
+	API  API
+	Mode Mode
+	// Pinned: no mode natural. Mode pinned: every request emits exactly its
+	// max_tokens; an API without output (no mode) leaves no length free
+	// either, so none of natural mode's numbers apply to it.
+	Pinned bool
 	// Kind is what the levels vary.
 	Kind result.LoadKind
 
@@ -66,7 +69,7 @@ type LoadPlan struct {
 func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 	ps := p.PromptSet(st.Prompts)
 	lp := &LoadPlan{
-		Name: st.Name, API: st.API, Mode: st.Mode, Pinned: st.Mode == ModePinned,
+		Name: st.Name, API: st.API, Mode: st.Mode, Pinned: st.Mode != ModeNatural,
 		Kind:        st.loadKind(ps),
 		Concurrency: st.Concurrency, Rate: st.Rate, Search: st.Search, Requests: st.Requests,
 		Duration: st.Duration.D(), Ramp: st.Ramp.D(), Replicates: st.Replicates, Slices: st.Slices.D(),

@@ -278,7 +278,7 @@ type Stage struct {
 	DocumentsPerRequest int `yaml:"documents_per_request,omitempty" json:"documents_per_request,omitempty"`
 	// DocumentTokens is each rerank or score document's length in tokens, generated like a synthetic prompt. Default: the prompt set's input_tokens.
 	DocumentTokens *Length `yaml:"document_tokens,omitempty" json:"document_tokens,omitempty"`
-	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops).
+	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops); an API that is not streamed (embeddings, rerank, score) has none.
 	Mode Mode `yaml:"mode,omitempty" json:"mode,omitempty"`
 	// InputTokens overrides the synthetic prompt set's input length for this stage.
 	InputTokens *Length `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty"`
