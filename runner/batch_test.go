@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
@@ -204,6 +205,39 @@ func TestScoreGroundTruth(t *testing.T) {
 	}
 	if res.Mode != "" || p.NaturalStop || p.MaxTokensHitRate != nil || p.OutputTokenStdev != nil {
 		t.Errorf("a score stage reports mode %q, natural_stop %v, max_tokens_hit_rate %v, output_token_stdev %v", res.Mode, p.NaturalStop, p.MaxTokensHitRate, p.OutputTokenStdev)
+	}
+}
+
+// TestAnswerTimeout: an answer that is not streamed and does not come
+// within the first_token timeout is a timeout that names the whole answer,
+// not a first token it never has.
+func TestAnswerTimeout(t *testing.T) {
+	for _, api := range []scenario.API{scenario.APIEmbeddings, "score"} {
+		t.Run(string(api), func(t *testing.T) {
+			cfg := batchSim()
+			cfg.Faults = sim.Faults{Stall: 1} // stall_ms 0: until the client gives up
+			s := startSim(t, cfg)
+			e, col := newEngine(t, s.URL(), &scenario.Endpoint{Timeouts: scenario.Timeouts{FirstToken: scenario.Duration(150 * time.Millisecond)}})
+			st := batchStage(api, 1, 2)
+			st.Warmup = new(int)
+			st.DocumentTokens = &scenario.Length{Fixed: 8}
+			res := runStage(t, e, synthPlan(20, "reference"), st)
+			recs := col.measured()
+			if len(recs) != 2 {
+				t.Fatalf("%d records", len(recs))
+			}
+			for _, r := range recs {
+				if r.OK || r.ErrorKind != result.ErrTimeout || !strings.Contains(r.Error, "no whole answer within 150ms") || strings.Contains(r.Error, "first token") || strings.Contains(r.Error, "no token") {
+					t.Errorf("record ok %v %s: %s", r.OK, r.ErrorKind, r.Error)
+				}
+				if r.E2EMs < 150*0.9 || r.E2EMs > 150+1500 {
+					t.Errorf("timed out after %.1f ms, bound 150 ms", r.E2EMs)
+				}
+			}
+			if p := res.Points[0]; !strings.Contains(p.ErrorSamples[result.ErrTimeout], "answer timeout") {
+				t.Errorf("samples %v", p.ErrorSamples)
+			}
+		})
 	}
 }
 

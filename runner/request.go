@@ -102,7 +102,7 @@ func (w *Worker) do(ctx context.Context, j *job, rec *result.Request) {
 	w.notServed = ""
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	wd := newWatchdog(w.e.timeout, cancel)
+	wd := newWatchdog(w.e.timeout, !protocol.Streams(w.proto), cancel)
 	defer wd.stop()
 	resp, ok := w.open(ctx, rctx, j.body, rec, wd)
 	if !ok {

@@ -26,6 +26,7 @@ const drainTimeout = 2 * time.Second
 // bound, never moves.
 type watchdog struct {
 	to      scenario.Timeouts
+	answer  bool // the answer is not streamed: the first-token bound is the whole answer's
 	cancel  context.CancelCauseFunc
 	phase   atomic.Int32
 	lastTok atomic.Int64 // offset of the latest token chunk from start, ns
@@ -35,9 +36,9 @@ type watchdog struct {
 }
 
 // newWatchdog starts the timers; cancel ends the request with the timeout
-// that struck.
-func newWatchdog(to scenario.Timeouts, cancel context.CancelCauseFunc) *watchdog {
-	w := &watchdog{to: to, cancel: cancel}
+// that struck. answer: the API answers in one piece (no token to wait for).
+func newWatchdog(to scenario.Timeouts, answer bool, cancel context.CancelCauseFunc) *watchdog {
+	w := &watchdog{to: to, answer: answer, cancel: cancel}
 	w.timer = time.AfterFunc(to.FirstToken.D(), w.fire)
 	w.whole = time.AfterFunc(to.Request.D(), func() {
 		cancel(&timeoutError{"request timeout: not finished within " + to.Request.String()})
@@ -48,6 +49,10 @@ func newWatchdog(to scenario.Timeouts, cancel context.CancelCauseFunc) *watchdog
 func (w *watchdog) fire() {
 	switch w.phase.Load() {
 	case phaseFirstToken:
+		if w.answer {
+			w.cancel(&timeoutError{"answer timeout: no whole answer within " + w.to.FirstToken.String() + " (timeouts.first_token bounds an answer that is not streamed)"})
+			return
+		}
 		w.cancel(&timeoutError{"first token timeout: no token within " + w.to.FirstToken.String()})
 	case phaseDraining:
 		w.cancel(&timeoutError{"no end of body after [DONE]"})
