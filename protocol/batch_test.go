@@ -108,6 +108,11 @@ func TestBatchDecoders(t *testing.T) {
 		{score{}, `{"data":[{"index":0}],"usage":{"prompt_tokens":3}}`, "data[0] has no index or score"},
 		{score{}, `{"data":[],"usage":{"prompt_tokens":3}}`, "answer carries no results"},
 		{score{}, `{"results":[{"index":0,"relevance_score":0.5}]}`, "answer carries no results"},
+		{score{}, `{"data":[{"index":0,"relevance_score":0.5}]}`, "data[0] has no index or score"},
+		{rerank{}, `{"data":[{"index":0,"score":0.5}]}`, "answer carries no results"},
+		{rerank{}, `{"results":[{"index":0,"score":0.5}]}`, "results[0] has no index or relevance_score"},
+		{rerank{}, `{"results":[{"index":0,"relevance_score":0.5}],"data":"another server's","usage":{"prompt_tokens":3}}`, ""},
+		{rerank{}, `{"results":{"index":0}}`, `{"results"`},
 		{score{}, `{"object":"error","message":"The model does not support Score API","type":"BadRequestError","code":400}`, "error"},
 	} {
 		ev, err := decodeOne(t, c.p, c.body)

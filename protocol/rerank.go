@@ -24,21 +24,35 @@ var rerankReserved = map[string]bool{"query": true, "documents": true, "model": 
 
 // Encode sends Text (or the messages flattened) as the query and Documents.
 func (rerank) Encode(r Request) ([]byte, error) {
+	return encodeScoring(r, "query", "documents", rerankReserved)
+}
+
+// Prompt is vLLM's /tokenize form of a text without a chat template.
+func (rerank) Prompt(text string) map[string]any { return map[string]any{"prompt": text} }
+
+func (rerank) NewDecoder() Decoder {
+	return newWholeDecoder(func(data []byte, ev *Event) error { return parseScores(data, ev, false) })
+}
+
+// encodeScoring is the body of an API that scores documents against a
+// query: extra_body (less reserved), the model, Text (or the messages
+// flattened) as field query and Documents as field docs.
+func encodeScoring(r Request, query, docs string, reserved map[string]bool) ([]byte, error) {
 	body := make(map[string]any, 3+len(r.Extra))
 	for k, v := range r.Extra {
-		if !rerankReserved[k] {
+		if !reserved[k] {
 			body[k] = v
 		}
 	}
-	query := r.Text
+	q := r.Text
 	if r.Messages != nil {
-		query = flatten(r.Messages)
+		q = flatten(r.Messages)
 	}
-	docs := r.Documents
-	if docs == nil {
-		docs = []string{}
+	d := r.Documents
+	if d == nil {
+		d = []string{}
 	}
-	body["model"], body["query"], body["documents"] = r.Model, query, docs
+	body["model"], body[query], body[docs] = r.Model, q, d
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
@@ -46,21 +60,23 @@ func (rerank) Encode(r Request) ([]byte, error) {
 	return b, nil
 }
 
-// Prompt is vLLM's /tokenize form of a text without a chat template.
-func (rerank) Prompt(text string) map[string]any { return map[string]any{"prompt": text} }
+// scoreItem is one document's score in an answer: rerank's result (index,
+// relevance_score) or score's data item (index, score).
+type scoreItem struct {
+	Index     *int     `json:"index"`
+	Relevance *float64 `json:"relevance_score"`
+	Score     *float64 `json:"score"`
+}
 
-func (rerank) NewDecoder() Decoder { return newWholeDecoder(parseRerank) }
-
-// parseRerank reads a rerank answer: each result must carry an index and a
-// relevance_score; Results is how many.
-func parseRerank(data []byte, ev *Event) error {
+// parseScores reads a scoring answer: rerank's results (each with an index
+// and a relevance_score), or with asScore score's data (each with an index
+// and a score); Results is how many. The other API's list is not read.
+func parseScores(data []byte, ev *Event, asScore bool) error {
 	var a struct {
 		wholeError
-		Results *[]struct {
-			Index *int     `json:"index"`
-			Score *float64 `json:"relevance_score"`
-		} `json:"results"`
-		Usage wholeUsage `json:"usage"`
+		Results json.RawMessage `json:"results"`
+		Data    json.RawMessage `json:"data"`
+		Usage   wholeUsage      `json:"usage"`
 	}
 	if err := json.Unmarshal(data, &a); err != nil {
 		return malformed(data, nil)
@@ -68,14 +84,26 @@ func parseRerank(data []byte, ev *Event) error {
 	if a.Usage.note(&a.wholeError, ev); ev.Error {
 		return nil
 	}
-	if a.Results == nil || len(*a.Results) == 0 {
+	raw, list, field := a.Results, "results", "relevance_score"
+	if asScore {
+		raw, list, field = a.Data, "data", "score"
+	}
+	var items []scoreItem
+	if len(raw) > 0 && json.Unmarshal(raw, &items) != nil {
+		return malformed(data, nil)
+	}
+	if len(items) == 0 {
 		return malformed(data, errNoResults)
 	}
-	for i, r := range *a.Results {
-		if r.Index == nil || r.Score == nil {
-			return malformed(data, fmt.Errorf("results[%d] has no index or relevance_score", i))
+	for i, it := range items {
+		score := it.Relevance
+		if asScore {
+			score = it.Score
+		}
+		if it.Index == nil || score == nil {
+			return malformed(data, fmt.Errorf("%s[%d] has no index or %s", list, i, field))
 		}
 	}
-	ev.Results = len(*a.Results)
+	ev.Results = len(items)
 	return nil
 }
