@@ -32,25 +32,10 @@ func streams(api API) bool {
 // scoresDocuments reports whether api's requests score documents against
 // the prompt as their query (rerank, score); an unknown api is the enum
 // check's error, not this one's: false.
-func scoresDocuments(api API) bool {
-	p, ok := protocol.Lookup(string(api))
-	if !ok {
-		return false
-	}
-	_, docs := p.(protocol.DocumentScorer)
-	return docs
-}
+func scoresDocuments(api API) bool { return is[protocol.DocumentScorer](api, false) }
 
 // documentAPIs names the APIs that score documents ("rerank or score").
-func documentAPIs() string {
-	var names []string
-	for _, p := range protocol.Registry {
-		if _, ok := p.(protocol.DocumentScorer); ok {
-			names = append(names, p.Name())
-		}
-	}
-	return strings.Join(names, " or ")
-}
+func documentAPIs() string { return namesOf[protocol.DocumentScorer]() }
 
 // outputMetric reports whether metric needs a streamed answer's first token
 // or output tokens, which a non-streamed API does not produce.

@@ -114,20 +114,27 @@ func registeredAPIs() []API {
 
 // conversational reports whether api's requests can carry a conversation's
 // history (an unknown api is the enum check's error, not this one's).
-func conversational(api API) bool {
-	p, ok := protocol.Lookup(string(api))
-	if !ok {
-		return true
-	}
-	_, conv := p.(protocol.Conversational)
-	return conv
-}
+func conversational(api API) bool { return is[protocol.Conversational](api, true) }
 
 // conversationalAPIs names the APIs a multi-turn stage may use.
-func conversationalAPIs() string {
+func conversationalAPIs() string { return namesOf[protocol.Conversational]() }
+
+// is reports whether api's protocol is a T (one of protocol's optional
+// interfaces); unknown is the answer for an api nobody registered.
+func is[T any](api API, unknown bool) bool {
+	p, ok := protocol.Lookup(string(api))
+	if !ok {
+		return unknown
+	}
+	_, yes := p.(T)
+	return yes
+}
+
+// namesOf names the APIs whose protocol is a T: "a or b".
+func namesOf[T any]() string {
 	var names []string
 	for _, p := range protocol.Registry {
-		if _, ok := p.(protocol.Conversational); ok {
+		if _, ok := p.(T); ok {
 			names = append(names, p.Name())
 		}
 	}
