@@ -82,6 +82,37 @@ func TestTypedAPIsTruth(t *testing.T) {
 	}
 }
 
+// TestMessagesIgnoreEOSDropped: against a server that reads no ignore_eos
+// on /v1/messages (the simulator playing llama-server), a pinned Messages
+// stage sends it all the same, every request stops where the model would,
+// and the level counts each in output_len_mismatch with its warning; the
+// same server's pinned chat requests keep their length.
+func TestMessagesIgnoreEOSDropped(t *testing.T) {
+	cfg := fastSim()
+	cfg.MessagesDropIgnoreEOS = true
+	cfg.OutputMean, cfg.OutputStdev = 4, 0.01 // every natural stop at 4 tokens (0 is the default stdev)
+	s := startSim(t, cfg)
+	for _, api := range []scenario.API{"messages", scenario.APIChat} {
+		e, col := newEngine(t, s.URL(), nil)
+		st := stage(16, 2)
+		st.API, st.Requests.Each = api, 4
+		p := runStage(t, e, synthPlan(32, ""), st).Points[0]
+		want, mismatch := 4, 4
+		if api == scenario.APIChat {
+			want, mismatch = 16, 0
+		}
+		for _, r := range col.measured() {
+			if tr := truth(t, s, r.Nonce); !r.OK || r.OutputTokens != want || tr.OutputTokens != want || tr.IgnoreEOS != (api == scenario.APIChat) {
+				t.Errorf("%s: ok %v, %d tokens (sim %d, read ignore_eos %v), want %d", api, r.OK, r.OutputTokens, tr.OutputTokens, tr.IgnoreEOS, want)
+			}
+		}
+		warned := strings.Contains(strings.Join(p.Warnings, "\n"), "did not honour ignore_eos")
+		if p.OutputLenMismatch != mismatch || warned != (mismatch > 0) {
+			t.Errorf("%s: output_len_mismatch %d (warned %v), want %d: %q", api, p.OutputLenMismatch, warned, mismatch, p.Warnings)
+		}
+	}
+}
+
 // TestToolCalls: a stage with tools, on each API that takes them. With
 // tool_choice required every response is a call, whose argument deltas are
 // its tokens (TTFT, chunks, usage as for text); with auto and the

@@ -279,6 +279,9 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api api
 	if !ok {
 		return
 	}
+	if api == apiMessages && s.cfg.MessagesDropIgnoreEOS {
+		req.IgnoreEOS = false // llama-server's: the field is not passed on
+	}
 	// Arrival index, random draws and the engine's FIFO queue are taken in
 	// one critical section, so arrival order is queue order and a rerun with
 	// the same arrival order draws the same lengths, faults and acceptances.

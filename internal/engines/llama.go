@@ -38,6 +38,12 @@ type LlamaOptions struct {
 	// APIKey makes the server require this key (--api-key), as a bearer
 	// token or in x-api-key.
 	APIKey string
+	// EOSBias makes the phi-3 vocabulary's end-of-generation tokens
+	// (<|endoftext|> 32000, <|end|> 32007) all but certain for every request
+	// (--logit-bias, the server's default): a request stops after one token
+	// unless ignore_eos is honoured, on every API, whatever fields its API
+	// passes on.
+	EOSBias bool
 }
 
 // StartLlama starts llama-server on a free loopback port with the tiny model:
@@ -70,6 +76,9 @@ func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, erro
 	}
 	if o.APIKey != "" {
 		args = append(args, "--api-key", o.APIKey)
+	}
+	if o.EOSBias {
+		args = append(args, "--logit-bias", "32000+100", "--logit-bias", "32007+100")
 	}
 	return start(ctx, "llama-server", bin, nil, args)
 }

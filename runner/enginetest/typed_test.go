@@ -70,9 +70,9 @@ func checkTyped(t *testing.T, outs []outcome, in, out int, pinnedExact bool) {
 // on the Responses API: with a logit bias that makes its end-of-generation
 // tokens all but certain, natural mode stops after one token (which decodes
 // to no text: no delta event, so no TTFT, and usage says 1) while pinned
-// mode runs to max_output_tokens. (On /v1/messages it does not read
-// logit_bias, so the same proof is not possible there.) Its timings ride on
-// response.completed and are kept, as on chat.
+// mode runs to max_output_tokens. (On /v1/messages it reads no logit_bias;
+// TestLlamaServerMessagesIgnoreEOS shows what it does with ignore_eos.) Its
+// timings ride on response.completed and are kept, as on chat.
 func TestLlamaServerTypedAPIs(t *testing.T) {
 	eng := llama(t, false)
 	outs := run(t, eng, engines.LlamaModel, planFor("llama", 256, typedStages("llama", 16, 2, 6, "")))
@@ -99,6 +99,43 @@ func TestLlamaServerTypedAPIs(t *testing.T) {
 			if r.OutputTokens != want || (want == 1) != (r.TTFTMs == nil) {
 				t.Errorf("%s seq %d: %d tokens (TTFT %v); want %d", o.stage.Name, r.Seq, r.OutputTokens, r.TTFTMs, want)
 			}
+		}
+	}
+}
+
+// TestLlamaServerMessagesIgnoreEOS: llama-server drops ignore_eos on
+// /v1/messages (its Anthropic-to-chat conversion passes temperature, top_p,
+// top_k, stream and few others on, not ignore_eos nor logit_bias). Started
+// with a server-wide logit bias that makes its end-of-generation tokens all
+// but certain, pinned chat and Responses requests still run to their
+// max_tokens, while pinned Messages requests stop after one token, as
+// natural ones do: Runner says so with output_len_mismatch and its warning.
+func TestLlamaServerMessagesIgnoreEOS(t *testing.T) {
+	eng := llamaWith(t, "llama-eos-bias", engines.LlamaOptions{EOSBias: true})
+	outs := run(t, eng, engines.LlamaModel, planFor("llama", 64, `
+  - {name: chat, endpoint: llama, prompts: synth, output_tokens: 16, concurrency: [2], requests: 4}
+  - {name: responses, endpoint: llama, prompts: synth, api: responses, output_tokens: 16, concurrency: [2], requests: 4}
+  - {name: messages, endpoint: llama, prompts: synth, api: messages, output_tokens: 16, concurrency: [2], requests: 4}
+  - {name: messages-natural, endpoint: llama, prompts: synth, api: messages, mode: natural, output_tokens: 16, concurrency: [2], requests: 4}
+`))
+	for _, o := range outs {
+		noFailures(t, o)
+		want, mismatch := 16, 0
+		switch o.stage.Name {
+		case "messages":
+			want, mismatch = 1, 4
+		case "messages-natural":
+			want = 1
+		}
+		for _, r := range o.recs {
+			if r.OutputTokens != want || !r.UsageReported {
+				t.Errorf("%s seq %d: %d tokens (usage %v), want %d", o.stage.Name, r.Seq, r.OutputTokens, r.UsageReported, want)
+			}
+		}
+		p := o.stage.Points[0]
+		warned := strings.Contains(strings.Join(p.Warnings, "\n"), "did not honour ignore_eos")
+		if p.OutputLenMismatch != mismatch || warned != (mismatch > 0) {
+			t.Errorf("%s: output_len_mismatch %d (warned %v), want %d: %q", o.stage.Name, p.OutputLenMismatch, warned, mismatch, p.Warnings)
 		}
 	}
 }

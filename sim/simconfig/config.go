@@ -99,6 +99,11 @@ type Config struct {
 	// to its first token), predicted_n, predicted_ms (first token to last),
 	// and with speculative decoding draft_n and draft_n_accepted.
 	LlamaTimings bool `yaml:"llama_timings,omitempty" json:"llama_timings,omitempty"`
+	// MessagesDropIgnoreEOS makes /v1/messages read no ignore_eos, as
+	// llama-server does (its conversion of a Messages request to a chat one
+	// passes few fields on): a pinned Messages request stops where a natural
+	// one would.
+	MessagesDropIgnoreEOS bool `yaml:"messages_drop_ignore_eos,omitempty" json:"messages_drop_ignore_eos,omitempty"`
 
 	// SpecK is the speculative-decoding draft length (0 = off). Each decode step
 	// drafts SpecK tokens and emits 1 + accepted as one chunk.
