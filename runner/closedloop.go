@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/clock"
 )
 
 // closedLoop keeps conc requests in flight: each worker sends its next
@@ -62,7 +63,7 @@ func (c closedLoop) work(ctx context.Context, lr *LevelRun, w *Worker, first Pre
 	due := time.Now()
 	if c.ramp > 0 {
 		due = lr.start.Add(c.ramp * time.Duration(i) / time.Duration(c.conc))
-		if !sleepUntil(ctx, due) {
+		if !clock.SleepUntil(ctx, due) {
 			lr.Send(ctx, w, first, due) // recorded as interrupted
 			return
 		}
@@ -76,20 +77,5 @@ func (c closedLoop) work(ctx context.Context, lr *LevelRun, w *Worker, first Pre
 		}
 		lr.Exec(ctx, w, seq, due)
 		due = time.Now()
-	}
-}
-
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-tm.C:
-		return true
 	}
 }

@@ -80,7 +80,7 @@ type Options struct {
 	// schedules their levels (nil: the whole run, levels back to back).
 	Sharding *Sharding
 	// CoarseSends makes open-loop sends wait on Go's timer alone, as they did
-	// before precise waiting (wait.go): they then leave up to about a
+	// before precise waiting (runner/clock): they then leave up to about a
 	// millisecond late, more under load. Only for measuring what precise
 	// waiting buys (bench/cmd/runnerbench, experiment sendlag).
 	CoarseSends bool

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/runner/servermetrics"
 )
 
@@ -119,7 +120,7 @@ func (lr *LevelRun) NewWorker() *Worker {
 func (lr *LevelRun) Begin() {
 	slot := lr.lvl.Slot
 	if slot != nil {
-		sleepUntil(lr.ctx, slot.Open)
+		clock.SleepUntil(lr.ctx, slot.Open)
 	}
 	lr.start = time.Now()
 	lr.itlMu.Lock()

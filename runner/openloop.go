@@ -10,6 +10,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/dist"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -107,7 +108,7 @@ func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness flo
 // slow server cannot slow the offered load: no coordinated omission). One
 // dispatcher goroutine builds each request and hands it, shortly before it
 // is due, to a sender goroutine, which waits for the due time precisely
-// (wait.go) and sends it; with maxConc > 0 an arrival past the cap waits for
+// (runner/clock) and sends it; with maxConc > 0 an arrival past the cap waits for
 // a free slot, and that wait shows as the request's dispatch lag and in the
 // latency measured from the schedule. The schedule is the seeded arrival
 // process at rate, or, for a trace replay, times.
@@ -213,7 +214,7 @@ func (o *openLoop) Dispatch(ctx context.Context, lr *LevelRun) {
 	lr.Begin()
 	for {
 		due := lr.start.Add(off)
-		if !sleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
+		if !clock.SleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
 			return // never sent: not a request of the level
 		}
 		if off, more = next(); !more || (lr.lvl.Duration > 0 && off >= lr.lvl.Duration) {
@@ -228,7 +229,7 @@ func (o *openLoop) Dispatch(ctx context.Context, lr *LevelRun) {
 
 // senders are an open-loop level's sending goroutines. The dispatcher hands
 // each request to an idle sender (or a new one) lead before it is due; the
-// sender waits for the due time precisely (wait.go), takes a max_concurrency
+// sender waits for the due time precisely (runner/clock), takes a max_concurrency
 // slot, and sends. Each sender owns a worker and sends the requests handed
 // to it one after another, so a level holds as many goroutines and workers
 // (and aggregate shards) as it ever had requests waiting or in flight, and a
@@ -245,9 +246,9 @@ type senders struct {
 	// keeps the cap full stalls the dispatcher, not memory. Requests in
 	// flight are not pending: nothing bounds them but the cap.
 	pending chan struct{}
-	alarms  alarms
-	spin    *spinner // how long each sender spins before its due time
-	coarse  bool     // Options.CoarseSends: hand off when due, no precise wait
+	alarms  clock.Alarms
+	spin    *clock.Spinner // how long each sender spins before its due time
+	coarse  bool           // Options.CoarseSends: hand off when due, no precise wait
 	wg      sync.WaitGroup
 }
 
@@ -266,8 +267,8 @@ func newSenders(ctx context.Context, lr *LevelRun, maxConc int, coarse bool) *se
 	if r := lr.lvl.Spec.Rate; r != nil {
 		rate = *r
 	}
-	s := &senders{ctx: ctx, lr: lr, lead: sendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
-		spin: newSpinner(rate), coarse: coarse}
+	s := &senders{ctx: ctx, lr: lr, lead: clock.SendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
+		spin: clock.NewSpinner(rate), coarse: coarse}
 	if coarse {
 		s.lead = 0
 	}
@@ -315,9 +316,9 @@ func (s *senders) spawn(first *sendJob) {
 func (s *senders) run(w *Worker, j *sendJob) {
 	ok := true
 	if !s.coarse {
-		a := s.alarms.get()
-		ok = s.spin.wait(s.ctx, j.due, a)
-		s.alarms.put(a)
+		a := s.alarms.Get()
+		ok = s.spin.Wait(s.ctx, j.due, a)
+		s.alarms.Put(a)
 	}
 	ok = ok && s.acquire()
 	<-s.pending // it goes out now (or never): in flight is not pending
@@ -354,7 +355,7 @@ func (s *senders) acquire() bool {
 func (s *senders) close() {
 	close(s.jobs)
 	s.wg.Wait()
-	s.alarms.close()
+	s.alarms.Close()
 }
 
 // rateLevelTotal is an open-loop level's request bound: requests when given,

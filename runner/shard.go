@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -306,7 +307,7 @@ func (e *Engine) slotBegins(ctx context.Context, lvl Level) bool {
 		return false
 	}
 	if s := lvl.Slot; s != nil {
-		sleepUntil(ctx, s.Start)
+		clock.SleepUntil(ctx, s.Start)
 	}
 	return true
 }
@@ -322,7 +323,7 @@ const openLead = 100 * time.Millisecond
 // its window opens.
 func nearOpen(ctx context.Context, lvl Level) {
 	if s := lvl.Slot; s != nil {
-		sleepUntil(ctx, s.Open.Add(-openLead))
+		clock.SleepUntil(ctx, s.Open.Add(-openLead))
 	}
 }
 
@@ -333,6 +334,6 @@ func nearOpen(ctx context.Context, lvl Level) {
 // warm-ups begin only then).
 func atSlotEnd(ctx context.Context, lvl Level) {
 	if s := lvl.Slot; s != nil {
-		sleepUntil(ctx, s.End)
+		clock.SleepUntil(ctx, s.End)
 	}
 }

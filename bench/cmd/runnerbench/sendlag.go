@@ -22,7 +22,7 @@ import (
 // The send-precision experiment: open-loop levels against a simulator in its
 // own process, each request waiting for its due time on Go's timer alone
 // (as before precise waiting) and precisely (timer with an alarm, then a
-// short spin: runner/wait.go), at the same rates, back to back.
+// short spin: runner/clock/wait.go), at the same rates, back to back.
 
 // lagRole is the environment role of the experiment's runner child.
 const lagRole = "lag"
@@ -139,7 +139,7 @@ func sendLag(md *strings.Builder, o options) error {
 	}
 	defer s.kill()
 	fmt.Fprintf(md, "\n### Open-loop send precision\n\n")
-	fmt.Fprintf(md, "Poisson arrivals for %.0f s at each rate (64 input and 16 output tokens) against the simulator in its own process (5 ms prefill step, 1 ms decode steps). *timer*: the dispatcher waits for each due time on Go's timer alone, as before; *precise*: the request is handed to a sender 5 ms early, which waits on a Go timer (with a timerfd alarm so an idle runtime wakes on time) until a margin before its due time, then spins on the monotonic clock (`runner/wait.go`; the margin is the wake-ups' p99 lateness plus 50 µs, at most a quarter of the mean gap between requests and 2 ms). Lag is each measured request's send time minus its due time; client CPU is the runner process's CPU over the level's window, as a share of one core (the cost of precise waiting is the difference between the two rows of a rate).\n\n", secs)
+	fmt.Fprintf(md, "Poisson arrivals for %.0f s at each rate (64 input and 16 output tokens) against the simulator in its own process (5 ms prefill step, 1 ms decode steps). *timer*: the dispatcher waits for each due time on Go's timer alone, as before; *precise*: the request is handed to a sender 5 ms early, which waits on a Go timer (with a timerfd alarm so an idle runtime wakes on time) until a margin before its due time, then spins on the monotonic clock (`runner/clock/wait.go`; the margin is the wake-ups' p99 lateness plus 50 µs, at most a quarter of the mean gap between requests and 2 ms). Lag is each measured request's send time minus its due time; client CPU is the runner process's CPU over the level's window, as a share of one core (the cost of precise waiting is the difference between the two rows of a rate).\n\n", secs)
 	fmt.Fprintf(md, "| rate (req/s) | waiting | requests | lag p50 µs | lag p90 µs | lag p99 µs | lag max µs | client CPU | achieved / scheduled rate | client_bottleneck |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rate := range []float64{200, 1000, 2000} {
 		for _, coarse := range []bool{true, false} {
