@@ -15,6 +15,7 @@ import (
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/runner/telemetry"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
@@ -195,7 +196,7 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		// Before any endpoint or simulator starts: a level with more streams
 		// than the process may open sockets for would fail part-way with
 		// "too many open files" inside its measured window.
-		if err := runner.RaiseFileLimit(need); err != nil {
+		if err := host.RaiseFileLimit(need); err != nil {
 			return nil, fmt.Errorf("stage %s needs %d sockets at once (an in-process simulator counts both ends): %w", stage, need, err)
 		}
 	}

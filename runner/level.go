@@ -10,6 +10,7 @@ import (
 
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner/clock"
+	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/runner/servermetrics"
 )
 
@@ -274,7 +275,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	before := e.readCounters(ctx, scraper)
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	sched0 := ReadSched()
+	sched0 := host.ReadSched()
 
 	// The level's context: cancelled when the run is, or at the grace
 	// deadline after a duration-bounded level's end.
@@ -288,7 +289,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	rec.Client = result.ClientLoad{CPUNs: int64(cpuTime(&ru1) - cpuTime(&ru0)), Procs: runtime.GOMAXPROCS(0)}
-	if _, lat, ok := SchedLatency(sched0, ReadSched(), 0.90); ok {
+	if _, lat, ok := host.SchedLatency(sched0, host.ReadSched(), 0.90); ok {
 		rec.Client.SchedP90Ms = result.Ptr(result.Round(float64(lat)/float64(time.Millisecond), 3))
 	}
 	atSlotEnd(ctx, lvl)

@@ -12,7 +12,7 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry"},
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry", "runner/clock", "runner/host"},
 	{"scenario", "scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "sim", "search", "trace"}, // plan (its file and environment policy); the simulator; a capacity search's decisions; trace files
 	{"runner/servermetrics", "runner"}, // load
 	{"records", "export"},              // records; sending figures to Prometheus or OpenTelemetry

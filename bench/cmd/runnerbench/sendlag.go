@@ -15,6 +15,7 @@ import (
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
 )
@@ -80,7 +81,7 @@ stages:
 	if err != nil {
 		return out, err
 	}
-	if err := runner.RaiseFileLimit(4096); err != nil {
+	if err := host.RaiseFileLimit(4096); err != nil {
 		return out, err
 	}
 	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: plan.Endpoints["bench"], BaseURL: j.URL},
