@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/runnerbench/runner/runner/shard"
+
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/aggregate"
@@ -50,7 +52,7 @@ type Options struct {
 	OnLevel func(stage string, p *result.Point)
 	// Sharding makes the run one shard of a sharded run, or schedules its
 	// levels (runner.NewSharding; nil: a whole run, levels back to back).
-	Sharding *runner.Sharding
+	Sharding *shard.Sharding
 	// Export sends the run's figures to Prometheus or OpenTelemetry while it
 	// runs (nil, or no targets: none). Plan, RunID and Warn are filled in.
 	Export *export.Options

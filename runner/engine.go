@@ -34,6 +34,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/runner/shard"
 	"github.com/runnerbench/runner/runner/telemetry"
 
 	"github.com/runnerbench/runner/scenario"
@@ -78,7 +79,7 @@ type Options struct {
 	OnGaps func([]time.Duration)
 	// Sharding makes the engine's stages one shard of a sharded run, or
 	// schedules their levels (nil: the whole run, levels back to back).
-	Sharding *Sharding
+	Sharding *shard.Sharding
 	// CoarseSends makes open-loop sends wait on Go's timer alone, as they did
 	// before precise waiting (runner/clock): they then leave up to about a
 	// millisecond late, more under load. Only for measuring what precise
@@ -156,7 +157,7 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 		origin:  u.Scheme + "://" + u.Host,
 		headers: http.Header{},
 		timeout: t.Endpoint.Timeouts,
-		nonces:  opts.Sharding.nonceGen(t.Name),
+		nonces:  shardNonces(opts.Sharding, t.Name),
 		calib:   map[calibKey]*sizer{},
 	}
 	for k, v := range t.Endpoint.Headers {

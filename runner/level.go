@@ -12,6 +12,7 @@ import (
 	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/runner/servermetrics"
+	"github.com/runnerbench/runner/runner/shape"
 )
 
 // durationGrace is how long in-flight requests may run on after a level's
@@ -24,7 +25,7 @@ type LevelRun struct {
 	e    *Engine
 	sp   *stagePlan
 	idx  int
-	lvl  Level
+	lvl  shape.Level
 	unit unit
 	sink Sink
 
@@ -73,7 +74,7 @@ func (lr *LevelRun) Claim() (int, bool) {
 	if lr.repTotal > 0 && n >= int64(lr.repTotal) {
 		return 0, false
 	}
-	return lr.lvl.Part.global(lr.repFirst + int(n)), true
+	return lr.lvl.Part.Global(lr.repFirst + int(n)), true
 }
 
 // replicates is how many times the level's load is started.
@@ -102,7 +103,9 @@ func (lr *LevelRun) startReplicate(r int) {
 }
 
 // NewWorker returns a worker whose token gaps count toward the level.
-func (lr *LevelRun) NewWorker() *Worker {
+func (lr *LevelRun) NewWorker() shape.Worker { return lr.newWorker() }
+
+func (lr *LevelRun) newWorker() *Worker {
 	b := &itlBatch{lr: lr}
 	if lr.lvl.Spec.SliceNs > 0 {
 		b.at = new([itlBatchSize]time.Time)
@@ -142,8 +145,8 @@ func (lr *LevelRun) Begin() {
 	lr.stopProg = lr.e.progress(lr)
 }
 
-// Prepared is a measured request built and waiting to be sent.
-type Prepared struct {
+// prepared is a measured request built and waiting to be sent.
+type prepared struct {
 	rec  *result.Request
 	job  *job
 	err  error
@@ -152,17 +155,20 @@ type Prepared struct {
 
 // Prepare builds measured request seq (a conversation's first turn, with
 // turns) before its due time.
-func (lr *LevelRun) Prepare(seq int) Prepared { return lr.unit.prepare(lr, seq) }
+func (lr *LevelRun) Prepare(seq int) shape.Prepared { return lr.unit.prepare(lr, seq) }
 
-// Send sends a prepared request on w; due is when it should have gone out.
-func (lr *LevelRun) Send(ctx context.Context, w *Worker, p Prepared, due time.Time) {
-	lr.unit.send(ctx, lr, w, p, due)
+// Send sends a prepared request on w (both from this level: its Prepare
+// and NewWorker); due is when it should have gone out.
+func (lr *LevelRun) Send(ctx context.Context, w shape.Worker, p shape.Prepared, due time.Time) {
+	lr.unit.send(ctx, lr, w.(*Worker), p.(*prepared), due)
 }
 
-// Exec builds and sends measured request seq on w.
-func (lr *LevelRun) Exec(ctx context.Context, w *Worker, seq int, due time.Time) {
-	lr.Send(ctx, w, lr.Prepare(seq), due)
-}
+// CapWaited counts an open-loop arrival that waited for a max_concurrency slot.
+func (lr *LevelRun) CapWaited() { lr.capWaits.Add(1) }
+
+// CoarseSends reports Options.CoarseSends: requests handed off when due,
+// with no precise wait.
+func (lr *LevelRun) CoarseSends() bool { return lr.e.opts.CoarseSends }
 
 // newRecord starts the record of measured request seq.
 func (lr *LevelRun) newRecord(seq int) *result.Request {
@@ -175,8 +181,8 @@ func (lr *LevelRun) newRecord(seq int) *result.Request {
 	return rec
 }
 
-// sendOne sends one Prepared request on w and records it.
-func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p Prepared, due time.Time) {
+// sendOne sends one prepared request on w and records it.
+func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p *prepared, due time.Time) {
 	rec := p.rec
 	if p.err != nil {
 		rec.Start = time.Now()
@@ -226,33 +232,33 @@ func (lr *LevelRun) enter() {
 // unit is what one claimed request of a level is: a single request, or a
 // whole multi-turn conversation (multiturn.go).
 type unit interface {
-	prepare(lr *LevelRun, seq int) Prepared
-	send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time)
+	prepare(lr *LevelRun, seq int) *prepared
+	send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time)
 }
 
 // single is the unit of a stage without turns: one request.
 type single struct{}
 
-func (single) prepare(lr *LevelRun, seq int) Prepared {
+func (single) prepare(lr *LevelRun, seq int) *prepared {
 	rec := lr.newRecord(seq)
 	rec.Prompt = lr.sp.promptIndex(seq)
 	j, err := lr.sp.build(lr.idx, seq, false)
 	if j != nil {
 		rec.Nonce = j.nonce
 	}
-	return Prepared{rec: rec, job: j, err: err}
+	return &prepared{rec: rec, job: j, err: err}
 }
 
-func (single) send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time) {
+func (single) send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time) {
 	lr.sendOne(ctx, w, p, due)
 }
 
 // runLevel measures one level: warm-ups, a counter read, the measured
 // window, a counter read. It returns the level's record; its requests have
 // gone to the sink as they finished.
-func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level, scraper *servermetrics.Scraper, sink Sink) *result.LevelRecord {
+func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape.Level, scraper *servermetrics.Scraper, sink Sink) *result.LevelRecord {
 	rec := &result.LevelRecord{Stage: sp.st.Name, Level: idx, Spec: lvl.Spec}
-	lvl.Part.describe(rec)
+	lvl.Part.Describe(rec)
 	sink.LevelStarted(rec)
 	if !e.slotBegins(ctx, lvl) {
 		return rec // this shard's part of the level is empty
@@ -429,7 +435,7 @@ func (lr *LevelRun) live(w *Worker, rec *result.Request) {
 func (lr *LevelRun) Start() time.Time { return lr.start }
 
 // Level is the level being run.
-func (lr *LevelRun) Level() Level { return lr.lvl }
+func (lr *LevelRun) Level() shape.Level { return lr.lvl }
 
 // addSliced adds gaps to the level's slices by their tokens' arrival, from
 // the level's opening (under itlMu). A gap past result.MaxITLSlices slices

@@ -189,13 +189,13 @@ type conversations struct {
 }
 
 // prepare builds the first turn of conversation seq.
-func (cs *conversations) prepare(lr *LevelRun, seq int) Prepared {
+func (cs *conversations) prepare(lr *LevelRun, seq int) *prepared {
 	c := &conversation{idx: seq, nonce: lr.sp.nonces.next()}
 	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
 	rec.Turn = 1
 	rec.Nonce = c.nonce
 	j, err := lr.sp.buildTurn(lr.idx, c, 1)
-	return Prepared{rec: rec, job: j, err: err, conv: c}
+	return &prepared{rec: rec, job: j, err: err, conv: c}
 }
 
 // buf returns w's reply buffer, creating it on first use.
@@ -210,9 +210,9 @@ func (cs *conversations) buf(w *Worker) *replyBuf {
 	return b
 }
 
-// send sends a conversation's turns on w, starting with the Prepared first
+// send sends a conversation's turns on w, starting with the prepared first
 // turn (due at due), each later turn as soon as the previous reply is in.
-func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time) {
+func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time) {
 	buf := cs.buf(w)
 	c := p.conv
 	for turn := 1; ; turn++ {
@@ -226,7 +226,7 @@ func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p Pr
 		rec := lr.newRecord(lr.sp.turnSeq(c.idx, turn+1))
 		rec.Turn, rec.Nonce = turn+1, c.nonce
 		j, err := lr.sp.buildTurn(lr.idx, c, turn+1)
-		p = Prepared{rec: rec, job: j, err: err, conv: c}
+		p = &prepared{rec: rec, job: j, err: err, conv: c}
 		due = time.Now() // no think time: the next turn is due when the reply is in
 	}
 }

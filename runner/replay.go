@@ -87,46 +87,6 @@ func nonceBits(nonce string) uint64 {
 	return v
 }
 
-// replaySweep is a replay stage's one level: the trace's window, sent on its
-// clock.
-type replaySweep struct {
-	sp   *stagePlan
-	done bool
-}
-
-// MaxConns is the level's in-flight cap, or about its busiest second's arrivals.
-func (s *replaySweep) MaxConns() int {
-	return rateConns(float64(s.sp.replay.summary.PeakRate1s), s.sp.st.MaxConcurrency)
-}
-
-// Next returns the replay's level once.
-func (s *replaySweep) Next(*result.Point) (Level, bool) {
-	if s.done {
-		return Level{}, false
-	}
-	s.done = true
-	return s.sp.replayLevel(), true
-}
-
-// replayLevel is the open-loop level that replays the trace: its target
-// rate is the window's mean rate, its lengths the trace's means.
-func (sp *stagePlan) replayLevel() Level {
-	rp, st := sp.replay, sp.st
-	rate := rp.summary.MeanRate
-	spec := sp.levelSpec("rate="+strconv.FormatFloat(rate, 'f', -1, 64), st.MaxConcurrency, &rate)
-	spec.InputTokens = int(math.Round(rp.summary.InputTokens.Mean))
-	spec.OutputTokens = int(math.Round(rp.summary.OutputTokens.Mean))
-	// A trace that shares prefixes is cached on purpose: no warning that
-	// the nonce did not defeat caching.
-	spec.ExpectPrefixHits = rp.summary.ImpliedPrefixHitRate != nil && *rp.summary.ImpliedPrefixHitRate > 0
-	return Level{
-		Spec:        spec,
-		Concurrency: st.MaxConcurrency,
-		Requests:    len(rp.reqs),
-		Load:        &openLoop{rate: float64(rp.summary.PeakRate1s), maxConc: st.MaxConcurrency, times: rp.times},
-	}
-}
-
 // prompt builds request seq's prompt around nonce: a recorded file prompt
 // (runner traces with prompts), generated text of the request's length with
 // the nonce first (no hash ids), or its blocks with the nonce after the part

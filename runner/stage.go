@@ -12,6 +12,8 @@ import (
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/shape"
+	"github.com/runnerbench/runner/runner/shard"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -96,15 +98,37 @@ func (sp *stagePlan) unit() unit {
 	return single{}
 }
 
-// sweep is the stage's load shape across levels.
-func (sp *stagePlan) sweep() Sweep {
-	if sp.replay != nil {
-		return &replaySweep{sp: sp}
+// sweep is the stage's load shape across levels (shape.For picks it).
+func (sp *stagePlan) sweep() shape.Sweep {
+	st := shape.Stage{Plan: sp.st, Spec: sp.levelSpec}
+	if rp := sp.replay; rp != nil {
+		st.Replay = &shape.Replay{Times: rp.times, Summary: &rp.summary}
 	}
-	if sp.st.Search != nil {
-		return newSearchSweep(sp)
+	return shape.For(st)
+}
+
+// levelSpec is the spec of a level of this stage: what was requested, and
+// the objectives its metrics are judged against.
+func (sp *stagePlan) levelSpec(label string, conc int, rate *float64) result.LevelSpec {
+	spec := result.LevelSpec{
+		Label:        label,
+		Concurrency:  conc,
+		Rate:         rate,
+		OutputTokens: sp.output.Nominal(),
+		Pinned:       sp.pinned,
+		Turns:        sp.turns,
+		// Shared prefixes and multi-turn histories are cached on purpose.
+		ExpectPrefixHits: sp.shared != nil || sp.turns > 1,
+		SliceNs:          int64(sp.st.Slices),
+		Tools:            len(sp.tools) > 0,
 	}
-	return newListSweep(sp)
+	if sp.synthetic {
+		spec.InputTokens = sp.input.Nominal()
+	}
+	if slo := sp.st.SLO; slo != nil {
+		spec.SLO = &result.SLO{TTFTMs: slo.TTFTMs, TPOTMs: slo.TPOTMs, E2EMs: slo.E2EMs}
+	}
+	return spec
 }
 
 // compileStage prepares st for sending. It trusts the plan as scenario
@@ -289,7 +313,7 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 		sink.StageStarted(info)
 		return err
 	}
-	sweep := e.coordinate(st.Name, sp.sweep())
+	sweep := shard.Coordinate(e.opts.Sharding, st.Name, sp.sweep())
 	if sp.replay != nil {
 		info.Trace = &sp.replay.summary
 	}
@@ -316,5 +340,5 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 			return err
 		}
 	}
-	return sweepErr(sweep)
+	return shape.Err(sweep)
 }

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runnerbench/runner/runner/shape"
+
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/aggregate"
@@ -158,7 +160,7 @@ func sendLag(md *strings.Builder, o options) error {
 			}
 			// Against the seeded schedule's own rate: a Poisson sample is a
 			// few percent off the nominal one.
-			sched := runner.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
+			sched := shape.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
 			schedRate := float64(len(sched)-1) / sched[len(sched)-1].Seconds()
 			achieved := "–"
 			if p.AchievedRate != nil {
@@ -200,7 +202,7 @@ func embedLag(md *strings.Builder, o options) error {
 	if len(r.Lags) == 0 {
 		return fmt.Errorf("no lags: %v", p.ErrorsByKind)
 	}
-	sched := runner.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
+	sched := shape.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
 	schedRate := float64(len(sched)-1) / sched[len(sched)-1].Seconds()
 	achieved := "–"
 	if p.AchievedRate != nil {

@@ -1,4 +1,4 @@
-package runner
+package shape
 
 import (
 	"context"
@@ -125,6 +125,19 @@ type openLoop struct {
 	times []time.Duration
 }
 
+// Open is the open loop at rate requests/s, its arrivals drawn from seed by
+// the arrival process (gamma: with burstiness), in flight capped at maxConc
+// (0: no cap).
+func Open(rate float64, arrival scenario.Arrival, burstiness float64, seed int64, maxConc int) Dispatcher {
+	return &openLoop{rate: rate, arrival: arrival, burstiness: burstiness, seed: seed, maxConc: maxConc}
+}
+
+// Replayed is the open loop that sends at times (a trace replay's, in
+// order), whose busiest second holds peak arrivals, capped at maxConc.
+func Replayed(times []time.Duration, peak float64, maxConc int) Dispatcher {
+	return &openLoop{rate: peak, maxConc: maxConc, times: times}
+}
+
 // conns is the cap, or about one second's arrivals (of this shard's part).
 func (o *openLoop) Conns() int { return rateConns(o.rate/float64(max(1, o.part.Count)), o.maxConc) }
 
@@ -139,7 +152,7 @@ func (o *openLoop) Split(sh result.Shard, dur time.Duration) (Share, error) {
 	p := *o
 	p.part = sh
 	if p.maxConc > 0 {
-		p.maxConc = share(p.maxConc, sh.Index, sh.Count)
+		p.maxConc = ShareOf(p.maxConc, sh.Index, sh.Count)
 	}
 	rate := p.rate / float64(sh.Count)
 	// Arrival i must fall inside the level for the shard to send anything.
@@ -197,33 +210,33 @@ func (o *openLoop) schedule() func() (time.Duration, bool) {
 	return func() (time.Duration, bool) { return a.next(), true }
 }
 
-func (o *openLoop) Dispatch(ctx context.Context, lr *LevelRun) {
+func (o *openLoop) Dispatch(ctx context.Context, r Run) {
 	next := o.schedule()
-	out := newSenders(ctx, lr, o.maxConc, lr.e.opts.CoarseSends)
+	out := newSenders(ctx, r, o.maxConc, r.CoarseSends())
 	defer out.close()
 	// The first request is built before the window opens, like the closed
 	// loop's first wave; each later one is built while waiting for its due
 	// time, so body building is off the schedule unless the rate leaves no
 	// time for it (then it shows as lag, honestly).
-	seq, ok := lr.Claim()
+	seq, ok := r.Claim()
 	off, more := next()
 	if !ok || !more {
 		return
 	}
-	p := lr.Prepare(seq)
-	lr.Begin()
+	p := r.Prepare(seq)
+	r.Begin()
 	for {
-		due := lr.start.Add(off)
+		due := r.Start().Add(off)
 		if !clock.SleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
 			return // never sent: not a request of the level
 		}
-		if off, more = next(); !more || (lr.lvl.Duration > 0 && off >= lr.lvl.Duration) {
+		if off, more = next(); !more || (r.Level().Duration > 0 && off >= r.Level().Duration) {
 			return
 		}
-		if seq, ok = lr.Claim(); !ok {
+		if seq, ok = r.Claim(); !ok {
 			return
 		}
-		p = lr.Prepare(seq)
+		p = r.Prepare(seq)
 	}
 }
 
@@ -237,7 +250,7 @@ func (o *openLoop) Dispatch(ctx context.Context, lr *LevelRun) {
 // size on an earlier request.
 type senders struct {
 	ctx  context.Context
-	lr   *LevelRun
+	r    Run
 	lead time.Duration
 	jobs chan sendJob  // unbuffered: a hand-off to an idle sender
 	sem  chan struct{} // max_concurrency slots (nil: no cap)
@@ -262,12 +275,12 @@ type sendJob struct {
 	due time.Time
 }
 
-func newSenders(ctx context.Context, lr *LevelRun, maxConc int, coarse bool) *senders {
+func newSenders(ctx context.Context, r Run, maxConc int, coarse bool) *senders {
 	rate := 0.0
-	if r := lr.lvl.Spec.Rate; r != nil {
+	if r := r.Level().Spec.Rate; r != nil {
 		rate = *r
 	}
-	s := &senders{ctx: ctx, lr: lr, lead: clock.SendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
+	s := &senders{ctx: ctx, r: r, lead: clock.SendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
 		spin: clock.NewSpinner(rate), coarse: coarse}
 	if coarse {
 		s.lead = 0
@@ -298,7 +311,7 @@ func (s *senders) send(ctx context.Context, p Prepared, due time.Time) bool {
 // spawn starts a sender, with a first job or idle.
 func (s *senders) spawn(first *sendJob) {
 	s.wg.Go(func() {
-		w := s.lr.NewWorker()
+		w := s.r.NewWorker()
 		for j := first; ; j = nil {
 			if j == nil {
 				next, ok := <-s.jobs
@@ -313,7 +326,7 @@ func (s *senders) spawn(first *sendJob) {
 }
 
 // run waits for j's due time and a slot, and sends it.
-func (s *senders) run(w *Worker, j *sendJob) {
+func (s *senders) run(w Worker, j *sendJob) {
 	ok := true
 	if !s.coarse {
 		a := s.alarms.Get()
@@ -325,7 +338,7 @@ func (s *senders) run(w *Worker, j *sendJob) {
 	if !ok {
 		return // never sent: not a request of the level
 	}
-	s.lr.Send(s.ctx, w, j.p, j.due)
+	s.r.Send(s.ctx, w, j.p, j.due)
 	if s.sem != nil {
 		<-s.sem
 	}
@@ -342,7 +355,7 @@ func (s *senders) acquire() bool {
 		return true
 	default:
 	}
-	s.lr.capWaits.Add(1)
+	s.r.CapWaited()
 	select {
 	case s.sem <- struct{}{}:
 		return true
