@@ -1,18 +1,7 @@
-package shard
-
-import (
-	"errors"
-	"fmt"
-	"time"
-
-	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner/shape"
-	"github.com/runnerbench/runner/scenario"
-)
-
-// Sharded runs: several processes (a Kubernetes Indexed Job's pods, a CI
-// matrix's jobs) each run one shard of every level, and runner merge makes
-// one result of their records. No shard waits for or talks to another: what
+// Package shard makes a run several processes' work, or places its levels
+// on the wall clock. Sharded runs: several processes (a Kubernetes Indexed
+// Job's pods, a CI matrix's jobs) each run one shard of every level, and
+// runner merge makes one result of their records. No shard waits for or talks to another: what
 // a shard sends follows from the plan, its index and the shard count alone,
 // and when follows from a shared wall-clock instant (--start-at) and the plan.
 //
@@ -31,6 +20,17 @@ import (
 // A shard whose part of a level is empty (fewer streams than shards) still
 // records the level, marked skipped, so every shard's records list the same
 // levels.
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/shape"
+	"github.com/runnerbench/runner/scenario"
+)
 
 // Sharding makes an engine's stages one shard of a run that several
 // processes make together, or (with Part.Count 1) a run whose levels start
