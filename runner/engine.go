@@ -35,6 +35,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/runner/shard"
+	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/runner/telemetry"
 
 	"github.com/runnerbench/runner/scenario"
@@ -106,7 +107,7 @@ type Engine struct {
 	headers http.Header
 	tlsConf *tls.Config
 	timeout scenario.Timeouts
-	nonces  *nonceGen
+	nonces  *synth.Nonces
 
 	mu        sync.Mutex
 	transport *http.Transport
@@ -117,7 +118,7 @@ type Engine struct {
 	closedOnce sync.Once // the log line about closed keep-alive connections
 
 	calMu sync.Mutex
-	calib map[calibKey]*sizer
+	calib map[calibKey]*synth.Sizer
 
 	telOnce   sync.Once
 	telTarget *telemetry.Target // the endpoint's /metrics as a telemetry target (nil: not read)
@@ -158,7 +159,7 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 		headers: http.Header{},
 		timeout: t.Endpoint.Timeouts,
 		nonces:  shardNonces(opts.Sharding, t.Name),
-		calib:   map[calibKey]*sizer{},
+		calib:   map[calibKey]*synth.Sizer{},
 	}
 	for k, v := range t.Endpoint.Headers {
 		e.headers.Set(k, v.Reveal())

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -134,7 +135,7 @@ func (sp *stagePlan) userTurn(level int, c *conversation, turn int) (text string
 		if turn == 1 {
 			text = sp.synthText(r, c.idx, c.nonce)
 		} else {
-			text = fillerBody(sp.sizer.words(sp.input.Sample(r)))
+			text = synth.Filler(sp.sizer.Words(sp.input.Sample(r)))
 		}
 		return text, nil, sp.output.Sample(r)
 	}
@@ -145,12 +146,12 @@ func (sp *stagePlan) userTurn(level int, c *conversation, turn int) (text string
 	}
 	switch {
 	case len(p.Messages) == 0 && turn == 1:
-		return leadNonce(c.nonce, p.Text), nil, maxTokens
+		return synth.LeadNonce(c.nonce, p.Text), nil, maxTokens
 	case len(p.Messages) == 0:
 		return p.Text, nil, maxTokens
 	case turn == 1:
 		opening = append([]scenario.Message(nil), p.Messages...)
-		opening[0].Content = leadNonce(c.nonce, opening[0].Content)
+		opening[0].Content = synth.LeadNonce(c.nonce, opening[0].Content)
 		return "", opening, maxTokens
 	}
 	for i := len(p.Messages) - 1; i >= 0; i-- {
@@ -190,7 +191,7 @@ type conversations struct {
 
 // prepare builds the first turn of conversation seq.
 func (cs *conversations) prepare(lr *LevelRun, seq int) *prepared {
-	c := &conversation{idx: seq, nonce: lr.sp.nonces.next()}
+	c := &conversation{idx: seq, nonce: lr.sp.nonces.Next()}
 	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
 	rec.Turn = 1
 	rec.Nonce = c.nonce

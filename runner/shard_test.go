@@ -24,7 +24,7 @@ func TestShardNoncesDisjoint(t *testing.T) {
 		sh := &shard.Sharding{Part: result.Shard{Index: i, Count: shards}, Key: "plan@time"}
 		g := shardNonces(sh, "ep")
 		for range each {
-			n := g.next()
+			n := g.Next()
 			if len(n) != 12 {
 				t.Fatalf("nonce %q", n)
 			}
@@ -34,11 +34,11 @@ func TestShardNoncesDisjoint(t *testing.T) {
 			seen[n] = i
 		}
 	}
-	again := shardNonces(&shard.Sharding{Part: result.Shard{Index: 2, Count: shards}, Key: "plan@time"}, "ep").next()
+	again := shardNonces(&shard.Sharding{Part: result.Shard{Index: 2, Count: shards}, Key: "plan@time"}, "ep").Next()
 	if seen[again] != 2 {
 		t.Fatalf("shard 2 does not make the same first nonce again: %s", again)
 	}
-	other := shardNonces(&shard.Sharding{Part: result.Shard{Index: 2, Count: shards}, Key: "plan@later"}, "ep").next()
+	other := shardNonces(&shard.Sharding{Part: result.Shard{Index: 2, Count: shards}, Key: "plan@later"}, "ep").Next()
 	if _, dup := seen[other]; dup {
 		t.Fatalf("another run's key made a nonce of this run: %s", other)
 	}

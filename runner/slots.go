@@ -9,17 +9,18 @@ import (
 	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/runner/shape"
 	"github.com/runnerbench/runner/runner/shard"
+	"github.com/runnerbench/runner/runner/synth"
 )
 
 // shardNonces is this engine's nonce generator: a random key for a whole run;
 // for a shard, the key every shard of the run derives from Key and the
 // endpoint, with the counter n·N+i, so two shards never make the same nonce.
-func shardNonces(s *shard.Sharding, endpoint string) *nonceGen {
+func shardNonces(s *shard.Sharding, endpoint string) *synth.Nonces {
 	if !s.Sharded() {
-		return newNonceGen()
+		return synth.NewNonces()
 	}
 	sum := sha256.Sum256([]byte("runner nonces\x00" + s.Key + "\x00" + endpoint))
-	return &nonceGen{key: binary.LittleEndian.Uint64(sum[:8]), stride: uint64(s.Part.Count), phase: uint64(s.Part.Index)}
+	return synth.KeyedNonces(binary.LittleEndian.Uint64(sum[:8]), s.Part.Count, s.Part.Index)
 }
 
 // shardIndex is the index records of this engine's requests carry (0 for a

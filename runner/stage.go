@@ -14,6 +14,7 @@ import (
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner/shape"
 	"github.com/runnerbench/runner/runner/shard"
+	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -40,9 +41,9 @@ type stagePlan struct {
 	input     scenario.Length // synthetic prompts only
 	synthetic bool
 	loaded    []scenario.Prompt
-	sizer     *sizer
+	sizer     *synth.Sizer
 	shared    *scenario.SharedPrefix // synthetic prompts sharing prefixes on purpose
-	nonces    *nonceGen
+	nonces    *synth.Nonces
 	model     string
 	turns     int     // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
 	warmups   int     // unmeasured warm-up requests before each level
@@ -51,7 +52,7 @@ type stagePlan struct {
 	// alone), rerank's documents and their length (batch.go).
 	inputs, docs int
 	docLen       scenario.Length
-	images       *imagePlan // a prompt set's images (images.go); nil: none
+	images       *synth.Images // a prompt set's images (images.go); nil: none
 	tools        []protocol.Tool
 	choice       protocol.ToolChoice
 
@@ -147,7 +148,7 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 	}
 	ps := st.Prompts
 	sp.inputs, sp.docs = st.InputsPerRequest, st.DocumentsPerRequest
-	sp.images = newImagePlan(ps.Images, st.Seed)
+	sp.images = synth.NewImages(ps.Images, st.Seed)
 	if !protocol.Streams(proto) {
 		sp.output = scenario.Length{} // no output tokens: max_tokens 0, not sent
 	}
@@ -187,21 +188,21 @@ func (sp *stagePlan) rng(level, seq int) *rand.Rand {
 
 // build makes request seq of a level. Warm-ups get a small synthetic prompt.
 func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
-	j := &job{nonce: sp.nonces.next()}
+	j := &job{nonce: sp.nonces.Next()}
 	var text string
 	var messages []scenario.Message
 	var inputs, docs []string // a batch API's texts (batch.go)
 	switch {
 	case warmup:
 		j.maxTokens = warmupOutputTokens
-		words := referenceWords(warmupInputTokens)
+		words := synth.ReferenceWords(warmupInputTokens)
 		if sp.sizer != nil {
-			words = sp.sizer.words(warmupInputTokens)
+			words = sp.sizer.Words(warmupInputTokens)
 		}
-		text = leadNonce(j.nonce, fillerBody(words))
+		text = synth.LeadNonce(j.nonce, synth.Filler(words))
 		if sp.docs > 0 {
 			j.inputs = 1
-			docs = []string{leadNonce(sp.nonces.next(), fillerBody(words))}
+			docs = []string{synth.LeadNonce(sp.nonces.Next(), synth.Filler(words))}
 		}
 	case sp.replay != nil:
 		text, messages = sp.replay.prompt(sp.sizer, seq, j.nonce)
@@ -226,7 +227,7 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 	}
 	var images []string
 	if sp.images != nil && !warmup {
-		images, j.imageBytes = sp.images.forRequest(level, seq)
+		images, j.imageBytes = sp.images.ForRequest(level, seq)
 	}
 	if err := sp.encode(j, text, messages, inputs, docs, images); err != nil {
 		return nil, err
@@ -240,10 +241,10 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 func filePrompt(p scenario.Prompt, nonce string) (string, []scenario.Message) {
 	if len(p.Messages) > 0 {
 		messages := append([]scenario.Message(nil), p.Messages...)
-		messages[0].Content = leadNonce(nonce, messages[0].Content)
+		messages[0].Content = synth.LeadNonce(nonce, messages[0].Content)
 		return "", messages
 	}
-	return leadNonce(nonce, p.Text), nil
+	return synth.LeadNonce(nonce, p.Text), nil
 }
 
 // promptIndex is the index of the file or inline prompt measured request seq
@@ -279,7 +280,7 @@ func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
 	n := sp.input.Sample(r)
 	sh := sp.shared
 	if sh == nil {
-		return leadNonce(nonce, fillerBody(sp.sizer.words(n)))
+		return synth.LeadNonce(nonce, synth.Filler(sp.sizer.Words(n)))
 	}
 	// Measuring prefix caching on purpose: the group's prefix comes first and
 	// the nonce after it, so requests of a group share exactly the prefix and
@@ -288,9 +289,9 @@ func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
 	// The "[prefix-g] " tag costs about as much as a nonce tag
 	// (prefixTagTokens); the rest of the prompt carries the nonce and any
 	// chat-template overhead that sizer.words accounts for.
-	pw := max(1, int(math.Round(float64(sh.PrefixTokens-prefixTagTokens)/sp.sizer.tokensPerWord())))
-	prefix := fmt.Sprintf("[prefix-%d] %s", g, fillerBody(pw))
-	return prefix + " " + leadNonce(nonce, fillerBody(sp.sizer.words(max(1, n-sh.PrefixTokens))))
+	pw := max(1, int(math.Round(float64(sh.PrefixTokens-prefixTagTokens)/sp.sizer.TokensPerWord())))
+	prefix := fmt.Sprintf("[prefix-%d] %s", g, synth.Filler(pw))
+	return prefix + " " + synth.LeadNonce(nonce, synth.Filler(sp.sizer.Words(max(1, n-sh.PrefixTokens))))
 }
 
 // RunStage runs every level of st (a stage the plan compiled: see
