@@ -126,6 +126,11 @@ func Parse(data []byte, c *Chunk) error {
 	}
 members:
 	for ; ; first = false {
+		// The compact close, the chunk's last byte: done without a member
+		// call (each object's loop below has its own).
+		if i == len(d)-1 && d[i] == '}' && !first {
+			return closeChunk(c, objIsError, topMessage)
+		}
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
@@ -172,6 +177,12 @@ members:
 	if i = skipWS(d, i); i != len(d) {
 		return ErrMalformed
 	}
+	return closeChunk(c, objIsError, topMessage)
+}
+
+// closeChunk is Parse's end: an "object":"error" chunk is an error, whose
+// message is the top-level one.
+func closeChunk(c *Chunk, objIsError bool, topMessage []byte) error {
 	if objIsError && !c.Error {
 		c.Error = true
 		c.ErrorMessage = topMessage
@@ -613,6 +624,9 @@ func choice(d []byte, i int, c *Chunk) int {
 				finish, reason, i = false, nil, j+20
 				continue
 			}
+		} else if i < len(d) && d[i] == '}' {
+			i++ // the compact close: no member call for it
+			break
 		}
 		var key []byte
 		var more bool
@@ -682,6 +696,9 @@ func delta(d []byte, i int, c *Chunk) (content, reasoning bool, _ int) {
 				content, i = end > j+11, end+1
 				continue
 			}
+		} else if i < len(d) && d[i] == '}' {
+			i++ // the compact close: no member call for it
+			break
 		}
 		var key []byte
 		var more bool

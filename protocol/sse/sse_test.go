@@ -123,6 +123,7 @@ func TestParse(t *testing.T) {
 		// Tool-call arguments are answer tokens; the element that names the call opens one.
 		{"tool call arguments", `{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"content\":\"x\"}"}}],"content":null}}]}`, Chunk{Content: true}, false},
 		{"tool call opened", `{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}`, Chunk{ToolCall: true}, false},
+		{"empty objects", `{"choices":[{},{"delta":{}}]}`, Chunk{}, false},
 		{"whitespace and order", " {\n \"choices\" : [ { \"finish_reason\" : \"length\" , \"delta\" : { \"content\" : \"x\" } } ] } ", Chunk{Content: true, Finish: true, FinishReason: []byte("length")}, false},
 		{"finish with usage", `{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"total_tokens":20,"completion_tokens":8}}`,
 			Chunk{Content: true, Finish: true, FinishReason: []byte("stop"), Usage: true, PromptTokens: 12, CompletionTokens: 8}, false},
