@@ -589,7 +589,8 @@ func choice(d []byte, i int, c *Chunk) int {
 		return skipValue(d, i)
 	}
 	i++
-	var deltaContent, textContent, reasoning, finish bool
+	var textContent, finish bool
+	var dm uint8 // the last delta's members
 	var reason []byte
 	for first := true; ; first = false {
 		// index and logprobs, whose values are skipped, in their compact
@@ -612,7 +613,7 @@ func choice(d []byte, i int, c *Chunk) int {
 				continue
 			}
 			if w == keyDelta && d[j+8] > ' ' {
-				if deltaContent, reasoning, i = delta(d, j+8, c); i < 0 {
+				if dm, i = delta(d, j+8); i < 0 {
 					return bad
 				}
 				continue
@@ -638,7 +639,7 @@ func choice(d []byte, i int, c *Chunk) int {
 		}
 		switch string(key) {
 		case "delta":
-			deltaContent, reasoning, i = delta(d, i, c)
+			dm, i = delta(d, i)
 		case "index", "logprobs":
 			i = skipValue(d, i)
 		case "finish_reason":
@@ -663,9 +664,11 @@ func choice(d []byte, i int, c *Chunk) int {
 			return bad
 		}
 	}
-	// text (completions) and delta.content (chat) both mean answer.
-	c.Content = c.Content || deltaContent || textContent
-	c.Reasoning = c.Reasoning || reasoning
+	// text (completions), delta.content (chat) and a tool call's arguments
+	// all mean answer.
+	c.Content = c.Content || dm&(mContent|mToolArgs) != 0 || textContent
+	c.Reasoning = c.Reasoning || dm&(mReasoning|mReasoningContent) != 0
+	c.ToolCall = c.ToolCall || dm&mToolStart != 0
 	if finish {
 		c.Finish = true
 		if reason != nil {
@@ -675,12 +678,32 @@ func choice(d []byte, i int, c *Chunk) int {
 	return i
 }
 
-func delta(d []byte, i int, c *Chunk) (content, reasoning bool, _ int) {
+// The members of a delta that choice needs, as bits of one byte: one
+// value to keep across the scanner's calls rather than five. Each is its
+// member's last value (a repeated key's last value wins, as with
+// encoding/json).
+const (
+	mContent          = 1 << iota // a non-empty content
+	mReasoning                    // a non-empty reasoning
+	mReasoningContent             // a non-empty reasoning_content
+	mToolArgs                     // tool_calls: some call's arguments are non-empty
+	mToolStart                    // tool_calls: some call opens (an id or a name)
+)
+
+// setBit returns m with bit set when on, and cleared when not.
+func setBit(m, bit uint8, on bool) uint8 {
+	if on {
+		return m | bit
+	}
+	return m &^ bit
+}
+
+// delta scans a choice's delta into its member bits.
+func delta(d []byte, i int) (m uint8, _ int) {
 	if d[i] != '{' {
-		return false, false, skipValue(d, i)
+		return 0, skipValue(d, i)
 	}
 	i++
-	var reas, reasC, toolArgs, toolStart bool
 	for first := true; ; first = false {
 		// "content":"...", the common member, in its compact form.
 		if j := i; j+17 <= len(d) && (first || d[j] == ',') {
@@ -691,9 +714,9 @@ func delta(d []byte, i int, c *Chunk) (content, reasoning bool, _ int) {
 				d[j+8] == '"' && d[j+9] == ':' && d[j+10] == '"' {
 				end := valueEnd(d, j+11)
 				if end < 0 {
-					return false, false, bad
+					return 0, bad
 				}
-				content, i = end > j+11, end+1
+				m, i = setBit(m, mContent, end > j+11), end+1
 				continue
 			}
 		} else if i < len(d) && d[i] == '}' {
@@ -703,44 +726,49 @@ func delta(d []byte, i int, c *Chunk) (content, reasoning bool, _ int) {
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
-			return false, false, bad
+			return 0, bad
 		}
 		if !more {
 			break
 		}
+		var ne bool
 		switch string(key) {
 		case "content":
-			content, i = nonEmptyString(d, i)
+			ne, i = nonEmptyString(d, i)
+			m = setBit(m, mContent, ne)
 		case "reasoning":
-			reas, i = nonEmptyString(d, i)
+			ne, i = nonEmptyString(d, i)
+			m = setBit(m, mReasoning, ne)
 		case "reasoning_content":
-			reasC, i = nonEmptyString(d, i)
+			ne, i = nonEmptyString(d, i)
+			m = setBit(m, mReasoningContent, ne)
 		case "tool_calls":
-			toolArgs, toolStart, i = toolCalls(d, i)
+			var tm uint8
+			tm, i = toolCalls(d, i)
+			m = m&^(mToolArgs|mToolStart) | tm
 		default:
 			i = skipValue(d, i)
 		}
 		if i < 0 {
-			return false, false, bad
+			return 0, bad
 		}
 	}
-	c.ToolCall = c.ToolCall || toolStart
-	return content || toolArgs, reas || reasC, i
+	return m, i
 }
 
-// toolCalls reads a delta's tool_calls: whether some call's
-// function.arguments is non-empty (answer tokens), and whether an element
-// opens a call (an id or a function name: ToolCall). Only tool-call chunks
-// come here.
-func toolCalls(d []byte, i int) (args, start bool, _ int) {
+// toolCalls reads a delta's tool_calls into mToolArgs (some call's
+// function.arguments is non-empty: answer tokens) and mToolStart (an
+// element opens a call, with an id or a function name: ToolCall). Only
+// tool-call chunks come here.
+func toolCalls(d []byte, i int) (m uint8, _ int) {
 	if d[i] != '[' {
-		return false, false, skipValue(d, i)
+		return 0, skipValue(d, i)
 	}
 	i++
 	for first := true; ; first = false {
 		var more bool
 		if i, more = element(d, i, first); i < 0 || !more {
-			return args, start, i
+			return m, i
 		}
 		// Within an element a repeated key's last value wins, as with
 		// encoding/json; across elements any call counts.
@@ -768,9 +796,14 @@ func toolCalls(d []byte, i int) (args, start bool, _ int) {
 			return i
 		})
 		if i < 0 {
-			return false, false, bad
+			return 0, bad
 		}
-		args, start = args || arg, start || id || name
+		if arg {
+			m |= mToolArgs
+		}
+		if id || name {
+			m |= mToolStart
+		}
 	}
 }
 
