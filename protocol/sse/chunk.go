@@ -498,30 +498,49 @@ func lit(d []byte, i int, s string) int {
 // the number's grammar: its value is used.
 func number(d []byte, i int) (v int, isInt bool, _ int) {
 	start := i
-	if d[i] == '-' {
+	neg := d[i] == '-'
+	if neg {
 		i++
 	}
-	digits := i
-	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-		i++
+	// The integer part, converted as it is scanned (beyond 18 digits the
+	// value wraps, and is dropped below).
+	digits, n := i, 0
+	for ; i < len(d); i++ {
+		b := d[i] - '0'
+		if b > 9 {
+			break
+		}
+		n = n*10 + int(b)
 	}
 	if i == digits || (d[digits] == '0' && i-digits > 1) {
 		return 0, false, bad
 	}
-	isInt = true
+	if i < len(d) && (d[i] == '.' || d[i]|0x20 == 'e') {
+		return 0, false, fraction(d, i)
+	}
+	if i-start > 18 {
+		return 0, false, i
+	}
+	if neg {
+		n = -n
+	}
+	return n, true, i
+}
+
+// fraction consumes a number's fraction and exponent, either optional, at
+// i (just past its integer part), checking their grammar.
+func fraction(d []byte, i int) int {
 	if i < len(d) && d[i] == '.' {
-		isInt = false
 		i++
 		f := i
 		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
 			i++
 		}
 		if i == f {
-			return 0, false, bad
+			return bad
 		}
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		isInt = false
 		i++
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
@@ -531,20 +550,10 @@ func number(d []byte, i int) (v int, isInt bool, _ int) {
 			i++
 		}
 		if i == f {
-			return 0, false, bad
+			return bad
 		}
 	}
-	if !isInt || i-start > 18 {
-		return 0, false, i
-	}
-	n := 0
-	for _, b := range d[digits:i] {
-		n = n*10 + int(b-'0')
-	}
-	if d[start] == '-' {
-		n = -n
-	}
-	return n, true, i
+	return i
 }
 
 // intOrSkip returns the integer at i, or skips a value of another type.
