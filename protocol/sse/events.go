@@ -285,7 +285,7 @@ func walkTyped(d []byte, c *Chunk, t *typed, messages bool) bool {
 		case "item", "content_block":
 			i = toolItem(d, i, t)
 		case "usage": // Messages: message_delta's usage
-			i = messagesUsage(d, i, c)
+			i = typedUsage(d, i, c, true)
 		case "error":
 			var ec Chunk
 			i = errorValue(d, i, &ec)
@@ -316,7 +316,7 @@ func responseObject(d []byte, i int, c *Chunk, t *typed) int {
 	i, _ = object(d, i, func(key []byte, i int) int {
 		switch string(key) {
 		case "usage":
-			i = responsesUsage(d, i, c)
+			i = typedUsage(d, i, c, false)
 		case "incomplete_details":
 			i, _ = object(d, i, func(key []byte, i int) int {
 				if string(key) == "reason" {
@@ -339,45 +339,37 @@ func responseObject(d []byte, i int, c *Chunk, t *typed) int {
 	return i
 }
 
-// responsesUsage reads Responses usage: input_tokens and output_tokens.
-func responsesUsage(d []byte, i int, c *Chunk) int {
-	c.PromptTokens, c.CompletionTokens, c.UsageInvalid = 0, 0, false
-	i, c.Usage = object(d, i, func(key []byte, i int) int {
-		var ok bool
-		switch string(key) {
-		case "input_tokens":
-			c.PromptTokens, ok, i = count(d, i)
-			c.UsageInvalid = c.UsageInvalid || !ok
-		case "output_tokens":
-			c.CompletionTokens, ok, i = count(d, i)
-			c.UsageInvalid = c.UsageInvalid || !ok
-		default:
-			i = skipValue(d, i)
-		}
-		return i
-	})
-	return i
-}
-
-// messagesUsage reads Anthropic usage: the input is input_tokens plus the
-// cache's creation and read tokens (which Anthropic counts apart from
-// input_tokens), the output output_tokens.
-func messagesUsage(d []byte, i int, c *Chunk) int {
+// typedUsage reads a typed API's usage: input_tokens and output_tokens;
+// on Messages (messages set) the input is input_tokens plus the cache's
+// creation and read tokens, which Anthropic counts apart from input_tokens.
+// Chat's usage keeps a function of its own (chunk.go): passing it the API
+// as well cost every chat chunk 7 instructions and one that carries usage 26
+// (ssecost, callgrind).
+func typedUsage(d []byte, i int, c *Chunk, messages bool) int {
 	c.PromptTokens, c.CompletionTokens, c.UsageInvalid = 0, 0, false
 	i, c.Usage = object(d, i, func(key []byte, i int) int {
 		var ok bool
 		var v int
 		switch string(key) {
-		case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens":
+		case "input_tokens":
+			v, ok, i = count(d, i)
+			if messages {
+				c.PromptTokens += v // the parts are summed
+			} else {
+				c.PromptTokens = v
+			}
+		case "cache_creation_input_tokens", "cache_read_input_tokens":
+			if !messages {
+				return skipValue(d, i)
+			}
 			v, ok, i = count(d, i)
 			c.PromptTokens += v
-			c.UsageInvalid = c.UsageInvalid || !ok
 		case "output_tokens":
 			c.CompletionTokens, ok, i = count(d, i)
-			c.UsageInvalid = c.UsageInvalid || !ok
 		default:
-			i = skipValue(d, i)
+			return skipValue(d, i)
 		}
+		c.UsageInvalid = c.UsageInvalid || !ok
 		return i
 	})
 	return i
@@ -387,7 +379,7 @@ func messagesUsage(d []byte, i int, c *Chunk) int {
 func messageObject(d []byte, i int, c *Chunk) int {
 	i, _ = object(d, i, func(key []byte, i int) int {
 		if string(key) == "usage" {
-			return messagesUsage(d, i, c)
+			return typedUsage(d, i, c, true)
 		}
 		return skipValue(d, i)
 	})
