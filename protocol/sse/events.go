@@ -130,15 +130,8 @@ type typed struct {
 // errors. It returns ErrMalformed for anything but a JSON object.
 func ParseResponses(data []byte, c *Chunk) (Kind, error) {
 	var t typed
-	if !walkTyped(data, c, &t, false) {
-		*c = Chunk{}
-		return KindOther, ErrMalformed
-	}
-	if !t.hasType {
-		if t.choices {
-			return KindChat, nil
-		}
-		return KindOther, nil
+	if kind, done, err := walkTyped(data, c, &t, false); done {
+		return kind, err
 	}
 	switch t.typ {
 	case evText, evToolArgs:
@@ -182,15 +175,8 @@ func ParseResponses(data []byte, c *Chunk) (Kind, error) {
 // content_block_stop carry nothing.
 func ParseMessages(data []byte, c *Chunk) (Kind, error) {
 	var t typed
-	if !walkTyped(data, c, &t, true) {
-		*c = Chunk{}
-		return KindOther, ErrMalformed
-	}
-	if !t.hasType {
-		if t.choices {
-			return KindChat, nil
-		}
-		return KindOther, nil
+	if kind, done, err := walkTyped(data, c, &t, true); done {
+		return kind, err
 	}
 	switch t.typ {
 	case evBlockDelta:
@@ -232,21 +218,23 @@ func ParseMessages(data []byte, c *Chunk) (Kind, error) {
 	return KindOther, nil
 }
 
-// walkTyped walks the event's top-level members into c (usage) and t. It
-// reports false for malformed input. messages selects the Anthropic shapes
-// of delta, usage and the nested objects.
-func walkTyped(d []byte, c *Chunk, t *typed, messages bool) bool {
+// walkTyped walks the event's top-level members into c (usage) and t.
+// messages selects the Anthropic shapes of delta, usage and the nested
+// objects. done is set when the walk settles the event by itself: malformed
+// input (ErrMalformed, c zeroed), or an event without a type (KindChat when
+// it has choices, else KindOther).
+func walkTyped(d []byte, c *Chunk, t *typed, messages bool) (_ Kind, done bool, _ error) {
 	*c = Chunk{}
 	i := skipWS(d, 0)
 	if i >= len(d) || d[i] != '{' {
-		return false
+		return KindOther, true, ErrMalformed
 	}
 	i++
 	for first := true; ; first = false {
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
-			return false
+			goto malformed
 		}
 		if !more {
 			break
@@ -304,10 +292,22 @@ func walkTyped(d []byte, c *Chunk, t *typed, messages bool) bool {
 			i = skipValue(d, i)
 		}
 		if i < 0 {
-			return false
+			goto malformed
 		}
 	}
-	return skipWS(d, i) == len(d)
+	if skipWS(d, i) != len(d) {
+		goto malformed
+	}
+	if !t.hasType {
+		if t.choices {
+			return KindChat, true, nil
+		}
+		return KindOther, true, nil
+	}
+	return KindOther, false, nil
+malformed:
+	*c = Chunk{}
+	return KindOther, true, ErrMalformed
 }
 
 // responseObject reads a Responses event's response: its usage,
