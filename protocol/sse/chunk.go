@@ -827,6 +827,9 @@ func object(d []byte, i int, field func(key []byte, i int) int) (_ int, ok bool)
 	}
 	i++
 	for first := true; ; first = false {
+		if i < len(d) && d[i] == '}' {
+			return i + 1, true // the compact close: no member call for it
+		}
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 || !more {
