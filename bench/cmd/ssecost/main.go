@@ -25,6 +25,24 @@ import (
 // vllmChunk is the chunk vLLM streams for one token of a chat completion.
 const vllmChunk = `{"id":"chatcmpl-b6f3a5e2c1d04f0e9a8b7c6d5e4f3a2b","object":"chat.completion.chunk","created":1732870000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}]}`
 
+// chatChunks are the chat chunks -chunk chooses: vLLM's (the default, the
+// figure the performance notes quote) and the other shapes a chat stream's
+// chunks come in, each one token.
+var chatChunks = map[string]string{
+	"vllm": vllmChunk,
+	// vLLM with stream_options.continuous_usage_stats: usage on every chunk.
+	"usage": `{"id":"chatcmpl-b6f3a5e2c1d04f0e9a8b7c6d5e4f3a2b","object":"chat.completion.chunk","created":1732870000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{"content":" the"},"logprobs":null,"finish_reason":null}],"usage":{"prompt_tokens":12,"total_tokens":13,"completion_tokens":1}}`,
+	// SGLang: every delta member there, most of them null.
+	"sglang": `{"id":"c0a1b2c3d4e5f60718293a4b5c6d7e8f","object":"chat.completion.chunk","created":1732870000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{"role":null,"content":" the","reasoning_content":null,"tool_calls":null},"logprobs":null,"finish_reason":null,"matched_stop":null}],"usage":null}`,
+	// llama-server: its members in its own order.
+	"llama": `{"choices":[{"finish_reason":null,"index":0,"delta":{"content":" the"}}],"created":1732870000,"id":"chatcmpl-wlaLbKTvfeVWw9dsB0mEBXM7jjLe9GjZ","model":"tiny","system_fingerprint":"b0-unknown","object":"chat.completion.chunk"}`,
+	// vLLM's delta of a tool call's arguments.
+	"tool": `{"id":"chatcmpl-b6f3a5e2c1d04f0e9a8b7c6d5e4f3a2b","object":"chat.completion.chunk","created":1732870000,"model":"meta-llama/Llama-3.1-8B-Instruct","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"ci"}}]},"logprobs":null,"finish_reason":null}]}`,
+}
+
+// chatChunk is the chunk -chunk chose.
+var chatChunk = vllmChunk
+
 // responsesEvent is the event the OpenAI Responses API streams for one
 // token of answer, as OpenAI documents it.
 const responsesEvent = `{"type":"response.output_text.delta","sequence_number":5,"item_id":"msg_67c9fdcf37fc8190ba82116e33fb28c5","output_index":0,"content_index":0,"delta":" the","logprobs":[]}`
@@ -39,7 +57,7 @@ var apis = map[string]struct {
 	data, frame string
 	parse       func([]byte, *sse.Chunk) error
 }{
-	"chat": {vllmChunk, "data: " + vllmChunk + "\n\n", nil},
+	"chat": {parse: nil}, // data and frame: chatChunk's
 	"responses": {responsesEvent, "event: response.output_text.delta\ndata: " + responsesEvent + "\n\n",
 		func(d []byte, c *sse.Chunk) error { _, err := sse.ParseResponses(d, c); return err }},
 	"messages": {messagesEvent, "event: content_block_delta\ndata: " + messagesEvent + "\n\n",
@@ -49,12 +67,20 @@ var apis = map[string]struct {
 func main() {
 	n := flag.Int("n", 10000, "chunks to process")
 	mode := flag.String("mode", "parse", "parse (sse.Parse alone), read (Reader framing plus Parse) or decode (the protocol's decoder: the engine's path)")
+	chunk := flag.String("chunk", "vllm", "with -api chat, the chunk: vllm, usage (vLLM's with continuous usage), sglang, llama or tool (a tool call's arguments)")
 	api := flag.String("api", "chat", "chat (vLLM chat chunks through sse.Parse), responses (output_text deltas through sse.ParseResponses) or messages (text_delta events through sse.ParseMessages)")
 	flag.Parse()
 	a, ok := apis[*api]
 	if !ok {
 		fmt.Fprintln(os.Stderr, "ssecost: -api is chat, responses or messages")
 		os.Exit(2)
+	}
+	if chatChunk, ok = chatChunks[*chunk]; !ok || (*api != "chat" && *chunk != "vllm") {
+		fmt.Fprintln(os.Stderr, "ssecost: -chunk is vllm, usage, sglang, llama or tool, with -api chat")
+		os.Exit(2)
+	}
+	if *api == "chat" {
+		a.data, a.frame = chatChunk, "data: "+chatChunk+"\n\n"
 	}
 	var got int
 	switch {
@@ -87,7 +113,7 @@ func work(n int, stream []byte) int {
 	var c sse.Chunk
 	content := 0
 	if stream == nil {
-		data := []byte(vllmChunk)
+		data := []byte(chatChunk)
 		for range n {
 			if sse.Parse(data, &c) == nil && c.Content {
 				content++
