@@ -325,7 +325,8 @@ func FuzzReader(f *testing.F) {
 }
 
 func TestParseNoAlloc(t *testing.T) {
-	for _, in := range []string{vllmChunk, llamaUsageChunk} {
+	for _, in := range []string{vllmChunk, llamaUsageChunk,
+		`{"id":"x","choices":[{"index":0,"delta":{"role":null,"content":null,"reasoning_content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},"finish_reason":null}],"usage":null}`} {
 		data := []byte(in)
 		var c Chunk
 		allocs := testing.AllocsPerRun(100, func() { _ = Parse(data, &c) })
