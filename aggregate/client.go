@@ -18,7 +18,7 @@ const (
 	// operating system's scheduling noise (a thread woken from idle starts
 	// that late now and then, on a virtual machine above all), not a client
 	// that cannot keep up; an idle client's sends land well inside it
-	// (runner/wait.go), so a fast server (TTFT of a few ms) does not get an
+	// (runner/clock/wait.go), so a fast server (TTFT of a few ms) does not get an
 	// idle client flagged.
 	lagP99FloorMs = 1.0
 	// schedP90LimitMs bounds the Go runtime's scheduling latency p90 over a

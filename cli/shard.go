@@ -9,7 +9,7 @@ import (
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/shard"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -36,7 +36,7 @@ func (o *RunOptions) registerShardFlags(fs *flag.FlagSet) {
 // shardingFor turns the shard flags into the run's sharding (nil: a whole,
 // unscheduled run). Every problem is a command-line error (exit 2), found
 // before any traffic.
-func shardingFor(env *Env, o *RunOptions, p *scenario.Plan, stages []*scenario.Stage) (*runner.Sharding, error) {
+func shardingFor(env *Env, o *RunOptions, p *scenario.Plan, stages []*scenario.Stage) (*shard.Sharding, error) {
 	part, given, err := shardPart(env, o)
 	if err != nil {
 		return nil, err
@@ -71,13 +71,13 @@ func shardPart(env *Env, o *RunOptions) (result.Shard, bool, error) {
 		i, n, ok := strings.Cut(o.Shard, "/")
 		idx, err1 := strconv.Atoi(i)
 		count, err2 := strconv.Atoi(n)
-		if !ok || err1 != nil || err2 != nil || count < 1 || count > runner.MaxShards || idx < 0 || idx >= count {
-			return one, false, exitcode.Errorf(exitcode.Invalid, "--shard %q: want i/N with 0 ≤ i < N ≤ %d (like 0/4)", o.Shard, runner.MaxShards)
+		if !ok || err1 != nil || err2 != nil || count < 1 || count > shard.MaxShards || idx < 0 || idx >= count {
+			return one, false, exitcode.Errorf(exitcode.Invalid, "--shard %q: want i/N with 0 ≤ i < N ≤ %d (like 0/4)", o.Shard, shard.MaxShards)
 		}
 		return result.Shard{Index: idx, Count: count}, true, nil
 	case o.Shards != 0:
-		if o.Shards < 1 || o.Shards > runner.MaxShards {
-			return one, false, exitcode.Errorf(exitcode.Invalid, "--shards %d: want 1 to %d", o.Shards, runner.MaxShards)
+		if o.Shards < 1 || o.Shards > shard.MaxShards {
+			return one, false, exitcode.Errorf(exitcode.Invalid, "--shards %d: want 1 to %d", o.Shards, shard.MaxShards)
 		}
 		v := env.lookup(JobIndexEnv)
 		idx, err := strconv.Atoi(v)

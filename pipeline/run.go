@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/runnerbench/runner/runner/shard"
+
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/aggregate"
@@ -15,6 +17,7 @@ import (
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/runner/telemetry"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
@@ -49,7 +52,7 @@ type Options struct {
 	OnLevel func(stage string, p *result.Point)
 	// Sharding makes the run one shard of a sharded run, or schedules its
 	// levels (runner.NewSharding; nil: a whole run, levels back to back).
-	Sharding *runner.Sharding
+	Sharding *shard.Sharding
 	// Export sends the run's figures to Prometheus or OpenTelemetry while it
 	// runs (nil, or no targets: none). Plan, RunID and Warn are filled in.
 	Export *export.Options
@@ -195,7 +198,7 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		// Before any endpoint or simulator starts: a level with more streams
 		// than the process may open sockets for would fail part-way with
 		// "too many open files" inside its measured window.
-		if err := runner.RaiseFileLimit(need); err != nil {
+		if err := host.RaiseFileLimit(need); err != nil {
 			return nil, fmt.Errorf("stage %s needs %d sockets at once (an in-process simulator counts both ends): %w", stage, need, err)
 		}
 	}

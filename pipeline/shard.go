@@ -6,7 +6,7 @@ import (
 
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/shard"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -15,9 +15,9 @@ import (
 // what Options.Sharding takes; nil for a whole, unscheduled run. The shards'
 // nonce key is the plan's hash and startAt: the same on every shard of a run,
 // different from run to run.
-func Sharding(plan *scenario.Plan, stages []*scenario.Stage, part result.Shard, startAt time.Time, warmup, drain time.Duration) (*runner.Sharding, error) {
+func Sharding(plan *scenario.Plan, stages []*scenario.Stage, part result.Shard, startAt time.Time, warmup, drain time.Duration) (*shard.Sharding, error) {
 	key := plan.Hash + "@" + startAt.UTC().Format(time.RFC3339Nano)
-	sh, err := runner.NewSharding(part, startAt, warmup, drain, key, plan.LoadPlans(stages))
+	sh, err := shard.NewSharding(part, startAt, warmup, drain, key, plan.LoadPlans(stages))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", plan.Path, err)
 	}
@@ -26,7 +26,7 @@ func Sharding(plan *scenario.Plan, stages []*scenario.Stage, part result.Shard, 
 
 // describeSharding writes the run's part and timetable into its header, so
 // runner merge can tell which shard it is and that the shards ran together.
-func describeSharding(h *records.Header, sh *runner.Sharding) {
+func describeSharding(h *records.Header, sh *shard.Sharding) {
 	if sh == nil {
 		return
 	}

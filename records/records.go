@@ -71,7 +71,7 @@ type Header struct {
 	// StartAt is the wall-clock instant a scheduled run's (every sharded
 	// run's) first level slot began at; SlotWarmupNs and SlotDrainNs are the
 	// slot's warm-up allowance and drain bound, from which every level's
-	// instants follow (runner.Schedule).
+	// instants follow (runner/shape.Schedule).
 	StartAt      *time.Time `json:"start_at,omitempty"`
 	SlotWarmupNs int64      `json:"slot_warmup_ns,omitempty"`
 	SlotDrainNs  int64      `json:"slot_drain_ns,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
+	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -51,7 +52,7 @@ func (sp *stagePlan) synthInputs(r *rand.Rand, seq int, first string, j *job) []
 	out := make([]string, sp.inputs)
 	out[0] = first
 	for i := 1; i < sp.inputs; i++ {
-		out[i] = sp.synthText(r, seq, sp.nonces.next())
+		out[i] = sp.synthText(r, seq, sp.nonces.Next())
 	}
 	j.inputs, j.results = sp.inputs, sp.inputs
 	return out
@@ -74,7 +75,7 @@ func (sp *stagePlan) fileInputs(seq int, first string, messages []scenario.Messa
 	}
 	for i := 1; i < sp.inputs; i++ {
 		p := sp.loaded[(seq*sp.inputs+i)%len(sp.loaded)]
-		text, ms := filePrompt(p, sp.nonces.next())
+		text, ms := filePrompt(p, sp.nonces.Next())
 		if ms != nil {
 			text = joinMessages(ms)
 		}
@@ -105,7 +106,7 @@ func (sp *stagePlan) documents(r *rand.Rand, j *job) []string {
 	}
 	out := make([]string, sp.docs)
 	for i := range out {
-		out[i] = leadNonce(sp.nonces.next(), fillerBody(sp.sizer.words(sp.docLen.Sample(r))))
+		out[i] = synth.LeadNonce(sp.nonces.Next(), synth.Filler(sp.sizer.Words(sp.docLen.Sample(r))))
 	}
 	j.inputs = sp.docs
 	// top_n in extra_body asks for fewer results than documents; without

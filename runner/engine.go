@@ -34,6 +34,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/runner/shard"
+	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/runner/telemetry"
 
 	"github.com/runnerbench/runner/scenario"
@@ -78,9 +80,9 @@ type Options struct {
 	OnGaps func([]time.Duration)
 	// Sharding makes the engine's stages one shard of a sharded run, or
 	// schedules their levels (nil: the whole run, levels back to back).
-	Sharding *Sharding
+	Sharding *shard.Sharding
 	// CoarseSends makes open-loop sends wait on Go's timer alone, as they did
-	// before precise waiting (wait.go): they then leave up to about a
+	// before precise waiting (runner/clock): they then leave up to about a
 	// millisecond late, more under load. Only for measuring what precise
 	// waiting buys (bench/cmd/runnerbench, experiment sendlag).
 	CoarseSends bool
@@ -105,7 +107,7 @@ type Engine struct {
 	headers http.Header
 	tlsConf *tls.Config
 	timeout scenario.Timeouts
-	nonces  *nonceGen
+	nonces  *synth.Nonces
 
 	mu        sync.Mutex
 	transport *http.Transport
@@ -116,7 +118,7 @@ type Engine struct {
 	closedOnce sync.Once // the log line about closed keep-alive connections
 
 	calMu sync.Mutex
-	calib map[calibKey]*sizer
+	calib map[calibKey]*synth.Sizer
 
 	telOnce   sync.Once
 	telTarget *telemetry.Target // the endpoint's /metrics as a telemetry target (nil: not read)
@@ -156,8 +158,8 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 		origin:  u.Scheme + "://" + u.Host,
 		headers: http.Header{},
 		timeout: t.Endpoint.Timeouts,
-		nonces:  opts.Sharding.nonceGen(t.Name),
-		calib:   map[calibKey]*sizer{},
+		nonces:  shardNonces(opts.Sharding, t.Name),
+		calib:   map[calibKey]*synth.Sizer{},
 	}
 	for k, v := range t.Endpoint.Headers {
 		e.headers.Set(k, v.Reveal())

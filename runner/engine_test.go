@@ -160,32 +160,6 @@ func deref(p *float64) any {
 	return *p
 }
 
-func TestNonceUnique(t *testing.T) {
-	hex := regexp.MustCompile(`^[0-9a-f]{12}$`)
-	g1, g2 := newNonceGen(), newNonceGen()
-	seen := make(map[string]bool, 200_000)
-	for range 100_000 {
-		n := g1.next()
-		if !hex.MatchString(n) {
-			t.Fatalf("nonce %q is not 12 hex digits", n)
-		}
-		if seen[n] {
-			t.Fatalf("nonce %q repeated", n)
-		}
-		seen[n] = true
-	}
-	// A second run's generator (new key) must not replay the first run's nonces.
-	same := 0
-	for range 100_000 {
-		if seen[g2.next()] {
-			same++
-		}
-	}
-	if same > 2 {
-		t.Fatalf("%d of a second generator's nonces repeat the first's", same)
-	}
-}
-
 // TestRequestBody checks what goes over the wire: payload fields, ignore_eos
 // only when pinned, extra_body merged, auth header, and the leading nonce.
 func TestRequestBody(t *testing.T) {

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/clock"
+	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/runner/servermetrics"
+	"github.com/runnerbench/runner/runner/shape"
 )
 
 // durationGrace is how long in-flight requests may run on after a level's
@@ -22,7 +25,7 @@ type LevelRun struct {
 	e    *Engine
 	sp   *stagePlan
 	idx  int
-	lvl  Level
+	lvl  shape.Level
 	unit unit
 	sink Sink
 
@@ -71,7 +74,7 @@ func (lr *LevelRun) Claim() (int, bool) {
 	if lr.repTotal > 0 && n >= int64(lr.repTotal) {
 		return 0, false
 	}
-	return lr.lvl.Part.global(lr.repFirst + int(n)), true
+	return lr.lvl.Part.Global(lr.repFirst + int(n)), true
 }
 
 // replicates is how many times the level's load is started.
@@ -100,7 +103,9 @@ func (lr *LevelRun) startReplicate(r int) {
 }
 
 // NewWorker returns a worker whose token gaps count toward the level.
-func (lr *LevelRun) NewWorker() *Worker {
+func (lr *LevelRun) NewWorker() shape.Worker { return lr.newWorker() }
+
+func (lr *LevelRun) newWorker() *Worker {
 	b := &itlBatch{lr: lr}
 	if lr.lvl.Spec.SliceNs > 0 {
 		b.at = new([itlBatchSize]time.Time)
@@ -119,7 +124,7 @@ func (lr *LevelRun) NewWorker() *Worker {
 func (lr *LevelRun) Begin() {
 	slot := lr.lvl.Slot
 	if slot != nil {
-		sleepUntil(lr.ctx, slot.Open)
+		clock.SleepUntil(lr.ctx, slot.Open)
 	}
 	lr.start = time.Now()
 	lr.itlMu.Lock()
@@ -140,8 +145,8 @@ func (lr *LevelRun) Begin() {
 	lr.stopProg = lr.e.progress(lr)
 }
 
-// Prepared is a measured request built and waiting to be sent.
-type Prepared struct {
+// prepared is a measured request built and waiting to be sent.
+type prepared struct {
 	rec  *result.Request
 	job  *job
 	err  error
@@ -150,17 +155,20 @@ type Prepared struct {
 
 // Prepare builds measured request seq (a conversation's first turn, with
 // turns) before its due time.
-func (lr *LevelRun) Prepare(seq int) Prepared { return lr.unit.prepare(lr, seq) }
+func (lr *LevelRun) Prepare(seq int) shape.Prepared { return lr.unit.prepare(lr, seq) }
 
-// Send sends a prepared request on w; due is when it should have gone out.
-func (lr *LevelRun) Send(ctx context.Context, w *Worker, p Prepared, due time.Time) {
-	lr.unit.send(ctx, lr, w, p, due)
+// Send sends a prepared request on w (both from this level: its Prepare
+// and NewWorker); due is when it should have gone out.
+func (lr *LevelRun) Send(ctx context.Context, w shape.Worker, p shape.Prepared, due time.Time) {
+	lr.unit.send(ctx, lr, w.(*Worker), p.(*prepared), due)
 }
 
-// Exec builds and sends measured request seq on w.
-func (lr *LevelRun) Exec(ctx context.Context, w *Worker, seq int, due time.Time) {
-	lr.Send(ctx, w, lr.Prepare(seq), due)
-}
+// CapWaited counts an open-loop arrival that waited for a max_concurrency slot.
+func (lr *LevelRun) CapWaited() { lr.capWaits.Add(1) }
+
+// CoarseSends reports Options.CoarseSends: requests handed off when due,
+// with no precise wait.
+func (lr *LevelRun) CoarseSends() bool { return lr.e.opts.CoarseSends }
 
 // newRecord starts the record of measured request seq.
 func (lr *LevelRun) newRecord(seq int) *result.Request {
@@ -173,8 +181,8 @@ func (lr *LevelRun) newRecord(seq int) *result.Request {
 	return rec
 }
 
-// sendOne sends one Prepared request on w and records it.
-func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p Prepared, due time.Time) {
+// sendOne sends one prepared request on w and records it.
+func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p *prepared, due time.Time) {
 	rec := p.rec
 	if p.err != nil {
 		rec.Start = time.Now()
@@ -224,33 +232,33 @@ func (lr *LevelRun) enter() {
 // unit is what one claimed request of a level is: a single request, or a
 // whole multi-turn conversation (multiturn.go).
 type unit interface {
-	prepare(lr *LevelRun, seq int) Prepared
-	send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time)
+	prepare(lr *LevelRun, seq int) *prepared
+	send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time)
 }
 
 // single is the unit of a stage without turns: one request.
 type single struct{}
 
-func (single) prepare(lr *LevelRun, seq int) Prepared {
+func (single) prepare(lr *LevelRun, seq int) *prepared {
 	rec := lr.newRecord(seq)
 	rec.Prompt = lr.sp.promptIndex(seq)
 	j, err := lr.sp.build(lr.idx, seq, false)
 	if j != nil {
 		rec.Nonce = j.nonce
 	}
-	return Prepared{rec: rec, job: j, err: err}
+	return &prepared{rec: rec, job: j, err: err}
 }
 
-func (single) send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time) {
+func (single) send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time) {
 	lr.sendOne(ctx, w, p, due)
 }
 
 // runLevel measures one level: warm-ups, a counter read, the measured
 // window, a counter read. It returns the level's record; its requests have
 // gone to the sink as they finished.
-func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level, scraper *servermetrics.Scraper, sink Sink) *result.LevelRecord {
+func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape.Level, scraper *servermetrics.Scraper, sink Sink) *result.LevelRecord {
 	rec := &result.LevelRecord{Stage: sp.st.Name, Level: idx, Spec: lvl.Spec}
-	lvl.Part.describe(rec)
+	lvl.Part.Describe(rec)
 	sink.LevelStarted(rec)
 	if !e.slotBegins(ctx, lvl) {
 		return rec // this shard's part of the level is empty
@@ -273,7 +281,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 	before := e.readCounters(ctx, scraper)
 	var ru0, ru1 syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
-	sched0 := ReadSched()
+	sched0 := host.ReadSched()
 
 	// The level's context: cancelled when the run is, or at the grace
 	// deadline after a duration-bounded level's end.
@@ -287,7 +295,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl Level
 
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	rec.Client = result.ClientLoad{CPUNs: int64(cpuTime(&ru1) - cpuTime(&ru0)), Procs: runtime.GOMAXPROCS(0)}
-	if _, lat, ok := SchedLatency(sched0, ReadSched(), 0.90); ok {
+	if _, lat, ok := host.SchedLatency(sched0, host.ReadSched(), 0.90); ok {
 		rec.Client.SchedP90Ms = result.Ptr(result.Round(float64(lat)/float64(time.Millisecond), 3))
 	}
 	atSlotEnd(ctx, lvl)
@@ -427,7 +435,7 @@ func (lr *LevelRun) live(w *Worker, rec *result.Request) {
 func (lr *LevelRun) Start() time.Time { return lr.start }
 
 // Level is the level being run.
-func (lr *LevelRun) Level() Level { return lr.lvl }
+func (lr *LevelRun) Level() shape.Level { return lr.lvl }
 
 // addSliced adds gaps to the level's slices by their tokens' arrival, from
 // the level's opening (under itlMu). A gap past result.MaxITLSlices slices

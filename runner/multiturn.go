@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -134,7 +135,7 @@ func (sp *stagePlan) userTurn(level int, c *conversation, turn int) (text string
 		if turn == 1 {
 			text = sp.synthText(r, c.idx, c.nonce)
 		} else {
-			text = fillerBody(sp.sizer.words(sp.input.Sample(r)))
+			text = synth.Filler(sp.sizer.Words(sp.input.Sample(r)))
 		}
 		return text, nil, sp.output.Sample(r)
 	}
@@ -145,12 +146,12 @@ func (sp *stagePlan) userTurn(level int, c *conversation, turn int) (text string
 	}
 	switch {
 	case len(p.Messages) == 0 && turn == 1:
-		return leadNonce(c.nonce, p.Text), nil, maxTokens
+		return synth.LeadNonce(c.nonce, p.Text), nil, maxTokens
 	case len(p.Messages) == 0:
 		return p.Text, nil, maxTokens
 	case turn == 1:
 		opening = append([]scenario.Message(nil), p.Messages...)
-		opening[0].Content = leadNonce(c.nonce, opening[0].Content)
+		opening[0].Content = synth.LeadNonce(c.nonce, opening[0].Content)
 		return "", opening, maxTokens
 	}
 	for i := len(p.Messages) - 1; i >= 0; i-- {
@@ -189,13 +190,13 @@ type conversations struct {
 }
 
 // prepare builds the first turn of conversation seq.
-func (cs *conversations) prepare(lr *LevelRun, seq int) Prepared {
-	c := &conversation{idx: seq, nonce: lr.sp.nonces.next()}
+func (cs *conversations) prepare(lr *LevelRun, seq int) *prepared {
+	c := &conversation{idx: seq, nonce: lr.sp.nonces.Next()}
 	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
 	rec.Turn = 1
 	rec.Nonce = c.nonce
 	j, err := lr.sp.buildTurn(lr.idx, c, 1)
-	return Prepared{rec: rec, job: j, err: err, conv: c}
+	return &prepared{rec: rec, job: j, err: err, conv: c}
 }
 
 // buf returns w's reply buffer, creating it on first use.
@@ -210,9 +211,9 @@ func (cs *conversations) buf(w *Worker) *replyBuf {
 	return b
 }
 
-// send sends a conversation's turns on w, starting with the Prepared first
+// send sends a conversation's turns on w, starting with the prepared first
 // turn (due at due), each later turn as soon as the previous reply is in.
-func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p Prepared, due time.Time) {
+func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time) {
 	buf := cs.buf(w)
 	c := p.conv
 	for turn := 1; ; turn++ {
@@ -226,7 +227,7 @@ func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p Pr
 		rec := lr.newRecord(lr.sp.turnSeq(c.idx, turn+1))
 		rec.Turn, rec.Nonce = turn+1, c.nonce
 		j, err := lr.sp.buildTurn(lr.idx, c, turn+1)
-		p = Prepared{rec: rec, job: j, err: err, conv: c}
+		p = &prepared{rec: rec, job: j, err: err, conv: c}
 		due = time.Now() // no think time: the next turn is due when the reply is in
 	}
 }

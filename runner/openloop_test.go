@@ -12,108 +12,9 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/shape"
 	"github.com/runnerbench/runner/scenario"
 )
-
-// gapStats returns the mean gap (s) and squared coefficient of variation of
-// the gaps between consecutive offsets.
-func gapStats(offs []time.Duration) (mean, cv2 float64) {
-	n := float64(len(offs) - 1)
-	for i := 1; i < len(offs); i++ {
-		mean += (offs[i] - offs[i-1]).Seconds()
-	}
-	mean /= n
-	var v float64
-	for i := 1; i < len(offs); i++ {
-		d := (offs[i] - offs[i-1]).Seconds() - mean
-		v += d * d
-	}
-	v /= n - 1
-	return mean, v / (mean * mean)
-}
-
-func TestScheduleArrivals(t *testing.T) {
-	const n = 40000
-	for _, c := range []struct {
-		arrival    scenario.Arrival
-		burstiness float64
-		rate       float64
-		cv2        float64 // expected squared CV of the gaps
-	}{
-		{"poisson", 0, 50, 1},
-		{"", 0, 200, 1}, // poisson is the default
-		{"gamma", 1, 100, 1},
-		{"gamma", 4, 100, 4},
-		{"gamma", 0.25, 100, 0.25},
-		{"constant", 0, 80, 0},
-	} {
-		offs := Schedule(7, c.rate, c.arrival, c.burstiness, n, 0)
-		if len(offs) != n || offs[0] != 0 {
-			t.Fatalf("%s: %d offsets, first %v", c.arrival, len(offs), offs[0])
-		}
-		if !slices.IsSorted(offs) {
-			t.Fatalf("%s: offsets not sorted", c.arrival)
-		}
-		mean, cv2 := gapStats(offs)
-		if math.Abs(mean*c.rate-1) > 0.03 {
-			t.Errorf("%s b=%g: mean gap %.5f s at rate %g (want 1/rate within 3%%)", c.arrival, c.burstiness, mean, c.rate)
-		}
-		tol := 0.1 * c.cv2
-		if c.cv2 == 0 {
-			tol = 1e-9
-		}
-		if math.Abs(cv2-c.cv2) > tol {
-			t.Errorf("%s b=%g: gap CV² %.4f, want %.4f", c.arrival, c.burstiness, cv2, c.cv2)
-		}
-	}
-}
-
-func TestScheduleConstantExact(t *testing.T) {
-	offs := Schedule(1, 3, "constant", 0, 10000, 0)
-	for i, o := range offs {
-		want := time.Duration(math.Round(float64(i) / 3 * 1e9))
-		if o != want {
-			t.Fatalf("offset %d = %v, want %v", i, o, want)
-		}
-	}
-}
-
-func TestScheduleSeeded(t *testing.T) {
-	a := Schedule(42, 100, "gamma", 2, 500, 0)
-	b := Schedule(42, 100, "gamma", 2, 500, 0)
-	c := Schedule(43, 100, "gamma", 2, 500, 0)
-	if !slices.Equal(a, b) {
-		t.Fatal("same seed gave different schedules")
-	}
-	if slices.Equal(a, c) {
-		t.Fatal("different seeds gave the same schedule")
-	}
-	if p, q := Schedule(42, 100, "poisson", 0, 500, 0), Schedule(43, 100, "poisson", 0, 500, 0); slices.Equal(p, q) {
-		t.Fatal("different seeds gave the same poisson schedule")
-	}
-}
-
-func TestScheduleBounds(t *testing.T) {
-	offs := Schedule(1, 1000, "poisson", 0, 0, 2*time.Second)
-	if len(offs) < 1850 || len(offs) > 2150 {
-		t.Fatalf("%d arrivals in 2 s at 1000/s", len(offs))
-	}
-	if offs[len(offs)-1] >= 2*time.Second {
-		t.Fatalf("last arrival %v past the duration", offs[len(offs)-1])
-	}
-	if got := Schedule(1, 1000, "poisson", 0, 100, 2*time.Second); len(got) != 100 || !slices.Equal(got, offs[:100]) {
-		t.Fatalf("requests bound: %d arrivals, or a different schedule", len(got))
-	}
-	if got := Schedule(1, 10, "constant", 0, 100, time.Second); len(got) != 10 {
-		t.Fatalf("duration bound: %d arrivals, want 10", len(got))
-	}
-	if Schedule(1, 0, "poisson", 0, 10, 0) != nil || Schedule(1, 5, "poisson", 0, 0, 0) != nil {
-		t.Fatal("a schedule without a rate or a bound")
-	}
-	if rateLevelTotal(0, 0, 12.5) != 125 || rateLevelTotal(7, time.Second, 5) != 7 || rateLevelTotal(0, time.Second, 5) != 0 {
-		t.Fatal("rateLevelTotal")
-	}
-}
 
 // rateStage is an open-loop stage over prompt set "p".
 func rateStage(output int, arrival scenario.Arrival, rates ...float64) *scenario.Stage {
@@ -156,7 +57,7 @@ func TestOpenLoopFollowsSchedule(t *testing.T) {
 	if p.Completed != 60 || p.Failed != 0 || p.Rate == nil || *p.Rate != 100 || p.Label() != "rate=100" {
 		t.Fatalf("completed %d failed %d rate %v label %s (%v)", p.Completed, p.Failed, deref(p.Rate), p.Label(), p.Error)
 	}
-	sched := Schedule(seed, 100, "poisson", 0, 60, 0)
+	sched := shape.Schedule(seed, 100, "poisson", 0, 60, 0)
 	rs := col.measured()
 	if len(rs) != 60 {
 		t.Fatalf("%d measured records", len(rs))
@@ -210,36 +111,6 @@ func TestOpenLoopCoarseSends(t *testing.T) {
 	res := runStage(t, e, synthPlan(20, "reference"), st)
 	if p := res.Points[0]; p.Completed != 20 || p.NRequests != 20 {
 		t.Fatalf("completed %d of %d (%v)", p.Completed, p.NRequests, p.Error)
-	}
-}
-
-// TestOpenLoopPendingIsNotInFlight: the bound on requests built ahead of
-// their due time does not bound requests in flight (that would be
-// coordinated omission): with room for 2 pending, 20 slow requests overlap,
-// each sent on schedule.
-func TestOpenLoopPendingIsNotInFlight(t *testing.T) {
-	defer func(n int) { maxPending = n }(maxPending)
-	maxPending = 2
-	cfg := fastSim()
-	cfg.ITLMs = 5 // 20 tokens ≈ 100 ms per request, a request every 5 ms
-	s := startSim(t, cfg)
-	e, col := newEngine(t, s.URL(), nil)
-	st := rateStage(20, "constant", 200)
-	st.Requests = scenario.PerLevel{Each: 20}
-	if p := runStage(t, e, synthPlan(20, "reference"), st).Points[0]; p.Completed != 20 {
-		t.Fatalf("completed %d (%v)", p.Completed, p.Error)
-	}
-	rs := col.measured()
-	if n := maxOverlap(rs); n < 10 {
-		t.Fatalf("at most %d requests in flight: the pending bound held sends back", n)
-	}
-	for i, d := range dueOffsets(rs) {
-		if want := float64(i) * 5; math.Abs(d-want) > 0.01 {
-			t.Fatalf("request %d due at %.3f ms, want %.3f", i, d, want)
-		}
-	}
-	if last := rs[len(rs)-1]; !raceOn && last.DispatchLagMs > 50 {
-		t.Fatalf("the last request left %.1f ms late", last.DispatchLagMs)
 	}
 }
 
@@ -323,7 +194,7 @@ func TestOpenLoopDuration(t *testing.T) {
 		byLevel[r.Level]++
 	}
 	for i, rate := range st.Rate {
-		want := len(Schedule(1, rate, "gamma", 2, 0, 300*time.Millisecond))
+		want := len(shape.Schedule(1, rate, "gamma", 2, 0, 300*time.Millisecond))
 		p := res.Points[i]
 		if p.NRequests != want || byLevel[i] != want || p.Failed != 0 {
 			t.Errorf("rate %g: %d requests (%d records, %d failed), schedule holds %d", rate, p.NRequests, byLevel[i], p.Failed, want)
@@ -331,22 +202,6 @@ func TestOpenLoopDuration(t *testing.T) {
 		if *p.Rate != rate || p.DurationS < 0.25 {
 			t.Errorf("rate %v, duration %.3f", deref(p.Rate), p.DurationS)
 		}
-	}
-}
-
-// BenchmarkSchedule is the cost of drawing one arrival.
-func BenchmarkSchedule(b *testing.B) {
-	for _, arrival := range scenario.Arrivals {
-		b.Run(string(arrival), func(b *testing.B) {
-			a := newArrivals(1, 1000, arrival, 4)
-			var last time.Duration
-			for b.Loop() {
-				last = a.next()
-			}
-			if last < 0 {
-				b.Fatal("negative offset")
-			}
-		})
 	}
 }
 
@@ -363,7 +218,7 @@ func BenchmarkOpenLoopLag(b *testing.B) {
 			plan := synthPlan(64, "reference")
 			// The seeded schedule's own rate: a Poisson sample of a few
 			// hundred arrivals is a few percent off the nominal one.
-			sched := Schedule(1, rate, "poisson", 0, st.Requests.Each, 0)
+			sched := shape.Schedule(1, rate, "poisson", 0, st.Requests.Each, 0)
 			schedRate := float64(len(sched)-1) / sched[len(sched)-1].Seconds()
 			var p99, mx, share float64
 			n := 0

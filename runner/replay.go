@@ -4,11 +4,11 @@ import (
 	"context"
 	"math"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/trace"
 )
@@ -50,7 +50,7 @@ func (e *Engine) compileReplay(ctx context.Context, sp *stagePlan, tr *scenario.
 		// replay sends new to the server: neither an earlier stage of the
 		// run nor an earlier run can have cached it, so the hits measured
 		// are the trace's own.
-		salt: nonceBits(e.nonces.next()),
+		salt: synth.Bits(e.nonces.Next()),
 	}
 	uses := map[int64]int{}
 	for _, r := range win {
@@ -81,66 +81,20 @@ func (e *Engine) compileReplay(ctx context.Context, sp *stagePlan, tr *scenario.
 	return warns
 }
 
-// nonceBits is a nonce's 48 bits as a number.
-func nonceBits(nonce string) uint64 {
-	v, _ := strconv.ParseUint(nonce, 16, 64)
-	return v
-}
-
-// replaySweep is a replay stage's one level: the trace's window, sent on its
-// clock.
-type replaySweep struct {
-	sp   *stagePlan
-	done bool
-}
-
-// MaxConns is the level's in-flight cap, or about its busiest second's arrivals.
-func (s *replaySweep) MaxConns() int {
-	return rateConns(float64(s.sp.replay.summary.PeakRate1s), s.sp.st.MaxConcurrency)
-}
-
-// Next returns the replay's level once.
-func (s *replaySweep) Next(*result.Point) (Level, bool) {
-	if s.done {
-		return Level{}, false
-	}
-	s.done = true
-	return s.sp.replayLevel(), true
-}
-
-// replayLevel is the open-loop level that replays the trace: its target
-// rate is the window's mean rate, its lengths the trace's means.
-func (sp *stagePlan) replayLevel() Level {
-	rp, st := sp.replay, sp.st
-	rate := rp.summary.MeanRate
-	spec := sp.levelSpec("rate="+strconv.FormatFloat(rate, 'f', -1, 64), st.MaxConcurrency, &rate)
-	spec.InputTokens = int(math.Round(rp.summary.InputTokens.Mean))
-	spec.OutputTokens = int(math.Round(rp.summary.OutputTokens.Mean))
-	// A trace that shares prefixes is cached on purpose: no warning that
-	// the nonce did not defeat caching.
-	spec.ExpectPrefixHits = rp.summary.ImpliedPrefixHitRate != nil && *rp.summary.ImpliedPrefixHitRate > 0
-	return Level{
-		Spec:        spec,
-		Concurrency: st.MaxConcurrency,
-		Requests:    len(rp.reqs),
-		Load:        &openLoop{rate: float64(rp.summary.PeakRate1s), maxConc: st.MaxConcurrency, times: rp.times},
-	}
-}
-
 // prompt builds request seq's prompt around nonce: a recorded file prompt
 // (runner traces with prompts), generated text of the request's length with
 // the nonce first (no hash ids), or its blocks with the nonce after the part
 // it shares.
-func (rp *replay) prompt(sz *sizer, seq int, nonce string) (string, []scenario.Message) {
+func (rp *replay) prompt(sz *synth.Sizer, seq int, nonce string) (string, []scenario.Message) {
 	r := rp.reqs[seq]
 	if p, ok := rp.prompts[r.Prompt]; ok && r.Prompt >= 0 {
 		return filePrompt(p, nonce)
 	}
-	total := sz.words(r.Input) // the whole prompt's words, nonce and template accounted
+	total := sz.Words(r.Input) // the whole prompt's words, nonce and template accounted
 	if len(r.Blocks) == 0 {
-		return leadNonce(nonce, fillerBody(total)), nil
+		return synth.LeadNonce(nonce, synth.Filler(total)), nil
 	}
-	perBlock := max(1, int(math.Round(float64(rp.block)/sz.tokensPerWord())))
+	perBlock := max(1, int(math.Round(float64(rp.block)/sz.TokensPerWord())))
 	var b strings.Builder
 	b.Grow(8 * total)
 	for i, id := range r.Blocks {
@@ -174,7 +128,7 @@ const codeWords = 7
 // codeVocab is the filler's distinct words, in order.
 var codeVocab = func() []string {
 	var out []string
-	for _, w := range filler {
+	for _, w := range synth.Vocabulary {
 		if !slices.Contains(out, w) {
 			out = append(out, w)
 		}
@@ -202,6 +156,6 @@ func (rp *replay) appendBlock(b *strings.Builder, id int64, words int) {
 	}
 	if words > codeWords {
 		b.WriteByte(' ')
-		b.WriteString(fillerBody(words - codeWords))
+		b.WriteString(synth.Filler(words - codeWords))
 	}
 }

@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,68 +11,9 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/shard"
 	"github.com/runnerbench/runner/scenario"
 )
-
-// TestShare: the parts add up to the whole, differ by at most one, and the
-// remainder goes to the low indexes.
-func TestShare(t *testing.T) {
-	for n := range 60 {
-		for count := 1; count <= 7; count++ {
-			sum := 0
-			for i := range count {
-				s := share(n, i, count)
-				sum += s
-				if want := n / count; s != want && s != want+1 {
-					t.Fatalf("share(%d, %d, %d) = %d", n, i, count, s)
-				}
-				if i > 0 && s > share(n, i-1, count) {
-					t.Fatalf("share(%d, %d, %d) = %d exceeds shard %d's", n, i, count, s, i-1)
-				}
-			}
-			if sum != n {
-				t.Fatalf("shares of %d over %d add up to %d", n, count, sum)
-			}
-		}
-	}
-}
-
-// TestShardArrivalsAreThePlansSchedule: for every arrival process, the union
-// of the shards' arrivals is exactly the whole level's seeded schedule, and
-// shard i's k-th arrival is the schedule's (k·N+i)-th.
-func TestShardArrivalsAreThePlansSchedule(t *testing.T) {
-	const rate, dur = 50.0, 2 * time.Second
-	for _, arr := range []struct {
-		kind  scenario.Arrival
-		burst float64
-	}{{scenario.ArrivalPoisson, 0}, {scenario.ArrivalConstant, 0}, {scenario.ArrivalGamma, 4}} {
-		whole := Schedule(7, rate, arr.kind, arr.burst, 0, dur)
-		if len(whole) < 50 {
-			t.Fatalf("%s: schedule of %d arrivals", arr.kind, len(whole))
-		}
-		for _, n := range []int{1, 2, 3, 5} {
-			var union []time.Duration
-			for i := range n {
-				o := &openLoop{rate: rate, arrival: arr.kind, burstiness: arr.burst, seed: 7, part: result.Shard{Index: i, Count: n}}
-				src := o.arrivals()
-				for k := 0; ; k++ {
-					off := src.next()
-					if off >= dur {
-						break
-					}
-					if g := k*n + i; g >= len(whole) || whole[g] != off {
-						t.Fatalf("%s, shard %d/%d: arrival %d is at %v, the schedule's %d-th", arr.kind, i, n, k, off, g)
-					}
-					union = append(union, off)
-				}
-			}
-			slices.Sort(union)
-			if !slices.Equal(union, whole) {
-				t.Fatalf("%s over %d shards: the union has %d arrivals, the schedule %d", arr.kind, n, len(union), len(whole))
-			}
-		}
-	}
-}
 
 // TestShardNoncesDisjoint: shards of one run never make the same nonce, and
 // every shard makes the same nonces from the same key whatever the order.
@@ -81,10 +21,10 @@ func TestShardNoncesDisjoint(t *testing.T) {
 	const shards, each = 4, 20000
 	seen := map[string]int{}
 	for i := range shards {
-		sh := &Sharding{Part: result.Shard{Index: i, Count: shards}, Key: "plan@time"}
-		g := sh.nonceGen("ep")
+		sh := &shard.Sharding{Part: result.Shard{Index: i, Count: shards}, Key: "plan@time"}
+		g := shardNonces(sh, "ep")
 		for range each {
-			n := g.next()
+			n := g.Next()
 			if len(n) != 12 {
 				t.Fatalf("nonce %q", n)
 			}
@@ -94,18 +34,18 @@ func TestShardNoncesDisjoint(t *testing.T) {
 			seen[n] = i
 		}
 	}
-	again := (&Sharding{Part: result.Shard{Index: 2, Count: shards}, Key: "plan@time"}).nonceGen("ep").next()
+	again := shardNonces(&shard.Sharding{Part: result.Shard{Index: 2, Count: shards}, Key: "plan@time"}, "ep").Next()
 	if seen[again] != 2 {
 		t.Fatalf("shard 2 does not make the same first nonce again: %s", again)
 	}
-	other := (&Sharding{Part: result.Shard{Index: 2, Count: shards}, Key: "plan@later"}).nonceGen("ep").next()
+	other := shardNonces(&shard.Sharding{Part: result.Shard{Index: 2, Count: shards}, Key: "plan@later"}, "ep").Next()
 	if _, dup := seen[other]; dup {
 		t.Fatalf("another run's key made a nonce of this run: %s", other)
 	}
 }
 
 // newShardEngine is newEngine for one shard.
-func newShardEngine(t *testing.T, baseURL string, sh *Sharding) (*Engine, *collector) {
+func newShardEngine(t *testing.T, baseURL string, sh *shard.Sharding) (*Engine, *collector) {
 	t.Helper()
 	ep := defaulted(&scenario.Endpoint{Model: "sim", BaseURL: baseURL})
 	e, err := NewEngine(Target{Name: "test", Endpoint: ep, BaseURL: baseURL}, Options{Logger: zerolog.Nop(), Sharding: sh})
@@ -180,7 +120,7 @@ func TestShardsSendOneProcessRequests(t *testing.T) {
 			got := map[int]string{}
 			for i := range 3 {
 				sp := startSpy(t, s)
-				e, col := newShardEngine(t, sp.URL+"/v1", &Sharding{Part: result.Shard{Index: i, Count: 3}, Key: "k"})
+				e, col := newShardEngine(t, sp.URL+"/v1", &shard.Sharding{Part: result.Shard{Index: i, Count: 3}, Key: "k"})
 				res := runStage(t, e, plan, mk())
 				if len(res.Points) != 1 {
 					t.Fatalf("shard %d: %d points", i, len(res.Points))
@@ -211,52 +151,6 @@ func mapsEqual(a, b map[int]string) bool {
 	return true
 }
 
-// TestTimetable lays out slots stage after stage and refuses a stage whose
-// levels are not bounded by duration.
-func TestTimetable(t *testing.T) {
-	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	a := &scenario.Stage{Name: "a", Concurrency: []int{1, 2}, Duration: scenario.Duration(time.Second)}
-	b := &scenario.Stage{Name: "b", Rate: []float64{3}, Duration: scenario.Duration(2 * time.Second)}
-	tt, err := NewTimetable(at, 500*time.Millisecond, 250*time.Millisecond, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{a, b}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		stage            string
-		idx              int
-		start, open, end time.Duration // from at
-	}{
-		{"a", 0, 0, 500 * time.Millisecond, 1750 * time.Millisecond},
-		{"a", 1, 1750 * time.Millisecond, 2250 * time.Millisecond, 3500 * time.Millisecond},
-		{"b", 0, 3500 * time.Millisecond, 4000 * time.Millisecond, 6250 * time.Millisecond},
-	} {
-		s, ok := tt.Slot(c.stage, c.idx)
-		if !ok || !s.Start.Equal(at.Add(c.start)) || !s.Open.Equal(at.Add(c.open)) || !s.End.Equal(at.Add(c.end)) {
-			t.Errorf("%s level %d: slot %+v, %v", c.stage, c.idx, s, ok)
-		}
-	}
-	if _, ok := tt.Slot("b", 1); ok {
-		t.Error("a slot for a level the plan does not have")
-	}
-	if !tt.End().Equal(at.Add(6250 * time.Millisecond)) {
-		t.Errorf("end %v", tt.End())
-	}
-	unbounded := &scenario.Stage{Name: "c", Concurrency: []int{1}, Requests: scenario.PerLevel{Each: 5}}
-	if _, err := NewTimetable(at, 0, 0, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{a, unbounded})); err == nil || !strings.Contains(err.Error(), "stage c has no duration") {
-		t.Errorf("unbounded stage: %v", err)
-	}
-	if _, err := NewSharding(result.Shard{Index: 1, Count: 2}, time.Time{}, 0, 0, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{a})); err == nil || !strings.Contains(err.Error(), "--start-at") {
-		t.Errorf("sharded without --start-at: %v", err)
-	}
-	capped := &scenario.Stage{Name: "d", Rate: []float64{5}, MaxConcurrency: 2, Duration: scenario.Duration(time.Second)}
-	if _, err := NewSharding(result.Shard{Index: 0, Count: 3}, at, 0, 0, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{capped})); err == nil || !strings.Contains(err.Error(), "max_concurrency 2") {
-		t.Errorf("a cap smaller than the shard count: %v", err)
-	}
-	if sh, err := NewSharding(result.Shard{Index: 0, Count: 1}, time.Time{}, 0, 0, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{unbounded})); sh != nil || err != nil {
-		t.Errorf("a whole unscheduled run: %v, %v", sh, err)
-	}
-}
-
 // TestScheduledShardRun runs two shards of a stage of two levels at their
 // scheduled instants: no measured request leaves before its level's window
 // opens or falls due after its duration, each record is late by what it says, and the
@@ -278,7 +172,7 @@ func TestScheduledShardRun(t *testing.T) {
 	outs := make([]out, 2)
 	done := make(chan int)
 	for i := range 2 {
-		sh, err := NewSharding(result.Shard{Index: i, Count: 2}, at, 100*time.Millisecond, 100*time.Millisecond, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{mk()}))
+		sh, err := shard.NewSharding(result.Shard{Index: i, Count: 2}, at, 100*time.Millisecond, 100*time.Millisecond, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{mk()}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -294,7 +188,7 @@ func TestScheduledShardRun(t *testing.T) {
 	}
 	<-done
 	<-done
-	tt, _ := NewTimetable(at, 100*time.Millisecond, 100*time.Millisecond, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{mk()}))
+	tt, _ := shard.NewTimetable(at, 100*time.Millisecond, 100*time.Millisecond, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{mk()}))
 	for i, o := range outs {
 		if o.err != nil || len(o.recs) != 2 {
 			t.Fatalf("shard %d: %v, %d levels", i, o.err, len(o.recs))
@@ -345,27 +239,4 @@ type recSink struct {
 func (s *recSink) LevelDone(rec *result.LevelRecord) result.Point {
 	s.recs = append(s.recs, rec)
 	return s.testSink.LevelDone(rec)
-}
-
-// TestCutThroughSplit: a level is cut by its shape's own Split (streams and
-// cap shared out, the rate divided, an empty part flagged), and a shape
-// that cannot be split ends the stage with an error naming the level.
-func TestCutThroughSplit(t *testing.T) {
-	part := result.Shard{Index: 2, Count: 3}
-	lvl := Level{Spec: result.LevelSpec{Label: "c=7"}, Concurrency: 7, Requests: 10, Load: closedLoop{conc: 7}}
-	if err := cut(&lvl, part); err != nil || lvl.Concurrency != 2 || lvl.Requests != 3 || lvl.Part.Empty || lvl.Load.Conns() != 2 {
-		t.Fatalf("closed loop cut: %+v %+v, %v", lvl, lvl.Part, err)
-	}
-	lvl = Level{Spec: result.LevelSpec{Label: "rate=6"}, Duration: time.Second, Load: &openLoop{rate: 6, seed: 1, maxConc: 4}}
-	if err := cut(&lvl, part); err != nil || lvl.Concurrency != 1 || *lvl.Part.Rate != 2 || lvl.Part.Empty {
-		t.Fatalf("open loop cut: %+v %+v, %v", lvl, lvl.Part, err)
-	}
-	lvl = Level{Spec: result.LevelSpec{Label: "c=2"}, Concurrency: 2, Load: closedLoop{conc: 2}}
-	if err := cut(&lvl, part); err != nil || !lvl.Part.Empty {
-		t.Fatalf("a shard without streams is not empty: %+v, %v", lvl.Part, err)
-	}
-	lvl = Level{Spec: result.LevelSpec{Label: "rate=3"}, Load: &openLoop{rate: 3, times: []time.Duration{0}}}
-	if err := cut(&lvl, part); err == nil || !strings.Contains(err.Error(), "level rate=3: a trace replay cannot be split") {
-		t.Fatalf("replay cut: %v", err)
-	}
 }

@@ -12,6 +12,9 @@ import (
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/shape"
+	"github.com/runnerbench/runner/runner/shard"
+	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -38,9 +41,9 @@ type stagePlan struct {
 	input     scenario.Length // synthetic prompts only
 	synthetic bool
 	loaded    []scenario.Prompt
-	sizer     *sizer
+	sizer     *synth.Sizer
 	shared    *scenario.SharedPrefix // synthetic prompts sharing prefixes on purpose
-	nonces    *nonceGen
+	nonces    *synth.Nonces
 	model     string
 	turns     int     // multi-turn conversations of this many turns (chat only); ≤ 1 = single requests
 	warmups   int     // unmeasured warm-up requests before each level
@@ -49,7 +52,7 @@ type stagePlan struct {
 	// alone), rerank's documents and their length (batch.go).
 	inputs, docs int
 	docLen       scenario.Length
-	images       *imagePlan // a prompt set's images (images.go); nil: none
+	images       *synth.Images // a prompt set's images (images.go); nil: none
 	tools        []protocol.Tool
 	choice       protocol.ToolChoice
 
@@ -96,15 +99,37 @@ func (sp *stagePlan) unit() unit {
 	return single{}
 }
 
-// sweep is the stage's load shape across levels.
-func (sp *stagePlan) sweep() Sweep {
-	if sp.replay != nil {
-		return &replaySweep{sp: sp}
+// sweep is the stage's load shape across levels (shape.For picks it).
+func (sp *stagePlan) sweep() shape.Sweep {
+	st := shape.Stage{Plan: sp.st, Spec: sp.levelSpec}
+	if rp := sp.replay; rp != nil {
+		st.Replay = &shape.Replay{Times: rp.times, Summary: &rp.summary}
 	}
-	if sp.st.Search != nil {
-		return newSearchSweep(sp)
+	return shape.For(st)
+}
+
+// levelSpec is the spec of a level of this stage: what was requested, and
+// the objectives its metrics are judged against.
+func (sp *stagePlan) levelSpec(label string, conc int, rate *float64) result.LevelSpec {
+	spec := result.LevelSpec{
+		Label:        label,
+		Concurrency:  conc,
+		Rate:         rate,
+		OutputTokens: sp.output.Nominal(),
+		Pinned:       sp.pinned,
+		Turns:        sp.turns,
+		// Shared prefixes and multi-turn histories are cached on purpose.
+		ExpectPrefixHits: sp.shared != nil || sp.turns > 1,
+		SliceNs:          int64(sp.st.Slices),
+		Tools:            len(sp.tools) > 0,
 	}
-	return newListSweep(sp)
+	if sp.synthetic {
+		spec.InputTokens = sp.input.Nominal()
+	}
+	if slo := sp.st.SLO; slo != nil {
+		spec.SLO = &result.SLO{TTFTMs: slo.TTFTMs, TPOTMs: slo.TPOTMs, E2EMs: slo.E2EMs}
+	}
+	return spec
 }
 
 // compileStage prepares st for sending. It trusts the plan as scenario
@@ -123,7 +148,7 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 	}
 	ps := st.Prompts
 	sp.inputs, sp.docs = st.InputsPerRequest, st.DocumentsPerRequest
-	sp.images = newImagePlan(ps.Images, st.Seed)
+	sp.images = synth.NewImages(ps.Images, st.Seed)
 	if !protocol.Streams(proto) {
 		sp.output = scenario.Length{} // no output tokens: max_tokens 0, not sent
 	}
@@ -163,21 +188,21 @@ func (sp *stagePlan) rng(level, seq int) *rand.Rand {
 
 // build makes request seq of a level. Warm-ups get a small synthetic prompt.
 func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
-	j := &job{nonce: sp.nonces.next()}
+	j := &job{nonce: sp.nonces.Next()}
 	var text string
 	var messages []scenario.Message
 	var inputs, docs []string // a batch API's texts (batch.go)
 	switch {
 	case warmup:
 		j.maxTokens = warmupOutputTokens
-		words := referenceWords(warmupInputTokens)
+		words := synth.ReferenceWords(warmupInputTokens)
 		if sp.sizer != nil {
-			words = sp.sizer.words(warmupInputTokens)
+			words = sp.sizer.Words(warmupInputTokens)
 		}
-		text = leadNonce(j.nonce, fillerBody(words))
+		text = synth.LeadNonce(j.nonce, synth.Filler(words))
 		if sp.docs > 0 {
 			j.inputs = 1
-			docs = []string{leadNonce(sp.nonces.next(), fillerBody(words))}
+			docs = []string{synth.LeadNonce(sp.nonces.Next(), synth.Filler(words))}
 		}
 	case sp.replay != nil:
 		text, messages = sp.replay.prompt(sp.sizer, seq, j.nonce)
@@ -202,7 +227,7 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 	}
 	var images []string
 	if sp.images != nil && !warmup {
-		images, j.imageBytes = sp.images.forRequest(level, seq)
+		images, j.imageBytes = sp.images.ForRequest(level, seq)
 	}
 	if err := sp.encode(j, text, messages, inputs, docs, images); err != nil {
 		return nil, err
@@ -216,10 +241,10 @@ func (sp *stagePlan) build(level, seq int, warmup bool) (*job, error) {
 func filePrompt(p scenario.Prompt, nonce string) (string, []scenario.Message) {
 	if len(p.Messages) > 0 {
 		messages := append([]scenario.Message(nil), p.Messages...)
-		messages[0].Content = leadNonce(nonce, messages[0].Content)
+		messages[0].Content = synth.LeadNonce(nonce, messages[0].Content)
 		return "", messages
 	}
-	return leadNonce(nonce, p.Text), nil
+	return synth.LeadNonce(nonce, p.Text), nil
 }
 
 // promptIndex is the index of the file or inline prompt measured request seq
@@ -255,7 +280,7 @@ func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
 	n := sp.input.Sample(r)
 	sh := sp.shared
 	if sh == nil {
-		return leadNonce(nonce, fillerBody(sp.sizer.words(n)))
+		return synth.LeadNonce(nonce, synth.Filler(sp.sizer.Words(n)))
 	}
 	// Measuring prefix caching on purpose: the group's prefix comes first and
 	// the nonce after it, so requests of a group share exactly the prefix and
@@ -264,9 +289,9 @@ func (sp *stagePlan) synthText(r *rand.Rand, seq int, nonce string) string {
 	// The "[prefix-g] " tag costs about as much as a nonce tag
 	// (prefixTagTokens); the rest of the prompt carries the nonce and any
 	// chat-template overhead that sizer.words accounts for.
-	pw := max(1, int(math.Round(float64(sh.PrefixTokens-prefixTagTokens)/sp.sizer.tokensPerWord())))
-	prefix := fmt.Sprintf("[prefix-%d] %s", g, fillerBody(pw))
-	return prefix + " " + leadNonce(nonce, fillerBody(sp.sizer.words(max(1, n-sh.PrefixTokens))))
+	pw := max(1, int(math.Round(float64(sh.PrefixTokens-prefixTagTokens)/sp.sizer.TokensPerWord())))
+	prefix := fmt.Sprintf("[prefix-%d] %s", g, synth.Filler(pw))
+	return prefix + " " + synth.LeadNonce(nonce, synth.Filler(sp.sizer.Words(max(1, n-sh.PrefixTokens))))
 }
 
 // RunStage runs every level of st (a stage the plan compiled: see
@@ -289,7 +314,7 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 		sink.StageStarted(info)
 		return err
 	}
-	sweep := e.coordinate(st.Name, sp.sweep())
+	sweep := shard.Coordinate(e.opts.Sharding, st.Name, sp.sweep())
 	if sp.replay != nil {
 		info.Trace = &sp.replay.summary
 	}
@@ -316,5 +341,5 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 			return err
 		}
 	}
-	return sweepErr(sweep)
+	return shape.Err(sweep)
 }

@@ -12,14 +12,14 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry"},
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry", "runner/clock", "runner/host"},
 	{"scenario", "scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "sim", "search", "trace"}, // plan (its file and environment policy); the simulator; a capacity search's decisions; trace files
-	{"runner/servermetrics", "runner"}, // load
-	{"records", "export"},              // records; sending figures to Prometheus or OpenTelemetry
-	{"aggregate", "comparison"},        // report: the points, and the comparison with a baseline
-	{"checks"},                         // checks
-	{"pipeline"},                       // run a plan
-	{"board"},                          // many runs side by side: the board's model, build and loader
+	{"runner/synth", "runner/shape", "runner/shard", "runner/servermetrics", "runner"},                     // load: synthetic inputs, shapes and sharding, then the engine
+	{"records", "export"},       // records; sending figures to Prometheus or OpenTelemetry
+	{"aggregate", "comparison"}, // report: the points, and the comparison with a baseline
+	{"checks"},                  // checks
+	{"pipeline"},                // run a plan
+	{"board"},                   // many runs side by side: the board's model, build and loader
 	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history
 	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
 	{"cmd/runner", "deploy/kubernetes"},

@@ -126,6 +126,11 @@ func Parse(data []byte, c *Chunk) error {
 	}
 members:
 	for ; ; first = false {
+		// The compact close, the chunk's last byte: done without a member
+		// call (each object's loop below has its own).
+		if i == len(d)-1 && d[i] == '}' && !first {
+			return closeChunk(c, objIsError, topMessage)
+		}
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
@@ -172,6 +177,12 @@ members:
 	if i = skipWS(d, i); i != len(d) {
 		return ErrMalformed
 	}
+	return closeChunk(c, objIsError, topMessage)
+}
+
+// closeChunk is Parse's end: an "object":"error" chunk is an error, whose
+// message is the top-level one.
+func closeChunk(c *Chunk, objIsError bool, topMessage []byte) error {
 	if objIsError && !c.Error {
 		c.Error = true
 		c.ErrorMessage = topMessage
@@ -487,30 +498,49 @@ func lit(d []byte, i int, s string) int {
 // the number's grammar: its value is used.
 func number(d []byte, i int) (v int, isInt bool, _ int) {
 	start := i
-	if d[i] == '-' {
+	neg := d[i] == '-'
+	if neg {
 		i++
 	}
-	digits := i
-	for i < len(d) && d[i] >= '0' && d[i] <= '9' {
-		i++
+	// The integer part, converted as it is scanned (beyond 18 digits the
+	// value wraps, and is dropped below).
+	digits, n := i, 0
+	for ; i < len(d); i++ {
+		b := d[i] - '0'
+		if b > 9 {
+			break
+		}
+		n = n*10 + int(b)
 	}
 	if i == digits || (d[digits] == '0' && i-digits > 1) {
 		return 0, false, bad
 	}
-	isInt = true
+	if i < len(d) && (d[i] == '.' || d[i]|0x20 == 'e') {
+		return 0, false, fraction(d, i)
+	}
+	if i-start > 18 {
+		return 0, false, i
+	}
+	if neg {
+		n = -n
+	}
+	return n, true, i
+}
+
+// fraction consumes a number's fraction and exponent, either optional, at
+// i (just past its integer part), checking their grammar.
+func fraction(d []byte, i int) int {
 	if i < len(d) && d[i] == '.' {
-		isInt = false
 		i++
 		f := i
 		for i < len(d) && d[i] >= '0' && d[i] <= '9' {
 			i++
 		}
 		if i == f {
-			return 0, false, bad
+			return bad
 		}
 	}
 	if i < len(d) && (d[i] == 'e' || d[i] == 'E') {
-		isInt = false
 		i++
 		if i < len(d) && (d[i] == '+' || d[i] == '-') {
 			i++
@@ -520,20 +550,10 @@ func number(d []byte, i int) (v int, isInt bool, _ int) {
 			i++
 		}
 		if i == f {
-			return 0, false, bad
+			return bad
 		}
 	}
-	if !isInt || i-start > 18 {
-		return 0, false, i
-	}
-	n := 0
-	for _, b := range d[digits:i] {
-		n = n*10 + int(b-'0')
-	}
-	if d[start] == '-' {
-		n = -n
-	}
-	return n, true, i
+	return i
 }
 
 // intOrSkip returns the integer at i, or skips a value of another type.
@@ -578,7 +598,8 @@ func choice(d []byte, i int, c *Chunk) int {
 		return skipValue(d, i)
 	}
 	i++
-	var deltaContent, textContent, reasoning, finish bool
+	var textContent, finish bool
+	var dm uint8 // the last delta's members
 	var reason []byte
 	for first := true; ; first = false {
 		// index and logprobs, whose values are skipped, in their compact
@@ -601,7 +622,7 @@ func choice(d []byte, i int, c *Chunk) int {
 				continue
 			}
 			if w == keyDelta && d[j+8] > ' ' {
-				if deltaContent, reasoning, i = delta(d, j+8, c); i < 0 {
+				if dm, i = delta(d, j+8); i < 0 {
 					return bad
 				}
 				continue
@@ -613,6 +634,9 @@ func choice(d []byte, i int, c *Chunk) int {
 				finish, reason, i = false, nil, j+20
 				continue
 			}
+		} else if i < len(d) && d[i] == '}' {
+			i++ // the compact close: no member call for it
+			break
 		}
 		var key []byte
 		var more bool
@@ -624,7 +648,7 @@ func choice(d []byte, i int, c *Chunk) int {
 		}
 		switch string(key) {
 		case "delta":
-			deltaContent, reasoning, i = delta(d, i, c)
+			dm, i = delta(d, i)
 		case "index", "logprobs":
 			i = skipValue(d, i)
 		case "finish_reason":
@@ -649,9 +673,11 @@ func choice(d []byte, i int, c *Chunk) int {
 			return bad
 		}
 	}
-	// text (completions) and delta.content (chat) both mean answer.
-	c.Content = c.Content || deltaContent || textContent
-	c.Reasoning = c.Reasoning || reasoning
+	// text (completions), delta.content (chat) and a tool call's arguments
+	// all mean answer.
+	c.Content = c.Content || dm&(mContent|mToolArgs) != 0 || textContent
+	c.Reasoning = c.Reasoning || dm&(mReasoning|mReasoningContent) != 0
+	c.ToolCall = c.ToolCall || dm&mToolStart != 0
 	if finish {
 		c.Finish = true
 		if reason != nil {
@@ -661,12 +687,32 @@ func choice(d []byte, i int, c *Chunk) int {
 	return i
 }
 
-func delta(d []byte, i int, c *Chunk) (content, reasoning bool, _ int) {
+// The members of a delta that choice needs, as bits of one byte: one
+// value to keep across the scanner's calls rather than five. Each is its
+// member's last value (a repeated key's last value wins, as with
+// encoding/json).
+const (
+	mContent          = 1 << iota // a non-empty content
+	mReasoning                    // a non-empty reasoning
+	mReasoningContent             // a non-empty reasoning_content
+	mToolArgs                     // tool_calls: some call's arguments are non-empty
+	mToolStart                    // tool_calls: some call opens (an id or a name)
+)
+
+// setBit returns m with bit set when on, and cleared when not.
+func setBit(m, bit uint8, on bool) uint8 {
+	if on {
+		return m | bit
+	}
+	return m &^ bit
+}
+
+// delta scans a choice's delta into its member bits.
+func delta(d []byte, i int) (m uint8, _ int) {
 	if d[i] != '{' {
-		return false, false, skipValue(d, i)
+		return 0, skipValue(d, i)
 	}
 	i++
-	var reas, reasC, toolArgs, toolStart bool
 	for first := true; ; first = false {
 		// "content":"...", the common member, in its compact form.
 		if j := i; j+17 <= len(d) && (first || d[j] == ',') {
@@ -677,53 +723,61 @@ func delta(d []byte, i int, c *Chunk) (content, reasoning bool, _ int) {
 				d[j+8] == '"' && d[j+9] == ':' && d[j+10] == '"' {
 				end := valueEnd(d, j+11)
 				if end < 0 {
-					return false, false, bad
+					return 0, bad
 				}
-				content, i = end > j+11, end+1
+				m, i = setBit(m, mContent, end > j+11), end+1
 				continue
 			}
+		} else if i < len(d) && d[i] == '}' {
+			i++ // the compact close: no member call for it
+			break
 		}
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
-			return false, false, bad
+			return 0, bad
 		}
 		if !more {
 			break
 		}
+		var ne bool
 		switch string(key) {
 		case "content":
-			content, i = nonEmptyString(d, i)
+			ne, i = nonEmptyString(d, i)
+			m = setBit(m, mContent, ne)
 		case "reasoning":
-			reas, i = nonEmptyString(d, i)
+			ne, i = nonEmptyString(d, i)
+			m = setBit(m, mReasoning, ne)
 		case "reasoning_content":
-			reasC, i = nonEmptyString(d, i)
+			ne, i = nonEmptyString(d, i)
+			m = setBit(m, mReasoningContent, ne)
 		case "tool_calls":
-			toolArgs, toolStart, i = toolCalls(d, i)
+			var tm uint8
+			tm, i = toolCalls(d, i)
+			m = m&^(mToolArgs|mToolStart) | tm
 		default:
 			i = skipValue(d, i)
 		}
 		if i < 0 {
-			return false, false, bad
+			return 0, bad
 		}
 	}
-	c.ToolCall = c.ToolCall || toolStart
-	return content || toolArgs, reas || reasC, i
+	return m, i
 }
 
-// toolCalls reads a delta's tool_calls: whether some call's
-// function.arguments is non-empty (answer tokens), and whether an element
-// opens a call (an id or a function name: ToolCall). Only tool-call chunks
-// come here.
-func toolCalls(d []byte, i int) (args, start bool, _ int) {
+// toolCalls reads a delta's tool_calls into mToolArgs (some call's
+// function.arguments is non-empty: answer tokens) and mToolStart (an
+// element opens a call, with an id or a function name: ToolCall). Only
+// tool-call chunks come here.
+func toolCalls(d []byte, i int) (m uint8, _ int) {
 	if d[i] != '[' {
-		return false, false, skipValue(d, i)
+		return 0, skipValue(d, i)
 	}
 	i++
 	for first := true; ; first = false {
 		var more bool
 		if i, more = element(d, i, first); i < 0 || !more {
-			return args, start, i
+			return m, i
 		}
 		// Within an element a repeated key's last value wins, as with
 		// encoding/json; across elements any call counts.
@@ -751,9 +805,14 @@ func toolCalls(d []byte, i int) (args, start bool, _ int) {
 			return i
 		})
 		if i < 0 {
-			return false, false, bad
+			return 0, bad
 		}
-		args, start = args || arg, start || id || name
+		if arg {
+			m |= mToolArgs
+		}
+		if id || name {
+			m |= mToolStart
+		}
 	}
 }
 
@@ -768,6 +827,9 @@ func object(d []byte, i int, field func(key []byte, i int) int) (_ int, ok bool)
 	}
 	i++
 	for first := true; ; first = false {
+		if i < len(d) && d[i] == '}' {
+			return i + 1, true // the compact close: no member call for it
+		}
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 || !more {

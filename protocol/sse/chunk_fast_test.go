@@ -85,3 +85,38 @@ func TestParseFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// number converts the integer part as it scans it; its grammar check, its
+// end and which numbers are counts must be as a separate pass has them.
+func TestNumber(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		v     int
+		isInt bool
+		end   int
+	}{
+		{"0", 0, true, 1},
+		{"-0", 0, true, 2},
+		{"12,", 12, true, 2},
+		{"-45}", -45, true, 3},
+		{"123456789012345678", 123456789012345678, true, 18},
+		{"1234567890123456789", 0, false, 19},  // beyond 18 digits: no count
+		{"-123456789012345678", 0, false, 19},  // 19 bytes with its sign
+		{"99999999999999999999", 0, false, 20}, // wraps while scanned, dropped
+		{"1.5", 0, false, 3},
+		{"2e3", 0, false, 3},
+		{"2E+3]", 0, false, 4},
+		{"2.5e-3", 0, false, 6},
+		{"007", 0, false, bad},
+		{"-", 0, false, bad},
+		{"1.", 0, false, bad},
+		{"1.e5", 0, false, bad},
+		{"1e", 0, false, bad},
+		{"1e+", 0, false, bad},
+	} {
+		v, isInt, end := number([]byte(tc.in), 0)
+		if v != tc.v || isInt != tc.isInt || end != tc.end {
+			t.Errorf("number(%q) = %d, %v, %d; want %d, %v, %d", tc.in, v, isInt, end, tc.v, tc.isInt, tc.end)
+		}
+	}
+}

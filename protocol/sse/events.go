@@ -130,15 +130,8 @@ type typed struct {
 // errors. It returns ErrMalformed for anything but a JSON object.
 func ParseResponses(data []byte, c *Chunk) (Kind, error) {
 	var t typed
-	if !walkTyped(data, c, &t, false) {
-		*c = Chunk{}
-		return KindOther, ErrMalformed
-	}
-	if !t.hasType {
-		if t.choices {
-			return KindChat, nil
-		}
-		return KindOther, nil
+	if kind, done, err := walkTyped(data, c, &t, false); done {
+		return kind, err
 	}
 	switch t.typ {
 	case evText, evToolArgs:
@@ -182,15 +175,8 @@ func ParseResponses(data []byte, c *Chunk) (Kind, error) {
 // content_block_stop carry nothing.
 func ParseMessages(data []byte, c *Chunk) (Kind, error) {
 	var t typed
-	if !walkTyped(data, c, &t, true) {
-		*c = Chunk{}
-		return KindOther, ErrMalformed
-	}
-	if !t.hasType {
-		if t.choices {
-			return KindChat, nil
-		}
-		return KindOther, nil
+	if kind, done, err := walkTyped(data, c, &t, true); done {
+		return kind, err
 	}
 	switch t.typ {
 	case evBlockDelta:
@@ -232,21 +218,23 @@ func ParseMessages(data []byte, c *Chunk) (Kind, error) {
 	return KindOther, nil
 }
 
-// walkTyped walks the event's top-level members into c (usage) and t. It
-// reports false for malformed input. messages selects the Anthropic shapes
-// of delta, usage and the nested objects.
-func walkTyped(d []byte, c *Chunk, t *typed, messages bool) bool {
+// walkTyped walks the event's top-level members into c (usage) and t.
+// messages selects the Anthropic shapes of delta, usage and the nested
+// objects. done is set when the walk settles the event by itself: malformed
+// input (ErrMalformed, c zeroed), or an event without a type (KindChat when
+// it has choices, else KindOther).
+func walkTyped(d []byte, c *Chunk, t *typed, messages bool) (_ Kind, done bool, _ error) {
 	*c = Chunk{}
 	i := skipWS(d, 0)
 	if i >= len(d) || d[i] != '{' {
-		return false
+		return KindOther, true, ErrMalformed
 	}
 	i++
 	for first := true; ; first = false {
 		var key []byte
 		var more bool
 		if key, i, more = member(d, i, first); i < 0 {
-			return false
+			goto malformed
 		}
 		if !more {
 			break
@@ -285,7 +273,7 @@ func walkTyped(d []byte, c *Chunk, t *typed, messages bool) bool {
 		case "item", "content_block":
 			i = toolItem(d, i, t)
 		case "usage": // Messages: message_delta's usage
-			i = messagesUsage(d, i, c)
+			i = typedUsage(d, i, c, true)
 		case "error":
 			var ec Chunk
 			i = errorValue(d, i, &ec)
@@ -304,10 +292,22 @@ func walkTyped(d []byte, c *Chunk, t *typed, messages bool) bool {
 			i = skipValue(d, i)
 		}
 		if i < 0 {
-			return false
+			goto malformed
 		}
 	}
-	return skipWS(d, i) == len(d)
+	if skipWS(d, i) != len(d) {
+		goto malformed
+	}
+	if !t.hasType {
+		if t.choices {
+			return KindChat, true, nil
+		}
+		return KindOther, true, nil
+	}
+	return KindOther, false, nil
+malformed:
+	*c = Chunk{}
+	return KindOther, true, ErrMalformed
 }
 
 // responseObject reads a Responses event's response: its usage,
@@ -316,7 +316,7 @@ func responseObject(d []byte, i int, c *Chunk, t *typed) int {
 	i, _ = object(d, i, func(key []byte, i int) int {
 		switch string(key) {
 		case "usage":
-			i = responsesUsage(d, i, c)
+			i = typedUsage(d, i, c, false)
 		case "incomplete_details":
 			i, _ = object(d, i, func(key []byte, i int) int {
 				if string(key) == "reason" {
@@ -339,45 +339,37 @@ func responseObject(d []byte, i int, c *Chunk, t *typed) int {
 	return i
 }
 
-// responsesUsage reads Responses usage: input_tokens and output_tokens.
-func responsesUsage(d []byte, i int, c *Chunk) int {
-	c.PromptTokens, c.CompletionTokens, c.UsageInvalid = 0, 0, false
-	i, c.Usage = object(d, i, func(key []byte, i int) int {
-		var ok bool
-		switch string(key) {
-		case "input_tokens":
-			c.PromptTokens, ok, i = count(d, i)
-			c.UsageInvalid = c.UsageInvalid || !ok
-		case "output_tokens":
-			c.CompletionTokens, ok, i = count(d, i)
-			c.UsageInvalid = c.UsageInvalid || !ok
-		default:
-			i = skipValue(d, i)
-		}
-		return i
-	})
-	return i
-}
-
-// messagesUsage reads Anthropic usage: the input is input_tokens plus the
-// cache's creation and read tokens (which Anthropic counts apart from
-// input_tokens), the output output_tokens.
-func messagesUsage(d []byte, i int, c *Chunk) int {
+// typedUsage reads a typed API's usage: input_tokens and output_tokens;
+// on Messages (messages set) the input is input_tokens plus the cache's
+// creation and read tokens, which Anthropic counts apart from input_tokens.
+// Chat's usage keeps a function of its own (chunk.go): passing it the API
+// as well cost every chat chunk 7 instructions and one that carries usage 26
+// (ssecost, callgrind).
+func typedUsage(d []byte, i int, c *Chunk, messages bool) int {
 	c.PromptTokens, c.CompletionTokens, c.UsageInvalid = 0, 0, false
 	i, c.Usage = object(d, i, func(key []byte, i int) int {
 		var ok bool
 		var v int
 		switch string(key) {
-		case "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens":
+		case "input_tokens":
+			v, ok, i = count(d, i)
+			if messages {
+				c.PromptTokens += v // the parts are summed
+			} else {
+				c.PromptTokens = v
+			}
+		case "cache_creation_input_tokens", "cache_read_input_tokens":
+			if !messages {
+				return skipValue(d, i)
+			}
 			v, ok, i = count(d, i)
 			c.PromptTokens += v
-			c.UsageInvalid = c.UsageInvalid || !ok
 		case "output_tokens":
 			c.CompletionTokens, ok, i = count(d, i)
-			c.UsageInvalid = c.UsageInvalid || !ok
 		default:
-			i = skipValue(d, i)
+			return skipValue(d, i)
 		}
+		c.UsageInvalid = c.UsageInvalid || !ok
 		return i
 	})
 	return i
@@ -387,7 +379,7 @@ func messagesUsage(d []byte, i int, c *Chunk) int {
 func messageObject(d []byte, i int, c *Chunk) int {
 	i, _ = object(d, i, func(key []byte, i int) int {
 		if string(key) == "usage" {
-			return messagesUsage(d, i, c)
+			return typedUsage(d, i, c, true)
 		}
 		return skipValue(d, i)
 	})

@@ -123,6 +123,14 @@ func TestParse(t *testing.T) {
 		// Tool-call arguments are answer tokens; the element that names the call opens one.
 		{"tool call arguments", `{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"content\":\"x\"}"}}],"content":null}}]}`, Chunk{Content: true}, false},
 		{"tool call opened", `{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}`, Chunk{ToolCall: true}, false},
+		// Within a delta and within a choice a repeated key's last value wins
+		// (as encoding/json has it); across choices any counts.
+		{"tool calls repeated", `{"choices":[{"delta":{"tool_calls":[{"id":"c","function":{"arguments":"x"}}],"tool_calls":[{"function":{"arguments":""}}]}}]}`, Chunk{}, false},
+		{"tool calls then null", `{"choices":[{"delta":{"content":"a","tool_calls":[{"id":"c"}],"tool_calls":null}}]}`, Chunk{Content: true}, false},
+		{"delta repeated", `{"choices":[{"delta":{"tool_calls":[{"id":"c","function":{"arguments":"x"}}]},"delta":{"reasoning":"r"}}]}`, Chunk{Reasoning: true}, false},
+		{"reasoning repeated", `{"choices":[{"delta":{"reasoning":"r","reasoning_content":"","reasoning":""}}]}`, Chunk{}, false},
+		{"tool call in one choice", `{"choices":[{"delta":{"tool_calls":[{"function":{"name":"f"}}]}},{"delta":{"content":"x"}}]}`, Chunk{Content: true, ToolCall: true}, false},
+		{"empty objects", `{"choices":[{},{"delta":{}}]}`, Chunk{}, false},
 		{"whitespace and order", " {\n \"choices\" : [ { \"finish_reason\" : \"length\" , \"delta\" : { \"content\" : \"x\" } } ] } ", Chunk{Content: true, Finish: true, FinishReason: []byte("length")}, false},
 		{"finish with usage", `{"choices":[{"delta":{"content":"."},"finish_reason":"stop"}],"usage":{"prompt_tokens":12,"total_tokens":20,"completion_tokens":8}}`,
 			Chunk{Content: true, Finish: true, FinishReason: []byte("stop"), Usage: true, PromptTokens: 12, CompletionTokens: 8}, false},
@@ -180,7 +188,7 @@ func TestParse(t *testing.T) {
 }
 
 func chunkEqual(a, b Chunk) bool {
-	return a.Content == b.Content && a.Reasoning == b.Reasoning && a.Finish == b.Finish &&
+	return a.Content == b.Content && a.Reasoning == b.Reasoning && a.Finish == b.Finish && a.ToolCall == b.ToolCall &&
 		bytes.Equal(a.FinishReason, b.FinishReason) && a.Usage == b.Usage && a.UsageInvalid == b.UsageInvalid &&
 		a.PromptTokens == b.PromptTokens && a.CompletionTokens == b.CompletionTokens &&
 		a.Error == b.Error && bytes.Equal(a.ErrorMessage, b.ErrorMessage) &&
@@ -295,6 +303,7 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(": ping\nevent: x\ndata: {\"error\":{\"message\":\"e\"}}\n\n"))
 	f.Add([]byte("data: {\"object\":\"error\",\"message\":\"bad\"}\ndata: {}\n\n"))
 	f.Add([]byte("data: " + llamaUsageChunk + "\n\ndata: [DONE]\n\n"))
+	f.Add([]byte(`data: {"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c","function":{"name":"f","arguments":""}}]},"delta":{"content":"x"}}]}` + "\n\n"))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		whole, err1 := readAll(t, bytes.NewReader(in))
 		split, err2 := readAll(t, iotest.OneByteReader(bytes.NewReader(in)))
@@ -316,7 +325,8 @@ func FuzzReader(f *testing.F) {
 }
 
 func TestParseNoAlloc(t *testing.T) {
-	for _, in := range []string{vllmChunk, llamaUsageChunk} {
+	for _, in := range []string{vllmChunk, llamaUsageChunk,
+		`{"id":"x","choices":[{"index":0,"delta":{"role":null,"content":null,"reasoning_content":null,"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\""}}]},"finish_reason":null}],"usage":null}`} {
 		data := []byte(in)
 		var c Chunk
 		allocs := testing.AllocsPerRun(100, func() { _ = Parse(data, &c) })

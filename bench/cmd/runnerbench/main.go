@@ -37,6 +37,7 @@ import (
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
 )
@@ -71,7 +72,7 @@ func simChild() int {
 		fmt.Fprintln(os.Stderr, "sim child:", err)
 		return 2
 	}
-	if err := runner.RaiseFileLimit(a.Cfg.MaxNumSeqs + 64); err != nil {
+	if err := host.RaiseFileLimit(a.Cfg.MaxNumSeqs + 64); err != nil {
 		fmt.Fprintln(os.Stderr, "sim child:", err)
 		return 2
 	}
@@ -200,7 +201,7 @@ func runnerChild() int {
 }
 
 func runJob(j job) (out outcome) {
-	if err := runner.RaiseFileLimit(j.Conc); err != nil {
+	if err := host.RaiseFileLimit(j.Conc); err != nil {
 		out.Err = err.Error()
 		return out
 	}
@@ -408,7 +409,7 @@ func orchestrate() int {
 	if extras != "" {
 		o.extras = strings.Split(extras, ",")
 	}
-	if err := runner.RaiseFileLimit(64); err != nil {
+	if err := host.RaiseFileLimit(64); err != nil {
 		fmt.Fprintln(os.Stderr, "runnerbench:", err)
 		return 1
 	}

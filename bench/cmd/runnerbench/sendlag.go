@@ -10,11 +10,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runnerbench/runner/runner/shape"
+
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
+	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
 )
@@ -22,7 +25,7 @@ import (
 // The send-precision experiment: open-loop levels against a simulator in its
 // own process, each request waiting for its due time on Go's timer alone
 // (as before precise waiting) and precisely (timer with an alarm, then a
-// short spin: runner/wait.go), at the same rates, back to back.
+// short spin: runner/clock/wait.go), at the same rates, back to back.
 
 // lagRole is the environment role of the experiment's runner child.
 const lagRole = "lag"
@@ -80,7 +83,7 @@ stages:
 	if err != nil {
 		return out, err
 	}
-	if err := runner.RaiseFileLimit(4096); err != nil {
+	if err := host.RaiseFileLimit(4096); err != nil {
 		return out, err
 	}
 	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: plan.Endpoints["bench"], BaseURL: j.URL},
@@ -139,7 +142,7 @@ func sendLag(md *strings.Builder, o options) error {
 	}
 	defer s.kill()
 	fmt.Fprintf(md, "\n### Open-loop send precision\n\n")
-	fmt.Fprintf(md, "Poisson arrivals for %.0f s at each rate (64 input and 16 output tokens) against the simulator in its own process (5 ms prefill step, 1 ms decode steps). *timer*: the dispatcher waits for each due time on Go's timer alone, as before; *precise*: the request is handed to a sender 5 ms early, which waits on a Go timer (with a timerfd alarm so an idle runtime wakes on time) until a margin before its due time, then spins on the monotonic clock (`runner/wait.go`; the margin is the wake-ups' p99 lateness plus 50 µs, at most a quarter of the mean gap between requests and 2 ms). Lag is each measured request's send time minus its due time; client CPU is the runner process's CPU over the level's window, as a share of one core (the cost of precise waiting is the difference between the two rows of a rate).\n\n", secs)
+	fmt.Fprintf(md, "Poisson arrivals for %.0f s at each rate (64 input and 16 output tokens) against the simulator in its own process (5 ms prefill step, 1 ms decode steps). *timer*: the dispatcher waits for each due time on Go's timer alone, as before; *precise*: the request is handed to a sender 5 ms early, which waits on a Go timer (with a timerfd alarm so an idle runtime wakes on time) until a margin before its due time, then spins on the monotonic clock (`runner/clock/wait.go`; the margin is the wake-ups' p99 lateness plus 50 µs, at most a quarter of the mean gap between requests and 2 ms). Lag is each measured request's send time minus its due time; client CPU is the runner process's CPU over the level's window, as a share of one core (the cost of precise waiting is the difference between the two rows of a rate).\n\n", secs)
 	fmt.Fprintf(md, "| rate (req/s) | waiting | requests | lag p50 µs | lag p90 µs | lag p99 µs | lag max µs | client CPU | achieved / scheduled rate | client_bottleneck |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, rate := range []float64{200, 1000, 2000} {
 		for _, coarse := range []bool{true, false} {
@@ -157,7 +160,7 @@ func sendLag(md *strings.Builder, o options) error {
 			}
 			// Against the seeded schedule's own rate: a Poisson sample is a
 			// few percent off the nominal one.
-			sched := runner.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
+			sched := shape.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
 			schedRate := float64(len(sched)-1) / sched[len(sched)-1].Seconds()
 			achieved := "–"
 			if p.AchievedRate != nil {
@@ -199,7 +202,7 @@ func embedLag(md *strings.Builder, o options) error {
 	if len(r.Lags) == 0 {
 		return fmt.Errorf("no lags: %v", p.ErrorsByKind)
 	}
-	sched := runner.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
+	sched := shape.Schedule(1, rate, scenario.ArrivalPoisson, 0, int(rate*secs), 0)
 	schedRate := float64(len(sched)-1) / sched[len(sched)-1].Seconds()
 	achieved := "–"
 	if p.AchievedRate != nil {

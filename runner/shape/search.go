@@ -1,4 +1,4 @@
-package runner
+package shape
 
 import (
 	"github.com/runnerbench/runner/result"
@@ -11,17 +11,15 @@ import (
 // function of the probes' points, so the report, recomputed from the records,
 // replays them to the same outcome.
 type searchSweep struct {
-	sp     *stagePlan
+	st     Stage
 	cfg    *scenario.Search
 	points []result.Point
 }
 
-func newSearchSweep(sp *stagePlan) *searchSweep { return &searchSweep{sp: sp, cfg: sp.st.Search} }
-
 // MaxConns is what a probe at max keeps in flight.
 func (s *searchSweep) MaxConns() int {
 	if s.cfg.Over == scenario.OverRate {
-		return rateConns(s.cfg.Max, s.sp.st.MaxConcurrency)
+		return rateConns(s.cfg.Max, s.st.Plan.MaxConcurrency)
 	}
 	return int(s.cfg.Max)
 }
@@ -40,9 +38,9 @@ func (s *searchSweep) Next(last *result.Point) (Level, bool) {
 	if s.cfg.Over == scenario.OverRate {
 		// Each probe draws its own arrivals (reproducibly), so a repeated
 		// probe is a second sample of the load, not a replay of the first.
-		lvl = s.sp.rateLevel(d.Next, s.sp.st.Requests.Each, probeSeed(s.sp.seed, probe))
+		lvl = s.st.rateLevel(d.Next, s.st.Plan.Requests.Each, probeSeed(s.st.Plan.Seed, probe))
 	} else {
-		lvl = s.sp.closedLevel(int(d.Next), s.sp.st.Requests.Each)
+		lvl = s.st.closedLevel(int(d.Next), s.st.Plan.Requests.Each)
 	}
 	lvl.Spec.Probe = probe
 	lvl.Spec.Label = result.LevelLabel(lvl.Spec.Concurrency, lvl.Spec.Rate, probe, 0)

@@ -1,4 +1,4 @@
-package runner
+package shape
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/clock"
 )
 
 // closedLoop keeps conc requests in flight: each worker sends its next
@@ -19,11 +20,11 @@ func (c closedLoop) Conns() int { return c.conc }
 
 // Split gives shard i of N conc/N streams, one more for each i < conc%N.
 func (c closedLoop) Split(sh result.Shard, _ time.Duration) (Share, error) {
-	c.conc = share(c.conc, sh.Index, sh.Count)
+	c.conc = ShareOf(c.conc, sh.Index, sh.Count)
 	return Share{Load: c, Concurrency: c.conc, Empty: c.conc == 0}, nil
 }
 
-func (c closedLoop) Dispatch(ctx context.Context, lr *LevelRun) {
+func (c closedLoop) Dispatch(ctx context.Context, r Run) {
 	// Every worker builds its first request before the window opens, so
 	// the first wave leaves together instead of behind conc body builds.
 	var wg, ready sync.WaitGroup
@@ -31,29 +32,29 @@ func (c closedLoop) Dispatch(ctx context.Context, lr *LevelRun) {
 	ready.Add(c.conc)
 	for i := range c.conc {
 		wg.Go(func() {
-			w := lr.NewWorker()
-			seq, ok := lr.Claim()
+			w := r.NewWorker()
+			seq, ok := r.Claim()
 			var first Prepared
 			if ok {
-				first = lr.Prepare(seq)
+				first = r.Prepare(seq)
 			}
 			ready.Done()
 			<-open
 			if !ok || ctx.Err() != nil {
 				return // never sent: not a request of the level
 			}
-			c.work(ctx, lr, w, first, i)
+			c.work(ctx, r, w, first, i)
 		})
 	}
 	ready.Wait()
-	lr.Begin()
+	r.Begin()
 	close(open)
 	wg.Wait()
 }
 
 // work is worker i's loop: its Prepared first request, then one request
 // after another until the level has sent all it should.
-func (c closedLoop) work(ctx context.Context, lr *LevelRun, w *Worker, first Prepared, i int) {
+func (c closedLoop) work(ctx context.Context, r Run, w Worker, first Prepared, i int) {
 	// Without a ramp the first wave is due as each worker wakes: putting
 	// conc requests on the wire at once takes the client some milliseconds,
 	// a spread that is not lateness against any schedule (counting it would
@@ -61,35 +62,24 @@ func (c closedLoop) work(ctx context.Context, lr *LevelRun, w *Worker, first Pre
 	// latency still catches a starved client).
 	due := time.Now()
 	if c.ramp > 0 {
-		due = lr.start.Add(c.ramp * time.Duration(i) / time.Duration(c.conc))
-		if !sleepUntil(ctx, due) {
-			lr.Send(ctx, w, first, due) // recorded as interrupted
+		due = r.Start().Add(c.ramp * time.Duration(i) / time.Duration(c.conc))
+		if !clock.SleepUntil(ctx, due) {
+			r.Send(ctx, w, first, due) // recorded as interrupted
 			return
 		}
 	}
-	lr.Send(ctx, w, first, due)
+	r.Send(ctx, w, first, due)
 	due = time.Now() // the worker is free: its next request is due now
 	for ctx.Err() == nil {
-		seq, ok := lr.Claim()
+		seq, ok := r.Claim()
 		if !ok {
 			return
 		}
-		lr.Exec(ctx, w, seq, due)
+		Exec(ctx, r, w, seq, due)
 		due = time.Now()
 	}
 }
 
-func sleepUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-tm.C:
-		return true
-	}
-}
+// Closed is the closed loop of conc streams, their first requests spread
+// over ramp (0: all at once).
+func Closed(conc int, ramp time.Duration) Dispatcher { return closedLoop{conc: conc, ramp: ramp} }

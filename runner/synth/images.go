@@ -1,4 +1,4 @@
-package runner
+package synth
 
 import (
 	"bytes"
@@ -18,35 +18,37 @@ import (
 // bytes, and every request's differ (an engine's image cache would
 // otherwise make their encoding free) unless the plan asks for repeat.
 
-// imagePlan makes a stage's images.
-type imagePlan struct {
+// Images makes a stage's images.
+type Images struct {
 	im        *scenario.Images
 	seed      int64
 	same      []string // repeat: the one set every request sends
 	sameBytes int
 }
 
-func newImagePlan(im *scenario.Images, seed int64) *imagePlan {
+// NewImages is the images of a prompt set's images block, drawn from seed
+// (nil for none).
+func NewImages(im *scenario.Images, seed int64) *Images {
 	if im == nil {
 		return nil
 	}
-	p := &imagePlan{im: im, seed: seed}
+	p := &Images{im: im, seed: seed}
 	if im.Repeat {
 		p.same, p.sameBytes = p.make(0, 0)
 	}
 	return p
 }
 
-// forRequest is request (level, seq)'s images as data URLs, and their
+// ForRequest is request (level, seq)'s images as data URLs, and their
 // bytes before encoding.
-func (p *imagePlan) forRequest(level, seq int) ([]string, int) {
+func (p *Images) ForRequest(level, seq int) ([]string, int) {
 	if p.same != nil {
 		return p.same, p.sameBytes
 	}
 	return p.make(level, seq)
 }
 
-func (p *imagePlan) make(level, seq int) ([]string, int) {
+func (p *Images) make(level, seq int) ([]string, int) {
 	im := p.im
 	out := make([]string, im.Count)
 	total := 0

@@ -1,4 +1,7 @@
-package runner
+// Package host watches the machine the runner itself runs on: the Go
+// runtime's scheduling latency (a starved client reads its tokens late) and
+// the process's open-file limit (one socket a stream).
+package host
 
 import (
 	"math"

@@ -1,4 +1,4 @@
-package runner
+package shape
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/dist"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -107,7 +108,7 @@ func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness flo
 // slow server cannot slow the offered load: no coordinated omission). One
 // dispatcher goroutine builds each request and hands it, shortly before it
 // is due, to a sender goroutine, which waits for the due time precisely
-// (wait.go) and sends it; with maxConc > 0 an arrival past the cap waits for
+// (runner/clock) and sends it; with maxConc > 0 an arrival past the cap waits for
 // a free slot, and that wait shows as the request's dispatch lag and in the
 // latency measured from the schedule. The schedule is the seeded arrival
 // process at rate, or, for a trace replay, times.
@@ -124,6 +125,19 @@ type openLoop struct {
 	times []time.Duration
 }
 
+// Open is the open loop at rate requests/s, its arrivals drawn from seed by
+// the arrival process (gamma: with burstiness), in flight capped at maxConc
+// (0: no cap).
+func Open(rate float64, arrival scenario.Arrival, burstiness float64, seed int64, maxConc int) Dispatcher {
+	return &openLoop{rate: rate, arrival: arrival, burstiness: burstiness, seed: seed, maxConc: maxConc}
+}
+
+// Replayed is the open loop that sends at times (a trace replay's, in
+// order), whose busiest second holds peak arrivals, capped at maxConc.
+func Replayed(times []time.Duration, peak float64, maxConc int) Dispatcher {
+	return &openLoop{rate: peak, maxConc: maxConc, times: times}
+}
+
 // conns is the cap, or about one second's arrivals (of this shard's part).
 func (o *openLoop) Conns() int { return rateConns(o.rate/float64(max(1, o.part.Count)), o.maxConc) }
 
@@ -138,7 +152,7 @@ func (o *openLoop) Split(sh result.Shard, dur time.Duration) (Share, error) {
 	p := *o
 	p.part = sh
 	if p.maxConc > 0 {
-		p.maxConc = share(p.maxConc, sh.Index, sh.Count)
+		p.maxConc = ShareOf(p.maxConc, sh.Index, sh.Count)
 	}
 	rate := p.rate / float64(sh.Count)
 	// Arrival i must fall inside the level for the shard to send anything.
@@ -196,39 +210,39 @@ func (o *openLoop) schedule() func() (time.Duration, bool) {
 	return func() (time.Duration, bool) { return a.next(), true }
 }
 
-func (o *openLoop) Dispatch(ctx context.Context, lr *LevelRun) {
+func (o *openLoop) Dispatch(ctx context.Context, r Run) {
 	next := o.schedule()
-	out := newSenders(ctx, lr, o.maxConc, lr.e.opts.CoarseSends)
+	out := newSenders(ctx, r, o.maxConc, r.CoarseSends())
 	defer out.close()
 	// The first request is built before the window opens, like the closed
 	// loop's first wave; each later one is built while waiting for its due
 	// time, so body building is off the schedule unless the rate leaves no
 	// time for it (then it shows as lag, honestly).
-	seq, ok := lr.Claim()
+	seq, ok := r.Claim()
 	off, more := next()
 	if !ok || !more {
 		return
 	}
-	p := lr.Prepare(seq)
-	lr.Begin()
+	p := r.Prepare(seq)
+	r.Begin()
 	for {
-		due := lr.start.Add(off)
-		if !sleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
+		due := r.Start().Add(off)
+		if !clock.SleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
 			return // never sent: not a request of the level
 		}
-		if off, more = next(); !more || (lr.lvl.Duration > 0 && off >= lr.lvl.Duration) {
+		if off, more = next(); !more || (r.Level().Duration > 0 && off >= r.Level().Duration) {
 			return
 		}
-		if seq, ok = lr.Claim(); !ok {
+		if seq, ok = r.Claim(); !ok {
 			return
 		}
-		p = lr.Prepare(seq)
+		p = r.Prepare(seq)
 	}
 }
 
 // senders are an open-loop level's sending goroutines. The dispatcher hands
 // each request to an idle sender (or a new one) lead before it is due; the
-// sender waits for the due time precisely (wait.go), takes a max_concurrency
+// sender waits for the due time precisely (runner/clock), takes a max_concurrency
 // slot, and sends. Each sender owns a worker and sends the requests handed
 // to it one after another, so a level holds as many goroutines and workers
 // (and aggregate shards) as it ever had requests waiting or in flight, and a
@@ -236,7 +250,7 @@ func (o *openLoop) Dispatch(ctx context.Context, lr *LevelRun) {
 // size on an earlier request.
 type senders struct {
 	ctx  context.Context
-	lr   *LevelRun
+	r    Run
 	lead time.Duration
 	jobs chan sendJob  // unbuffered: a hand-off to an idle sender
 	sem  chan struct{} // max_concurrency slots (nil: no cap)
@@ -245,9 +259,9 @@ type senders struct {
 	// keeps the cap full stalls the dispatcher, not memory. Requests in
 	// flight are not pending: nothing bounds them but the cap.
 	pending chan struct{}
-	alarms  alarms
-	spin    *spinner // how long each sender spins before its due time
-	coarse  bool     // Options.CoarseSends: hand off when due, no precise wait
+	alarms  clock.Alarms
+	spin    *clock.Spinner // how long each sender spins before its due time
+	coarse  bool           // Options.CoarseSends: hand off when due, no precise wait
 	wg      sync.WaitGroup
 }
 
@@ -261,13 +275,13 @@ type sendJob struct {
 	due time.Time
 }
 
-func newSenders(ctx context.Context, lr *LevelRun, maxConc int, coarse bool) *senders {
+func newSenders(ctx context.Context, r Run, maxConc int, coarse bool) *senders {
 	rate := 0.0
-	if r := lr.lvl.Spec.Rate; r != nil {
+	if r := r.Level().Spec.Rate; r != nil {
 		rate = *r
 	}
-	s := &senders{ctx: ctx, lr: lr, lead: sendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
-		spin: newSpinner(rate), coarse: coarse}
+	s := &senders{ctx: ctx, r: r, lead: clock.SendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
+		spin: clock.NewSpinner(rate), coarse: coarse}
 	if coarse {
 		s.lead = 0
 	}
@@ -297,7 +311,7 @@ func (s *senders) send(ctx context.Context, p Prepared, due time.Time) bool {
 // spawn starts a sender, with a first job or idle.
 func (s *senders) spawn(first *sendJob) {
 	s.wg.Go(func() {
-		w := s.lr.NewWorker()
+		w := s.r.NewWorker()
 		for j := first; ; j = nil {
 			if j == nil {
 				next, ok := <-s.jobs
@@ -312,19 +326,19 @@ func (s *senders) spawn(first *sendJob) {
 }
 
 // run waits for j's due time and a slot, and sends it.
-func (s *senders) run(w *Worker, j *sendJob) {
+func (s *senders) run(w Worker, j *sendJob) {
 	ok := true
 	if !s.coarse {
-		a := s.alarms.get()
-		ok = s.spin.wait(s.ctx, j.due, a)
-		s.alarms.put(a)
+		a := s.alarms.Get()
+		ok = s.spin.Wait(s.ctx, j.due, a)
+		s.alarms.Put(a)
 	}
 	ok = ok && s.acquire()
 	<-s.pending // it goes out now (or never): in flight is not pending
 	if !ok {
 		return // never sent: not a request of the level
 	}
-	s.lr.Send(s.ctx, w, j.p, j.due)
+	s.r.Send(s.ctx, w, j.p, j.due)
 	if s.sem != nil {
 		<-s.sem
 	}
@@ -341,7 +355,7 @@ func (s *senders) acquire() bool {
 		return true
 	default:
 	}
-	s.lr.capWaits.Add(1)
+	s.r.CapWaited()
 	select {
 	case s.sem <- struct{}{}:
 		return true
@@ -354,7 +368,7 @@ func (s *senders) acquire() bool {
 func (s *senders) close() {
 	close(s.jobs)
 	s.wg.Wait()
-	s.alarms.close()
+	s.alarms.Close()
 }
 
 // rateLevelTotal is an open-loop level's request bound: requests when given,

@@ -1,4 +1,6 @@
-package runner
+// Package clock waits for instants: precisely (a timer with a timerfd alarm,
+// then a short spin) for open-loop sends, plainly for everything else.
+package clock
 
 import (
 	"context"
@@ -17,7 +19,7 @@ import (
 // falls behind whenever it queues behind the stream readers on a busy core.
 //
 // So the dispatcher only builds requests and hands each to a sender
-// goroutine sendLead before it is due (senders, openloop.go), and the sender
+// goroutine SendLead before it is due (senders, openloop.go), and the sender
 // waits for the due time itself, in two steps:
 //
 //   - a Go timer until a margin before it, with an alarm (a timerfd in the
@@ -31,7 +33,7 @@ import (
 //     CPU the host put to sleep), and the only part that costs CPU.
 //
 // The margin is what this machine needs: the wake-ups' lateness at p99,
-// learnt as the level goes (spinner), plus spinSlack, at least spinMin and
+// learnt as the level goes (Spinner), plus spinSlack, at least spinMin and
 // at most spinMax. It is also at most a quarter of the level's mean gap
 // between requests, so spinning costs at most about a quarter of a core
 // whatever the rate: a core spun away is taken from the stream readers (with
@@ -49,12 +51,12 @@ const (
 	spinMax   = 2 * time.Millisecond
 	spinMin   = 50 * time.Microsecond
 	spinSlack = 50 * time.Microsecond
-	sendLead  = 5 * time.Millisecond
+	SendLead  = 5 * time.Millisecond
 )
 
-// spinner decides how long before each due time a level's senders start to
+// Spinner decides how long before each due time a level's senders start to
 // spin, from how late their wake-ups have been.
-type spinner struct {
+type Spinner struct {
 	limit  time.Duration // the most it may spin per request
 	margin atomic.Int64  // ns
 
@@ -67,21 +69,21 @@ type spinner struct {
 // gap between requests a sender may spin.
 const spinShare = 0.25
 
-// newSpinner is the spinner of a level of rate requests/s on average (0:
+// NewSpinner is the Spinner of a level of rate requests/s on average (0:
 // unknown).
-func newSpinner(rate float64) *spinner {
+func NewSpinner(rate float64) *Spinner {
 	limit := spinMax
 	if rate > 0 {
 		limit = max(spinMin, min(spinMax, time.Duration(spinShare*float64(time.Second)/rate)))
 	}
-	s := &spinner{limit: limit}
+	s := &Spinner{limit: limit}
 	s.margin.Store(int64(limit)) // spin long until there is something to learn from
 	return s
 }
 
 // observe learns a wake-up's lateness; every 32 wake-ups the margin becomes
 // the p99 of the last 256 plus spinSlack, within [spinMin, limit].
-func (s *spinner) observe(late time.Duration) {
+func (s *Spinner) observe(late time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.late[s.n%len(s.late)] = late
@@ -95,12 +97,12 @@ func (s *spinner) observe(late time.Duration) {
 	s.margin.Store(int64(max(spinMin, min(s.limit, p99+spinSlack))))
 }
 
-// wait returns at due, or false as soon as ctx is done: a timer (with the
+// Wait returns at due, or false as soon as ctx is done: a timer (with the
 // alarm) until the margin before it, then a busy loop.
-func (s *spinner) wait(ctx context.Context, due time.Time, a *alarm) bool {
+func (s *Spinner) Wait(ctx context.Context, due time.Time, a *Alarm) bool {
 	if wake := due.Add(-time.Duration(s.margin.Load())); time.Until(wake) > 0 {
-		a.set(wake)
-		if !sleepUntil(ctx, wake) {
+		a.Set(wake)
+		if !SleepUntil(ctx, wake) {
 			return false
 		}
 		s.observe(time.Since(wake))
@@ -110,16 +112,16 @@ func (s *spinner) wait(ctx context.Context, due time.Time, a *alarm) bool {
 	return ctx.Err() == nil
 }
 
-// alarms lends alarms to the senders waiting at one time (a handful: those
-// due within sendLead), so a level opens as many timerfds as it ever had
+// Alarms lends alarms to the senders waiting at one time (a handful: those
+// due within SendLead), so a level opens as many timerfds as it ever had
 // senders waiting at once.
-type alarms struct {
+type Alarms struct {
 	mu   sync.Mutex
-	free []*alarm
-	all  []*alarm
+	free []*Alarm
+	all  []*Alarm
 }
 
-func (p *alarms) get() *alarm {
+func (p *Alarms) Get() *Alarm {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if n := len(p.free); n > 0 {
@@ -127,20 +129,36 @@ func (p *alarms) get() *alarm {
 		p.free = p.free[:n-1]
 		return a
 	}
-	a := newAlarm()
+	a := NewAlarm()
 	p.all = append(p.all, a)
 	return a
 }
 
-func (p *alarms) put(a *alarm) {
+func (p *Alarms) Put(a *Alarm) {
 	p.mu.Lock()
 	p.free = append(p.free, a)
 	p.mu.Unlock()
 }
 
-// close releases every alarm; none may be in use.
-func (p *alarms) close() {
+// Close releases every alarm; none may be in use.
+func (p *Alarms) Close() {
 	for _, a := range p.all {
-		a.close()
+		a.Close()
+	}
+}
+
+// SleepUntil waits until t, or returns false as soon as ctx is done.
+func SleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-tm.C:
+		return true
 	}
 }

@@ -1,7 +1,8 @@
-package runner
+package clock
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"syscall"
@@ -19,12 +20,12 @@ func TestSpinnerMargin(t *testing.T) {
 	}{
 		{0, spinMax}, {100, spinMax}, {200, 1250 * time.Microsecond}, {2000, 125 * time.Microsecond}, {1e6, spinMin},
 	} {
-		s := newSpinner(c.rate)
+		s := NewSpinner(c.rate)
 		if s.limit != c.want || time.Duration(s.margin.Load()) != c.want {
 			t.Errorf("rate %g: limit %v margin %v, want %v", c.rate, s.limit, time.Duration(s.margin.Load()), c.want)
 		}
 	}
-	s := newSpinner(100) // limit 2 ms
+	s := NewSpinner(100) // limit 2 ms
 	for i := range 64 {
 		late := 100 * time.Microsecond
 		if i == 63 {
@@ -58,19 +59,19 @@ func TestSpinnerMargin(t *testing.T) {
 // TestSpinnerWait: a wait never returns before its due time, and a
 // cancelled one returns false without waiting it out.
 func TestSpinnerWait(t *testing.T) {
-	s := newSpinner(1000)
-	a := newAlarm()
-	defer a.close()
+	s := NewSpinner(1000)
+	a := NewAlarm()
+	defer a.Close()
 	for range 20 {
 		due := time.Now().Add(3 * time.Millisecond)
-		if !s.wait(context.Background(), due, a) || time.Now().Before(due) {
+		if !s.Wait(context.Background(), due, a) || time.Now().Before(due) {
 			t.Fatal("returned before its due time")
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	t0 := time.Now()
-	if s.wait(ctx, t0.Add(time.Hour), a) || time.Since(t0) > time.Minute {
+	if s.Wait(ctx, t0.Add(time.Hour), a) || time.Since(t0) > time.Minute {
 		t.Fatal("a cancelled wait went on")
 	}
 }
@@ -84,17 +85,19 @@ func TestSpinnerWait(t *testing.T) {
 func BenchmarkWaitAlone(b *testing.B) {
 	for _, rate := range []float64{200, 2000} {
 		b.Run(strconv.FormatFloat(rate, 'f', -1, 64), func(b *testing.B) {
-			a := newAlarm()
-			defer a.close()
+			a := NewAlarm()
+			defer a.Close()
 			var late []float64
 			var cpu, wall time.Duration
 			for b.Loop() {
-				s := newSpinner(rate)
-				sched := newArrivals(1, rate, "poisson", 0)
+				s := NewSpinner(rate)
+				r := rand.New(rand.NewPCG(1, 0))
+				var off time.Duration
 				t0, c0 := time.Now(), processCPU()
 				for range int(rate) {
-					due := t0.Add(sched.next())
-					s.wait(context.Background(), due, a)
+					off += time.Duration(r.ExpFloat64() / rate * float64(time.Second))
+					due := t0.Add(off)
+					s.Wait(context.Background(), due, a)
 					late = append(late, float64(time.Since(due))/float64(time.Microsecond))
 				}
 				cpu += processCPU() - c0
@@ -113,5 +116,5 @@ func BenchmarkWaitAlone(b *testing.B) {
 func processCPU() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return cpuTime(&ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

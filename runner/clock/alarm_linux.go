@@ -1,4 +1,4 @@
-package runner
+package clock
 
 import (
 	"os"
@@ -7,23 +7,23 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// alarm wakes the Go runtime at an instant: a timerfd (CLOCK_MONOTONIC, no
+// Alarm wakes the Go runtime at an instant: a timerfd (CLOCK_MONOTONIC, no
 // timer slack) that a goroutine keeps reading, so it sits in the runtime's
 // poller. When the runtime is idle, a thread sleeps in epoll_wait with a
 // timeout of whole milliseconds, and a timer due in between would fire late;
 // the timerfd's event wakes that thread when it expires, and the thread runs
 // the timers that are due. A nil alarm (no timerfd) does nothing.
-type alarm struct {
+type Alarm struct {
 	fd int
 	f  *os.File
 }
 
-func newAlarm() *alarm {
+func NewAlarm() *Alarm {
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
 		return nil // the busy loop still ends on time, from a later start
 	}
-	a := &alarm{fd: fd, f: os.NewFile(uintptr(fd), "runner-alarm")}
+	a := &Alarm{fd: fd, f: os.NewFile(uintptr(fd), "runner-alarm")}
 	go func() {
 		var buf [8]byte
 		for {
@@ -37,8 +37,8 @@ func newAlarm() *alarm {
 	return a
 }
 
-// set arms the alarm for t (replacing any earlier setting).
-func (a *alarm) set(t time.Time) {
+// Set arms the alarm for t (replacing any earlier setting).
+func (a *Alarm) Set(t time.Time) {
 	if a == nil {
 		return
 	}
@@ -48,7 +48,7 @@ func (a *alarm) set(t time.Time) {
 	}
 }
 
-func (a *alarm) close() {
+func (a *Alarm) Close() {
 	if a != nil {
 		_ = a.f.Close()
 	}

@@ -1,20 +1,7 @@
-package runner
-
-import (
-	"context"
-	"crypto/sha256"
-	"encoding/binary"
-	"errors"
-	"fmt"
-	"time"
-
-	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/scenario"
-)
-
-// Sharded runs: several processes (a Kubernetes Indexed Job's pods, a CI
-// matrix's jobs) each run one shard of every level, and runner merge makes
-// one result of their records. No shard waits for or talks to another: what
+// Package shard makes a run several processes' work, or places its levels
+// on the wall clock. Sharded runs: several processes (a Kubernetes Indexed
+// Job's pods, a CI matrix's jobs) each run one shard of every level, and
+// runner merge makes one result of their records. No shard waits for or talks to another: what
 // a shard sends follows from the plan, its index and the shard count alone,
 // and when follows from a shared wall-clock instant (--start-at) and the plan.
 //
@@ -33,6 +20,17 @@ import (
 // A shard whose part of a level is empty (fewer streams than shards) still
 // records the level, marked skipped, so every shard's records list the same
 // levels.
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/shape"
+	"github.com/runnerbench/runner/scenario"
+)
 
 // Sharding makes an engine's stages one shard of a run that several
 // processes make together, or (with Part.Count 1) a run whose levels start
@@ -79,18 +77,8 @@ func NewSharding(part result.Shard, startAt time.Time, warmup, drain time.Durati
 // MaxShards bounds a run's shard count.
 const MaxShards = 1000
 
-// sharded reports whether s splits levels (more than one shard).
-func (s *Sharding) sharded() bool { return s != nil && s.Part.Count > 1 }
-
-// share is shard i's part of n things split over count shards: n/count,
-// and one more for each of the first n%count shards.
-func share(n, i, count int) int {
-	s := n / count
-	if i < n%count {
-		s++
-	}
-	return s
-}
+// Sharded reports whether s splits levels (more than one shard).
+func (s *Sharding) Sharded() bool { return s != nil && s.Part.Count > 1 }
 
 // Timetable places the levels of a scheduled run on the wall clock. Every
 // level has a slot: its warm-up allowance (connections, warm-up requests and
@@ -106,14 +94,6 @@ type Timetable struct {
 	slot          map[string]time.Duration
 	levels        map[string]int
 	end           time.Time
-}
-
-// Slot is a level's place in a scheduled run.
-type Slot struct {
-	// Start is when the level's warm-ups begin, Open when its measured
-	// window opens (and its duration is counted from), End when requests
-	// still in flight are cut.
-	Start, Open, End time.Time
 }
 
 // NewTimetable lays out stages' levels from startAt. Every stage must be
@@ -147,57 +127,27 @@ func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scen
 
 // Slot is level idx of stage's slot; false for a level the schedule does
 // not have.
-func (s *Timetable) Slot(stage string, idx int) (Slot, bool) {
+func (s *Timetable) Slot(stage string, idx int) (shape.Slot, bool) {
 	first, ok := s.first[stage]
 	if !ok || idx < 0 || idx >= s.levels[stage] {
-		return Slot{}, false
+		return shape.Slot{}, false
 	}
 	length := s.slot[stage]
 	start := first.Add(time.Duration(idx) * length)
-	return Slot{Start: start, Open: start.Add(s.Warmup), End: start.Add(length)}, true
+	return shape.Slot{Start: start, Open: start.Add(s.Warmup), End: start.Add(length)}, true
 }
 
 // End is when the last slot ends.
 func (s *Timetable) End() time.Time { return s.end }
 
-// Part is one shard's part of a level.
-type Part struct {
-	Shard result.Shard
-	// Concurrency is the shard's streams (closed loop) or its part of the
-	// in-flight cap (open loop; 0: none).
-	Concurrency int
-	// Rate is the mean arrival rate of the shard's part of an open-loop
-	// level: the level's rate / N.
-	Rate *float64
-	// Empty is set when the shard has nothing of the level to send.
-	Empty bool
-}
-
-// global is the level's sequence number of the shard's n-th claimed request.
-func (p *Part) global(n int) int {
-	if p == nil {
-		return n
-	}
-	return n*p.Shard.Count + p.Shard.Index
-}
-
-// describe writes the part into the level's record.
-func (p *Part) describe(rec *result.LevelRecord) {
-	if p == nil {
-		return
-	}
-	sh := p.Shard
-	rec.Shard, rec.ShardConcurrency, rec.ShardRate, rec.Skipped = &sh, p.Concurrency, p.Rate, p.Empty
-}
-
-// coordinate wraps a stage's sweep so that each level it gives is this
-// process's part, at its scheduled instant; the sweep is returned as it is
-// for a whole, unscheduled run.
-func (e *Engine) coordinate(stage string, inner Sweep) Sweep {
-	if e.opts.Sharding == nil {
+// Coordinate wraps a stage's sweep so that each level it gives is sh's
+// part, at its scheduled instant; the sweep is returned as it is for a
+// whole, unscheduled run (a nil sh).
+func Coordinate(sh *Sharding, stage string, inner shape.Sweep) shape.Sweep {
+	if sh == nil {
 		return inner
 	}
-	return &shardSweep{inner: inner, sh: e.opts.Sharding, stage: stage}
+	return &shardSweep{inner: inner, sh: sh, stage: stage}
 }
 
 // shardSweep is a Sweep's levels as one shard runs them: each level cut to
@@ -205,7 +155,7 @@ func (e *Engine) coordinate(stage string, inner Sweep) Sweep {
 // level's Spec keeps the whole level's values and label, so levels match
 // across shards.
 type shardSweep struct {
-	inner Sweep
+	inner shape.Sweep
 	sh    *Sharding
 	stage string
 	idx   int
@@ -215,8 +165,8 @@ type shardSweep struct {
 // MaxConns is the largest shard's part of the inner sweep's.
 func (s *shardSweep) MaxConns() int {
 	n := s.inner.MaxConns()
-	if s.sh.sharded() {
-		n = share(n, 0, s.sh.Part.Count)
+	if s.sh.Sharded() {
+		n = shape.ShareOf(n, 0, s.sh.Part.Count)
 	}
 	return n
 }
@@ -224,10 +174,10 @@ func (s *shardSweep) MaxConns() int {
 // Next is the inner sweep's next level, cut and scheduled. A level the
 // schedule has no slot for, or a load shape that cannot be split, ends the
 // stage with an error (Err).
-func (s *shardSweep) Next(last *result.Point) (Level, bool) {
+func (s *shardSweep) Next(last *result.Point) (shape.Level, bool) {
 	lvl, ok := s.inner.Next(last)
 	if !ok || s.err != nil {
-		return Level{}, false
+		return shape.Level{}, false
 	}
 	idx := s.idx
 	s.idx++
@@ -235,14 +185,14 @@ func (s *shardSweep) Next(last *result.Point) (Level, bool) {
 		slot, ok := tt.Slot(s.stage, idx)
 		if !ok {
 			s.err = fmt.Errorf("level %d (%s) has no slot in the timetable", idx, lvl.Spec.Label)
-			return Level{}, false
+			return shape.Level{}, false
 		}
 		lvl.Slot = &slot
 	}
-	if s.sh.sharded() {
+	if s.sh.Sharded() {
 		if err := cut(&lvl, s.sh.Part); err != nil {
 			s.err = err
-			return Level{}, false
+			return shape.Level{}, false
 		}
 	}
 	return lvl, true
@@ -253,86 +203,17 @@ func (s *shardSweep) Err() error { return s.err }
 
 // cut makes lvl shard part's part of it: its load shape splits itself, and
 // its request count is shared out as the closed loop's streams are.
-func cut(lvl *Level, part result.Shard) error {
+func cut(lvl *shape.Level, part result.Shard) error {
 	sh, err := lvl.Load.Split(part, lvl.Duration)
 	if err != nil {
 		return fmt.Errorf("level %s: %w", lvl.Spec.Label, err)
 	}
-	p := &Part{Shard: part, Concurrency: sh.Concurrency, Rate: sh.Rate, Empty: sh.Empty}
+	p := &shape.Part{Shard: part, Concurrency: sh.Concurrency, Rate: sh.Rate, Empty: sh.Empty}
 	lvl.Load, lvl.Concurrency = sh.Load, sh.Concurrency
 	if lvl.Requests > 0 {
-		lvl.Requests = share(lvl.Requests, part.Index, part.Count)
+		lvl.Requests = shape.ShareOf(lvl.Requests, part.Index, part.Count)
 		p.Empty = p.Empty || lvl.Requests == 0
 	}
 	lvl.Part = p
 	return nil
-}
-
-// nonceGen is this engine's nonce generator: a random key for a whole run;
-// for a shard, the key every shard of the run derives from Key and the
-// endpoint, with the counter n·N+i, so two shards never make the same nonce.
-func (s *Sharding) nonceGen(endpoint string) *nonceGen {
-	if !s.sharded() {
-		return newNonceGen()
-	}
-	sum := sha256.Sum256([]byte("runner nonces\x00" + s.Key + "\x00" + endpoint))
-	return &nonceGen{key: binary.LittleEndian.Uint64(sum[:8]), stride: uint64(s.Part.Count), phase: uint64(s.Part.Index)}
-}
-
-// shardIndex is the index records of this engine's requests carry (0 for a
-// whole run).
-func (e *Engine) shardIndex() int {
-	if s := e.opts.Sharding; s.sharded() {
-		return s.Part.Index
-	}
-	return 0
-}
-
-// sweepErr is why a sweep ended its stage early, for sweeps that can.
-func sweepErr(s Sweep) error {
-	if es, ok := s.(interface{ Err() error }); ok {
-		return es.Err()
-	}
-	return nil
-}
-
-// slotBegins skips a level of which this shard has no part (logged: the
-// level's records still say so), and waits for a scheduled level's slot to
-// begin. False: nothing of the level to send.
-func (e *Engine) slotBegins(ctx context.Context, lvl Level) bool {
-	if p := lvl.Part; p != nil && p.Empty {
-		e.log.Warn().Str("level_label", lvl.Spec.Label).Int("shard", p.Shard.Index).Int("shards", p.Shard.Count).
-			Msg("this shard's part of the level is empty (fewer streams, requests or arrivals than shards): level skipped")
-		return false
-	}
-	if s := lvl.Slot; s != nil {
-		sleepUntil(ctx, s.Start)
-	}
-	return true
-}
-
-// openLead is how long before a scheduled window opens a shard reads the
-// server's counters and prepares its first requests: late enough that the
-// other shards' warm-ups (done within the allowance) are outside the
-// counters' window, early enough for the reads to be done when it opens (a
-// preparation that takes longer shows as LateStartMs).
-const openLead = 100 * time.Millisecond
-
-// nearOpen waits, after a scheduled level's warm-ups, until openLead before
-// its window opens.
-func nearOpen(ctx context.Context, lvl Level) {
-	if s := lvl.Slot; s != nil {
-		sleepUntil(ctx, s.Open.Add(-openLead))
-	}
-}
-
-// atSlotEnd waits, after a scheduled level's window, until its slot ends,
-// when every shard's requests of the level have finished or been cut: the
-// server's counters read then cover the whole level's load on the shared
-// server, whichever shard's reads the merge keeps (the next slot's
-// warm-ups begin only then).
-func atSlotEnd(ctx context.Context, lvl Level) {
-	if s := lvl.Slot; s != nil {
-		sleepUntil(ctx, s.End)
-	}
 }
