@@ -164,8 +164,7 @@ func TestScheduledShardRun(t *testing.T) {
 		return st
 	}
 	// A second for both engines to start and calibrate before the first
-	// slot: a busy machine took more than the 300 ms this once had, and
-	// missed level 1's window with it.
+	// slot: on a busy machine 300 ms left them little room.
 	at := time.Now().Add(time.Second).Round(time.Millisecond)
 	type out struct {
 		col  *collector
