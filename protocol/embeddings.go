@@ -15,6 +15,7 @@ func (embeddings) Name() string      { return "embeddings" }
 func (embeddings) Path() string      { return "/embeddings" }
 func (embeddings) MediaType() string { return "application/json" }
 func (embeddings) Describe() string  { return "a JSON answer" }
+func (embeddings) BatchesInputs()    {}
 
 // embeddingsReserved are the body fields extra_body may not replace.
 var embeddingsReserved = map[string]bool{"input": true, "model": true}

@@ -135,6 +135,22 @@ type DocumentScorer interface {
 	ScoresDocuments()
 }
 
+// InputBatcher is a Protocol whose request carries several inputs
+// (embeddings): its stage has inputs_per_request.
+type InputBatcher interface {
+	Protocol
+	// BatchesInputs marks the API.
+	BatchesInputs()
+}
+
+// ImageTaker is a Protocol whose request content can carry images (chat,
+// Responses): a stage whose prompt set has images must speak one.
+type ImageTaker interface {
+	Protocol
+	// TakesImages marks the API.
+	TakesImages()
+}
+
 // Rooted is a Protocol whose Path is at the server's root rather than
 // under the API root base_url names (vLLM's /score): URL drops base_url's
 // trailing /v1.

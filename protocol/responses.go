@@ -90,6 +90,8 @@ func (responses) TakesTools() {}
 
 func (responses) StopsWhenNotServed() {}
 
+func (responses) TakesImages() {}
+
 func (responses) NewDecoder() Decoder {
 	return &typedDecoder{rd: sse.NewReader(nil), parse: sse.ParseResponses, api: "responses"}
 }

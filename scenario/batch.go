@@ -34,6 +34,10 @@ func streams(api API) bool {
 // check's error, not this one's: false.
 func scoresDocuments(api API) bool { return is[protocol.DocumentScorer](api, false) }
 
+// batchesInputs reports whether api's requests carry several inputs
+// (embeddings); false for an unknown api.
+func batchesInputs(api API) bool { return is[protocol.InputBatcher](api, false) }
+
 // documentAPIs names the APIs that score documents ("rerank or score").
 func documentAPIs() string { return namesOf[protocol.DocumentScorer]() }
 
@@ -61,7 +65,7 @@ func (v *validator) stageBatch(path string, s *Stage, ps *PromptSet) {
 		}
 	}
 	docs := scoresDocuments(api)
-	only("inputs_per_request", api == APIEmbeddings, string(APIEmbeddings))
+	only("inputs_per_request", batchesInputs(api), namesOf[protocol.InputBatcher]())
 	only("documents_per_request", docs, documentAPIs())
 	only("document_tokens", docs, documentAPIs())
 	if s.InputsPerRequest < 0 || s.InputsPerRequest > MaxInputsPerRequest {

@@ -84,7 +84,7 @@ func (p *Plan) ApplyDefaults() {
 			setStr(&s.Mode, DefaultMode)
 		}
 		switch {
-		case s.API == APIEmbeddings:
+		case batchesInputs(s.API):
 			if s.InputsPerRequest == 0 {
 				s.InputsPerRequest = 1
 			}

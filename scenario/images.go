@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+
+	"github.com/runnerbench/runner/protocol"
 )
 
 // Images adds images to every request of a prompt set, sent as data URLs in
@@ -117,8 +119,8 @@ func (v *validator) loadImages() {
 // stageImages checks that a stage whose prompt set has images speaks an
 // API that can carry them.
 func (v *validator) stageImages(path string, s *Stage, ps *PromptSet) {
-	if ps == nil || ps.Images == nil || s.API == "" || s.API == APIChat || s.API == "responses" || !slices.Contains(APIs, s.API) {
+	if ps == nil || ps.Images == nil || s.API == "" || is[protocol.ImageTaker](s.API, true) {
 		return
 	}
-	v.errf(path+".api", "%s: prompt set %q has images, which api: %s cannot send (use api: chat or responses)", path, s.Prompts, s.API)
+	v.errf(path+".api", "%s: prompt set %q has images, which api: %s cannot send (use api: %s)", path, s.Prompts, s.API, namesOf[protocol.ImageTaker]())
 }
