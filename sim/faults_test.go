@@ -128,9 +128,11 @@ func TestFaultMidStream(t *testing.T) {
 func TestFaultStallForever(t *testing.T) {
 	s := faultSim(t, Faults{Stall: 1, AfterTokens: 2})
 	nc := nonce()
+	// start before the deadline's clock: a busy machine can spend
+	// milliseconds between the two.
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	res := doStream(t, ctx, s, "/chat/completions", chatBody("["+nc+"] hi", 10, map[string]any{"ignore_eos": true}))
 	if res.err == nil || time.Since(start) < 150*time.Millisecond || contentChunks(res) != 2 {
 		t.Errorf("err %v after %v, %d content chunks", res.err, time.Since(start), contentChunks(res))
