@@ -68,7 +68,7 @@ type RunOptions struct {
 	// Shard is --shard i/N, Shards --shards N (the index from
 	// $JOB_COMPLETION_INDEX); StartAt is --start-at (RFC 3339), and
 	// SlotWarmup and SlotDrain a scheduled level slot's warm-up allowance
-	// and drain bound (shard.go).
+	// and drain bound (runner/shard).
 	Shard      string
 	Shards     int
 	StartAt    string

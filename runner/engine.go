@@ -3,10 +3,11 @@
 // endpoint at each load level, reads every stream as it arrives, times the
 // tokens, and hands the records (one per request, one per level) to a Sink.
 // It runs a stage as the plan compiled it (scenario.LoadPlan) and owns the
-// HTTP client, the prompts (nonce, calibrated length), the load shapes
-// (shape.go: a Sweep picks the levels, a Dispatcher sends a level's
-// requests and splits itself for a shard, a unit is one request or one
-// conversation), the token clock and the per-request failure taxonomy. What
+// HTTP client, the prompts (built from runner/synth's nonces and sized
+// filler), the level in progress that a load shape drives (runner/shape: a
+// Sweep picks the levels, a Dispatcher sends a level's requests through
+// shape.Run and splits itself for a shard; here, a unit is one request or
+// one conversation), the token clock and the per-request failure taxonomy. What
 // differs between APIs is protocol's: the engine never asks which one
 // it speaks. It computes no metric: package aggregate does, from the records.
 //

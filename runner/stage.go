@@ -52,7 +52,7 @@ type stagePlan struct {
 	// alone), rerank's documents and their length (batch.go).
 	inputs, docs int
 	docLen       scenario.Length
-	images       *synth.Images // a prompt set's images (images.go); nil: none
+	images       *synth.Images // a prompt set's images (runner/synth); nil: none
 	tools        []protocol.Tool
 	choice       protocol.ToolChoice
 

@@ -19,7 +19,7 @@ import (
 // falls behind whenever it queues behind the stream readers on a busy core.
 //
 // So the dispatcher only builds requests and hands each to a sender
-// goroutine SendLead before it is due (senders, openloop.go), and the sender
+// goroutine SendLead before it is due (senders, runner/shape/openloop.go), and the sender
 // waits for the due time itself, in two steps:
 //
 //   - a Go timer until a margin before it, with an alarm (a timerfd in the
