@@ -336,15 +336,16 @@ func truth(t testing.TB, s *sim.Server, nonce string) sim.RequestTruth {
 
 // within reports whether got is within 2 ms or 5% of want. Under the race
 // detector, which slows every goroutine several times over, the bound only
-// catches gross errors (15 ms or 25%); .ci/run asserts the timing tests at
-// the real bound in a run without it.
+// catches gross errors (30 ms or 50%: with both cores held busy a stream's
+// reader was once 16 ms late for a 17 ms TTFT); .ci/run asserts the timing
+// tests at the real bound in a run without it.
 func within(got, want float64) bool {
 	d := got - want
 	if d < 0 {
 		d = -d
 	}
 	if raceOn {
-		return d <= 15 || d <= 0.25*want
+		return d <= 30 || d <= 0.5*want
 	}
 	return d <= 2 || d <= 0.05*want
 }
