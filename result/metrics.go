@@ -91,6 +91,12 @@ type Metric struct {
 	// Compare says how the metric is compared between two runs with a
 	// confidence interval; its zero value (no Sample) means it has none.
 	Compare CompareSpec
+	// NeedsOutput is set on the metrics that need a streamed answer's first
+	// token or output tokens (TTFT, TPOT, output throughput, tool calls,
+	// energy per output token): an API without output (embeddings, rerank,
+	// score) leaves them null or meaningless, so the plan loader refuses a
+	// check of its stage that reads one.
+	NeedsOutput bool
 
 	field int // index of the Point field
 }
@@ -401,7 +407,7 @@ func catalogueEntries() []Metric {
 			Help: "requests kept in flight (closed loop), or the in-flight cap of an open-loop level (0: none)"},
 		{Name: "input_tokens", Title: "Input tokens", Unit: "tokens", Decimals: 0, Kind: KindLoad, Reference: true,
 			Help: "requested prompt length (synthetic prompts; 0 for prompt files)"},
-		{Name: "output_tokens", Title: "Output tokens", Unit: "tokens", Decimals: 0, Kind: KindLoad, Reference: true,
+		{Name: "output_tokens", NeedsOutput: true, Title: "Output tokens", Unit: "tokens", Decimals: 0, Kind: KindLoad, Reference: true,
 			Help: "requested max_tokens (the nominal value when lengths vary)"},
 		{Name: "n_requests", Title: "Requests", Unit: "requests", Decimals: 0, Kind: KindLoad, Reference: true,
 			Aliases: []string{"requests", "num_requests", "total_requests"},
@@ -414,20 +420,20 @@ func catalogueEntries() []Metric {
 			Help:    "requests that failed, each with one error kind", Compare: CompareSpec{Statistic: stats.Share(), Sample: SampleFailed}},
 		{Name: "duration_s", Title: "Duration", Unit: "s", Decimals: 3, Kind: KindServer, Reference: true,
 			Help: "measured window: first measured send to last completion"},
-		{Name: "output_tps_total", Title: "Out tok/s", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+		{Name: "output_tps_total", NeedsOutput: true, Title: "Out tok/s", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer, Reference: true,
 			Aliases: []string{"throughput", "tokens_per_second", "output_throughput", "tps", "tok_s"},
 			Help:    "output tokens of successes over the measured window", Compare: CompareSpec{Statistic: stats.Rate(), Sample: SampleOutputTokens}},
-		{Name: "output_tps_per_stream", Title: "Tok/s/stream", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+		{Name: "output_tps_per_stream", NeedsOutput: true, Title: "Tok/s/stream", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer, Reference: true,
 			Help: "mean over successes of output tokens / E2E", Compare: CompareSpec{Statistic: stats.Mean(), Sample: SampleStreamTPS}},
-		{Name: "prefill_tps", Title: "Prefill tok/s", Unit: "tok/s", Decimals: 1, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+		{Name: "prefill_tps", NeedsOutput: true, Title: "Prefill tok/s", Unit: "tok/s", Decimals: 1, Better: HigherIsBetter, Kind: KindServer, Reference: true,
 			Help: "mean reported input tokens / mean TTFT", Compare: CompareSpec{Statistic: stats.Ratio(), Sample: SamplePrefill}},
-		{Name: "spec_acceptance_rate", Title: "Spec accept", Unit: "share", Decimals: -1, Better: HigherIsBetter, Kind: KindServer, Reference: true,
+		{Name: "spec_acceptance_rate", NeedsOutput: true, Title: "Spec accept", Unit: "share", Decimals: -1, Better: HigherIsBetter, Kind: KindServer, Reference: true,
 			Help: "accepted / drafted speculative tokens over the window (server counters; null without them)", Compare: noInterval(serverCounterWhy)},
-		{Name: "spec_draft_tokens", Title: "Draft tokens", Unit: "tokens", Decimals: 0, Kind: KindServer, Reference: true,
+		{Name: "spec_draft_tokens", NeedsOutput: true, Title: "Draft tokens", Unit: "tokens", Decimals: 0, Kind: KindServer, Reference: true,
 			Help: "speculative tokens drafted over the window (server counters)"},
-		{Name: "natural_stop", Title: "Natural stop", Kind: KindLoad, Reference: true,
+		{Name: "natural_stop", NeedsOutput: true, Title: "Natural stop", Kind: KindLoad, Reference: true,
 			Help: "true in natural mode (the model stops), false in pinned mode (ignore_eos)"},
-		{Name: "output_token_stdev", Title: "Out tokens stdev", Unit: "tokens", Decimals: 2, Kind: KindServer, Reference: true,
+		{Name: "output_token_stdev", NeedsOutput: true, Title: "Out tokens stdev", Unit: "tokens", Decimals: 2, Kind: KindServer, Reference: true,
 			Help: "sample stdev of output tokens of successes (natural mode only)"},
 		{Name: "error", Title: "First error", Kind: KindServer, Reference: true,
 			Help: "the first failure by dispatch order: \"kind: message\""},
@@ -442,7 +448,7 @@ func catalogueEntries() []Metric {
 			Help:    "completed requests over the measured window", Compare: CompareSpec{Statistic: stats.Rate(), Sample: SampleCompleted}},
 		{Name: "mean_input_tokens", Title: "Mean in tokens", Unit: "tokens", Decimals: 2, Kind: KindServer,
 			Help: "mean server-reported prompt tokens of successes"},
-		{Name: "mean_output_tokens", Title: "Mean out tokens", Unit: "tokens", Decimals: 2, Kind: KindServer,
+		{Name: "mean_output_tokens", NeedsOutput: true, Title: "Mean out tokens", Unit: "tokens", Decimals: 2, Kind: KindServer,
 			Help: "mean output tokens of successes"},
 		{Name: "input_tps_total", Title: "In tok/s", Unit: "tok/s", Decimals: 2, Better: HigherIsBetter, Kind: KindServer,
 			Aliases: []string{"input_throughput", "embedding_tps", "prompt_tps"},
@@ -455,10 +461,10 @@ func catalogueEntries() []Metric {
 		{Name: "max_in_flight", Title: "Peak in flight", Unit: "requests", Decimals: 0, Kind: KindClient,
 			Aliases: []string{"peak_concurrency", "max_concurrency_reached", "in_flight", "peak_in_flight"},
 			Help:    "most measured requests in flight at once, from their start and end times: a closed-loop level below its concurrency ran a lighter load than its label"},
-		{Name: "max_tokens_hit_rate", Title: "Cut at max_tokens", Unit: "share", Decimals: 4, Kind: KindServer,
+		{Name: "max_tokens_hit_rate", NeedsOutput: true, Title: "Cut at max_tokens", Unit: "share", Decimals: 4, Kind: KindServer,
 			Aliases: []string{"truncation_rate", "length_stop_rate", "finish_length_rate", "capped_share"},
 			Help:    "share of a natural-mode level's successes the server cut at max_tokens (finish_reason \"length\"); null in pinned mode"},
-		{Name: "tool_call_rate", Title: "Called a tool", Unit: "share", Decimals: 4, Kind: KindServer,
+		{Name: "tool_call_rate", NeedsOutput: true, Title: "Called a tool", Unit: "share", Decimals: 4, Kind: KindServer,
 			Aliases: []string{"tool_use_rate", "function_call_rate", "tool_calls"},
 			Help:    "share of successes whose response called a tool (a stage with tools; null without them); the calls are recorded, never executed"},
 
@@ -470,7 +476,7 @@ func catalogueEntries() []Metric {
 			Help:    "share of measured requests that succeeded within every per-request SLO bound (null without slo)", Compare: CompareSpec{Statistic: stats.Share(), Sample: SampleGood}},
 
 		// --- server counters ---
-		{Name: "spec_acceptance_length", Title: "Accept length", Unit: "tokens", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
+		{Name: "spec_acceptance_length", NeedsOutput: true, Title: "Accept length", Unit: "tokens", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
 			Help: "mean tokens per draft round: 1 + accepted / drafts (server counters)", Compare: noInterval(serverCounterWhy)},
 		{Name: "prefix_cache_hit_rate", Title: "Prefix hit", Unit: "share", Decimals: 4, Kind: KindServer,
 			Help: "prefix-cache hits / queries over the window (server counters)"},
@@ -478,7 +484,7 @@ func catalogueEntries() []Metric {
 			Help: "every server counter's delta over the window, by name"},
 
 		// --- validity ---
-		{Name: "output_len_mismatch", Title: "Length mismatch", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer,
+		{Name: "output_len_mismatch", NeedsOutput: true, Title: "Length mismatch", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer,
 			Help:    "pinned-mode successes whose output tokens differ from their max_tokens (ignore_eos not honoured)",
 			Compare: noInterval("a validity signal (the engine ignored ignore_eos), which the level's warning names")},
 		{Name: "dispatch_lag_p99_ms", Title: "Lag p99", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindClient,
@@ -489,10 +495,10 @@ func catalogueEntries() []Metric {
 			Help: "the runner's CPU over the window, in percent of one core"},
 		{Name: "client_sched_p90_ms", Title: "Client sched p90", Unit: "ms", Decimals: 3, Better: LowerIsBetter, Kind: KindClient,
 			Help: "p90 of the Go runtime's scheduling latency: how long the runner's goroutines waited for a core"},
-		{Name: "ttft_overhead_p50_ms", Title: "TTFT overhead p50", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+		{Name: "ttft_overhead_p50_ms", NeedsOutput: true, Title: "TTFT overhead p50", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
 			Help:    "p50 of client TTFT minus the server's own prompt time (llama.cpp timings.prompt_ms): queueing, transport and client delay no server dashboard shows",
 			Compare: CompareSpec{Statistic: stats.Percentile(0.5), Sample: SampleTTFTOverhead}},
-		{Name: "ttft_overhead_p95_ms", Title: "TTFT overhead p95", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+		{Name: "ttft_overhead_p95_ms", NeedsOutput: true, Title: "TTFT overhead p95", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
 			Help: "p95 of client TTFT minus the server's own prompt time", Compare: CompareSpec{Statistic: stats.Percentile(0.95), Sample: SampleTTFTOverhead}},
 		{Name: "error_rate", Title: "Error rate", Unit: "share", Decimals: 4, Better: LowerIsBetter, Kind: KindServer,
 			Aliases: []string{"failure_rate", "fail_rate", "failed_rate", "errors_rate", "err_rate", "error_ratio"},
@@ -527,13 +533,22 @@ func catalogueEntries() []Metric {
 			Help: "true when the level was steady across its time slices (slices:, --slices): its first slice not far from the rest, no real trend; null without slices or with too few to judge"},
 	}
 	ms = append(ms, telemetryMetrics()...)
-	ms = append(ms, latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, SampleTTFT, allStats, "ttft_p50_ms", "ttft_p95_ms")...)
-	ms = append(ms, latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, SampleTPOT, allStats, "tpot_p50_ms")...)
-	ms = append(ms, latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, SampleNone, allStats)...)
+	ms = append(ms, needsOutput(latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, SampleTTFT, allStats, "ttft_p50_ms", "ttft_p95_ms"))...)
+	ms = append(ms, needsOutput(latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, SampleTPOT, allStats, "tpot_p50_ms"))...)
+	ms = append(ms, needsOutput(latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, SampleNone, allStats))...)
 	ms = append(ms, latencyFamily("e2e", "E2E", "request latency, send to end of stream", KindServer, LowerIsBetter, SampleE2E, allStats)...)
-	ms = append(ms, latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token; the TTFT when no reasoning came first", KindServer, LowerIsBetter, SampleTTFAT, allStats)...)
-	ms = append(ms, latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleTTFTFromSchedule, allStats)...)
+	ms = append(ms, needsOutput(latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token; the TTFT when no reasoning came first", KindServer, LowerIsBetter, SampleTTFAT, allStats))...)
+	ms = append(ms, needsOutput(latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleTTFTFromSchedule, allStats))...)
 	ms = append(ms, latencyFamily("e2e_from_schedule", "E2E from schedule", "request latency from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleE2EFromSchedule, allStats)...)
+	return ms
+}
+
+// needsOutput marks ms (a latency family of a first token or of output
+// tokens) as needing output (Metric.NeedsOutput).
+func needsOutput(ms []Metric) []Metric {
+	for i := range ms {
+		ms[i].NeedsOutput = true
+	}
 	return ms
 }
 
@@ -563,25 +578,28 @@ func telemetryMetrics() []Metric {
 	}
 	ms = append(ms, Metric{Name: "server_preemptions", Title: "Preemptions", Unit: "requests", Decimals: 0, Better: LowerIsBetter, Kind: KindServer,
 		Help: "requests the engine preempted over the window (vllm:num_preemptions counter delta)", Compare: noInterval(serverCounterWhy)})
-	for _, f := range []struct{ fam, title, what string }{
-		{"server_ttft", "Server TTFT", "the server's own time to first token (vllm:time_to_first_token_seconds)"},
-		{"server_queue", "Server queue", "the server's queue time (vllm:request_queue_time_seconds)"},
-		{"server_prefill", "Server prefill", "the server's prefill time (vllm:request_prefill_time_seconds)"},
-		{"server_decode", "Server decode", "the server's decode time (vllm:request_decode_time_seconds)"},
-		{"server_itl", "Server ITL", "the server's inter-token latency (vllm:inter_token_latency_seconds)"},
-		{"server_e2e", "Server E2E", "the server's request latency (vllm:e2e_request_latency_seconds)"},
+	for _, f := range []struct {
+		fam, title, what string
+		output           bool // a first token's or the output's (NeedsOutput)
+	}{
+		{"server_ttft", "Server TTFT", "the server's own time to first token (vllm:time_to_first_token_seconds)", false}, // a pooling request's prefill counts
+		{"server_queue", "Server queue", "the server's queue time (vllm:request_queue_time_seconds)", false},
+		{"server_prefill", "Server prefill", "the server's prefill time (vllm:request_prefill_time_seconds)", false},
+		{"server_decode", "Server decode", "the server's decode time (vllm:request_decode_time_seconds)", true},
+		{"server_itl", "Server ITL", "the server's inter-token latency (vllm:inter_token_latency_seconds)", true},
+		{"server_e2e", "Server E2E", "the server's request latency (vllm:e2e_request_latency_seconds)", false},
 	} {
 		for _, s := range []string{"p50", "p95", "p99", "mean"} {
 			help := s + " of " + f.what + " over the window, interpolated within the histogram's buckets (ms)"
 			if s == "mean" {
 				help = "mean of " + f.what + " over the window: the histogram's sum over its count (ms)"
 			}
-			ms = append(ms, Metric{Name: f.fam + "_" + s + "_ms", Title: f.title + " " + s, Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+			ms = append(ms, Metric{Name: f.fam + "_" + s + "_ms", Title: f.title + " " + s, Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer, NeedsOutput: f.output,
 				Help: help, Compare: noInterval("it comes from the server's histograms over the window: one number per run, no requests to resample")})
 		}
 	}
 	ms = append(ms,
-		Metric{Name: "ttft_gap_mean_ms", Title: "TTFT gap", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+		Metric{Name: "ttft_gap_mean_ms", NeedsOutput: true, Title: "TTFT gap", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
 			Help: "client mean TTFT minus the server's own mean TTFT (its histogram): network, HTTP front end and client time no server dashboard shows", Compare: none},
 		Metric{Name: "gpu_count", Title: "GPUs", Unit: "gpus", Decimals: 0, Kind: KindLoad,
 			Help: "GPUs the telemetry targets reported (DCGM exporter, AMD device metrics exporter)"},
@@ -595,10 +613,10 @@ func telemetryMetrics() []Metric {
 			Help: "most GPU memory in use, summed over the GPUs, in one read inside the window (DCGM_FI_DEV_FB_USED, gpu_used_vram)", Compare: none},
 		Metric{Name: "energy_j", Title: "Energy", Unit: "J", Decimals: 1, Better: LowerIsBetter, Kind: KindServer,
 			Help: "energy every GPU used over the window (the energy counters' deltas, else power integrated over the reads; energy_source says which)", Compare: none},
-		Metric{Name: "energy_per_output_token_mj", Title: "Energy/token", Unit: "mJ", Decimals: 3, Better: LowerIsBetter, Kind: KindServer,
+		Metric{Name: "energy_per_output_token_mj", NeedsOutput: true, Title: "Energy/token", Unit: "mJ", Decimals: 3, Better: LowerIsBetter, Kind: KindServer,
 			Aliases: []string{"joules_per_token", "energy_per_token"},
 			Help:    "energy_j over the output tokens of successes in the window: mean GPU power over output_tps_total", Compare: none},
-		Metric{Name: "output_tokens_per_joule", Title: "Tokens/J", Unit: "tok/J", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
+		Metric{Name: "output_tokens_per_joule", NeedsOutput: true, Title: "Tokens/J", Unit: "tok/J", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
 			Aliases: []string{"tokens_per_joule"},
 			Help:    "output tokens of successes in the window per joule of GPU energy", Compare: none},
 		Metric{Name: "energy_source", Title: "Energy source", Kind: KindServer,

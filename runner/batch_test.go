@@ -3,6 +3,7 @@ package runner
 import (
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -329,6 +330,57 @@ func TestUnservedAPI(t *testing.T) {
 					}
 				}
 			})
+		}
+	}
+}
+
+// TestBatchNullMetrics holds the catalogue's NeedsOutput marks (which the
+// plan loader refuses in an embeddings, rerank or score stage's checks) to
+// what the stages produce on the built-in simulator: a marked metric is
+// null, zero or false on an embeddings level, and a metric a chat level
+// (natural mode with tools, or pinned) produces but an embeddings level
+// does not is marked. The runner's own diagnostics (KindClient) describe
+// the measurement, not the API, and are left out.
+func TestBatchNullMetrics(t *testing.T) {
+	tools := []*scenario.ToolDef{{Type: "function", Function: scenario.ToolFunction{Name: "lookup",
+		Parameters: map[string]any{"type": "object", "properties": map[string]any{"text": map[string]any{"type": "string"}}}}}}
+	cfg := batchSim()
+	cfg.ToolCallRate = 0.5
+	s := startSim(t, cfg)
+	slo := &scenario.SLO{E2EMs: 10_000}
+	run := func(st *scenario.Stage) result.Point {
+		e, _ := newEngine(t, s.URL(), nil)
+		st.Requests.Each, st.SLO = 8, slo
+		res := runStage(t, e, synthPlan(32, ""), st)
+		if p := res.Points[0]; p.Failed != 0 || p.Completed != 8 {
+			t.Fatalf("%s: completed %d failed %d %v", st.API, p.Completed, p.Failed, p.ErrorSamples)
+		}
+		return res.Points[0]
+	}
+	natural := stage(8, 2)
+	natural.Mode, natural.Tools, natural.ToolChoice = "natural", tools, &scenario.ToolChoice{Mode: "auto"}
+	chat := []result.Point{run(natural), run(stage(8, 2))}
+	emb := run(batchStage(scenario.APIEmbeddings, 2, 8))
+	produced := func(p *result.Point, m *result.Metric) bool {
+		v, null := m.Raw(p)
+		return !null && !reflect.ValueOf(v).IsZero()
+	}
+	for _, m := range result.Metrics() {
+		if m.Kind == result.KindClient {
+			continue
+		}
+		inChat := produced(&chat[0], &m) || produced(&chat[1], &m)
+		switch inEmb := produced(&emb, &m); {
+		case m.NeedsOutput && inEmb:
+			v, _ := m.Raw(&emb)
+			t.Errorf("%s is marked as needing output, but an embeddings level has %v", m.Name, v)
+		case !m.NeedsOutput && !inEmb && inChat:
+			t.Errorf("%s: a chat level has it and an embeddings level does not: mark it NeedsOutput (a check of an embeddings stage reading it would fail every run)", m.Name)
+		}
+	}
+	for _, name := range []string{"tool_call_rate", "natural_stop", "ttft_p95_ms", "max_tokens_hit_rate"} {
+		if m, _ := result.MetricNamed(name); !produced(&chat[0], m) {
+			t.Errorf("the natural chat level has no %s: the test does not see what it holds", name)
 		}
 	}
 }

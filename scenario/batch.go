@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/result"
 )
 
 // The non-streamed APIs (embeddings, rerank, score): a request carries a
@@ -42,14 +43,11 @@ func batchesInputs(api API) bool { return is[protocol.InputBatcher](api, false) 
 func documentAPIs() string { return namesOf[protocol.DocumentScorer]() }
 
 // outputMetric reports whether metric needs a streamed answer's first token
-// or output tokens, which a non-streamed API does not produce.
+// or output tokens, which a non-streamed API does not produce: the
+// catalogue says so of each metric (result.Metric.NeedsOutput).
 func outputMetric(metric string) bool {
-	for _, p := range []string{"ttft", "ttfat", "tpot", "itl_", "output_", "spec_", "prefill_tps", "mean_output_tokens", "max_tokens_hit_rate"} {
-		if strings.HasPrefix(metric, p) {
-			return true
-		}
-	}
-	return false
+	m, ok := result.MetricNamed(metric)
+	return ok && m.NeedsOutput
 }
 
 // stageBatch checks the fields of a batch API's stage, and that a stream's

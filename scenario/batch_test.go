@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/runnerbench/runner/result"
 )
 
 const batchPlan = `version: 1
@@ -135,5 +137,39 @@ func writeImageFile(t *testing.T, dir, name string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestBatchChecksFollowCatalogue: a check of an embeddings, rerank or score
+// stage that reads a metric the catalogue marks as needing output (a first
+// token, output tokens) is a plan error naming it; one that reads any other
+// metric loads. (runner's TestBatchNullMetrics holds the marks to what an
+// embeddings stage produces.)
+func TestBatchChecksFollowCatalogue(t *testing.T) {
+	marked := 0
+	for _, m := range result.Metrics() {
+		for _, api := range []string{"embeddings", "rerank", "score"} {
+			stage := `{name: x, endpoint: sim, prompts: p, api: ` + api + `, concurrency: [1], checks: [{expr: "` + m.Name + ` != nil"}]}`
+			_, err := load(t, batchPlan+"  - "+stage+"\n", Options{})
+			want := "check reads " + m.Name + ", which api: " + api + " does not produce"
+			switch {
+			case m.NeedsOutput && (err == nil || !strings.Contains(err.Error(), want)):
+				t.Errorf("%s: %s: got %v, want %s", api, m.Name, err, want)
+			case !m.NeedsOutput && err != nil:
+				t.Errorf("%s: %s: %v", api, m.Name, err)
+			}
+		}
+		if m.NeedsOutput {
+			marked++
+		}
+	}
+	// The ones issue 27's reviewer found accepted, among the rest.
+	for _, name := range []string{"energy_per_output_token_mj", "tool_call_rate", "natural_stop", "ttft_p95_ms", "output_tps_total"} {
+		if m, ok := result.MetricNamed(name); !ok || !m.NeedsOutput {
+			t.Errorf("%s is not marked as needing output", name)
+		}
+	}
+	if marked < 40 {
+		t.Errorf("only %d metrics marked as needing output", marked)
 	}
 }
