@@ -87,7 +87,7 @@ func TestBatchDecoders(t *testing.T) {
 	for _, c := range []struct {
 		p    Protocol
 		body string
-		want string // "" ok; "error": an error event; else a MalformedError containing it
+		want string // "" ok; "error": an error event; "other:API": an OtherAPIError of API; else a MalformedError containing it
 	}{
 		{embeddings{}, `{"data":[{"embedding":"AAAAAA=="}],"usage":{"prompt_tokens":3}}`, ""},
 		{embeddings{}, `{"data":[],"usage":{"prompt_tokens":3}}`, "answer carries no results"},
@@ -107,9 +107,21 @@ func TestBatchDecoders(t *testing.T) {
 		{score{}, `{"id":"score-1","object":"list","created":1,"model":"m","data":[{"index":0,"object":"score","score":0.25},{"index":1,"object":"score","score":-3.5}],"usage":{"prompt_tokens":40,"total_tokens":40,"completion_tokens":0,"prompt_tokens_details":null}}`, ""},
 		{score{}, `{"data":[{"index":0}],"usage":{"prompt_tokens":3}}`, "data[0] has no index or score"},
 		{score{}, `{"data":[],"usage":{"prompt_tokens":3}}`, "answer carries no results"},
-		{score{}, `{"results":[{"index":0,"relevance_score":0.5}]}`, "answer carries no results"},
+		// Another API's answer: the endpoint does not serve this one here.
+		{score{}, `{"results":[{"index":0,"relevance_score":0.5}]}`, "other:rerank"},
+		{embeddings{}, `{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"x"}}],"usage":{"prompt_tokens":3}}`, "other:chat"},
+		{rerank{}, `{"id":"c","object":"text_completion","choices":[{"index":0,"text":"x"}]}`, "other:completions"},
+		{score{}, `{"id":"r","object":"response","status":"completed","output":[]}`, "other:responses"},
+		{embeddings{}, `{"id":"m","type":"message","role":"assistant","content":[{"type":"text","text":"x"}]}`, "other:messages"},
+		{rerank{}, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1]}],"usage":{"prompt_tokens":3}}`, "other:embeddings"},
+		{embeddings{}, `{"object":"list","data":[{"object":"score","index":0,"score":0.5}]}`, "other:score"},
+		{embeddings{}, `{"results":[{"index":0,"relevance_score":0.5}]}`, "other:rerank"},
+		{score{}, `{"object":"list","data":[{"object":"embedding","index":0,"embedding":[0.1]}]}`, "other:embeddings"},
+		// Not another API's: this API's list, empty.
+		{rerank{}, `{"results":[],"usage":{"total_tokens":3}}`, "answer carries no results"},
+		{embeddings{}, `{"object":"list","data":[],"choices":null}`, "answer carries no results"},
 		{score{}, `{"data":[{"index":0,"relevance_score":0.5}]}`, "data[0] has no index or score"},
-		{rerank{}, `{"data":[{"index":0,"score":0.5}]}`, "answer carries no results"},
+		{rerank{}, `{"data":[{"index":0,"score":0.5}]}`, "other:score"},
 		{rerank{}, `{"results":[{"index":0,"score":0.5}]}`, "results[0] has no index or relevance_score"},
 		{rerank{}, `{"results":[{"index":0,"relevance_score":0.5}],"data":"another server's","usage":{"prompt_tokens":3}}`, ""},
 		{rerank{}, `{"results":{"index":0}}`, `{"results"`},
@@ -117,7 +129,13 @@ func TestBatchDecoders(t *testing.T) {
 	} {
 		ev, err := decodeOne(t, c.p, c.body)
 		var bad *MalformedError
+		var other *OtherAPIError
 		switch {
+		case strings.HasPrefix(c.want, "other:"):
+			if !errors.As(err, &other) || other.Got != strings.TrimPrefix(c.want, "other:") || other.Want != c.p.Name() || !other.Whole ||
+				other.Error() != "the response is a JSON answer of api "+other.Got+", not of api "+c.p.Name() {
+				t.Errorf("%s %s: %v, want the answer of api %s", c.p.Name(), c.body, err, c.want)
+			}
 		case c.want == "":
 			if err != nil || !ev.Finish {
 				t.Errorf("%s %s: %+v %v", c.p.Name(), c.body, ev, err)

@@ -11,11 +11,12 @@ import (
 // "usage": {"prompt_tokens", "total_tokens"}}). Nothing is streamed.
 type embeddings struct{}
 
-func (embeddings) Name() string      { return "embeddings" }
-func (embeddings) Path() string      { return "/embeddings" }
-func (embeddings) MediaType() string { return "application/json" }
-func (embeddings) Describe() string  { return "a JSON answer" }
-func (embeddings) BatchesInputs()    {}
+func (embeddings) Name() string        { return "embeddings" }
+func (embeddings) Path() string        { return "/embeddings" }
+func (embeddings) MediaType() string   { return "application/json" }
+func (embeddings) Describe() string    { return "a JSON answer" }
+func (embeddings) BatchesInputs()      {}
+func (embeddings) StopsWhenNotServed() {}
 
 // embeddingsReserved are the body fields extra_body may not replace.
 var embeddingsReserved = map[string]bool{"input": true, "model": true}
@@ -86,11 +87,11 @@ func parseEmbeddings(data []byte, ev *Event) error {
 		return nil
 	}
 	if a.Data == nil || len(*a.Data) == 0 {
-		return malformed(data, errNoResults)
+		return noResults(data, "embeddings")
 	}
 	for i, d := range *a.Data {
 		if len(d.Embedding) < 2 || (d.Embedding[0] != '[' && d.Embedding[0] != '"') || string(d.Embedding) == "[]" {
-			return malformed(data, fmt.Errorf("data[%d] has no embedding", i))
+			return badItem(data, "embeddings", fmt.Errorf("data[%d] has no embedding", i))
 		}
 	}
 	ev.Results = len(*a.Data)

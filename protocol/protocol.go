@@ -116,8 +116,9 @@ type ToolTaker interface {
 }
 
 // NotServedStops is a Protocol whose stage stops with one clear error when
-// the endpoint shows it does not serve the API (a 404 or 405 at its path,
-// an event stream of another API) before any request succeeded. Chat and
+// the endpoint shows it does not serve the API (a 404, 405 or 501 at its path,
+// an event stream of another API, or for a whole-answer API an event stream
+// or another API's JSON answer) before any request succeeded. Chat and
 // completions are not: a level of failed requests, with the base_url hint
 // beside it, is what their users have always seen.
 type NotServedStops interface {
@@ -187,10 +188,21 @@ type Authenticator interface {
 type OtherAPIError struct {
 	// Want is the API asked for, Got the one the events belong to.
 	Want, Got string
+	// Whole: the response is one JSON answer (to a whole-answer API:
+	// embeddings, rerank, score), not an event stream.
+	Whole bool
 }
 
 func (e *OtherAPIError) Error() string {
-	return "the response is an event stream of api " + e.Got + ", not of api " + e.Want
+	return "the response is " + e.Form() + " of api " + e.Got + ", not of api " + e.Want
+}
+
+// Form says what the response was: "an event stream" or "a JSON answer".
+func (e *OtherAPIError) Form() string {
+	if e.Whole {
+		return "a JSON answer"
+	}
+	return "an event stream"
 }
 
 // Decoder reads one response body after another into events.

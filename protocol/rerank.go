@@ -13,11 +13,12 @@ import (
 // total_tokens (vLLM also echoes each document). Nothing is streamed.
 type rerank struct{}
 
-func (rerank) Name() string      { return "rerank" }
-func (rerank) Path() string      { return "/rerank" }
-func (rerank) MediaType() string { return "application/json" }
-func (rerank) Describe() string  { return "a JSON answer" }
-func (rerank) ScoresDocuments()  {}
+func (rerank) Name() string        { return "rerank" }
+func (rerank) Path() string        { return "/rerank" }
+func (rerank) MediaType() string   { return "application/json" }
+func (rerank) Describe() string    { return "a JSON answer" }
+func (rerank) ScoresDocuments()    {}
+func (rerank) StopsWhenNotServed() {}
 
 // rerankReserved are the body fields extra_body may not replace.
 var rerankReserved = map[string]bool{"query": true, "documents": true, "model": true}
@@ -93,7 +94,7 @@ func parseScores(data []byte, ev *Event, asScore bool) error {
 		return malformed(data, nil)
 	}
 	if len(items) == 0 {
-		return malformed(data, errNoResults)
+		return noResults(data, scoringAPI(asScore))
 	}
 	for i, it := range items {
 		score := it.Relevance
@@ -101,9 +102,17 @@ func parseScores(data []byte, ev *Event, asScore bool) error {
 			score = it.Score
 		}
 		if it.Index == nil || score == nil {
-			return malformed(data, fmt.Errorf("%s[%d] has no index or %s", list, i, field))
+			return badItem(data, scoringAPI(asScore), fmt.Errorf("%s[%d] has no index or %s", list, i, field))
 		}
 	}
 	ev.Results = len(items)
 	return nil
+}
+
+// scoringAPI names the API parseScores reads for.
+func scoringAPI(asScore bool) string {
+	if asScore {
+		return "score"
+	}
+	return "rerank"
 }

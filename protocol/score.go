@@ -11,12 +11,13 @@ package protocol
 // root's (Rooted). Nothing is streamed.
 type score struct{}
 
-func (score) Name() string      { return "score" }
-func (score) Path() string      { return "/score" }
-func (score) MediaType() string { return "application/json" }
-func (score) Describe() string  { return "a JSON answer" }
-func (score) AtRoot()           {}
-func (score) ScoresDocuments()  {}
+func (score) Name() string        { return "score" }
+func (score) Path() string        { return "/score" }
+func (score) MediaType() string   { return "application/json" }
+func (score) Describe() string    { return "a JSON answer" }
+func (score) AtRoot()             {}
+func (score) ScoresDocuments()    {}
+func (score) StopsWhenNotServed() {}
 
 // scoreReserved are the body fields extra_body may not replace.
 var scoreReserved = map[string]bool{"text_1": true, "text_2": true, "model": true}

@@ -139,6 +139,64 @@ func errorMessage(e *wholeError) []byte {
 // errNoResults is an answer without the list its API promises.
 var errNoResults = errors.New("answer carries no results")
 
+// noResults is the error of an answer to api without the list its API
+// promises: an *OtherAPIError when it is another API's answer (the endpoint
+// does not serve api at this path: a proxy or router sent it elsewhere),
+// else malformed.
+func noResults(data []byte, api string) error { return badItem(data, api, errNoResults) }
+
+// badItem is the error of an answer to api whose list lacks what api's
+// items carry (why): another API's answer, else malformed.
+func badItem(data []byte, api string, why error) error {
+	if got := otherAnswer(data, api); got != "" {
+		return &OtherAPIError{Want: api, Got: got, Whole: true}
+	}
+	return malformed(data, why)
+}
+
+// otherAnswer names the API whose JSON answer data is, when it is not api's
+// (whose list the caller found missing or empty): one with choices (chat,
+// completions), an object or type naming another API (Responses, Messages),
+// or another whole-answer API's list. "" when it is none of these.
+func otherAnswer(data []byte, api string) string {
+	var a struct {
+		Object  string          `json:"object"`
+		Type    string          `json:"type"`
+		Choices json.RawMessage `json:"choices"`
+		Results json.RawMessage `json:"results"`
+		Data    []struct {
+			Object    string          `json:"object"`
+			Embedding json.RawMessage `json:"embedding"`
+			Score     json.RawMessage `json:"score"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(data, &a) != nil {
+		return ""
+	}
+	var got string
+	switch {
+	case len(a.Choices) > 0 && a.Choices[0] == '[':
+		got = "chat"
+		if a.Object == "text_completion" {
+			got = "completions"
+		}
+	case a.Object == "response":
+		got = "responses"
+	case a.Type == "message":
+		got = "messages"
+	case len(a.Results) > 0 && a.Results[0] == '[':
+		got = "rerank"
+	case len(a.Data) > 0 && (a.Data[0].Embedding != nil || a.Data[0].Object == "embedding"):
+		got = "embeddings"
+	case len(a.Data) > 0 && a.Data[0].Score != nil:
+		got = "score"
+	}
+	if got == api {
+		return ""
+	}
+	return got
+}
+
 // malformed is a *MalformedError for data, prefixed with why when the
 // bytes alone would not say.
 func malformed(data []byte, why error) error {

@@ -150,8 +150,12 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	resp.Body.Close()
 	rec.E2EMs = ms(time.Since(wd.start))
 	fail(rec, kind, msg+sample(data))
-	if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed {
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented:
 		w.notServed = fmt.Sprintf("POST %s answered http %d (%s)", redact.URL(w.e.apiURL(w.proto)), resp.StatusCode, sample(data))
+	case kind == result.ErrMalformed && !protocol.Streams(w.proto) && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
+		// An event stream where a whole JSON answer was due: another API's path.
+		w.notServed = fmt.Sprintf("POST %s answered with an event stream, not %s", redact.URL(w.e.apiURL(w.proto)), w.proto.Describe())
 	}
 	return nil, false
 }

@@ -65,8 +65,9 @@ type stagePlan struct {
 
 // judgeServed notes what request rec, just sent on w, shows of whether the
 // endpoint serves the stage's API, and reports whether the stage must stop:
-// an answer that says it does not (a 404 or 405 at the API's path, an event
-// stream of another API) before any request of the stage succeeded. One
+// an answer that says it does not (a 404, 405 or 501 at the API's path, an
+// event stream of another API or where a JSON answer was due, another API's
+// JSON answer) before any request of the stage succeeded. One
 // clear stage error then says so, instead of a level of failed requests.
 // Once a request has succeeded, a 404 is that request's failure only.
 func (sp *stagePlan) judgeServed(w *Worker, rec *result.Request) bool {

@@ -207,7 +207,7 @@ func (w *Worker) readOK(err error, rec *result.Request, clk *streamClock) bool {
 		rec.E2EMs = ms(time.Since(clk.start))
 		fail(rec, result.ErrMalformed, other.Error())
 		clk.record(rec)
-		w.notServed = fmt.Sprintf("POST %s answered with an event stream of api %s, not of api %s", redact.URL(w.e.apiURL(w.proto)), other.Got, other.Want)
+		w.notServed = fmt.Sprintf("POST %s answered with %s of api %s, not of api %s", redact.URL(w.e.apiURL(w.proto)), other.Form(), other.Got, other.Want)
 		return false
 	}
 	var bad *protocol.MalformedError
