@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
@@ -9,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
@@ -288,21 +288,26 @@ func TestBatchFailures(t *testing.T) {
 }
 
 // TestUnservedAPI: an endpoint that does not serve the stage's API (a 404,
-// or an event stream where a JSON answer was due) fails the level with one
-// hint naming the API and the path tried (score's at the server's root).
+// an event stream where a JSON answer was due, or the JSON answer of
+// another API) stops the stage with one error naming the API and the path
+// tried (score's at the server's root), before any measured request.
 func TestUnservedAPI(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		handler http.HandlerFunc
 		want    string
 	}{
-		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, "answered 404 to every request"},
+		{"404", func(w http.ResponseWriter, r *http.Request) { http.NotFound(w, r) }, "answered http 404 (404 page not found"},
 		{"stream", func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Content-Type", "text/event-stream")
 			_, _ = w.Write([]byte("data: {\"choices\":[{\"delta\":{\"content\":\"x\"}}]}\n\ndata: [DONE]\n\n"))
-		}, "another kind of response than a JSON answer"},
+		}, "answered with an event stream, not a JSON answer"},
+		{"chat json", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"id":"c","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"x"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":1,"total_tokens":10}}`))
+		}, "answered with a JSON answer of api chat, not of api "},
 	} {
-		for _, api := range []struct{ name, path string }{{"embeddings", "/v1/embeddings"}, {"score", "/score"}} {
+		for _, api := range []struct{ name, path string }{{"embeddings", "/v1/embeddings"}, {"rerank", "/v1/rerank"}, {"score", "/score"}} {
 			t.Run(c.name+" "+api.name, func(t *testing.T) {
 				var paths []string
 				var mu sync.Mutex
@@ -313,14 +318,16 @@ func TestUnservedAPI(t *testing.T) {
 					c.handler(w, r)
 				}))
 				defer srv.Close()
-				e, _ := newEngine(t, srv.URL+"/v1", nil)
-				st := batchStage(scenario.API(api.name), 1, 2)
+				e, col := newEngine(t, srv.URL+"/v1", nil)
+				st := batchStage(scenario.API(api.name), 2, 20)
 				st.DocumentTokens = &scenario.Length{Fixed: 8}
-				res, _ := runStageCtx(t.Context(), e, synthPlan(20, "reference"), st)
-				p := res.Points[0]
-				hint := checks.FailureHint(res, &p)
-				if !strings.Contains(hint, "does not serve api: "+api.name) || !strings.Contains(hint, "POST "+srv.URL+api.path+" ") || !strings.Contains(hint, c.want) {
-					t.Errorf("hint %q", hint)
+				_, err := runStageCtx(t.Context(), e, synthPlan(20, "reference"), st)
+				want := "api " + api.name + ": POST " + srv.URL + api.path + " " + c.want
+				if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "the endpoint does not serve the "+api.name+" API at this path") {
+					t.Errorf("err %v\nwant %s", err, want)
+				}
+				if n := len(col.measured()); n != 0 {
+					t.Errorf("%d measured requests sent after the warm-up showed the API is not served", n)
 				}
 				mu.Lock()
 				defer mu.Unlock()
@@ -331,6 +338,55 @@ func TestUnservedAPI(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestUnservedAPISim: in front of the built-in simulator, a router that
+// sends a batch API's requests to another of the simulator's APIs (or to a
+// path it has no route for) stops the stage with the error naming what
+// came back; the simulator's own answers are the other API's.
+func TestUnservedAPISim(t *testing.T) {
+	s := startSim(t, batchSim())
+	h := s.Handler()
+	// Where each API's request is sent instead, with a body that API takes.
+	routes := map[string]struct{ path, body string }{
+		"/v2/embeddings": {"/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`},
+		"/v2/rerank":     {"/v1/embeddings", `{"model":"m","input":"hi"}`},
+		"/score":         {"/v1/rerank", `{"model":"m","query":"q","documents":["a","b"]}`},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if to, ok := routes[r.URL.Path]; ok && r.Method == http.MethodPost {
+			var in struct{ Model string }
+			_ = json.NewDecoder(r.Body).Decode(&in)
+			body := strings.Replace(to.body, `"model":"m"`, `"model":"`+in.Model+`"`, 1)
+			r2 := httptest.NewRequest(http.MethodPost, to.path, strings.NewReader(body))
+			r2.Header.Set("Content-Type", "application/json")
+			h.ServeHTTP(w, r2)
+			return
+		}
+		h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	for _, c := range []struct{ api, base, path, want string }{
+		{"embeddings", "/v2", "/v2/embeddings", "answered with a JSON answer of api chat, not of api embeddings"},
+		{"rerank", "/v2", "/v2/rerank", "answered with a JSON answer of api embeddings, not of api rerank"},
+		{"score", "/v1", "/score", "answered with a JSON answer of api rerank, not of api score"},
+		{"embeddings", "/v3", "/v3/embeddings", "answered http 404 ({\"error\""},
+	} {
+		e, col := newEngine(t, srv.URL+c.base, nil)
+		st := batchStage(scenario.API(c.api), 2, 20)
+		_, err := runStageCtx(t.Context(), e, synthPlan(20, "reference"), st)
+		if want := "api " + c.api + ": POST " + srv.URL + c.path + " " + c.want; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s at %s: err %v\nwant %s", c.api, c.path, err, want)
+		}
+		if n := len(col.measured()); n != 0 {
+			t.Errorf("%s: %d measured requests", c.api, n)
+		}
+	}
+	// Served, the same stages succeed through the router's other paths.
+	e, _ := newEngine(t, srv.URL+"/v1", nil)
+	if p := runStage(t, e, synthPlan(20, "reference"), batchStage(scenario.APIRerank, 1, 4)).Points[0]; p.Completed != 4 {
+		t.Errorf("rerank served: completed %d %v", p.Completed, p.ErrorSamples)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/internal/engines"
 )
 
@@ -83,17 +82,16 @@ func TestLlamaServerRerank(t *testing.T) {
 }
 
 // TestLlamaServerUnservedAPI: a chat llama-server (no --embeddings) asked
-// for embeddings fails every request the same way, and the run says once
-// that it does not serve the API, naming the path.
+// for embeddings answers 501 and says how to start it; the stage stops with
+// one error naming the API, the path and the server's words, before any
+// measured request.
 func TestLlamaServerUnservedAPI(t *testing.T) {
 	eng := llama(t, false)
-	o := run(t, eng, engines.LlamaModel, planFor("llama", 32, `
-  - {name: embed, endpoint: llama, prompts: synth, api: embeddings, concurrency: [1], requests: 2, warmup: 0}
-`))[0]
-	p := o.stage.Points[0]
-	hint := checks.FailureHint(o.stage, &p)
-	if p.Completed != 0 || !strings.Contains(hint, "does not serve api: embeddings") || !strings.Contains(hint, eng.BaseURL+"/embeddings") {
-		t.Errorf("completed %d, errors %v %v, hint %q", p.Completed, p.ErrorsByKind, p.ErrorSamples, hint)
+	err := runStageErr(t, eng.BaseURL, engines.LlamaModel, planFor("llama", 32, `
+  - {name: embed, endpoint: llama, prompts: synth, api: embeddings, concurrency: [1], requests: 2}
+`))
+	if want := "api embeddings: POST " + eng.BaseURL + "/embeddings answered http 501 ("; err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "--embeddings") {
+		t.Errorf("err %v, want %q and the server's --embeddings advice", err, want)
 	}
 }
 
@@ -171,30 +169,31 @@ stages:
 	}
 }
 
-// TestUnservedScore: neither engine here serves vLLM's /score (llama-server
-// started with --reranking answers it 404 as JSON, llm-d-inference-sim 404
-// as text): a score stage fails every request alike, and the run says once
-// that the endpoint does not serve the API, naming the root path tried.
-func TestUnservedScore(t *testing.T) {
+// TestUnservedBatchAPIs: neither engine here serves vLLM's /score
+// (llama-server started with --reranking answers it 404 as JSON,
+// llm-d-inference-sim 404 as text), and llm-d-inference-sim has no
+// /v1/rerank (404, "Not Found": checked with curl): a score or rerank stage
+// on them stops with one error naming the API and the path tried (score's
+// at the server's root), before any measured request.
+func TestUnservedBatchAPIs(t *testing.T) {
 	for _, c := range []struct {
-		name, ep, model string
-		eng             func() *engines.Engine
+		name, ep, model, api, path string
+		eng                        func() *engines.Engine
 	}{
-		{"llama-server", "llama", engines.LlamaModel, func() *engines.Engine {
+		{"llama-server", "llama", engines.LlamaModel, "score", "/score", func() *engines.Engine {
 			return llamaWith(t, "llama-rerank", engines.LlamaOptions{Reranking: true})
 		}},
-		{"llm-d-inference-sim", "sim", engines.SimModel, func() *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
+		{"llm-d-inference-sim", "sim", engines.SimModel, "score", "/score", func() *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
+		{"llm-d-inference-sim", "sim", engines.SimModel, "rerank", "/v1/rerank", func() *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
 	} {
-		t.Run(c.name, func(t *testing.T) {
+		t.Run(c.name+" "+c.api, func(t *testing.T) {
 			eng := c.eng()
-			o := run(t, eng, c.model, planFor(c.ep, 32, fmt.Sprintf(`
-  - {name: score, endpoint: %s, prompts: synth, api: score, document_tokens: 16, concurrency: [1], requests: 2, warmup: 0}
-`, c.ep)))[0]
-			p := o.stage.Points[0]
-			hint := checks.FailureHint(o.stage, &p)
-			want := "POST " + strings.TrimSuffix(eng.BaseURL, "/v1") + "/score answered 404 to every request"
-			if p.Completed != 0 || p.ErrorsByKind["http_404"] != 2 || !strings.Contains(hint, "does not serve api: score") || !strings.Contains(hint, want) {
-				t.Errorf("completed %d, errors %v %v, hint %q (want %q)", p.Completed, p.ErrorsByKind, p.ErrorSamples, hint, want)
+			err := runStageErr(t, eng.BaseURL, c.model, planFor(c.ep, 32, fmt.Sprintf(`
+  - {name: s, endpoint: %s, prompts: synth, api: %s, document_tokens: 16, concurrency: [1], requests: 2}
+`, c.ep, c.api)))
+			want := "api " + c.api + ": POST " + strings.TrimSuffix(eng.BaseURL, "/v1") + c.path + " answered http 404"
+			if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "does not serve the "+c.api+" API at this path") {
+				t.Errorf("err %v, want %q", err, want)
 			}
 		})
 	}
