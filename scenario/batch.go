@@ -98,27 +98,40 @@ func (v *validator) stageBatch(path string, s *Stage, ps *PromptSet) {
 	}
 }
 
-// batchChecks reports each check of a non-streamed stage that reads a
-// metric only a stream produces (a first token, output tokens): it would
-// read a null and fail every run, so it is a plan error.
+// batchChecks reports each check and search target of a non-streamed stage
+// that reads a metric only a stream produces (a first token, output
+// tokens): it would read a null and fail every run (or never find a
+// capacity), so it is a plan error.
 func (v *validator) batchChecks(i int, s *Stage) {
 	if streams(s.API) {
 		return
 	}
 	for j, c := range s.Checks {
-		if c == nil {
-			continue
+		if c != nil {
+			v.outputRead(fmt.Sprintf("stages[%d].checks[%d]", i, j), "check", c.Metrics, s.API)
 		}
-		var bad []string
-		for _, m := range c.Metrics {
-			if outputMetric(m) && !slices.Contains(bad, m) {
-				bad = append(bad, m)
-			}
+	}
+	if s.Search == nil {
+		return
+	}
+	for j, t := range s.Search.Targets {
+		if t != nil {
+			v.outputRead(fmt.Sprintf("stages[%d].search.targets[%d]", i, j), "target", t.Metrics, s.API)
 		}
-		if len(bad) > 0 {
-			cp := fmt.Sprintf("stages[%d].checks[%d]", i, j)
-			v.errf(cp+".expr", "%s: check reads %s, which api: %s does not produce (its answer is not streamed: no first token, no output tokens); check e2e_*, request_tps, input_tps_total or mean_input_tokens instead",
-				cp, strings.Join(bad, ", "), s.API)
+	}
+}
+
+// outputRead reports the metrics of metrics, read by the check or target at
+// path, that api does not produce.
+func (v *validator) outputRead(path, what string, metrics []string, api API) {
+	var bad []string
+	for _, m := range metrics {
+		if outputMetric(m) && !slices.Contains(bad, m) {
+			bad = append(bad, m)
 		}
+	}
+	if len(bad) > 0 {
+		v.errf(path+".expr", "%s: %s reads %s, which api: %s does not produce (its answer is not streamed: no first token, no output tokens); check e2e_*, request_tps, input_tps_total or mean_input_tokens instead",
+			path, what, strings.Join(bad, ", "), api)
 	}
 }
