@@ -15,7 +15,7 @@ func (chat) Name() string      { return "chat" }
 func (chat) Path() string      { return "/chat/completions" }
 func (chat) MediaType() string { return "text/event-stream" }
 func (chat) Describe() string  { return "an event stream" }
-func (chat) TakesImages()       {}
+func (chat) TakesImages()      {}
 
 // Encode sends Messages, or Text as one user message.
 func (chat) Encode(r Request) ([]byte, error) {
