@@ -47,12 +47,12 @@ type Stage struct {
 	// Load is concurrency, rate or trace; API chat, completions or
 	// another; Mode pinned or natural, "" for an API without output
 	// (report.json's stage fields).
-	Load string `json:"load"`
-	API  string `json:"api"`
-	Mode string `json:"mode"`
+	Load result.LoadKind `json:"load"`
+	API  string          `json:"api"`
+	Mode string          `json:"mode"`
 	// Search is what a capacity search stage varied (concurrency or rate);
 	// empty for a stage that lists its levels.
-	Search string `json:"search,omitempty"`
+	Search result.LoadKind `json:"search,omitempty"`
 	// Error is set when the stage (or one of its levels) could not run.
 	Error  string  `json:"error,omitempty"`
 	Levels []Level `json:"levels"`
@@ -112,9 +112,9 @@ func FromReport(rep *result.Report, source string) Run {
 	}
 	ms := result.Metrics()
 	for _, st := range rep.Stages {
-		s := Stage{Name: st.Name, Load: string(st.Load), API: st.API, Mode: st.Mode, Error: st.Error, Levels: make([]Level, 0, len(st.Points))}
+		s := Stage{Name: st.Name, Load: st.Load, API: st.API, Mode: st.Mode, Error: st.Error, Levels: make([]Level, 0, len(st.Points))}
 		if sr := st.Search; sr != nil {
-			s.Search = string(sr.Over)
+			s.Search = sr.Over
 			for _, t := range sr.Targets {
 				s.Capacities = append(s.Capacities, Capacity{Name: t.Name, Status: t.Status, Capacity: t.Capacity})
 			}
@@ -141,9 +141,9 @@ func FromReport(rep *result.Report, source string) Run {
 // API, the mode, and the requested lengths. Two runs of a stage of the same
 // name whose shapes differ measured different things.
 func (s *Stage) Shape() string {
-	load := s.Load
+	load := string(s.Load)
 	if s.Search != "" {
-		load = "search over " + s.Search
+		load = "search over " + string(s.Search)
 	}
 	parts := []string{load, s.API}
 	if p, ok := protocol.Lookup(s.API); s.Mode != "" && (!ok || protocol.Streams(p)) {

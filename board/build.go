@@ -269,13 +269,13 @@ func capacityLevel(st *Stage, target string) (*Level, *float64, string) {
 	case c.Capacity == nil:
 		return nil, nil, "capacity " + target + " is " + c.Status
 	}
-	load := "concurrency"
-	if st.Search == "rate" {
-		load = "rate"
+	load := result.LoadConcurrency // the level's metric of that name
+	if st.Search == result.LoadRate {
+		load = result.LoadRate
 	}
 	var at *Level
 	for i := range st.Levels {
-		if v, ok := st.Levels[i].Metric(load); ok && v == *c.Capacity {
+		if v, ok := st.Levels[i].Metric(string(load)); ok && v == *c.Capacity {
 			at = &st.Levels[i]
 		}
 	}

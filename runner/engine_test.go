@@ -429,8 +429,11 @@ func TestInterrupted(t *testing.T) {
 	}
 }
 
-// TestCalibration: synthetic prompts land within 2% of the requested input
-// tokens, calibrated by /tokenize or, without it, by a probe request.
+// TestCalibration: synthetic prompts land within 2% (or 3 tokens) of the
+// requested input tokens, calibrated by /tokenize or, without it, by a probe
+// request. The tokens are the nonce's business: 12 random hex digits
+// tokenize to a count that varies from nonce to nonce, and the mean of four
+// prompts of 128 tokens was once 2.75 off.
 func TestCalibration(t *testing.T) {
 	s := startSim(t, fastSim())
 	for _, tc := range []struct {
@@ -450,7 +453,7 @@ func TestCalibration(t *testing.T) {
 				st.API = scenario.API(tc.api)
 				res := runStage(t, e, synthPlan(n, ""), st)
 				p := res.Points[0]
-				if p.MeanInputTokens == nil || math.Abs(*p.MeanInputTokens-float64(n)) > 0.02*float64(n) {
+				if p.MeanInputTokens == nil || math.Abs(*p.MeanInputTokens-float64(n)) > max(0.02*float64(n), 3) {
 					t.Errorf("asked %d input tokens, server counted a mean of %v", n, deref(p.MeanInputTokens))
 				}
 			}

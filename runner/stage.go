@@ -148,7 +148,7 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 	}
 	ps := st.Prompts
 	sp.inputs, sp.docs = st.InputsPerRequest, st.DocumentsPerRequest
-	sp.images = synth.NewImages(ps.Images, st.Seed)
+	sp.images = synth.NewImages(ps.Images, st.Seed, st.Name)
 	if !protocol.Streams(proto) {
 		sp.output = scenario.Length{} // no output tokens: max_tokens 0, not sent
 	}

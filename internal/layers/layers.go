@@ -13,8 +13,10 @@ package layers
 // say where it stands.
 var Layers = [][]string{
 	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry", "runner/clock", "runner/host"},
-	{"scenario", "scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "sim", "search", "trace"}, // plan (its file and environment policy); the simulator; a capacity search's decisions; trace files
-	{"runner/synth", "runner/shape", "runner/shard", "runner/servermetrics", "runner"},                     // load: synthetic inputs, shapes and sharding, then the engine
+	{"trace"}, // trace files, which the plan loader reads
+	{"scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "scenario"}, // plan: its file and environment policy, its prompt files, the plan itself
+	{"sim", "search"}, // the simulator; a capacity search's decisions
+	{"runner/synth", "runner/shape", "runner/shard", "runner/servermetrics", "runner"}, // load: synthetic inputs, shapes and sharding, then the engine
 	{"records", "export"},       // records; sending figures to Prometheus or OpenTelemetry
 	{"aggregate", "comparison"}, // report: the points, and the comparison with a baseline
 	{"checks"},                  // checks

@@ -3,6 +3,7 @@ package synth
 import (
 	"bytes"
 	"encoding/base64"
+	"hash/fnv"
 	"image"
 	"image/color"
 	"image/jpeg"
@@ -20,19 +21,24 @@ import (
 
 // Images makes a stage's images.
 type Images struct {
-	im        *scenario.Images
-	seed      int64
+	im  *scenario.Images
+	key uint64 // the stage's seed and name
+
 	same      []string // repeat: the one set every request sends
 	sameBytes int
 }
 
-// NewImages is the images of a prompt set's images block, drawn from seed
-// (nil for none).
-func NewImages(im *scenario.Images, seed int64) *Images {
+// NewImages is the images of a prompt set's images block for stage, drawn
+// from its seed (nil for none). The stage's name is part of the draw: two
+// stages on one prompt set (their seeds alike by default) send different
+// images at the same level and request.
+func NewImages(im *scenario.Images, seed int64, stage string) *Images {
 	if im == nil {
 		return nil
 	}
-	p := &Images{im: im, seed: seed}
+	h := fnv.New64a()
+	h.Write([]byte(stage))
+	p := &Images{im: im, key: uint64(seed) ^ 0x696d616765 ^ h.Sum64()}
 	if im.Repeat {
 		p.same, p.sameBytes = p.make(0, 0)
 	}
@@ -59,7 +65,7 @@ func (p *Images) make(level, seq int) ([]string, int) {
 			f := im.Loaded[(seq*im.Count+k)%len(im.Loaded)]
 			mt, data = f.MediaType, f.Data
 		} else {
-			r := rand.New(rand.NewPCG(uint64(p.seed)^0x696d616765, uint64(level)<<40|uint64(uint32(seq))<<8|uint64(k)))
+			r := rand.New(rand.NewPCG(p.key, uint64(level)<<40|uint64(uint32(seq))<<8|uint64(k)))
 			mt, data = synthImage(r, im.Width, im.Height, im.Format)
 		}
 		total += len(data)
