@@ -10,7 +10,8 @@
 # Steps:
 #   1. go test -bench of the SSE hot path, -count 10, summarised by benchstat
 #      (median ± variation; installs golang.org/x/perf/cmd/benchstat if missing);
-#   2. instructions per chunk of the same path under valgrind's callgrind
+#   2. instructions per chunk of the same path (chat, and the Responses and
+#      Messages scanners and decoders: ssecost -api) under valgrind's callgrind
 #      (if valgrind is installed): a figure independent of machine load;
 #   3. bench/cmd/runnerbench: throughput, memory at N streams, heap over a
 #      long run, accuracy against the simulator's truth, open-loop send
@@ -46,9 +47,9 @@ extras="$tmp/sse.md"
 if command -v valgrind > /dev/null; then
 	echo "bench/run.sh: instruction counts (callgrind)..." >&2
 	go build -o "$tmp/ssecost" ./bench/cmd/ssecost
-	count() { # mode n -> instructions of the whole process
+	count() { # api mode n -> instructions of the whole process
 		GOGC=off GOMAXPROCS=1 GODEBUG=asyncpreemptoff=1 valgrind --tool=callgrind \
-			--callgrind-out-file=/dev/null "$tmp/ssecost" -mode "$1" -n "$2" 2>&1 |
+			--callgrind-out-file=/dev/null "$tmp/ssecost" -api "$1" -mode "$2" -n "$3" 2>&1 |
 			sed -n 's/.*Collected : *\([0-9]*\).*/\1/p'
 	}
 	{
@@ -58,13 +59,21 @@ if command -v valgrind > /dev/null; then
 		echo
 		echo "| path | instructions per chunk |"
 		echo "|---|---|"
-		for mode in parse read decode; do
-			a=$(count "$mode" 10000)
-			b=$(count "$mode" 20000)
-			label="sse.Parse of one vLLM chat chunk"
-			[[ $mode == read ]] && label="sse.Reader framing + sse.Parse"
-			[[ $mode == decode ]] && label="the chat protocol's decoder (the engine's path: framing + Parse behind protocol)"
-			echo "| $label | $(((b - a) / 10000)) |"
+		for api in chat responses messages; do
+			for mode in parse read decode; do
+				a=$(count "$api" "$mode" 10000)
+				b=$(count "$api" "$mode" 20000)
+				case $api/$mode in
+				chat/parse) label="sse.Parse of one vLLM chat chunk" ;;
+				chat/read) label="sse.Reader framing + sse.Parse" ;;
+				chat/decode) label="the chat protocol's decoder (the engine's path: framing + Parse behind protocol)" ;;
+				responses/parse) label="sse.ParseResponses of one response.output_text.delta event (\`-api responses\`)" ;;
+				messages/parse) label="sse.ParseMessages of one content_block_delta text_delta event (\`-api messages\`)" ;;
+				*/read) label="sse.Reader framing (with the event: line) + the $api scanner" ;;
+				*/decode) label="the $api protocol's decoder (the engine's path)" ;;
+				esac
+				echo "| $label | $(((b - a) / 10000)) |"
+			done
 		done
 	} > "$tmp/instr.md"
 	extras="$extras,$tmp/instr.md"

@@ -23,8 +23,8 @@ type Chunk struct {
 	Reasoning bool
 	// Finish: some choice has a non-null, non-empty finish_reason.
 	Finish bool
-	// ToolCall: the chunk starts a tool call (a tool_calls element with an
-	// id or a function name; a typed API's tool-call item or block). Its
+	// ToolCall: the chunk starts a tool call (a tool_calls element that
+	// names its function; a typed API's tool-call item or block). Its
 	// argument deltas are answer tokens (Content), as the text they are.
 	ToolCall bool
 	// FinishReason is the raw (still escaped) finish_reason string, when a string.
@@ -696,7 +696,7 @@ const (
 	mReasoning                    // a non-empty reasoning
 	mReasoningContent             // a non-empty reasoning_content
 	mToolArgs                     // tool_calls: some call's arguments are non-empty
-	mToolStart                    // tool_calls: some call opens (an id or a name)
+	mToolStart                    // tool_calls: some call opens (names its function)
 )
 
 // setBit returns m with bit set when on, and cleared when not.
@@ -767,8 +767,10 @@ func delta(d []byte, i int) (m uint8, _ int) {
 
 // toolCalls reads a delta's tool_calls into mToolArgs (some call's
 // function.arguments is non-empty: answer tokens) and mToolStart (an
-// element opens a call, with an id or a function name: ToolCall). Only
-// tool-call chunks come here.
+// element opens a call: it names the function, as the first delta of each
+// call does; ToolCall). An id alone opens none: llm-d-inference-sim repeats
+// the call's id on every argument delta, with "name": null. Only tool-call
+// chunks come here.
 func toolCalls(d []byte, i int) (m uint8, _ int) {
 	if d[i] != '[' {
 		return 0, skipValue(d, i)
@@ -781,11 +783,9 @@ func toolCalls(d []byte, i int) (m uint8, _ int) {
 		}
 		// Within an element a repeated key's last value wins, as with
 		// encoding/json; across elements any call counts.
-		var id, name, arg bool
+		var name, arg bool
 		i, _ = object(d, i, func(key []byte, i int) int {
 			switch string(key) {
-			case "id":
-				id, i = nonEmptyString(d, i)
 			case "function":
 				name, arg = false, false
 				i, _ = object(d, i, func(key []byte, i int) int {
@@ -810,7 +810,7 @@ func toolCalls(d []byte, i int) (m uint8, _ int) {
 		if arg {
 			m |= mToolArgs
 		}
-		if id || name {
+		if name {
 			m |= mToolStart
 		}
 	}

@@ -123,6 +123,9 @@ func TestParse(t *testing.T) {
 		// Tool-call arguments are answer tokens; the element that names the call opens one.
 		{"tool call arguments", `{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"{\"content\":\"x\"}"}}],"content":null}}]}`, Chunk{Content: true}, false},
 		{"tool call opened", `{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":""}}]}}]}`, Chunk{ToolCall: true}, false},
+		// llm-d-inference-sim repeats the id on every argument delta: only
+		// the name opens a call.
+		{"tool call id repeated", `{"choices":[{"delta":{"tool_calls":[{"function":{"name":null,"arguments":"\""},"id":"chatcmpl-tool-1","type":"function","index":0}]}}]}`, Chunk{Content: true}, false},
 		// Within a delta and within a choice a repeated key's last value wins
 		// (as encoding/json has it); across choices any counts.
 		{"tool calls repeated", `{"choices":[{"delta":{"tool_calls":[{"id":"c","function":{"arguments":"x"}}],"tool_calls":[{"function":{"arguments":""}}]}}]}`, Chunk{}, false},
@@ -223,7 +226,7 @@ func oracle(t testing.TB, data []byte) Chunk {
 						call, _ := tc.(map[string]any)
 						fn, _ := call["function"].(map[string]any)
 						c.Content = c.Content || nonEmpty(fn["arguments"])
-						c.ToolCall = c.ToolCall || nonEmpty(call["id"]) || nonEmpty(fn["name"])
+						c.ToolCall = c.ToolCall || nonEmpty(fn["name"])
 					}
 				}
 			}

@@ -141,33 +141,62 @@ func TestLlamaServerMessagesIgnoreEOS(t *testing.T) {
 }
 
 // TestInferenceSimToolCalls: llm-d-inference-sim answers a Messages request
-// whose tool_choice asks for a call with a tool_use block: each response is
-// recorded as one call, its input_json_delta events timed as tokens, its
-// usage counted, and the level's tool_call_rate is 1. (Its Responses API
-// takes no tools; llama-server's tiny model has no tool template, so it
+// whose tool_choice asks for a call with a tool_use block, and a chat
+// request with tool_calls deltas: each response is recorded as one call, its
+// argument deltas (input_json_delta on Messages, tool_calls[].function.arguments
+// on chat, with no content at all) timed as output tokens for TTFT and ITL,
+// its usage counted, and the level's tool_call_rate is 1. With tool_choice
+// auto it calls its one tool on about half the requests (its coin, seeded):
+// tool_call_rate is the share of responses that called it. (Its Responses
+// API takes no tools; llama-server's tiny model has no tool template, so it
 // answers with text.)
 func TestInferenceSimToolCalls(t *testing.T) {
 	eng := inferenceSim(t, "plain", simFlags...)
+	const tools = "tools: [{type: function, function: {name: lookup, parameters: {type: object, properties: {text: {type: string}}, required: [text]}}}]"
 	outs := run(t, eng, engines.SimModel, planFor("sim", 64, `
-  - name: tools
-    endpoint: sim
-    prompts: synth
-    api: messages
-    output_tokens: 32
-    concurrency: [2]
-    requests: 6
-    tools: [{type: function, function: {name: lookup, parameters: {type: object, properties: {text: {type: string}}, required: [text]}}}]
-    tool_choice: required
+  - {name: messages-required, endpoint: sim, prompts: synth, api: messages, output_tokens: 32, concurrency: [2], requests: 6, `+tools+`, tool_choice: required}
+  - {name: chat-required, endpoint: sim, prompts: synth, output_tokens: 32, concurrency: [2], requests: 6, `+tools+`, tool_choice: required}
+  - {name: chat-auto, endpoint: sim, prompts: synth, output_tokens: 32, concurrency: [2], requests: 16, `+tools+`, tool_choice: auto}
 `))
-	o := outs[0]
-	noFailures(t, o)
-	for _, r := range o.recs {
-		if r.ToolCalls != 1 || r.FinishReason != "tool_calls" || r.TTFTMs == nil || r.Chunks == 0 || !r.UsageReported || r.OutputTokens < r.Chunks {
-			t.Errorf("seq %d: %d tool calls, finish %q, TTFT %v, %d events for %d tokens", r.Seq, r.ToolCalls, r.FinishReason, r.TTFTMs, r.Chunks, r.OutputTokens)
+	for _, o := range outs {
+		noFailures(t, o)
+		called := 0
+		for _, r := range o.recs {
+			if r.ToolCalls == 0 {
+				if o.stage.Name != "chat-auto" || r.FinishReason == "tool_calls" {
+					t.Errorf("%s seq %d: no tool call, finish %q", o.stage.Name, r.Seq, r.FinishReason)
+				}
+				continue
+			}
+			called++
+			// The simulator holds the first token for its 10 ms TTFT and
+			// sends the arguments' tokens 1 ms apart: a TTFT below 10 ms or
+			// no ITL would mean the argument deltas were not timed.
+			if r.ToolCalls != 1 || r.FinishReason != "tool_calls" || !r.UsageReported || r.Chunks < 2 || r.OutputTokens < r.Chunks {
+				t.Errorf("%s seq %d: %d tool calls, finish %q, usage %v, %d argument events for %d tokens",
+					o.stage.Name, r.Seq, r.ToolCalls, r.FinishReason, r.UsageReported, r.Chunks, r.OutputTokens)
+			}
+			// TTFAT is omitted when it is TTFT: the arguments are the answer.
+			if r.TTFTMs == nil || *r.TTFTMs < 10 || r.TTFATMs != nil || r.MaxITLMs == nil || r.TPOTMs == nil {
+				t.Errorf("%s seq %d: TTFT %s, TTFAT %s, max ITL %s, TPOT %s from the argument deltas",
+					o.stage.Name, r.Seq, val(r.TTFTMs), val(r.TTFATMs), val(r.MaxITLMs), val(r.TPOTMs))
+			}
 		}
-	}
-	if p := o.stage.Points[0]; p.ToolCallRate == nil || *p.ToolCallRate != 1 {
-		t.Errorf("tool_call_rate %s", val(p.ToolCallRate))
+		p := o.stage.Points[0]
+		share := float64(called) / float64(len(o.recs))
+		if o.stage.Name == "chat-auto" && (called == 0 || called == len(o.recs)) {
+			t.Errorf("chat-auto: %d of %d responses called the tool, want some but not all", called, len(o.recs))
+		} else if o.stage.Name != "chat-auto" && called != len(o.recs) {
+			t.Errorf("%s: %d of %d responses called the tool", o.stage.Name, called, len(o.recs))
+		}
+		if p.ToolCallRate == nil || *p.ToolCallRate != share {
+			t.Errorf("%s: tool_call_rate %s, want %d/%d", o.stage.Name, val(p.ToolCallRate), called, len(o.recs))
+		}
+		if p.ITLP50Ms == nil || p.TTFTP50Ms == nil || *p.TTFTP50Ms < 10 {
+			t.Errorf("%s: TTFT p50 %s, ITL p50 %s", o.stage.Name, val(p.TTFTP50Ms), val(p.ITLP50Ms))
+		}
+		t.Logf("%s: tool_call_rate %s (%d of %d); TTFT p50 %s ms; ITL p50 %s ms; mean output %s",
+			o.stage.Name, val(p.ToolCallRate), called, len(o.recs), val(p.TTFTP50Ms), val(p.ITLP50Ms), val(p.MeanOutputTokens))
 	}
 }
 

@@ -192,7 +192,7 @@ func embedLag(md *strings.Builder, o options) error {
 	defer s.kill()
 	fmt.Fprintf(md, "\n### Embeddings at 2,000 requests/s\n\n")
 	fmt.Fprintf(md, "Poisson arrivals of `api: embeddings` requests (one 64-token input each, answered whole when its 5 ms prefill step ends) for %.0f s against the simulator in its own process, precise waiting. Lag is each measured request's send time minus its due time.\n\n", secs)
-	fmt.Fprintf(md, "| rate (req/s) | requests | failed | lag p50 µs | lag p90 µs | lag p99 µs | lag max µs | E2E p50 ms | E2E p99 ms | client CPU | achieved / scheduled rate | client_bottleneck |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(md, "| rate (req/s) | requests | failed | lag p50 µs | lag p90 µs | lag p99 µs | lag max µs | sent > 1 ms late | E2E p50 ms | E2E p99 ms | client CPU | client sched p90 ms | achieved / scheduled rate | client_bottleneck (by) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	const rate = 2000
 	r, err := runLag(lagJob{URL: s.url, Rate: rate, Requests: int(rate * secs), API: "embeddings"})
 	if err != nil {
@@ -208,8 +208,18 @@ func embedLag(md *strings.Builder, o options) error {
 	if p.AchievedRate != nil {
 		achieved = fmt.Sprintf("%.3f", *p.AchievedRate/schedRate)
 	}
-	fmt.Fprintf(md, "| %d | %d | %d | %.0f | %.0f | %.0f | %.0f | %s | %s | %s%% | %s | %v |\n", rate, len(r.Lags), p.Failed,
+	by := ""
+	if len(p.ClientBottleneckBy) > 0 {
+		by = " (" + strings.Join(p.ClientBottleneckBy, ", ") + ")"
+	}
+	late := 0
+	for _, l := range r.Lags {
+		if l > 1 {
+			late++
+		}
+	}
+	fmt.Fprintf(md, "| %d | %d | %d | %.0f | %.0f | %.0f | %.0f | %.1f%% | %s | %s | %s%% | %s | %s | %v%s |\n", rate, len(r.Lags), p.Failed,
 		1000*quantile(r.Lags, 0.50), 1000*quantile(r.Lags, 0.90), 1000*quantile(r.Lags, 0.99), 1000*quantile(r.Lags, 1),
-		f2(p.E2EP50Ms), f2(p.E2EP99Ms), f2(p.ClientCPUPercent), achieved, p.ClientBottleneck)
+		100*float64(late)/float64(len(r.Lags)), f2(p.E2EP50Ms), f2(p.E2EP99Ms), f2(p.ClientCPUPercent), f2(p.ClientSchedP90Ms), achieved, p.ClientBottleneck, by)
 	return nil
 }
