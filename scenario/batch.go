@@ -108,7 +108,9 @@ func (v *validator) batchChecks(i int, s *Stage) {
 	}
 	for j, c := range s.Checks {
 		if c != nil {
-			v.outputRead(fmt.Sprintf("stages[%d].checks[%d]", i, j), "check", c.Metrics, s.API)
+			cp := fmt.Sprintf("stages[%d].checks[%d]", i, j)
+			v.outputRead(cp, ".expr", "check", c.Metrics, s.API)
+			v.outputRead(cp, ".when", "check's when:", c.WhenMetrics, s.API)
 		}
 	}
 	if s.Search == nil {
@@ -116,14 +118,14 @@ func (v *validator) batchChecks(i int, s *Stage) {
 	}
 	for j, t := range s.Search.Targets {
 		if t != nil {
-			v.outputRead(fmt.Sprintf("stages[%d].search.targets[%d]", i, j), "target", t.Metrics, s.API)
+			v.outputRead(fmt.Sprintf("stages[%d].search.targets[%d]", i, j), ".expr", "target", t.Metrics, s.API)
 		}
 	}
 }
 
 // outputRead reports the metrics of metrics, read by the check or target at
-// path, that api does not produce.
-func (v *validator) outputRead(path, what string, metrics []string, api API) {
+// path (its field field), that api does not produce.
+func (v *validator) outputRead(path, field, what string, metrics []string, api API) {
 	var bad []string
 	for _, m := range metrics {
 		if outputMetric(m) && !slices.Contains(bad, m) {
@@ -131,7 +133,7 @@ func (v *validator) outputRead(path, what string, metrics []string, api API) {
 		}
 	}
 	if len(bad) > 0 {
-		v.errf(path+".expr", "%s: %s reads %s, which api: %s does not produce (its answer is not streamed: no first token, no output tokens); check e2e_*, request_tps, input_tps_total or mean_input_tokens instead",
+		v.errf(path+field, "%s: %s reads %s, which api: %s does not produce (its answer is not streamed: no first token, no output tokens); check e2e_*, request_tps, input_tps_total or mean_input_tokens instead",
 			path, what, strings.Join(bad, ", "), api)
 	}
 }

@@ -72,6 +72,8 @@ func TestBatchStages(t *testing.T) {
 			"check reads ttfat_p50_ms, which api: score does not produce"},
 		{`{name: x, endpoint: sim, prompts: p, api: embeddings, duration: 1s, search: {over: rate, min: 1, max: 8, targets: [{name: t, expr: "e2e_p95_ms < 9 && ttft_p95_ms < 9"}]}}`,
 			"stages[0].search.targets[0]: target reads ttft_p95_ms, which api: embeddings does not produce"},
+		{`{name: x, endpoint: sim, prompts: p, api: embeddings, concurrency: [1], checks: [{expr: "e2e_p95_ms < 100", when: "ttft_p50_ms > 5"}]}`,
+			"stages[0].checks[0]: check's when: reads ttft_p50_ms, which api: embeddings does not produce"},
 		{`{name: x, endpoint: sim, prompts: p, api: embeddings, output_tokens: 9, concurrency: [1]}`,
 			"plan.yaml:9:74: stages[0]: output_tokens does not apply to api: embeddings"},
 		{`{name: x, endpoint: sim, prompts: p, api: embeddings, inputs_per_request: 5000, concurrency: [1]}`,

@@ -135,11 +135,11 @@ func (v *validator) compileChecks() {
 				v.capacityRefs(cp+".expr", s, c)
 			}
 			if c.When != "" && c.Scope == ScopeLevel {
-				prog, _, err := CompileCheck(c.When, ScopeLevel)
+				prog, metrics, err := CompileCheck(c.When, ScopeLevel)
 				if err != nil {
 					v.exprError(cp+".when", ScopeLevel, err)
 				} else {
-					c.WhenProgram = prog
+					c.WhenProgram, c.WhenMetrics = prog, metrics
 					c.Gates = append(c.Gates, GatesOf(prog)...)
 				}
 			}
@@ -236,11 +236,11 @@ func (c *Check) Compile() error {
 	}
 	c.Program, c.Metrics, c.Gates = prog, metrics, GatesOf(prog)
 	if c.When != "" && scope == ScopeLevel {
-		w, _, err := CompileCheck(c.When, ScopeLevel)
+		w, metrics, err := CompileCheck(c.When, ScopeLevel)
 		if err != nil {
 			return fmt.Errorf("check %q: when: %w", c.Name, err)
 		}
-		c.WhenProgram = w
+		c.WhenProgram, c.WhenMetrics = w, metrics
 		c.Gates = append(c.Gates, GatesOf(w)...)
 	}
 	return nil

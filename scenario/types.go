@@ -367,8 +367,10 @@ type Check struct {
 	// Program and WhenProgram are compiled by the loader.
 	Program     *vm.Program `yaml:"-" json:"-"`
 	WhenProgram *vm.Program `yaml:"-" json:"-"`
-	// Metrics are the metric names Expr reads (to name a null one when it fails).
-	Metrics []string `yaml:"-" json:"-"`
+	// Metrics are the metric names Expr reads (to name a null one when it
+	// fails), WhenMetrics those When reads.
+	Metrics     []string `yaml:"-" json:"-"`
+	WhenMetrics []string `yaml:"-" json:"-"`
 	// Gates are the worse() calls of Expr and When.
 	Gates []Gate `yaml:"-" json:"-"`
 	// Line and Column locate Expr in the plan file.
