@@ -112,7 +112,7 @@ func FailureHint(st *result.Stage, p *result.Point) string {
 		return ""
 	}
 	base := st.Endpoint.BaseURL
-	if p.ErrorsByKind["http_404"] == p.Failed {
+	if p.ErrorsByKind["http_404"] == p.Failed && !rooted(st.API) { // a rooted API's path drops /v1: adding it changes nothing
 		u, err := url.Parse(base)
 		if err == nil && !slices.Contains(strings.Split(u.Path, "/"), "v1") {
 			return fmt.Sprintf("base_url %s has no /v1, and OpenAI-compatible servers serve /v1/chat/completions and /v1/completions: did you mean base_url: %s/v1?",
@@ -129,7 +129,7 @@ func unservedAPI(st *result.Stage, p *result.Point) string {
 	if !ok {
 		return ""
 	}
-	where := "POST " + protocol.URL(proto, strings.TrimRight(st.Endpoint.BaseURL, "/"))
+	where := "POST " + apiURL(proto, st.Endpoint.BaseURL)
 	for _, code := range []string{"http_404", "http_405", "http_501"} {
 		if p.ErrorsByKind[code] == p.Failed {
 			return fmt.Sprintf("the endpoint does not serve api: %s (%s answered %s to every request)", st.API, where, strings.TrimPrefix(code, "http_"))
@@ -139,4 +139,22 @@ func unservedAPI(st *result.Stage, p *result.Point) string {
 		return fmt.Sprintf("the endpoint does not serve api: %s at %s (it answered every request with another kind of response than %s)", st.API, where, proto.Describe())
 	}
 	return ""
+}
+
+// rooted reports whether api's path is at the server's root
+// (protocol.Rooted), not under base_url.
+func rooted(api string) bool {
+	p, _ := protocol.Lookup(api)
+	_, ok := p.(protocol.Rooted)
+	return ok
+}
+
+// apiURL is where p's requests went for base_url base (as a report shows
+// it): the path goes before base's query, as the engine sends it.
+func apiURL(p protocol.Protocol, base string) string {
+	query := ""
+	if i := strings.IndexByte(base, '?'); i >= 0 {
+		base, query = base[:i], base[i:]
+	}
+	return protocol.URL(p, strings.TrimRight(base, "/")) + query
 }
