@@ -236,3 +236,21 @@ func TestDistributionAxisIsLog(t *testing.T) {
 		t.Errorf("msText: %s", got)
 	}
 }
+
+// TestNoModeWithoutOutput: a stage of an API without output shows no mode,
+// even from an earlier report that recorded "pinned" for it; a chat stage
+// shows its own.
+func TestNoModeWithoutOutput(t *testing.T) {
+	rep := &result.Report{Stages: []result.Stage{
+		{Name: "e", API: "embeddings", Mode: "pinned", Load: result.LoadConcurrency},
+		{Name: "c", API: "chat", Mode: "natural", Load: result.LoadConcurrency},
+	}}
+	var b strings.Builder
+	if err := Write(&b, rep, nil); err != nil {
+		t.Fatal(err)
+	}
+	page := b.String()
+	if strings.Contains(page, "mode <b>pinned</b>") || !strings.Contains(page, "mode <b>natural</b>") {
+		t.Fatalf("modes shown: pinned %v, natural %v", strings.Contains(page, "mode <b>pinned</b>"), strings.Contains(page, "mode <b>natural</b>"))
+	}
+}

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -462,6 +463,9 @@ func f(v float64) *float64 { return &v }
 func buildStage(st, bst *result.Stage, anchor string) stageView {
 	sv := stageView{Name: st.Name, Anchor: anchor, Endpoint: st.Endpoint, API: st.API, Mode: st.Mode,
 		Load: string(st.Load), Error: st.Error, Natural: st.Mode == "natural"}
+	if p, ok := protocol.Lookup(st.API); ok && !protocol.Streams(p) {
+		sv.Mode = "" // an API without output has no mode (an earlier report's "pinned" said nothing)
+	}
 	if st.Trace != nil {
 		sv.Trace = st.Trace.Facts()
 	}
