@@ -48,6 +48,19 @@ type imageURL struct {
 // withImages is messages with images added to the last user message, whose
 // content becomes a list of parts: its text, then each image.
 func withImages(ms []Message, images []string) []any {
+	return withParts(ms, func(text string) []contentPart {
+		parts := make([]contentPart, 0, 1+len(images))
+		parts = append(parts, contentPart{Type: "text", Text: text})
+		for _, u := range images {
+			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: u}})
+		}
+		return parts
+	})
+}
+
+// withParts is ms with the last user message's content (the last message's,
+// without one) made parts(its text), in an API's own part type P.
+func withParts[P any](ms []Message, parts func(text string) []P) []any {
 	last := len(ms) - 1
 	for i := last; i >= 0; i-- {
 		if ms[i].Role == "user" {
@@ -61,15 +74,10 @@ func withImages(ms []Message, images []string) []any {
 			out[i] = m
 			continue
 		}
-		parts := make([]contentPart, 0, 1+len(images))
-		parts = append(parts, contentPart{Type: "text", Text: m.Content})
-		for _, u := range images {
-			parts = append(parts, contentPart{Type: "image_url", ImageURL: &imageURL{URL: u}})
-		}
 		out[i] = struct {
-			Role    string        `json:"role"`
-			Content []contentPart `json:"content"`
-		}{m.Role, parts}
+			Role    string `json:"role"`
+			Content []P    `json:"content"`
+		}{m.Role, parts(m.Content)}
 	}
 	return out
 }

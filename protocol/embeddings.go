@@ -24,13 +24,7 @@ var embeddingsReserved = map[string]bool{"input": true, "model": true}
 // Encode sends Inputs as the batch, or Text as the lone input (a string, as
 // the OpenAI clients send one text).
 func (embeddings) Encode(r Request) ([]byte, error) {
-	body := make(map[string]any, 2+len(r.Extra))
-	for k, v := range r.Extra {
-		if !embeddingsReserved[k] {
-			body[k] = v
-		}
-	}
-	body["model"] = r.Model
+	body := baseBody(&r, embeddingsReserved, 2)
 	switch {
 	case len(r.Inputs) > 0:
 		body["input"] = r.Inputs

@@ -43,18 +43,7 @@ func (messages) Headers(key string) (map[string]string, bool) {
 // messages; Text as one user message. Tools in Anthropic's form (name,
 // description, input_schema), tool_choice as {"type": auto|any|none|tool}.
 func (messages) Encode(r Request) ([]byte, error) {
-	body := make(map[string]any, 10+len(r.Extra))
-	for k, v := range r.Extra {
-		if !messagesReserved[k] {
-			body[k] = v
-		}
-	}
-	body["model"] = r.Model
-	body["max_tokens"] = r.MaxTokens
-	if _, ok := r.Extra["temperature"]; !ok {
-		body["temperature"] = r.Temperature
-	}
-	body["stream"] = true
+	body := streamedBody(&r, messagesReserved, "max_tokens")
 	setIgnoreEOS(body, &r)
 	msgs := r.Messages
 	if msgs == nil {

@@ -17,18 +17,7 @@ var openAIReserved = map[string]bool{"stream": true, "messages": true, "prompt":
 // openAIBody is a streamed request's body: the stage's fields around the
 // prompt fields that prompt sets (messages or prompt).
 func openAIBody(r *Request, prompt func(body map[string]any)) ([]byte, error) {
-	body := make(map[string]any, 10+len(r.Extra))
-	for k, v := range r.Extra {
-		if !openAIReserved[k] {
-			body[k] = v
-		}
-	}
-	body["model"] = r.Model
-	body["max_tokens"] = r.MaxTokens
-	if _, ok := r.Extra["temperature"]; !ok {
-		body["temperature"] = r.Temperature
-	}
-	body["stream"] = true
+	body := streamedBody(r, openAIReserved, "max_tokens")
 	// include_usage makes the server report usage (the preferred token
 	// count); other stream_options from extra_body are kept.
 	so := map[string]any{}
@@ -71,4 +60,29 @@ func openAIProbe(p Protocol, model, text string) (map[string]any, any, func() (i
 		}
 		return out.Usage.PromptTokens, nil
 	}
+}
+
+// baseBody is a request body's start: extra_body less reserved (the fields
+// the measurement depends on), with room for n more fields, and the model.
+func baseBody(r *Request, reserved map[string]bool, n int) map[string]any {
+	body := make(map[string]any, n+len(r.Extra))
+	for k, v := range r.Extra {
+		if !reserved[k] {
+			body[k] = v
+		}
+	}
+	body["model"] = r.Model
+	return body
+}
+
+// streamedBody is a streamed API's body start: baseBody, the output bound
+// as field maxKey, the temperature (unless extra_body sets one) and stream.
+func streamedBody(r *Request, reserved map[string]bool, maxKey string) map[string]any {
+	body := baseBody(r, reserved, 10)
+	body[maxKey] = r.MaxTokens
+	if _, ok := r.Extra["temperature"]; !ok {
+		body["temperature"] = r.Temperature
+	}
+	body["stream"] = true
+	return body
 }

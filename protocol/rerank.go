@@ -39,12 +39,7 @@ func (rerank) NewDecoder() Decoder {
 // query: extra_body (less reserved), the model, Text (or the messages
 // flattened) as field query and Documents as field docs.
 func encodeScoring(r Request, query, docs string, reserved map[string]bool) ([]byte, error) {
-	body := make(map[string]any, 3+len(r.Extra))
-	for k, v := range r.Extra {
-		if !reserved[k] {
-			body[k] = v
-		}
-	}
+	body := baseBody(&r, reserved, 3)
 	q := r.Text
 	if r.Messages != nil {
 		q = flatten(r.Messages)
@@ -53,7 +48,7 @@ func encodeScoring(r Request, query, docs string, reserved map[string]bool) ([]b
 	if d == nil {
 		d = []string{}
 	}
-	body["model"], body[query], body[docs] = r.Model, q, d
+	body[query], body[docs] = q, d
 	b, err := json.Marshal(body)
 	if err != nil {
 		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)

@@ -27,18 +27,7 @@ var responsesReserved = map[string]bool{"stream": true, "input": true}
 // Encode sends Messages as input messages, or Text as the input string;
 // tools in the Responses form (flat: type, name, description, parameters).
 func (responses) Encode(r Request) ([]byte, error) {
-	body := make(map[string]any, 10+len(r.Extra))
-	for k, v := range r.Extra {
-		if !responsesReserved[k] {
-			body[k] = v
-		}
-	}
-	body["model"] = r.Model
-	body["max_output_tokens"] = r.MaxTokens
-	if _, ok := r.Extra["temperature"]; !ok {
-		body["temperature"] = r.Temperature
-	}
-	body["stream"] = true
+	body := streamedBody(&r, responsesReserved, "max_output_tokens")
 	setIgnoreEOS(body, &r)
 	switch {
 	case len(r.Images) > 0:
@@ -207,28 +196,12 @@ func responsesImages(r Request) []any {
 	if ms == nil {
 		ms = []Message{{Role: "user", Content: r.Text}}
 	}
-	last := len(ms) - 1
-	for i := last; i >= 0; i-- {
-		if ms[i].Role == "user" {
-			last = i
-			break
-		}
-	}
-	out := make([]any, len(ms))
-	for i, m := range ms {
-		if i != last {
-			out[i] = m
-			continue
-		}
+	return withParts(ms, func(text string) []responsesPart {
 		parts := make([]responsesPart, 0, 1+len(r.Images))
-		parts = append(parts, responsesPart{Type: "input_text", Text: m.Content})
+		parts = append(parts, responsesPart{Type: "input_text", Text: text})
 		for _, u := range r.Images {
 			parts = append(parts, responsesPart{Type: "input_image", ImageURL: u})
 		}
-		out[i] = struct {
-			Role    string          `json:"role"`
-			Content []responsesPart `json:"content"`
-		}{m.Role, parts}
-	}
-	return out
+		return parts
+	})
 }
