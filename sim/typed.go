@@ -396,12 +396,7 @@ func (st *stream) appendBlockClose(b []byte, k block) []byte {
 	}
 	switch k {
 	case blockText:
-		b = st.event(b, "response.output_text.done")
-		b = st.appendItemRef(b, k)
-		b = append(b, `,"text":"`...)
-		b = st.appendBlockText(b, k)
-		b = append(b, '"')
-		b = endEvent(b)
+		b = st.appendDone(b, "response.output_text.done", k, `,"text":"`)
 		b = st.event(b, "response.content_part.done")
 		b = st.appendItemRef(b, k)
 		b = append(b, `,"part":{"type":"output_text","text":"`...)
@@ -409,23 +404,24 @@ func (st *stream) appendBlockClose(b []byte, k block) []byte {
 		b = append(b, `","annotations":[],"logprobs":[]}`...)
 		b = endEvent(b)
 	case blockReasoning:
-		b = st.event(b, "response.reasoning_text.done")
-		b = st.appendItemRef(b, k)
-		b = append(b, `,"text":"`...)
-		b = st.appendBlockText(b, k)
-		b = append(b, '"')
-		b = endEvent(b)
+		b = st.appendDone(b, "response.reasoning_text.done", k, `,"text":"`)
 	case blockTool:
-		b = st.event(b, "response.function_call_arguments.done")
-		b = st.appendItemRef(b, k)
-		b = append(b, `,"arguments":"`...)
-		b = st.appendBlockText(b, k)
-		b = append(b, '"')
-		b = endEvent(b)
+		b = st.appendDone(b, "response.function_call_arguments.done", k, `,"arguments":"`)
 	}
 	b = st.event(b, "response.output_item.done")
 	b = append(b, `,"item":`...)
 	b = st.appendItem(b, k, true)
+	return endEvent(b)
+}
+
+// appendDone is a Responses ".done" event of block k: its item reference and
+// the block's whole text as field (`,"text":"` or `,"arguments":"`).
+func (st *stream) appendDone(b []byte, event string, k block, field string) []byte {
+	b = st.event(b, event)
+	b = st.appendItemRef(b, k)
+	b = append(b, field...)
+	b = st.appendBlockText(b, k)
+	b = append(b, '"')
 	return endEvent(b)
 }
 
