@@ -146,7 +146,7 @@ func (s *Stage) Shape() string {
 		load = "search over " + string(s.Search)
 	}
 	parts := []string{load, s.API}
-	if p, ok := protocol.Lookup(s.API); s.Mode != "" && (!ok || protocol.Streams(p)) {
+	if s.Mode != "" && protocol.NameStreams(s.API) {
 		// An API without output has no mode (a report of an earlier
 		// version said pinned: the same measurement).
 		parts = append(parts, s.Mode)

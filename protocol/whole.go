@@ -24,6 +24,13 @@ const MaxAnswer = 64 << 20
 // the engine times), rather than one JSON document.
 func Streams(p Protocol) bool { return p.MediaType() == "text/event-stream" }
 
+// NameStreams is Streams for the API named api (a plan's or a report's);
+// an API nobody registered counts as streamed, as chat, the default, is.
+func NameStreams(api string) bool {
+	p, ok := Lookup(api)
+	return !ok || Streams(p)
+}
+
 // wholeDecoder reads one JSON answer per body through parse, which fills the
 // event from the body's bytes (or returns a *MalformedError).
 type wholeDecoder struct {

@@ -112,10 +112,7 @@ var columns = []column{
 
 // streamed shows a column on stages whose API streams (an unknown api, as
 // a result from another version may name, is taken to).
-func streamed(st *result.Stage) bool {
-	p, ok := protocol.Lookup(st.API)
-	return !ok || protocol.Streams(p)
-}
+func streamed(st *result.Stage) bool { return protocol.NameStreams(st.API) }
 
 // whole shows a column on stages whose API answers whole.
 func whole(st *result.Stage) bool { return !streamed(st) }

@@ -25,10 +25,7 @@ const (
 
 // streams reports whether api answers with an event stream (an unknown api
 // is the enum check's error, not this one's: true).
-func streams(api API) bool {
-	p, ok := protocol.Lookup(string(api))
-	return !ok || protocol.Streams(p)
-}
+func streams(api API) bool { return protocol.NameStreams(string(api)) }
 
 // scoresDocuments reports whether api's requests score documents against
 // the prompt as their query (rerank, score); an unknown api is the enum

@@ -463,7 +463,7 @@ func f(v float64) *float64 { return &v }
 func buildStage(st, bst *result.Stage, anchor string) stageView {
 	sv := stageView{Name: st.Name, Anchor: anchor, Endpoint: st.Endpoint, API: st.API, Mode: st.Mode,
 		Load: string(st.Load), Error: st.Error, Natural: st.Mode == "natural"}
-	if p, ok := protocol.Lookup(st.API); ok && !protocol.Streams(p) {
+	if !protocol.NameStreams(st.API) {
 		sv.Mode = "" // an API without output has no mode (an earlier report's "pinned" said nothing)
 	}
 	if st.Trace != nil {
