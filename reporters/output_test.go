@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters/html"
 )
 
@@ -71,7 +72,7 @@ func TestWriteAllErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown format "pdf"`) {
 		t.Errorf("err = %v, want the unknown format", err)
 	}
-	if _, statErr := os.Stat(filepath.Join(dir, FileJSON)); statErr != nil {
+	if _, statErr := os.Stat(filepath.Join(dir, records.FileReport)); statErr != nil {
 		t.Errorf("report.json not written after another format failed: %v", statErr)
 	}
 	if err := WriteAll(dir, nil, []string{"json"}, Options{}); err == nil {

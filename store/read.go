@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -436,21 +435,6 @@ func (d *DB) CountRows(ctx context.Context) (map[string]int64, error) {
 			return nil, d.fail(err)
 		}
 		out[t] = n
-	}
-	return out, nil
-}
-
-// BoardRuns are the runs f selects as the board reads them (board.FromReport
-// of each published report, named by the directory it was published from),
-// so a board drawn from the database is the board of those directories.
-func (d *DB) BoardRuns(ctx context.Context, f Filter) ([]board.Run, error) {
-	runs, err := d.Runs(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]board.Run, len(runs))
-	for i, r := range runs {
-		out[i] = board.FromReport(r.Report, r.Source)
 	}
 	return out, nil
 }
