@@ -423,7 +423,8 @@ func levelFilter(sel, t string, q SeriesQuery, args []any) (string, []any) {
 	return sel, args
 }
 
-// Tables are the schema's tables.
+// Tables are the schema's tables: schema_version, then those the migrations
+// create, in their order (TestMigrationsAgree holds the list to them).
 var Tables = []string{"schema_version", "runs", "run_labels", "stages", "levels", "level_metrics", "level_records", "checks", "requests"}
 
 // CountRows counts every table's rows.
