@@ -98,3 +98,18 @@ func TestReadmeReportFormats(t *testing.T) {
 		t.Fatalf("docs/cli.md does not list %s", want)
 	}
 }
+
+// TestFormatsWriteReportFiles: the files the --report formats write are
+// records.ReportFiles, the result directory's report files (which runner
+// run --out clears and the board and compare read), each once.
+func TestFormatsWriteReportFiles(t *testing.T) {
+	var files []string
+	for _, f := range formats {
+		if f.file != "" {
+			files = append(files, f.file)
+		}
+	}
+	if !reflect.DeepEqual(files, records.ReportFiles) {
+		t.Errorf("the formats write %v; records.ReportFiles lists %v", files, records.ReportFiles)
+	}
+}

@@ -457,9 +457,9 @@ type Endpoint struct {
 type Stage struct {
 	Name     string   `json:"name"`
 	Endpoint Endpoint `json:"endpoint"`
-	API      string   `json:"api"`  // chat | completions
-	Mode     string   `json:"mode"` // pinned | natural; "" for an API without output (embeddings, rerank, score)
-	Load     LoadKind `json:"load"` // concurrency | rate | trace
+	API      string   `json:"api"`  // the API the stage called, as the plan names it
+	Mode     string   `json:"mode"` // the plan's mode; "" for an API without output
+	Load     LoadKind `json:"load"` // what the stage's levels vary
 	// Trace is a replay stage's trace, as it asked: requests, span, rates,
 	// lengths and the prefix-cache hit rate it implies (nil for other stages).
 	Trace    *TraceSummary  `json:"trace,omitempty"`
