@@ -44,9 +44,9 @@ type Run struct {
 // Stage is one stage of a run.
 type Stage struct {
 	Name string `json:"name"`
-	// Load is concurrency, rate or trace; API chat, completions or
-	// another; Mode pinned or natural, "" for an API without output
-	// (report.json's stage fields).
+	// Load, API and Mode are report.json's stage fields: what the levels
+	// vary, the API as the plan names it, and its mode ("" for an API
+	// without output).
 	Load result.LoadKind `json:"load"`
 	API  string          `json:"api"`
 	Mode string          `json:"mode"`
