@@ -83,3 +83,30 @@ func TestIsResultDir(t *testing.T) {
 		}
 	}
 }
+
+// TestReadHeaderLine: the header's line comes back as written; a first line
+// still being written (no newline yet), or not a header, is no header.
+func TestReadHeaderLine(t *testing.T) {
+	header := `{"kind":"run","run":{"runner_version":"v","plan":{"name":"p","path":"p.yaml","hash":"h"},"started_at":"2030-01-02T03:04:05Z","stages":["s"]}}`
+	for name, c := range map[string]struct{ body, want string }{
+		"whole":     {header + "\n{\"kind\":\"end\"}\n", ""},
+		"cut":       {header, "no complete first line"},
+		"not a run": {`{"kind":"level"}` + "\n", "not a run's header"},
+		"empty":     {"", "no complete first line"},
+	} {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, FileRun), []byte(c.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		line, h, err := ReadHeaderLine(dir)
+		switch {
+		case c.want == "" && (err != nil || string(line) != header || h.Plan.Hash != "h"):
+			t.Errorf("%s: %q, %+v, %v", name, line, h, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), dir)):
+			t.Errorf("%s: %v, want an error saying %q, not naming the file", name, err, c.want)
+		}
+	}
+	if _, err := ReadHeader(t.TempDir()); err == nil || !strings.Contains(err.Error(), "no such file") {
+		t.Errorf("no run.jsonl: %v", err)
+	}
+}

@@ -1,13 +1,8 @@
 package store
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 
 	"github.com/runnerbench/runner/internal/exitcode"
@@ -30,35 +25,19 @@ type dirRun struct {
 // plan's hash, the start time, the runner's version and the labels. The
 // same run always has the same id; a re-run, or a merge of shards, another.
 func RunID(dir string) (string, error) {
-	path := filepath.Join(dir, records.FileRun)
-	f, err := os.Open(path)
+	line, _, err := records.ReadHeaderLine(dir)
 	if err != nil {
-		return "", inputErr(dir, err)
+		return "", inputErr(filepath.Join(dir, records.FileRun), err)
 	}
-	defer f.Close()
-	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
-	if errors.Is(err, io.EOF) {
-		err = errors.New("no complete first line (the run's header)")
-	}
-	if err != nil {
-		return "", inputErr(path, err)
-	}
-	if _, err := records.ReadHeader(dir); err != nil {
-		return "", inputErr(path, err)
-	}
-	sum := sha256.Sum256(bytes.TrimSpace(line))
+	sum := sha256.Sum256(line)
 	return hex.EncodeToString(sum[:16]), nil
 }
 
-// readDir reads what publishing dir needs besides its requests: its id,
-// its records and its report (pipeline.Open: report.json where it belongs
-// to the records, else recomputed). A shard is refused: its levels hold a
-// part of each level, and its checks are the merge's.
-func readDir(dir string) (*dirRun, error) {
-	id, err := RunID(dir)
-	if err != nil {
-		return nil, err
-	}
+// readDir reads what publishing dir, whose run id is id, needs besides its
+// requests: its records and its report (pipeline.Open: report.json where it
+// belongs to the records, else recomputed). A shard is refused: its levels
+// hold a part of each level, and its checks are the merge's.
+func readDir(dir, id string) (*dirRun, error) {
 	op, err := pipeline.Open(dir, pipeline.OpenOptions{Records: true})
 	if err != nil {
 		return nil, inputErr("", err)
