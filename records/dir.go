@@ -1,10 +1,12 @@
 package records
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -63,6 +65,41 @@ func HasRecords(dir string) bool {
 func isFile(path string) bool {
 	st, err := os.Lstat(path)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// ReadHeader reads only the run's header, the first line of run.jsonl: what
+// tells a result directory from any other (every run writes it first). The
+// error does not name the file: the caller says it is run.jsonl.
+func ReadHeader(dir string) (*Header, error) {
+	_, h, err := ReadHeaderLine(dir)
+	return h, err
+}
+
+// ReadHeaderLine is ReadHeader, with the header's line as written (spaces
+// trimmed): what the results database's run id is the hash of. A first line
+// without its newline is still being written, or was cut by a kill: it is
+// no header yet.
+func ReadHeaderLine(dir string) ([]byte, *Header, error) {
+	f, err := os.Open(filepath.Join(dir, FileRun))
+	if err != nil {
+		return nil, nil, errors.Unwrap(err)
+	}
+	defer f.Close()
+	// A header is a few hundred bytes; 1 MiB bounds what a stranger's
+	// file can make us read.
+	line, err := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
+	if errors.Is(err, io.EOF) {
+		return nil, nil, errors.New("no complete first line (the run's header)")
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	line = bytes.TrimSpace(line)
+	var e Entry
+	if err := json.Unmarshal(line, &e); err != nil || e.Kind != KindRun || e.Run == nil {
+		return nil, nil, errors.New("its first line is not a run's header")
+	}
+	return line, e.Run, nil
 }
 
 // maxReport bounds a report.json read back (a report of 1,000 levels with
