@@ -13,6 +13,7 @@ import (
 	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/runner/servermetrics"
 	"github.com/runnerbench/runner/runner/shape"
+	"github.com/runnerbench/runner/runner/wire"
 )
 
 // durationGrace is how long in-flight requests may run on after a level's
@@ -105,7 +106,7 @@ func (lr *LevelRun) startReplicate(r int) {
 // NewWorker returns a worker whose token gaps count toward the level.
 func (lr *LevelRun) NewWorker() shape.Worker { return lr.newWorker() }
 
-func (lr *LevelRun) newWorker() *Worker {
+func (lr *LevelRun) newWorker() *worker {
 	b := &itlBatch{lr: lr}
 	if lr.lvl.Spec.SliceNs > 0 {
 		b.at = new([itlBatchSize]time.Time)
@@ -113,7 +114,16 @@ func (lr *LevelRun) newWorker() *Worker {
 	lr.itlMu.Lock()
 	lr.batches = append(lr.batches, b)
 	lr.itlMu.Unlock()
-	return lr.e.newWorker(lr.sp.proto, b)
+	return &worker{Worker: wire.NewWorker(lr.e.c, lr.sp.proto, b), itl: b}
+}
+
+// worker is a sending goroutine's state (the shape's opaque Worker): its
+// wire, the batch its token gaps go to, and, in a multi-turn stage, the
+// copy of its conversation's last reply.
+type worker struct {
+	*wire.Worker
+	itl   *itlBatch
+	reply *wire.Capture
 }
 
 // Begin opens the measured window: the dispatcher calls it once, right
@@ -140,7 +150,7 @@ func (lr *LevelRun) Begin() {
 			why = "cut at the end of the level's scheduled slot (its drain bound)"
 		}
 		lr.stopAt = stopAt
-		lr.grace = time.AfterFunc(time.Until(cutAt), func() { lr.cancel(&interruptError{why}) })
+		lr.grace = time.AfterFunc(time.Until(cutAt), func() { lr.cancel(wire.Interrupt(why)) })
 	}
 	lr.stopProg = lr.e.progress(lr)
 }
@@ -160,7 +170,7 @@ func (lr *LevelRun) Prepare(seq int) shape.Prepared { return lr.unit.prepare(lr,
 // Send sends a prepared request on w (both from this level: its Prepare
 // and NewWorker); due is when it should have gone out.
 func (lr *LevelRun) Send(ctx context.Context, w shape.Worker, p shape.Prepared, due time.Time) {
-	lr.unit.send(ctx, lr, w.(*Worker), p.(*prepared), due)
+	lr.unit.send(ctx, lr, w.(*worker), p.(*prepared), due)
 }
 
 // CapWaited counts an open-loop arrival that waited for a max_concurrency slot.
@@ -181,25 +191,26 @@ func (lr *LevelRun) newRecord(seq int) *result.Request {
 	return rec
 }
 
-// sendOne sends one prepared request on w and records it.
-func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p *prepared, due time.Time) {
+// sendOne sends one prepared request on w and records it; reply, when
+// set, receives a copy of its answer.
+func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due time.Time, reply *wire.Capture) {
 	rec := p.rec
 	if p.err != nil {
 		rec.Start = time.Now()
-		fail(rec, result.ErrMalformed, p.err.Error())
+		wire.Fail(rec, result.ErrMalformed, p.err.Error())
 	} else {
 		rec.MaxTokens = p.job.maxTokens
 		rec.Inputs = p.job.inputs
 		rec.ImageBytes = p.job.imageBytes
 		lr.enter()
-		w.do(ctx, p.job, rec)
+		w.Do(ctx, wire.Request{Body: p.job.body, Results: p.job.results, Reply: reply}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
-		if lr.sp.judgeServed(w, rec) {
-			lr.cancel(&interruptError{"stopped: the endpoint does not serve the stage's API"})
+		if lr.sp.judgeServed(w.Worker, rec) {
+			lr.cancel(wire.Interrupt("stopped: the endpoint does not serve the stage's API"))
 		}
 	}
-	late := ms(rec.Start.Sub(due))
+	late := wire.Ms(rec.Start.Sub(due))
 	rec.DispatchLagMs = max(0, late)
 	if lr.lvl.Spec.Rate != nil && !rec.Start.IsZero() {
 		// Open loop: the latency a user arriving on schedule saw, lag included.
@@ -233,7 +244,7 @@ func (lr *LevelRun) enter() {
 // whole multi-turn conversation (multiturn.go).
 type unit interface {
 	prepare(lr *LevelRun, seq int) *prepared
-	send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time)
+	send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time)
 }
 
 // single is the unit of a stage without turns: one request.
@@ -249,8 +260,8 @@ func (single) prepare(lr *LevelRun, seq int) *prepared {
 	return &prepared{rec: rec, job: j, err: err}
 }
 
-func (single) send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time) {
-	lr.sendOne(ctx, w, p, due)
+func (single) send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time) {
+	lr.sendOne(ctx, w, p, due, nil)
 }
 
 // runLevel measures one level: warm-ups, a counter read, the measured
@@ -270,7 +281,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 	tel := e.levelTelemetry(ctx, sp.st.Name, idx, sink)
 	defer tel.Stop()
 	conns := lvl.Load.Conns()
-	e.primeConnections(ctx, conns)
+	e.c.Prime(ctx, conns)
 	e.warmup(ctx, sp, idx, conns, sp.warmups, sink)
 	if sp.notServedErr() != nil {
 		return rec // the endpoint does not serve the API: nothing to measure
@@ -290,7 +301,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 	lr.ctx, lr.cancel = lctx, cancel
 	lr.measure(rec)
 	if lvl.Slot != nil {
-		rec.LateStartMs = max(0, result.Round(ms(lr.start.Sub(lvl.Slot.Open)), 3))
+		rec.LateStartMs = max(0, result.Round(wire.Ms(lr.start.Sub(lvl.Slot.Open)), 3))
 	}
 
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
@@ -379,8 +390,9 @@ type itlBatch struct {
 
 const itlBatchSize = 256
 
-// add records one gap, whose token arrived at now. It does not allocate.
-func (b *itlBatch) add(gap time.Duration, now time.Time) {
+// Gap records one gap, whose token arrived at now (wire.Gaps). It does not
+// allocate.
+func (b *itlBatch) Gap(gap time.Duration, now time.Time) {
 	b.buf[b.n] = gap
 	if b.at != nil {
 		b.at[b.n] = now
@@ -421,13 +433,11 @@ func (b *itlBatch) toLive() {
 
 // live counts a finished request's TTFT and token gaps toward the progress
 // line's medians: on the worker, after its stream, off the token path.
-func (lr *LevelRun) live(w *Worker, rec *result.Request) {
+func (lr *LevelRun) live(w *worker, rec *result.Request) {
 	if rec.OK && rec.TTFTMs != nil {
 		lr.ttftLive.add(time.Duration(*rec.TTFTMs * float64(time.Millisecond)))
 	}
-	if w.itl != nil {
-		w.itl.toLive()
-	}
+	w.itl.toLive()
 }
 
 // Start is when the current replicate's measured window opened (zero

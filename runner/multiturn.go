@@ -1,15 +1,12 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net/http"
-	"sync"
 	"time"
 
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/runner/synth"
+	"github.com/runnerbench/runner/runner/wire"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -37,78 +34,11 @@ import (
 // level), no server counters (those are read around the whole level), and
 // their throughputs are over the level's wall time.
 
-// maxReplyStream bounds the raw stream kept per turn while it is read.
-const maxReplyStream = protocol.MaxCapture
-
 // conversation is one multi-turn conversation in progress.
 type conversation struct {
 	idx     int // the claimed sequence number
 	nonce   string
 	history []scenario.Message
-}
-
-// replyKey marks a request context whose response stream should be copied.
-type replyKey struct{}
-
-// replyBuf receives a copy of a response stream, up to maxReplyStream bytes.
-type replyBuf struct{ bytes.Buffer }
-
-func (b *replyBuf) keep(p []byte) {
-	if room := maxReplyStream - b.Len(); room > 0 {
-		b.Write(p[:min(len(p), room)])
-	}
-}
-
-// replyTap is the HTTP transport of a multi-turn stage: a request whose
-// context carries a *replyBuf gets its response body copied into it as the
-// engine reads it (one memory copy per read, nothing parsed while the clock
-// runs). Other requests pass through untouched.
-type replyTap struct{ base http.RoundTripper }
-
-func (t replyTap) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil || resp == nil {
-		return resp, err
-	}
-	if buf, ok := req.Context().Value(replyKey{}).(*replyBuf); ok && buf != nil {
-		resp.Body = &teeBody{ReadCloser: resp.Body, buf: buf}
-	}
-	return resp, nil
-}
-
-type teeBody struct {
-	io.ReadCloser
-	buf *replyBuf
-}
-
-func (b *teeBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.buf.keep(p[:n])
-	}
-	return n, err
-}
-
-// tapReplies makes the engine's client copy reply streams for requests that
-// ask for it, and returns the function that puts the plain client back.
-func (e *Engine) tapReplies() (restore func()) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	orig := e.client
-	tapped := *orig
-	base := orig.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	tapped.Transport = replyTap{base: base}
-	e.client = &tapped
-	return func() {
-		e.mu.Lock()
-		if e.client == &tapped {
-			e.client = orig
-		}
-		e.mu.Unlock()
-	}
 }
 
 // reply is the assistant's text in a captured response, by the stage's
@@ -183,14 +113,11 @@ func (sp *stagePlan) buildTurn(level int, c *conversation, turn int) (*job, erro
 
 // conversations is the unit of a multi-turn stage: each claimed request is
 // a whole conversation, its later turns sent one after another on the same
-// worker.
-type conversations struct {
-	mu   sync.Mutex
-	bufs map[*Worker]*replyBuf // each worker's reply capture buffer
-}
+// worker, each turn's reply copied as the wire reads it (wire.Capture).
+type conversations struct{}
 
 // prepare builds the first turn of conversation seq.
-func (cs *conversations) prepare(lr *LevelRun, seq int) *prepared {
+func (conversations) prepare(lr *LevelRun, seq int) *prepared {
 	c := &conversation{idx: seq, nonce: lr.sp.nonces.Next()}
 	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
 	rec.Turn = 1
@@ -199,27 +126,17 @@ func (cs *conversations) prepare(lr *LevelRun, seq int) *prepared {
 	return &prepared{rec: rec, job: j, err: err, conv: c}
 }
 
-// buf returns w's reply buffer, creating it on first use.
-func (cs *conversations) buf(w *Worker) *replyBuf {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	b := cs.bufs[w]
-	if b == nil {
-		b = &replyBuf{}
-		cs.bufs[w] = b
-	}
-	return b
-}
-
 // send sends a conversation's turns on w, starting with the prepared first
 // turn (due at due), each later turn as soon as the previous reply is in.
-func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time) {
-	buf := cs.buf(w)
+func (conversations) send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time) {
+	if w.reply == nil {
+		w.reply = &wire.Capture{}
+	}
+	buf := w.reply
 	c := p.conv
 	for turn := 1; ; turn++ {
 		buf.Reset()
-		tctx := context.WithValue(ctx, replyKey{}, buf)
-		lr.sendOne(tctx, w, p, due)
+		lr.sendOne(ctx, w, p, due, buf)
 		if !p.rec.OK || turn == lr.sp.turns || ctx.Err() != nil {
 			return
 		}

@@ -20,14 +20,14 @@ func TestPreflightModelNotListed(t *testing.T) {
 	if err := e.WaitReady(ctx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	w := strings.Join(e.warnings, "\n")
+	w := strings.Join(e.c.Warnings(), "\n")
 	if !strings.Contains(w, `model "llama-3-8b" is not among the models`) || !strings.Contains(w, `("sim")`) {
-		t.Fatalf("no warning naming the listed models: %q", e.warnings)
+		t.Fatalf("no warning naming the listed models: %q", e.c.Warnings())
 	}
 	// The listed model: no warning.
 	e2, _ := newEngine(t, s.URL(), nil)
-	if err := e2.WaitReady(ctx, 5*time.Second); err != nil || len(e2.warnings) != 0 {
-		t.Fatalf("err %v, warnings %q", err, e2.warnings)
+	if err := e2.WaitReady(ctx, 5*time.Second); err != nil || len(e2.c.Warnings()) != 0 {
+		t.Fatalf("err %v, warnings %q", err, e2.c.Warnings())
 	}
 }
 
@@ -43,8 +43,8 @@ func TestPreflightNoV1(t *testing.T) {
 	if err := e.WaitReady(ctx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if w := strings.Join(e.warnings, "\n"); !strings.Contains(w, "has no /v1") || !strings.Contains(w, "base_url: "+origin+"/v1") {
-		t.Fatalf("no /v1 warning: %q", e.warnings)
+	if w := strings.Join(e.c.Warnings(), "\n"); !strings.Contains(w, "has no /v1") || !strings.Contains(w, "base_url: "+origin+"/v1") {
+		t.Fatalf("no /v1 warning: %q", e.c.Warnings())
 	}
 	st := stage(4, 2)
 	res := runStage(t, e, synthPlan(20, "reference"), st)

@@ -1,17 +1,12 @@
 package runner
 
 import (
-	"github.com/runnerbench/runner/internal/redact"
-	"github.com/runnerbench/runner/protocol"
-	"github.com/runnerbench/runner/runner/synth"
-
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
+
+	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/runner/synth"
 )
 
 // calibKey names a calibration: tokenizers and chat templates differ by model
@@ -29,7 +24,7 @@ func (e *Engine) tokenizeCounter(p protocol.Protocol) synth.Counter {
 		var out struct {
 			Count *int `json:"count"`
 		}
-		if err := e.postJSON(ctx, e.origin+"/tokenize", body, &out); err != nil {
+		if err := e.c.PostJSON(ctx, e.c.Origin()+"/tokenize", body, &out, nil); err != nil {
 			return 0, err
 		}
 		if out.Count == nil {
@@ -48,50 +43,11 @@ func (e *Engine) probeCounter(p protocol.Protocol) synth.Counter {
 			return 0, errors.New("api " + p.Name() + " has no token-counting probe")
 		}
 		body, answer, tokens := pr.Probe(e.model, text)
-		if err := e.postJSONAs(ctx, e.apiURL(p), body, answer, e.headersFor(p)); err != nil {
+		if err := e.c.PostJSON(ctx, e.c.APIURL(p), body, answer, e.c.Header(p)); err != nil {
 			return 0, err
 		}
 		return tokens()
 	}
-}
-
-// postJSON posts body as JSON and decodes a 200 answer into out.
-func (e *Engine) postJSON(ctx context.Context, url string, body, out any) error {
-	return e.postJSONAs(ctx, url, body, out, nil)
-}
-
-// postJSONAs is postJSON with the headers h (nil: the endpoint's).
-func (e *Engine) postJSONAs(ctx context.Context, url string, body, out any, h http.Header) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	if h != nil {
-		req.Header = h
-	} else {
-		e.setAuth(req)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := e.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("POST %s: %w", redact.URL(url), err)
-	}
-	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return fmt.Errorf("POST %s: %w", redact.URL(url), err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("POST %s: http %d: %s", redact.URL(url), resp.StatusCode, sample(data))
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("POST %s: decoding answer: %w", redact.URL(url), err)
-	}
-	return nil
 }
 
 // sizerFor returns the stage's prompt sizer, calibrating once per model and

@@ -15,6 +15,7 @@ import (
 	"github.com/runnerbench/runner/runner/shape"
 	"github.com/runnerbench/runner/runner/shard"
 	"github.com/runnerbench/runner/runner/synth"
+	"github.com/runnerbench/runner/runner/wire"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -28,6 +29,18 @@ const (
 	warmupInputTokens  = 32
 	warmupOutputTokens = 8
 )
+
+// job is one request ready to send: the body is built before the clock starts.
+type job struct {
+	nonce     string
+	body      []byte
+	maxTokens int
+	// inputs is the texts a batch API's request carries (embeddings' inputs,
+	// rerank's documents; 0 for one prompt), results how many items its
+	// answer must hold (0: not judged).
+	inputs, results int
+	imageBytes      int // the images' bytes (before their base64 encoding)
+}
 
 // stagePlan is a stage compiled for sending: how to build request i's body.
 type stagePlan struct {
@@ -70,16 +83,16 @@ type stagePlan struct {
 // JSON answer) before any request of the stage succeeded. One
 // clear stage error then says so, instead of a level of failed requests.
 // Once a request has succeeded, a 404 is that request's failure only.
-func (sp *stagePlan) judgeServed(w *Worker, rec *result.Request) bool {
+func (sp *stagePlan) judgeServed(w *wire.Worker, rec *result.Request) bool {
 	if rec.OK {
 		sp.served.Store(true)
 		return false
 	}
-	if _, stops := sp.proto.(protocol.NotServedStops); !stops || w.notServed == "" || sp.served.Load() {
+	if _, stops := sp.proto.(protocol.NotServedStops); !stops || w.NotServed() == "" || sp.served.Load() {
 		return false
 	}
 	msg := fmt.Sprintf("api %s: %s: the endpoint does not serve the %s API at this path (is base_url right, and does the server implement it?)",
-		sp.proto.Name(), w.notServed, sp.proto.Name())
+		sp.proto.Name(), w.NotServed(), sp.proto.Name())
 	sp.notServed.CompareAndSwap(nil, &msg)
 	return true
 }
@@ -95,7 +108,7 @@ func (sp *stagePlan) notServedErr() error {
 // unit is what one claimed request of this stage is.
 func (sp *stagePlan) unit() unit {
 	if sp.turns > 1 {
-		return &conversations{bufs: map[*Worker]*replyBuf{}}
+		return conversations{}
 	}
 	return single{}
 }
@@ -305,7 +318,7 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 	info := &result.StageRecord{
 		Name: st.Name,
 		Endpoint: result.Endpoint{
-			Name: e.t.Name, BaseURL: redact.URL(e.baseURL), Model: e.model,
+			Name: e.t.Name, BaseURL: redact.URL(e.c.BaseURL()), Model: e.model,
 			Simulator: e.t.Endpoint.Simulator != nil,
 		},
 		API: string(st.API), Mode: string(st.Mode), Load: st.Kind,
@@ -319,16 +332,11 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 	if sp.replay != nil {
 		info.Trace = &sp.replay.summary
 	}
-	e.mu.Lock()
-	info.Warnings = append(append(info.Warnings, e.warnings...), warns...)
-	e.mu.Unlock()
+	info.Warnings = append(append(info.Warnings, e.c.Warnings()...), warns...)
 	sink.StageStarted(info)
 
-	e.resize(sweep.MaxConns())
+	e.c.Resize(sweep.MaxConns())
 	scraper := e.scraper()
-	if sp.turns > 1 {
-		defer e.tapReplies()()
-	}
 	var last *result.Point
 	for idx := 0; ctx.Err() == nil; idx++ {
 		lvl, ok := sweep.Next(last)
