@@ -206,7 +206,7 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		w.Do(ctx, wire.Request{Body: p.job.body, Results: p.job.results, Reply: reply}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
-		if lr.sp.judgeServed(w.Worker, rec) {
+		if lr.sp.served.judge(rec.OK, w.NotServed()) {
 			lr.cancel(wire.Interrupt("stopped: the endpoint does not serve the stage's API"))
 		}
 	}
@@ -283,7 +283,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 	conns := lvl.Load.Conns()
 	e.c.Prime(ctx, conns)
 	e.warmup(ctx, sp, idx, conns, sp.warmups, sink)
-	if sp.notServedErr() != nil {
+	if sp.served.Err() != nil {
 		return rec // the endpoint does not serve the API: nothing to measure
 	}
 	nearOpen(ctx, lvl)

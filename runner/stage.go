@@ -2,12 +2,10 @@ package runner
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
-	"sync/atomic"
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/protocol"
@@ -15,7 +13,6 @@ import (
 	"github.com/runnerbench/runner/runner/shape"
 	"github.com/runnerbench/runner/runner/shard"
 	"github.com/runnerbench/runner/runner/synth"
-	"github.com/runnerbench/runner/runner/wire"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -69,40 +66,8 @@ type stagePlan struct {
 	tools        []protocol.Tool
 	choice       protocol.ToolChoice
 
-	// served: a request of the stage succeeded, so the endpoint serves its
-	// API; notServed is the first answer that showed, before any success,
-	// that it does not (see judgeServed).
-	served    atomic.Bool
-	notServed atomic.Pointer[string]
-}
-
-// judgeServed notes what request rec, just sent on w, shows of whether the
-// endpoint serves the stage's API, and reports whether the stage must stop:
-// an answer that says it does not (a 404, 405 or 501 at the API's path, an
-// event stream of another API or where a JSON answer was due, another API's
-// JSON answer) before any request of the stage succeeded. One
-// clear stage error then says so, instead of a level of failed requests.
-// Once a request has succeeded, a 404 is that request's failure only.
-func (sp *stagePlan) judgeServed(w *wire.Worker, rec *result.Request) bool {
-	if rec.OK {
-		sp.served.Store(true)
-		return false
-	}
-	if _, stops := sp.proto.(protocol.NotServedStops); !stops || w.NotServed() == "" || sp.served.Load() {
-		return false
-	}
-	msg := fmt.Sprintf("api %s: %s: the endpoint does not serve the %s API at this path (is base_url right, and does the server implement it?)",
-		sp.proto.Name(), w.NotServed(), sp.proto.Name())
-	sp.notServed.CompareAndSwap(nil, &msg)
-	return true
-}
-
-// notServedErr is the stage's error when the endpoint does not serve its API.
-func (sp *stagePlan) notServedErr() error {
-	if m := sp.notServed.Load(); m != nil {
-		return errors.New(*m)
-	}
-	return nil
+	// served decides once whether the endpoint serves the stage's API.
+	served *servedCheck
 }
 
 // unit is what one claimed request of this stage is.
@@ -158,7 +123,7 @@ func (e *Engine) compileStage(ctx context.Context, st *scenario.LoadPlan) (*stag
 		st: st, proto: proto, pinned: st.Pinned,
 		temp: st.Temperature, seed: st.Seed, warmups: st.Warmup,
 		model: e.model, nonces: e.nonces, extra: st.ExtraBody, output: st.OutputTokens,
-		tools: st.Tools, choice: st.ToolChoice,
+		tools: st.Tools, choice: st.ToolChoice, served: newServedCheck(proto),
 	}
 	ps := st.Prompts
 	sp.inputs, sp.docs = st.InputsPerRequest, st.DocumentsPerRequest
@@ -346,7 +311,7 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 		rec := e.runLevel(ctx, sp, idx, lvl, scraper, sink)
 		p := sink.LevelDone(rec)
 		last = &p
-		if err := sp.notServedErr(); err != nil {
+		if err := sp.served.Err(); err != nil {
 			return err
 		}
 	}
