@@ -28,6 +28,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/runnerbench/runner/runner/body"
 	"github.com/runnerbench/runner/runner/client"
 	"github.com/runnerbench/runner/runner/shard"
 	"github.com/runnerbench/runner/runner/synth"
@@ -98,9 +99,7 @@ type Engine struct {
 	model  string
 	c      *client.Client
 	nonces *synth.Nonces
-
-	calMu sync.Mutex
-	calib map[calibKey]*synth.Sizer
+	cal    *body.Calibrator // prompt sizes, calibrated once per model and API for the run
 
 	telOnce   sync.Once
 	telTarget *telemetry.Target // the endpoint's /metrics as a telemetry target (nil: not read)
@@ -128,7 +127,7 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 		model:  t.Endpoint.Model,
 		c:      c,
 		nonces: shardNonces(opts.Sharding, t.Name),
-		calib:  map[calibKey]*synth.Sizer{},
+		cal:    body.NewCalibrator(c, t.Endpoint.Model, log),
 	}, nil
 }
 

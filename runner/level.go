@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/body"
 	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/runner/servermetrics"
@@ -158,9 +159,9 @@ func (lr *LevelRun) Begin() {
 // prepared is a measured request built and waiting to be sent.
 type prepared struct {
 	rec  *result.Request
-	job  *job
+	job  *body.Job
 	err  error
-	conv *conversation // multi-turn: the conversation this is the first turn of
+	conv *body.Conversation // multi-turn: the conversation this is the first turn of
 }
 
 // Prepare builds measured request seq (a conversation's first turn, with
@@ -199,11 +200,11 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		rec.Start = time.Now()
 		wire.Fail(rec, result.ErrMalformed, p.err.Error())
 	} else {
-		rec.MaxTokens = p.job.maxTokens
-		rec.Inputs = p.job.inputs
-		rec.ImageBytes = p.job.imageBytes
+		rec.MaxTokens = p.job.MaxTokens
+		rec.Inputs = p.job.Inputs
+		rec.ImageBytes = p.job.ImageBytes
 		lr.enter()
-		w.Do(ctx, wire.Request{Body: p.job.body, Results: p.job.results, Reply: reply}, rec)
+		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
 		if lr.sp.served.judge(rec.OK, w.NotServed()) {
@@ -252,10 +253,10 @@ type single struct{}
 
 func (single) prepare(lr *LevelRun, seq int) *prepared {
 	rec := lr.newRecord(seq)
-	rec.Prompt = lr.sp.promptIndex(seq)
-	j, err := lr.sp.build(lr.idx, seq, false)
+	rec.Prompt = lr.sp.body.PromptIndex(seq)
+	j, err := lr.sp.body.Build(lr.idx, seq, false)
 	if j != nil {
-		rec.Nonce = j.nonce
+		rec.Nonce = j.Nonce
 	}
 	return &prepared{rec: rec, job: j, err: err}
 }

@@ -27,13 +27,13 @@ func (e *Engine) warmup(ctx context.Context, sp *stagePlan, idx, conc, n int, si
 					return
 				}
 				rec := &result.Request{Stage: sp.st.Name, Level: idx, Concurrency: conc, Seq: seq, Warmup: true, Shard: e.shardIndex()}
-				j, err := sp.build(idx, seq, true)
+				j, err := sp.body.Build(idx, seq, true)
 				if err != nil {
 					rec.Start = time.Now()
 					wire.Fail(rec, result.ErrMalformed, err.Error())
 				} else {
-					rec.Nonce = j.nonce
-					w.Do(ctx, wire.Request{Body: j.body, Results: j.results}, rec)
+					rec.Nonce = j.Nonce
+					w.Do(ctx, wire.Request{Body: j.Body, Results: j.Results}, rec)
 				}
 				if !rec.OK {
 					e.log.Debug().Str("kind", rec.ErrorKind).Str("error", rec.Error).Msg("warm-up request failed")
