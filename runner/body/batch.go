@@ -4,6 +4,7 @@ import (
 	"context"
 	"math/rand/v2"
 
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/scenario"
 )
@@ -44,25 +45,30 @@ func (s *Stage) compileDocs(ctx context.Context, cal *Calibrator, def *scenario.
 // request's prompt, with its nonce) and inputs−1 more, drawn from r after
 // it. nil when the request carries the prompt alone.
 func (s *Stage) synthInputs(r *rand.Rand, seq int, first string, j *Job) []string {
-	if s.inputs <= 1 {
-		if s.inputs == 1 {
-			j.Inputs, j.Results = 1, 1
-		}
-		return nil
-	}
-	out := make([]string, s.inputs)
-	out[0] = first
-	for i := 1; i < s.inputs; i++ {
-		out[i] = s.synthText(r, seq, s.nonces.Next())
-	}
-	j.Inputs, j.Results = s.inputs, s.inputs
-	return out
+	return s.batch(first, j, func(int) string { return s.synthText(r, seq, s.nonces.Next()) })
 }
 
 // fileInputs is an embeddings request's batch over file or inline prompts:
 // the request's own and the next inputs−1 prompts of the set, in order, each
 // led by its own nonce (chat messages are joined into one text).
 func (s *Stage) fileInputs(seq int, first string, messages []scenario.Message, j *Job) []string {
+	if messages != nil {
+		first = protocol.Flatten(messages)
+	}
+	return s.batch(first, j, func(i int) string {
+		p := s.loaded[(seq*s.inputs+i)%len(s.loaded)]
+		text, ms := filePrompt(p, s.nonces.Next())
+		if ms != nil {
+			text = protocol.Flatten(ms)
+		}
+		return text
+	})
+}
+
+// batch is an embeddings request's inputs: first, then next(i) for the
+// inputs−1 others, in order; nil when the request carries its prompt
+// alone (one input still asks for one result).
+func (s *Stage) batch(first string, j *Job, next func(i int) string) []string {
 	if s.inputs <= 1 {
 		if s.inputs == 1 {
 			j.Inputs, j.Results = 1, 1
@@ -71,32 +77,11 @@ func (s *Stage) fileInputs(seq int, first string, messages []scenario.Message, j
 	}
 	out := make([]string, s.inputs)
 	out[0] = first
-	if messages != nil {
-		out[0] = joinMessages(messages)
-	}
 	for i := 1; i < s.inputs; i++ {
-		p := s.loaded[(seq*s.inputs+i)%len(s.loaded)]
-		text, ms := filePrompt(p, s.nonces.Next())
-		if ms != nil {
-			text = joinMessages(ms)
-		}
-		out[i] = text
+		out[i] = next(i)
 	}
 	j.Inputs, j.Results = s.inputs, s.inputs
 	return out
-}
-
-// joinMessages is chat messages as one text, as the completions API
-// flattens them.
-func joinMessages(ms []scenario.Message) string {
-	var s []byte
-	for i, m := range ms {
-		if i > 0 {
-			s = append(s, '\n')
-		}
-		s = append(s, m.Content...)
-	}
-	return string(s)
 }
 
 // documents is a rerank request's documents, their lengths drawn from r

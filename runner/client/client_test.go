@@ -8,13 +8,13 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/runnerbench/runner/internal/testutil"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
 )
@@ -37,22 +37,10 @@ type closingServer struct {
 
 func startClosingServer(t *testing.T) *closingServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &closingServer{ln: ln}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.conns.Add(1)
-			wg.Go(func() { s.serve(c) })
-		}
+	s := &closingServer{}
+	s.ln = testutil.ServeConns(t, func(c net.Conn) {
+		s.conns.Add(1)
+		s.serve(c)
 	})
 	return s
 }
