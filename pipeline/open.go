@@ -52,8 +52,10 @@ type OpenError struct {
 	Err  error
 }
 
+// Error is the file at fault and why.
 func (e *OpenError) Error() string { return e.Path + ": " + e.Err.Error() }
 
+// Unwrap is why.
 func (e *OpenError) Unwrap() error { return e.Err }
 
 // Open reads the finished run in dir: its header and report, and with
@@ -79,8 +81,10 @@ func Open(dir string, o OpenOptions) (*Opened, error) {
 		if err := refuseShard(h.Shard, o); err != nil {
 			return nil, &OpenError{runPath, err}
 		}
-	case o.Records || !hasReport:
+	case !hasReport:
 		return nil, &OpenError{runPath, errors.New("missing: not a result directory")}
+	case o.Records:
+		return nil, &OpenError{runPath, errors.New("missing: the directory holds a report.json alone, and the run's records are needed")}
 	}
 	if o.Records {
 		if err := out.readRecords(); err != nil {

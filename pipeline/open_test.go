@@ -130,7 +130,7 @@ func TestOpenRefuses(t *testing.T) {
 		want
 	}{
 		"empty":                  {t.TempDir(), OpenOptions{}, want{records.FileRun, "missing: not a result directory"}},
-		"report without records": {noRecords, OpenOptions{Records: true}, want{records.FileRun, "missing: not a result directory"}},
+		"report without records": {noRecords, OpenOptions{Records: true}, want{records.FileRun, "missing: the directory holds a report.json alone"}},
 		"a shard":                {openFixture(t, shard, nil), OpenOptions{}, want{records.FileRun, "shard 1 of 2 alone: its levels hold a part of each level; merge every shard first (runner merge)"}},
 		"a shard's report":       {reportAlone(openFixture(t, shard, same)), OpenOptions{}, want{records.FileReport, "shard 1 of 2 alone"}},
 		"labels past limits":     {openFixture(t, nil, badLabels), OpenOptions{}, want{records.FileReport, "not allowed in a value"}},
