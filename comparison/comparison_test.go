@@ -334,10 +334,50 @@ func TestPlanWants(t *testing.T) {
 		{Name: "b", Prompts: "one", Rate: []float64{0.5, 4}},
 		{Name: "c", Prompts: "chat", Concurrency: []int{4}},
 	}
-	got := fmt.Sprint(PlanWants(p, stages))
-	want := "[{a [c=1 c=8]} {b [rate=0.5 rate=4]} {c [c=4 c=4 turn=1 c=4 turn=2]}]"
-	if got != want {
+	var got []string
+	for _, w := range PlanWants(p, stages) {
+		got = append(got, fmt.Sprint(w.Stage, " ", w.Load.Kind, " ", w.Labels))
+	}
+	want := "[a concurrency [c=1 c=8] b rate [rate=0.5 rate=4] c concurrency [c=4 c=4 turn=1 c=4 turn=2]]"
+	if fmt.Sprint(got) != want {
 		t.Errorf("wants %s, want %s", got, want)
+	}
+}
+
+// TestLoadOfPlanAndReport (issue 38, item 3): the load a plan's stage will
+// ask for, known before it runs, is the load its report records, so a
+// baseline is matched before the run by what the run will say; another
+// length, mode, API or loop is named from the baseline's to the run's.
+func TestLoadOfPlanAndReport(t *testing.T) {
+	in := scenario.Length{Fixed: 300}
+	p := &scenario.Plan{Prompts: map[string]*scenario.PromptSet{
+		"syn":  {Synthetic: &scenario.Synthetic{InputTokens: scenario.Length{Fixed: 128}}},
+		"file": {},
+	}}
+	stages := []*scenario.Stage{
+		{Name: "a", Prompts: "syn", API: "chat", Mode: scenario.ModePinned, OutputTokens: scenario.Length{Fixed: 32}, Concurrency: []int{1}},
+		{Name: "b", Prompts: "syn", API: "chat", Mode: scenario.ModeNatural, InputTokens: &in, OutputTokens: scenario.Length{Fixed: 64}, Rate: []float64{2}},
+		{Name: "c", Prompts: "file", API: "embeddings", Mode: scenario.ModePinned, OutputTokens: scenario.Length{Fixed: 64}, Concurrency: []int{1}},
+	}
+	wants := PlanWants(p, stages)
+	for i, want := range []string{"concurrency, chat, pinned, in 128, out 32", "rate, chat, natural, in 300, out 64", "concurrency, embeddings"} {
+		if got := wants[i].Load.String(); got != want {
+			t.Errorf("stage %s: load %q, want %q", stages[i].Name, got, want)
+		}
+	}
+	base := &result.Report{Plan: result.Plan{Name: "p"}, Stages: []result.Stage{
+		{Name: "a", API: "chat", Mode: "pinned", Load: result.LoadConcurrency, Points: []result.Point{{Concurrency: 1, InputTokens: 128, OutputTokens: 32}}},
+		{Name: "b", API: "chat", Mode: "pinned", Load: result.LoadConcurrency, Points: []result.Point{{Rate: result.Ptr(2.0), InputTokens: 128, OutputTokens: 64}}},
+		// An earlier version said pinned for an API without output.
+		{Name: "c", API: "embeddings", Mode: "pinned", Load: result.LoadConcurrency, Points: []result.Point{{Concurrency: 1}}},
+	}}
+	err := Unlike(base, "p", wants)
+	want := `its stage "b" ran another load (baseline → this run: load concurrency → rate, mode pinned → natural, input tokens 128 → 300)`
+	if err == nil || err.Error() != want {
+		t.Errorf("unlike:\n got %v\nwant %s", err, want)
+	}
+	if err := Unlike(base, "p", ReportWants(base)); err != nil {
+		t.Errorf("a report against itself: %v", err)
 	}
 }
 

@@ -113,20 +113,19 @@ func (sp *stagePlan) sweep() shape.Sweep {
 // the objectives its metrics are judged against.
 func (sp *stagePlan) levelSpec(label string, conc int, rate *float64) result.LevelSpec {
 	spec := result.LevelSpec{
-		Label:        label,
-		Concurrency:  conc,
-		Rate:         rate,
-		OutputTokens: sp.output.Nominal(),
-		Pinned:       sp.pinned,
-		Turns:        sp.turns,
+		Label:       label,
+		Concurrency: conc,
+		Rate:        rate,
+		Pinned:      sp.pinned,
+		Turns:       sp.turns,
 		// Shared prefixes and multi-turn histories are cached on purpose.
 		ExpectPrefixHits: sp.shared != nil || sp.turns > 1,
 		SliceNs:          int64(sp.st.Slices),
 		Tools:            len(sp.tools) > 0,
 	}
-	if sp.synthetic {
-		spec.InputTokens = sp.input.Nominal()
-	}
+	// What a level says it asked for is what a baseline is matched by
+	// before the run (comparison.PlanWants): one rule for both.
+	spec.InputTokens, spec.OutputTokens = sp.st.Requested()
 	if slo := sp.st.SLO; slo != nil {
 		spec.SLO = &result.SLO{TTFTMs: slo.TTFTMs, TPOTMs: slo.TPOTMs, E2EMs: slo.E2EMs}
 	}
