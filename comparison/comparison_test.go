@@ -35,6 +35,9 @@ type level struct {
 	// server record says as the built-in simulator's lag histograms do.
 	late   int
 	lateBy float64
+	// prompt is the fraction of each TTFT the server says was its own
+	// prompt time (llama.cpp timings); 0: no server timings.
+	prompt float64
 }
 
 // lagRecord is a level's server record from the built-in simulator that
@@ -96,6 +99,9 @@ func synth(seed uint64, levels ...level) Run {
 			}
 			if req.OK {
 				req.TTFTMs, req.TPOTMs, req.OutputTokens, req.InputTokens = &ttft, &tpot, 64, 128
+				if l.prompt > 0 {
+					req.ServerTimings = &result.ServerTimings{PromptN: 128, PromptMs: l.prompt * ttft, PredictedN: 64}
+				}
 			} else {
 				req.ErrorKind = "http_500"
 			}
@@ -588,5 +594,35 @@ func TestShownMostImportantFirst(t *testing.T) {
 	if len(all) != n || len(none) != 0 || len(rows)+rest["same"]+rest["inconclusive"]+rest["not judged"] != n ||
 		!strings.HasPrefix(RestLine(rest, "--all"), "Not shown: ") {
 		t.Errorf("--all %d of %d rows, rest %v", len(all), n, rest)
+	}
+}
+
+// TestDiagnosticsAreNeverRegressions (issue 38, item 9): a TTFT 20% better
+// whose part the server does not account for tripled (the server's own
+// prompt time fell from 90% of it to 50%) is better; the overhead is shown
+// with its change and no verdict, never gated, and the largest significant
+// regression is none, so --fail-above 10 passes.
+func TestDiagnosticsAreNeverRegressions(t *testing.T) {
+	base := synth(1, level{conc: 4, n: 200, ttft: 100, tpot: 5, sd: 0.1, prompt: 0.9})
+	cur := synth(2, level{conc: 4, n: 200, ttft: 80, tpot: 5, sd: 0.1, prompt: 0.5})
+	res, err := Compare(base, cur, Options{Threshold: DefaultThreshold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := row(t, res, "c=4", "ttft_p50_ms"); c.Verdict != "better" {
+		t.Errorf("TTFT 20%% faster: %+v", c)
+	}
+	o := row(t, res, "c=4", "ttft_overhead_p50_ms")
+	if o.Verdict != "" || o.Gated || o.Rel == nil || *o.Rel < 1.5 {
+		t.Errorf("the overhead tripled: shown with its change, never judged: %+v", o)
+	}
+	if f, ok := res.WorstRegression(); ok {
+		t.Errorf("a regression named: %+v", f)
+	}
+	if bad := res.Failures(0.10); len(bad) != 0 {
+		t.Errorf("--fail-above 10 fails on %+v", bad)
+	}
+	if err := scenario.GateableMetric("ttft_overhead_p50_ms"); err == nil || !strings.Contains(err.Error(), "is a diagnostic") {
+		t.Errorf("worse() on a diagnostic: %v", err)
 	}
 }

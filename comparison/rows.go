@@ -29,7 +29,7 @@ func levelRows(p pair, base, cur Run, fam *Family) ([]result.Comparison, []*job)
 			continue
 		}
 		row := pointRow(m, b, okB, c, okC)
-		if m.Kind == result.KindServer && m.Better != result.Neutral {
+		if m.Judged() {
 			if !fam.Judges(p.stage, m.Name) {
 				row.Reason = NotGated
 				if !m.Comparable() {

@@ -201,15 +201,11 @@ func group(s *store.Series) []Series {
 // it: a server metric with a better direction and an interval.
 func judgeable(name string) (bool, string) {
 	m := metricNamed(name)
-	switch {
-	case m == nil:
+	if m == nil {
 		return false, "not in this Runner's catalogue"
-	case m.Kind != result.KindServer:
-		return false, "not a server metric: shown, never judged"
-	case m.Better == result.Neutral:
-		return false, "no better direction: shown, never judged"
-	case !m.Comparable():
-		return false, "no interval: " + m.Compare.Why
+	}
+	if why := m.NotGateable(); why != "" {
+		return false, "it " + why
 	}
 	return true, ""
 }
