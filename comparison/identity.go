@@ -2,6 +2,7 @@ package comparison
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -140,6 +141,61 @@ func StageIdentity(labels result.Labels, st *result.Stage, ignore []string) Iden
 	return Identity{Load: StageLoad(st), Endpoint: EndpointName(st.Endpoint), Model: st.Endpoint.Model, Labels: without(labels, ignore)}
 }
 
+// Distinct names each of ids by what tells it apart from the others: the
+// labels whose values differ among them, then the endpoint, the model and
+// the load where those differ ("engine=llama endpoint http://b/v1"); ""
+// for each when they are all one.
+func Distinct(ids []Identity) []string {
+	out := make([]string, len(ids))
+	if len(ids) < 2 {
+		return out
+	}
+	differ := func(f func(Identity) string) bool {
+		for _, id := range ids[1:] {
+			if f(id) != f(ids[0]) {
+				return true
+			}
+		}
+		return false
+	}
+	keys := map[string]bool{}
+	for _, id := range ids {
+		for k := range id.Labels {
+			keys[k] = true
+		}
+	}
+	parts := make([][]string, len(ids))
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		if differ(func(id Identity) string { v, ok := id.Labels[k]; return fmt.Sprint(ok, v) }) {
+			for i, id := range ids {
+				if v, ok := id.Labels[k]; ok {
+					parts[i] = append(parts[i], k+"="+v)
+				} else {
+					parts[i] = append(parts[i], "no "+k)
+				}
+			}
+		}
+	}
+	for _, f := range []struct {
+		what string
+		get  func(Identity) string
+	}{
+		{"endpoint", func(id Identity) string { return id.Endpoint }},
+		{"model", func(id Identity) string { return id.Model }},
+		{"load", func(id Identity) string { return id.Load.String() }},
+	} {
+		if differ(f.get) {
+			for i, id := range ids {
+				parts[i] = append(parts[i], f.what+" "+orNothing(f.get(id)))
+			}
+		}
+	}
+	for i := range ids {
+		out[i] = strings.Join(parts[i], " ")
+	}
+	return out
+}
+
 // EndpointName is how an identity names an endpoint: its base URL, or
 // SimulatorEndpoint.
 func EndpointName(e result.Endpoint) string {
@@ -161,6 +217,12 @@ func without(l result.Labels, keys []string) result.Labels {
 		out[k] = v
 	}
 	return out
+}
+
+// Without is id less the labels of keys (those that tell replicates apart).
+func (id Identity) Without(keys []string) Identity {
+	id.Labels = without(id.Labels, keys)
+	return id
 }
 
 // Key is the identity as one comparable string.
