@@ -142,9 +142,9 @@ func StageIdentity(labels result.Labels, st *result.Stage, ignore []string) Iden
 }
 
 // Distinct names each of ids by what tells it apart from the others: the
-// labels whose values differ among them, then the endpoint, the model and
-// the load where those differ ("engine=llama endpoint http://b/v1"); ""
-// for each when they are all one.
+// labels whose values differ among them (those it has), then the endpoint,
+// the model and the load where those differ ("engine=llama endpoint
+// http://b/v1"); "" for each when they are all one.
 func Distinct(ids []Identity) []string {
 	out := make([]string, len(ids))
 	if len(ids) < 2 {
@@ -170,8 +170,6 @@ func Distinct(ids []Identity) []string {
 			for i, id := range ids {
 				if v, ok := id.Labels[k]; ok {
 					parts[i] = append(parts[i], k+"="+v)
-				} else {
-					parts[i] = append(parts[i], "no "+k)
 				}
 			}
 		}
