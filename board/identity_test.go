@@ -32,14 +32,14 @@ func reportRun(source, labels string, start int, levels ...[2]float64) (*result.
 // with or without a condition; each is listed after the ranking with its
 // reason; the best run that passed is first.
 func TestFailedRunsAreApart(t *testing.T) {
-	rep, failed := reportRun("failed", "engine=fast", 1, [2]float64{900, 100}, [2]float64{2000, 250})
+	rep, _ := reportRun("failed", "engine=fast", 1, [2]float64{900, 100}, [2]float64{2000, 250})
 	rep.Verdict = result.StatusFail
 	rep.Stages[0].Checks = []result.CheckOutcome{{Name: "no failures", Expr: "failed == 0", Scope: "level", Severity: "fail", LevelLabel: "c=2", Status: result.StatusFail}}
-	failed = FromReport(rep, "failed")
-	rep, broken := reportRun("broken", "engine=broken", 2, [2]float64{1500, 120}, [2]float64{0, 0})
+	failed := FromReport(rep, "failed")
+	rep, _ = reportRun("broken", "engine=broken", 2, [2]float64{1500, 120}, [2]float64{0, 0})
 	rep.Stages[0].Points[1].Completed, rep.Stages[0].Points[1].Failed, rep.Stages[0].Points[1].Error = 0, 8, result.Ptr("http_500: overloaded")
 	rep.Verdict = result.StatusFail
-	broken = FromReport(rep, "broken")
+	broken := FromReport(rep, "broken")
 	_, good := reportRun("good", "engine=good", 3, [2]float64{800, 90}, [2]float64{1200, 280})
 	_, slow := reportRun("slow", "engine=slow", 4, [2]float64{400, 150}, [2]float64{700, 290})
 	for _, rank := range []string{"", "output_tps_total at ttft_p95_ms < 300"} {
@@ -121,12 +121,12 @@ func TestReplicatesCombined(t *testing.T) {
 // another sha256) are one group, named by their endpoints, without a note
 // that the plan changed; another requested length is another group.
 func TestGroupsByLoadNotEndpoint(t *testing.T) {
-	rep, a := reportRun("a", "", 1, [2]float64{800, 100})
+	rep, _ := reportRun("a", "", 1, [2]float64{800, 100})
 	rep.Plan.Hash = "h1"
-	a = FromReport(rep, "a")
-	rep, b := reportRun("b", "", 2, [2]float64{500, 100})
+	a := FromReport(rep, "a")
+	rep, _ = reportRun("b", "", 2, [2]float64{500, 100})
 	rep.Plan.Hash, rep.Stages[0].Endpoint.BaseURL = "h2", "http://127.0.0.1:8081/v1"
-	b = FromReport(rep, "b")
+	b := FromReport(rep, "b")
 	bd := mustBuild(t, []Run{a, b}, Options{})
 	if len(bd.Groups) != 1 {
 		t.Fatalf("%d groups", len(bd.Groups))
@@ -140,9 +140,9 @@ func TestGroupsByLoadNotEndpoint(t *testing.T) {
 			t.Errorf("note %q", n)
 		}
 	}
-	rep, longer := reportRun("longer", "", 3, [2]float64{500, 100})
+	rep, _ = reportRun("longer", "", 3, [2]float64{500, 100})
 	rep.Stages[0].Points[0].InputTokens = 256
-	longer = FromReport(rep, "longer")
+	longer := FromReport(rep, "longer")
 	if n := len(mustBuild(t, []Run{a, b, longer}, Options{}).Groups); n != 2 {
 		t.Errorf("another input length in the same group: %d groups", n)
 	}

@@ -3,10 +3,8 @@ package history_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/history"
@@ -15,28 +13,12 @@ import (
 	"github.com/runnerbench/runner/store/synthrun"
 )
 
-// publishSpecs publishes one synthetic run per spec into a new SQLite
-// database, a day apart, and builds the history of its output throughput
-// and TTFT with o.
-func publishSpecs(t *testing.T, specs []synthrun.Spec, o history.Options) *history.History {
+// historyOf builds the history of specs' runs (publishSpecs) for their
+// output throughput, TTFT and TPOT, with o.
+func historyOf(t *testing.T, specs []synthrun.Spec, o history.Options) *history.History {
 	t.Helper()
 	ctx := context.Background()
-	tg, _ := store.ParseDSN(filepath.Join(t.TempDir(), "h.db"))
-	db, err := store.Open(ctx, tg, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	for i, sp := range specs {
-		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		sp.StartedAt, sp.Seed, sp.Requests = day0.Add(time.Duration(i)*24*time.Hour), uint64(i+1), 300
-		if err := synthrun.Write(dir, sp); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := db.Publish(ctx, dir); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db := publishSpecs(t, specs)
 	s, err := db.Series(ctx, store.SeriesQuery{Filter: store.Filter{Plan: "nightly"}, Metrics: []string{"output_tps_total", "ttft_p50_ms", "tpot_p50_ms"}})
 	if err != nil {
 		t.Fatal(err)
@@ -76,7 +58,7 @@ func engineSwitch() []synthrun.Spec {
 // TPOT changed are one series (night told apart by --replicate-label), and
 // there the change is marked as better, at the runs where it happened.
 func TestHistorySplitsAtAnEngineSwitch(t *testing.T) {
-	h := publishSpecs(t, engineSwitch(), history.Options{Replicate: []string{"night"}})
+	h := historyOf(t, engineSwitch(), history.Options{Replicate: []string{"night"}})
 	var tps []*history.Series
 	for i := range h.Series {
 		se := &h.Series[i]
@@ -109,7 +91,7 @@ func TestHistorySplitsAtAnEngineSwitch(t *testing.T) {
 		delete(same[i].Labels, "engine")
 		same[i].Endpoint = result.Endpoint{}
 	}
-	h = publishSpecs(t, same, history.Options{Replicate: []string{"night"}})
+	h = historyOf(t, same, history.Options{Replicate: []string{"night"}})
 	if len(h.Notes) != 0 {
 		t.Errorf("one identity noted: %q", h.Notes)
 	}
