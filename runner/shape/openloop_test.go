@@ -150,10 +150,10 @@ func TestRateLevelsDrawTheirOwnArrivals(t *testing.T) {
 			if !ok || !isOpen {
 				t.Fatalf("level %d: %v %T", i, ok, lvl.Load)
 			}
-			offs := Schedule(o.seed, o.rate, o.arrival, o.burstiness, n, 0)
+			offs := Schedule(o.pace.Seed, o.pace.Rate, o.arrival, o.pace.Burstiness, n, 0)
 			u := make([]float64, len(offs))
 			for j, d := range offs {
-				u[j] = d.Seconds() * o.rate
+				u[j] = d.Seconds() * o.pace.Rate
 			}
 			out = append(out, u)
 		}
