@@ -38,7 +38,7 @@ func TestSliceChartsCarryTheSlices(t *testing.T) {
 		{"-slices-ttft", "TTFT p95", func(s *result.Slice) *float64 { return s.TTFTP95Ms }},
 		{"-slices-itl", "ITL p50", func(s *result.Slice) *float64 { return s.ITLP50Ms }},
 	} {
-		svg := chart(t, doc, anchor+c.id)
+		svg := chartNode(t, doc, anchor+c.id)
 		g := seriesGroup(t, svg, c.series)
 		var want []string
 		var xs []string
@@ -95,7 +95,7 @@ func TestSliceChartsCarryTheSlices(t *testing.T) {
 	st.Points[0].Slices.Windows[1].Series = map[string]float64{"gpu_power_w": 212.5}
 	st.Points[1].Slices.Windows[0].Series = map[string]float64{"gpu_power_w": 301}
 	doc = parse(t, render(t, r, nil))
-	if ys, _ := markers(seriesGroup(t, chart(t, doc, anchor+"-slices-series-0"), "gpu_power_w")); strings.Join(ys, " ") != "212.5 301" {
+	if ys, _ := markers(seriesGroup(t, chartNode(t, doc, anchor+"-slices-series-0"), "gpu_power_w")); strings.Join(ys, " ") != "212.5 301" {
 		t.Errorf("telemetry series markers %v", ys)
 	}
 
