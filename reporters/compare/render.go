@@ -16,6 +16,7 @@ import (
 
 	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/internal/mdtext"
+	"github.com/runnerbench/runner/internal/render/mdtable"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -200,26 +201,27 @@ func Markdown(w io.Writer, res *comparison.Result, o Options) error {
 	return err
 }
 
-// MarkdownRows writes rows as a Markdown table (nothing when there are
-// none), with a stage column when stage is set; esc escapes the text that
-// comes from the plan and the records (stage names, reasons).
+// MarkdownRows writes rows as a Markdown table (the kit's; nothing when
+// there are none), with a stage column when stage is set; esc escapes the
+// text that comes from the plan and the records (stage names, reasons).
 func MarkdownRows(b *strings.Builder, rows []comparison.Finding, stage bool, esc func(string) string) {
 	if len(rows) == 0 {
 		return
 	}
+	heads := []string{"level", "metric", "base", "new", "change", "interval", "verdict"}
 	if stage {
-		b.WriteString("| stage | level | metric | base | new | change | interval | verdict |\n| --- | --- | --- | ---: | ---: | ---: | --- | --- |\n")
-	} else {
-		b.WriteString("| level | metric | base | new | change | interval | verdict |\n| --- | --- | ---: | ---: | ---: | --- | --- |\n")
+		heads = append([]string{"stage"}, heads...)
 	}
-	for _, f := range rows {
+	right := func(i int) bool { h := heads[i]; return h == "base" || h == "new" || h == "change" }
+	cells := make([][]string, len(rows))
+	for i, f := range rows {
 		c := &f.Comparison
+		cells[i] = []string{f.Label, "`" + c.Metric + "`", fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), mdVerdict(c, esc)}
 		if stage {
-			fmt.Fprintf(b, "| %s ", esc(f.Stage))
+			cells[i] = append([]string{esc(f.Stage)}, cells[i]...)
 		}
-		fmt.Fprintf(b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", f.Label, c.Metric,
-			fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), mdVerdict(c, esc))
 	}
+	_ = mdtable.Write(b, mdtable.Columns(heads, right), cells) // a strings.Builder does not fail
 }
 
 // mdEscape makes untrusted text (a plan's stage names, notes naming them)
