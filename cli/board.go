@@ -36,6 +36,7 @@ type boardOptions struct {
 	json      bool
 	quiet     bool
 	recompute bool
+	wide      bool
 	// db draws the board from a results database (--db, --where, --since).
 	db boardDB
 }
@@ -51,6 +52,7 @@ func cmdBoard(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.json, "json", false, "print the board as JSON")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing on stdout (with --out)")
 	fs.BoolVar(&o.recompute, "recompute", false, "compute every run's report from its records, even where a report.json that belongs to them is present (slower, the same numbers)")
+	registerWide(fs, &o.wide)
 	o.db.register(fs)
 	pos, err := parseArgs(env, fs, boardSynopsis, args)
 	if err != nil {
@@ -185,7 +187,7 @@ func printBoard(env *Env, o *boardOptions, b *board.Board) error {
 	case o.json:
 		err = board.WriteJSON(env.Stdout, b)
 	default:
-		err = board.WriteTable(env.Stdout, b)
+		err = board.WriteTable(env.Stdout, b, fitWidth(env, o.wide))
 	}
 	if err != nil {
 		return exitcode.Errorf(exitcode.RunFailed, "board: %v", err)
