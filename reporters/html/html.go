@@ -91,15 +91,16 @@ type warning struct {
 type checkCounts struct{ Pass, Fail, Warn, Skipped, Other int }
 
 type checkRow struct {
-	Stage    string
-	Name     string
-	Level    string
-	Scope    string
-	Severity string
-	Status   string
-	Values   []kv
-	Message  string
-	Expr     string
+	Stage  string
+	Name   string
+	Level  string
+	Scope  string
+	Status string
+	Values []kv
+	// Outcome says what is true of this outcome: held; false, and whether
+	// that fails the run or only warns; why it was not judged.
+	Outcome string
+	Expr    string
 }
 
 type kv struct{ K, V string }
@@ -283,13 +284,43 @@ func stageWarnings(st *result.Stage) []warning {
 }
 
 func checkRowOf(stage string, c result.CheckOutcome) checkRow {
-	row := checkRow{Stage: stage, Name: c.Name, Level: c.LevelLabel, Scope: c.Scope, Severity: c.Severity,
-		Status: c.Status, Message: c.Message, Expr: c.Expr}
+	row := checkRow{Stage: stage, Name: c.Name, Level: c.LevelLabel, Scope: c.Scope,
+		Status: c.Status, Outcome: outcome(c), Expr: c.Expr}
 	if row.Level == "" && c.Scope == "stage" {
 		row.Level = "(stage)"
 	}
 	row.Values = sortedKV(c.Values, anyString)
 	return row
+}
+
+// outcome says what is true of a check's outcome: a passing check held (its
+// severity, what a failure would have done, is beside the point); a failed
+// one was false, or could not be judged true (a null, an error), and fails
+// the run; a warning is the same with severity warn, and does not fail it;
+// a skipped one was not judged, and why.
+func outcome(c result.CheckOutcome) string {
+	why := c.Message
+	if why == "expression is false" {
+		why = "false"
+	}
+	switch c.Status {
+	case result.StatusPass:
+		return "held"
+	case result.StatusFail:
+		return join(why, "fails the run")
+	case result.StatusWarn:
+		return join(why, "warns only (severity warn), the run does not fail on it")
+	case result.StatusSkipped:
+		return join("not judged", why)
+	}
+	return why
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ": " + b
 }
 
 // sortedKV lists a map's entries in key order, each value shown by show.
