@@ -40,10 +40,16 @@ var pageTmpl = template.Must(template.New("page").Parse(pageSrc))
 // nil, each stage's load curves are drawn beside the baseline's curves of the
 // stage with the same name (dashed, labelled "baseline").
 func Write(w io.Writer, r *result.Report, baseline *result.Report) error {
+	return WriteWith(w, r, Options{Baseline: baseline})
+}
+
+// WriteWith renders r as Write does, with what o adds: the baseline's
+// curves, the run's telemetry over time.
+func WriteWith(w io.Writer, r *result.Report, o Options) error {
 	if r == nil {
 		return fmt.Errorf("html report: no report to render")
 	}
-	if err := pageTmpl.Execute(w, buildPage(r, baseline)); err != nil {
+	if err := pageTmpl.Execute(w, buildPage(r, o)); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return nil
@@ -71,6 +77,8 @@ type page struct {
 	CSS template.CSS
 	// Labels and Host say what the run is and where it ran (report.json's).
 	Labels, Host string
+	// Telemetry is each telemetry target's account of the run.
+	Telemetry []result.TelemetryStat
 }
 
 type baselineInfo struct {
@@ -159,7 +167,8 @@ type chartView struct {
 	Note   string
 }
 
-func buildPage(r *result.Report, base *result.Report) page {
+func buildPage(r *result.Report, o Options) page {
+	base := o.Baseline
 	p := page{
 		Title:         r.Plan.Name,
 		Plan:          r.Plan,
@@ -169,7 +178,7 @@ func buildPage(r *result.Report, base *result.Report) page {
 		Verdict:       r.Verdict,
 		StopReason:    r.StopReason,
 	}
-	p.Labels, p.Host = r.Labels.String(), r.Host
+	p.Labels, p.Host, p.Telemetry = r.Labels.String(), r.Host, r.Telemetry
 	p.CSS = chart.CSS()
 	if p.Title == "" {
 		p.Title = "runner report"
@@ -216,7 +225,7 @@ func buildPage(r *result.Report, base *result.Report) page {
 				note = "The baseline has no stage named “" + st.Name + "”; no baseline curves for this stage."
 			}
 		}
-		sv := buildStage(st, bst, anchor(st.Name, si, anchors))
+		sv := buildStage(st, bst, anchor(st.Name, si, anchors), o.Telemetry)
 		sv.BaselineNote = note
 		sv.Compare = comparisonOf(r, st)
 		p.Stages = append(p.Stages, sv)
@@ -489,7 +498,7 @@ func loadChart(id string, st, bst *result.Stage, ylabel string, ms []metric) cha
 	return c
 }
 
-func buildStage(st, bst *result.Stage, anchor string) stageView {
+func buildStage(st, bst *result.Stage, anchor string, tel *Telemetry) stageView {
 	sv := stageView{Name: st.Name, Anchor: anchor, Endpoint: st.Endpoint, API: st.API, Mode: st.Mode,
 		Load: string(st.Load), Error: st.Error, Natural: st.Mode == "natural"}
 	if !protocol.NameStreams(st.API) {
@@ -544,8 +553,13 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 		fc.Title = st.Name + ": Failures by kind"
 		sv.Charts = append(sv.Charts, chartView{ID: id, Title: "Failures by kind", SVG: fc.SVG(), Legend: fc.Legend()})
 	}
-	sv.Charts = append(sv.Charts, sliceCharts(orig, anchor)...)
+	sliced, sliceNote := sliceCharts(orig, anchor)
+	sv.Charts = append(sv.Charts, sliced...)
 	sv.Notes = append(sv.Notes, sliceNotes(orig)...)
+	sv.Notes = append(sv.Notes, sliceNote...)
+	tc, tn := telemetryCharts(orig, anchor, tel, len(sliced) > 0)
+	sv.Charts = append(sv.Charts, tc...)
+	sv.Notes = append(sv.Notes, tn...)
 	sv.Samples = samples(st)
 	return sv
 }

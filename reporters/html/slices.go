@@ -2,11 +2,13 @@ package html
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/internal/render/chart"
 	"github.com/runnerbench/runner/result"
 )
@@ -102,11 +104,12 @@ func drawn(w *result.Slice, width float64) bool {
 // sliceCharts are a sliced stage's charts over time: requests in flight,
 // output throughput, TTFT and ITL percentiles, and one chart per series
 // sampled during the levels (Slice.Series: telemetry), by name.
-func sliceCharts(st *result.Stage, anchor string) []chartView {
+func sliceCharts(st *result.Stage, anchor string) ([]chartView, []string) {
 	levels := slicedLevels(st)
 	if levels == nil {
-		return nil
+		return nil, nil
 	}
+	var notes []string
 	var out []chartView
 	add := func(id, title string, c chart.Line) {
 		out = append(out, lineView(id, title, st.Name, c))
@@ -132,6 +135,12 @@ func sliceCharts(st *result.Stage, anchor string) []chartView {
 		{"ITL p95", "ms", 1, func(s *result.Slice) *float64 { return s.ITLP95Ms }},
 	}))
 	for i, name := range seriesNames(levels) {
+		if name == aggregate.SeriesKVCache {
+			if why := kvUnmeasured(levels); why != "" {
+				notes = append(notes, why)
+				continue
+			}
+		}
 		id = anchor + "-slices-series-" + strconv.Itoa(i)
 		add(id, name+" over time", timeChart(id, name+" (mean per slice)", levels, []sliceMetric{
 			{name, "", 0, func(s *result.Slice) *float64 {
@@ -142,7 +151,31 @@ func sliceCharts(st *result.Stage, anchor string) []chartView {
 			}},
 		}))
 	}
-	return out
+	return out, notes
+}
+
+// kvUnmeasured says why the slices' KV-cache chart is not drawn: the
+// endpoint's gauge read 0 in every slice while the server ran requests, so
+// it does not measure a cache in use ("" when it does, or when no slice
+// says the server ran any).
+func kvUnmeasured(levels []slicedLevel) string {
+	n, running := 0, 0.0
+	for _, l := range levels {
+		for _, w := range l.p.Slices.Windows {
+			if v, ok := w.Series[aggregate.SeriesKVCache]; ok {
+				if v != 0 {
+					return ""
+				}
+				n++
+			}
+			running = math.Max(running, w.Series[aggregate.SeriesRunning])
+		}
+	}
+	if n == 0 || running <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("KV-cache usage: the endpoint read 0 in all %d slices while it ran up to %s requests on average in a slice, so its gauge does not measure a cache in use; not drawn",
+		n, chart.Num(running))
 }
 
 // seriesNames are the names of every sampled series the levels' slices
