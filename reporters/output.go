@@ -39,7 +39,9 @@ var formats = []format{
 	{FormatJSON, FileJSON, func(w io.Writer, r *result.Report, _ Options) error { return WriteJSON(w, r) }},
 	{FormatJUnit, FileJUnit, func(w io.Writer, r *result.Report, _ Options) error { return WriteJUnit(w, r) }},
 	{FormatMarkdown, FileMarkdown, func(w io.Writer, r *result.Report, _ Options) error { return WriteMarkdown(w, r) }},
-	{FormatHTML, FileHTML, func(w io.Writer, r *result.Report, o Options) error { return html.WriteWith(w, r, html.Options{Baseline: o.Baseline, Telemetry: o.Telemetry}) }},
+	{FormatHTML, FileHTML, func(w io.Writer, r *result.Report, o Options) error {
+		return html.WriteWith(w, r, html.Options{Baseline: o.Baseline, Telemetry: o.Telemetry})
+	}},
 }
 
 // Formats lists every format --report accepts, in the order they are written.
