@@ -301,7 +301,7 @@ func yLabel(name string, m *result.Metric) string {
 	switch {
 	case m.Percent():
 		return m.Title + " (%)"
-	case m.Unit != "" && m.Unit != "share":
+	case m.Unit != "" && m.Unit != "share" && !strings.EqualFold(m.Unit, m.Title):
 		return m.Title + " (" + m.Unit + ")"
 	}
 	return m.Title
