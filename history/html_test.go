@@ -19,9 +19,9 @@ import (
 	"github.com/runnerbench/runner/store/synthrun"
 )
 
-// stepPage is the HTML history of 30 daily runs, TTFT 30% slower from run
-// 20 on: the latencies' charts, and one of a metric not judged.
-func stepPage(t *testing.T, plan string) string {
+// stepHistory is the history of 30 daily runs, TTFT 30% slower from run 20
+// on.
+func stepHistory(t *testing.T) *history.History {
 	t.Helper()
 	ttft := steady(30)
 	for i := 20; i < 30; i++ {
@@ -32,6 +32,14 @@ func stepPage(t *testing.T, plan string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return h
+}
+
+// stepPage is stepHistory's page: the latencies' charts, and one of a
+// metric not judged.
+func stepPage(t *testing.T, plan string) string {
+	t.Helper()
+	h := stepHistory(t)
 	var b bytes.Buffer
 	if err := h.HTML(&b, plan, []string{"n_requests"}); err != nil {
 		t.Fatal(err)
@@ -143,20 +151,12 @@ func figure(t *testing.T, page, metric string) string {
 // a window ending a run or two later; the page marks run 20, where the
 // change began, and only it, and the terminal's mark stands under run 20.
 func TestMarkWhereTheChangeBegan(t *testing.T) {
-	ttft := steady(30)
-	for i := 20; i < 30; i++ {
-		ttft[i] = 130
-	}
-	s, samples := memHistory(t, 3, ttft, synthrun.Spec{Requests: 200}, latencies...)
-	h, err := history.Build(s, samples, history.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	h := stepHistory(t)
 	var b bytes.Buffer
 	if err := h.HTML(&b, "nightly", nil); err != nil {
 		t.Fatal(err)
 	}
-	step := float64(s.Runs[20].StartedAt.Unix())
+	step := float64(h.Runs[20].StartedAt.Unix())
 	for _, metric := range []string{"ttft_p50_ms", "ttft_p95_ms"} {
 		var marked []float64
 		for _, c := range circles(t, figure(t, b.String(), metric)) {
