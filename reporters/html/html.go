@@ -1,10 +1,11 @@
 // Package html renders a run's result as one self-contained HTML page: the
-// verdict, the validity warnings and the checks first, then per stage the
-// throughput, latency, trade-off, distribution and failure charts.
+// verdict, the validity warnings, the checks and the telemetry targets first,
+// then per stage the throughput, latency, trade-off, distribution and failure
+// charts, and the telemetry over time.
 //
-// The page fetches nothing: CSS is inline, charts are inline SVG drawn by this
-// package (chart.go), and there is no script, so it opens from disk, from a CI
-// artifact or from an air-gapped machine alike. Tooltips are SVG <title>
+// The page fetches nothing: CSS is inline, charts are inline SVG drawn by
+// the chart kit (internal/render/chart), and there is no script, so it
+// opens from disk, from a CI artifact or from an air-gapped machine alike. Tooltips are SVG <title>
 // elements, which every browser shows without script. Light and dark mode
 // follow prefers-color-scheme through CSS variables. A Content-Security-Policy
 // of default-src 'none' makes the "fetches nothing" promise enforced by the
@@ -56,7 +57,7 @@ func WriteWith(w io.Writer, r *result.Report, o Options) error {
 }
 
 // page is the template's view of a report: every string is plain text (the
-// template escapes it) except the charts, which chart.go escapes itself.
+// template escapes it) except the charts, which the chart kit escapes itself.
 type page struct {
 	Title         string
 	Plan          result.Plan
