@@ -51,7 +51,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group, width
 	if len(g.Common) > 0 {
 		ew.printf("every run: %s\n", safeText(g.Common.String()))
 	}
-	headers := []string{"#", "Run", "Level"}
+	headers := []string{"#", "Run", "Level", vsAboveHeader}
 	if g.showKey(b.Metrics) {
 		headers = append(headers, g.keyHeader())
 	}
@@ -62,7 +62,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group, width
 	rows := make([][]string, len(g.Rows))
 	for j := range g.Rows {
 		r := &g.Rows[j]
-		row := []string{placeCell(r), safeText(r.Name), safeText(levelCell(r))}
+		row := []string{placeCell(r), safeText(r.Name), safeText(levelCell(r)), vsAboveCell(r)}
 		if g.showKey(b.Metrics) {
 			row = append(row, g.formatKey(r))
 		}
@@ -85,7 +85,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group, width
 		ew.err = termtable.Write(buf, termtable.Table{Headers: headers, Rows: rows, Aligns: aligns, Keep: 3, Wrap: []int{1}}, width)
 	}
 	for j := range g.Rows {
-		if n := g.Rows[j].Note; n != "" {
+		if n := rowNote(&g.Rows[j]); n != "" {
 			ew.printf("  · %s: %s\n", safeText(g.Rows[j].Name), safeText(n))
 		}
 	}

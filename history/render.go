@@ -176,13 +176,25 @@ func latest(se *Series) (last Point, change int) {
 	return se.Points[len(se.Points)-1], change
 }
 
+// LevelName names the series' level: its label, and what tells its runs
+// apart from the stage's other series ("c=4 · engine=llama").
+func (se *Series) LevelName() string {
+	if se.Distinct == "" {
+		return se.Label
+	}
+	return se.Label + " · " + se.Distinct
+}
+
 // Text writes the terminal history: per level, a sparkline per metric
 // with its latest value and its last change.
 func (h *History) Text(w io.Writer, plan string, want []string) error {
 	fmt.Fprintln(w, h.Summary(plan))
+	for _, n := range h.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
 	level := ""
 	for _, se := range h.Shown(want) {
-		if k := se.Stage + " " + se.Label; k != level {
+		if k := se.Stage + " " + se.LevelName(); k != level {
 			level = k
 			fmt.Fprintf(w, "\n%s\n", k)
 		}
@@ -216,9 +228,12 @@ func (h *History) Markdown(w io.Writer, plan string, want []string) error {
 		if change >= 0 {
 			c = "**" + mdtext.Text(h.DescribeChange(se, change)) + "**"
 		}
-		rows = append(rows, []string{mdtext.Text(se.Stage), mdtext.Text(se.Label), mdtext.Code(se.Metric), mdtext.Code(h.Sparkline(se)), value(se.Metric, last.Value), c})
+		rows = append(rows, []string{mdtext.Text(se.Stage), mdtext.Text(se.LevelName()), mdtext.Code(se.Metric), mdtext.Code(h.Sparkline(se)), value(se.Metric, last.Value), c})
 	}
 	fmt.Fprintf(w, "### %s\n\n", mdtext.Text(h.Summary(plan)))
+	for _, n := range h.Notes {
+		fmt.Fprintf(w, "> %s\n\n", mdtext.Text(n))
+	}
 	return mdtable.Write(w, []mdtable.Column{{Head: "stage"}, {Head: "level"}, {Head: "metric"}, {Head: "trend"}, {Head: "last", Right: true}, {Head: "last change"}}, rows)
 }
 
@@ -240,7 +255,7 @@ func (h *History) HTML(w io.Writer, plan string, want []string) error {
 		c := h.chart(se, i)
 		figs = append(figs, fig{Title: c.Title, SVG: c.SVG()})
 	}
-	return page.Execute(w, map[string]any{"Title": "Runner history: " + plan, "Summary": h.Summary(plan), "Charts": figs, "CSS": chart.CSS()})
+	return page.Execute(w, map[string]any{"Title": "Runner history: " + plan, "Summary": h.Summary(plan), "Notes": h.Notes, "Charts": figs, "CSS": chart.CSS()})
 }
 
 // chart draws a series against time. Its value axis starts at zero (a
@@ -256,7 +271,7 @@ func (h *History) chart(se *Series, n int) chart.Line {
 	if percent {
 		scaleOf = 100
 	}
-	c := chart.Line{ID: fmt.Sprintf("series-%d", n), Title: se.Stage + " " + se.Label + " " + se.Metric, Wide: true,
+	c := chart.Line{ID: fmt.Sprintf("series-%d", n), Title: se.Stage + " " + se.LevelName() + " " + se.Metric, Wide: true,
 		X: chart.Axis{Label: "run (UTC)", Scale: chart.Time}, Y: chart.Axis{Label: yLabel(se.Metric, m), Percent: percent}}
 	began := map[int]string{} // run → verdict of the change that began there
 	for i, p := range se.Points {
