@@ -30,6 +30,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -322,6 +323,7 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 	start := time.Now()
 	every := readyLogEvery(timeout)
 	next := start.Add(every)
+	refused := false
 	for {
 		models, err := e.get(ctx, urls[0])
 		if err == nil {
@@ -334,6 +336,15 @@ func (e *Engine) WaitReady(ctx context.Context, timeout time.Duration) error {
 			return nil
 		} else {
 			last = err
+		}
+		if !refused && errors.Is(last, syscall.ECONNREFUSED) {
+			// Said at once, not after the first interval: a mistyped port
+			// must not look like a slow server. Not an error yet: a server
+			// started beside the job (vLLM binds its port only once the
+			// model is loaded) refuses until it is up.
+			refused = true
+			e.log.Warn().Str("url", redact.URL(e.origin)).Str("timeout", timeout.String()).
+				Msg("connection refused: nothing listens there yet; waiting for a server to start (if it is already running, the host or port in base_url is wrong)")
 		}
 		if now := time.Now(); !now.Before(next) && ctx.Err() == nil {
 			// A wrong port or path must not be a silent minute: say what
