@@ -48,6 +48,9 @@ func RunProblems(rep *result.Report) []string {
 			out = append(out, fmt.Sprintf("stage %s: %s", st.Name, st.Error))
 		}
 		for _, pt := range st.Points {
+			if rep.Shard == nil && Unmeasured(&st, &pt) { // a shard's part of a level may be empty
+				out = append(out, fmt.Sprintf("stage %s %s: no request was measured", st.Name, pt.Label()))
+			}
 			if Unserved(&st, &pt) {
 				msg := fmt.Sprintf("stage %s %s: every request failed", st.Name, pt.Label())
 				if pt.Error != nil {
@@ -73,6 +76,16 @@ func Unserved(st *result.Stage, p *result.Point) bool {
 		return false
 	}
 	return p.Probe == 0 || !slices.ContainsFunc(st.Points, func(q result.Point) bool { return q.Completed > 0 })
+}
+
+// Unmeasured reports whether p is a level of st that measured no request
+// and that nothing else accounts for: not an interrupted level (the stop
+// reason says why), not a level of a stage that could not run (its error
+// says why). Its checks are skipped (nothing to judge), so it must fail the
+// run itself: a run whose every check was skipped on empty levels is not a
+// pass.
+func Unmeasured(st *result.Stage, p *result.Point) bool {
+	return p.NRequests == 0 && !p.Interrupted && !st.Interrupted && st.Error == ""
 }
 
 // AllFailed reports whether a level sent requests and none succeeded.
