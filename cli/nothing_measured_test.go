@@ -95,3 +95,39 @@ stages:
 		}
 	}
 }
+
+// TestWrongModelSaysSo: the built-in simulator, as vLLM and
+// llm-d-inference-sim do, answers a model it does not serve with 404 "The
+// model `tiny` does not exist.". A chat stage's every request fails so, and
+// the closing line says the model is not served, not the API; an
+// embeddings stage stops with one error saying the same.
+func TestWrongModelSaysSo(t *testing.T) {
+	srv := startSimHandler(t, sim.FastConfig(), false, nil)
+	dir := t.TempDir()
+	plan := writeFile(t, filepath.Join(dir, "model.yaml"), `version: 1
+name: wrong-model
+endpoints:
+  e: {base_url: `+srv.URL+`/v1, model: tiny}
+prompts:
+  p: {synthetic: {input_tokens: 32, sizing: reference}}
+stages:
+  - {name: chat, endpoint: e, prompts: p, output_tokens: 4, concurrency: [1], requests: 2}
+  - {name: embed, endpoint: e, prompts: p, api: embeddings, concurrency: [1], requests: 2}
+`)
+	code, stdout, stderr := runCLI(t, nil, plan, "--out", filepath.Join(dir, "out"))
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{
+		`stage chat c=1: every request failed (first: http_404: {"error":{"message":"The model ` + "`tiny`" + ` does not exist.","type":"NotFoundError"`,
+		`the server does not serve model "tiny" (it answered 404 to every request, saying so): set the endpoint's model to one GET ` + srv.URL + `/v1/models lists`,
+		`stage embed: model "tiny": POST ` + srv.URL + `/v1/embeddings answered http 404`,
+	} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "does not serve api") || strings.Contains(stderr, "does not serve the embeddings API") {
+		t.Errorf("a wrong model is blamed on the API:\n%s", stderr)
+	}
+}

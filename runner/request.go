@@ -51,6 +51,11 @@ type Worker struct {
 	// does not serve the worker's API at its path ("": it did not show
 	// that): a 404 or 405, or an event stream of another API.
 	notServed string
+	// noModel says why the last request's answer shows that the server
+	// does not serve the endpoint's model ("": it did not show that): a 404
+	// saying so (protocol.ModelNotFound). The API is served; the model is
+	// not.
+	noModel string
 }
 
 func (e *Engine) newWorker(p protocol.Protocol, itl *itlBatch) *Worker {
@@ -99,7 +104,7 @@ var errInterrupted = &interruptError{"run interrupted"}
 // fields the caller has filled): open sends it and checks the response,
 // read times the stream.
 func (w *Worker) do(ctx context.Context, j *job, rec *result.Request) {
-	w.notServed = ""
+	w.notServed, w.noModel = "", ""
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wd := newWatchdog(w.e.timeout, !protocol.Streams(w.proto), cancel)
@@ -151,6 +156,8 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	rec.E2EMs = ms(time.Since(wd.start))
 	fail(rec, kind, msg+sample(data))
 	switch {
+	case resp.StatusCode == http.StatusNotFound && protocol.ModelNotFound(string(data), w.e.model):
+		w.noModel = fmt.Sprintf("POST %s answered http 404 (%s)", redact.URL(w.e.apiURL(w.proto)), sample(data))
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented:
 		w.notServed = fmt.Sprintf("POST %s answered http %d (%s)", redact.URL(w.e.apiURL(w.proto)), resp.StatusCode, sample(data))
 	case kind == result.ErrMalformed && !protocol.Streams(w.proto) && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):

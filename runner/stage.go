@@ -67,19 +67,24 @@ type stagePlan struct {
 // endpoint serves the stage's API, and reports whether the stage must stop:
 // an answer that says it does not (a 404, 405 or 501 at the API's path, an
 // event stream of another API or where a JSON answer was due, another API's
-// JSON answer) before any request of the stage succeeded. One
-// clear stage error then says so, instead of a level of failed requests.
+// JSON answer), or that the server does not serve the endpoint's model (a
+// 404 saying so), before any request of the stage succeeded. One clear
+// stage error then says which, instead of a level of failed requests.
 // Once a request has succeeded, a 404 is that request's failure only.
 func (sp *stagePlan) judgeServed(w *Worker, rec *result.Request) bool {
 	if rec.OK {
 		sp.served.Store(true)
 		return false
 	}
-	if _, stops := sp.proto.(protocol.NotServedStops); !stops || w.notServed == "" || sp.served.Load() {
+	if _, stops := sp.proto.(protocol.NotServedStops); !stops || w.notServed == "" && w.noModel == "" || sp.served.Load() {
 		return false
 	}
 	msg := fmt.Sprintf("api %s: %s: the endpoint does not serve the %s API at this path (is base_url right, and does the server implement it?)",
 		sp.proto.Name(), w.notServed, sp.proto.Name())
+	if w.noModel != "" {
+		msg = fmt.Sprintf("model %q: %s: the server does not serve this model (set the endpoint's model to one GET %s lists)",
+			w.e.model, w.noModel, redact.URL(w.e.url("/models")))
+	}
 	sp.notServed.CompareAndSwap(nil, &msg)
 	return true
 }
