@@ -48,6 +48,21 @@ func Unavailable(t testing.TB, err error) {
 	t.Fatalf("engine: %v", err)
 }
 
+// TestContext is the context to build or start an engine under for t: it
+// ends halfway between now and the test binary's deadline (go test's
+// -timeout, 10 minutes by default), so a first build that would outlast the
+// binary (Prometheus took an hour on two busy cores) gives up with an
+// *UnavailableError, and the test skips with one line, instead of the
+// binary panicking on its timeout with every other test of the package.
+func TestContext(t testing.TB) (context.Context, context.CancelFunc) {
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok {
+			return context.WithDeadline(context.Background(), time.Now().Add(time.Until(dl)/2))
+		}
+	}
+	return context.WithCancel(context.Background())
+}
+
 // Engine is a running engine process.
 type Engine struct {
 	Name    string

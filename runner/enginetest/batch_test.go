@@ -179,16 +179,19 @@ stages:
 func TestUnservedBatchAPIs(t *testing.T) {
 	for _, c := range []struct {
 		name, ep, model, api, path string
-		eng                        func() *engines.Engine
+		// eng takes the subtest's t: an engine that cannot be had skips
+		// the subtest, and a skip called on the parent's t from a subtest
+		// panics ("subtest may have called FailNow on a parent test").
+		eng func(testing.TB) *engines.Engine
 	}{
-		{"llama-server", "llama", engines.LlamaModel, "score", "/score", func() *engines.Engine {
+		{"llama-server", "llama", engines.LlamaModel, "score", "/score", func(t testing.TB) *engines.Engine {
 			return llamaWith(t, "llama-rerank", engines.LlamaOptions{Reranking: true})
 		}},
-		{"llm-d-inference-sim", "sim", engines.SimModel, "score", "/score", func() *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
-		{"llm-d-inference-sim", "sim", engines.SimModel, "rerank", "/v1/rerank", func() *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
+		{"llm-d-inference-sim", "sim", engines.SimModel, "score", "/score", func(t testing.TB) *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
+		{"llm-d-inference-sim", "sim", engines.SimModel, "rerank", "/v1/rerank", func(t testing.TB) *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
 	} {
 		t.Run(c.name+" "+c.api, func(t *testing.T) {
-			eng := c.eng()
+			eng := c.eng(t)
 			err := runStageErr(t, eng.BaseURL, c.model, planFor(c.ep, 32, fmt.Sprintf(`
   - {name: s, endpoint: %s, prompts: synth, api: %s, document_tokens: 16, concurrency: [1], requests: 2}
 `, c.ep, c.api)))
