@@ -75,8 +75,14 @@ type Engine struct {
 	stop sync.Once
 }
 
-// Log returns the end of the engine's output, for failure messages.
-func (e *Engine) Log() string { return e.log.String() }
+// Log returns the end of the engine's output, for failure messages ("" for
+// an Engine a test made itself, such as a proxy in front of one).
+func (e *Engine) Log() string {
+	if e.log == nil {
+		return ""
+	}
+	return e.log.String()
+}
 
 // Stop ends the process: SIGTERM, and SIGKILL after 5 s. Safe to call twice.
 func (e *Engine) Stop() {
