@@ -7,6 +7,7 @@ import (
 
 	"github.com/runnerbench/runner/internal/hist"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // serverLatencyFamilies are the server's latency histograms each family of
@@ -91,6 +92,9 @@ func (b *builder) ttftGap() {
 	gap := result.Round(*p.TTFTMeanMs-*p.ServerTTFTMeanMs, 2)
 	p.TTFTGapMeanMs = &gap
 	sp := ttftSplit{ttft: *p.ServerTTFTMeanMs, gap: gap, prefill: p.ServerPrefillMeanMs, waitingMax: p.ServerWaitingMax}
+	if _, ok := b.rec.Server.Histograms[simconfig.MetricLagRatio]; ok && b.rec.Server != nil {
+		sp.simulator = true // only the built-in simulator exposes its lag
+	}
 	if qh, _ := firstHistogram(b.rec.Server, serverLatencyFamilies[1].names); qh != nil && qh.Count > 0 {
 		// Over the client's requests: a server that times only the
 		// requests that waited (llm-d-inference-sim) spreads its sum over
@@ -119,6 +123,7 @@ type ttftSplit struct {
 	queueMean    float64
 	prefill      *float64 // the server's mean prefill time
 	waitingMax   *float64 // the most requests its waiting gauge showed
+	simulator    bool     // the server is the built-in simulator
 }
 
 // queueInTTFT is whether the server's TTFT histogram counts the time a
@@ -129,6 +134,8 @@ func (sp *ttftSplit) queueInTTFT() (in bool, why string) {
 	switch {
 	case sp.queue == nil:
 		return false, ""
+	case sp.simulator:
+		return true, "the built-in simulator's runs from arrival"
 	case *sp.queue > sp.ttft:
 		// A TTFT that held the queue would be at least the queue, on
 		// average over the same requests.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 func TestHistogramQuantile(t *testing.T) {
@@ -92,8 +93,15 @@ func TestTTFTGapNote(t *testing.T) {
 			"and 30.00 ms is outside it: network, the HTTP front end and the client, and the 20.00 ms of queue too if this server's TTFT starts after its queue", ""},
 		{"a queue too short to matter", 130, 100, &queue{16 * 0.2, 16}, nil, f(1),
 			"(queue 0.20 ms), and 30.00 ms is network", "outside"},
+		// The built-in simulator, known by the lag histograms only it
+		// exposes: its TTFT runs from arrival.
+		{"sim", 91.86, 69.62, &queue{16 * 29.66, 16}, nil, f(12),
+			"(queue 29.66 ms), and 22.24 ms is network, the HTTP front end and the client", "outside"},
 	} {
 		rec := &result.LevelRecord{Server: &result.ServerDelta{Histograms: map[string]result.HistogramDelta{}}}
+		if c.name == "sim" {
+			rec.Server.Histograms[simconfig.MetricLagRatio] = result.HistogramDelta{}
+		}
 		if q := c.queue; q != nil {
 			rec.Server.Histograms["vllm:request_queue_time_seconds"] = result.HistogramDelta{Count: q.count, Sum: q.sumMs / 1000}
 		}

@@ -161,7 +161,10 @@ func writeSearchTable(ew *errWriter, sr *result.SearchResult, opts TableOptions)
 	ew.printf("\n")
 	ew.println("  " + searchLine(sr))
 	headers, rows := searchGrid(sr)
-	if err := fit(ew, table{headers: headers, rows: rows, textCols: 5, wrap: []int{0, 1, 2, 3, 4}}, opts.Width); err != nil {
+	// Too narrow for the table, each target is listed: its name, then every
+	// other column below it, labelled (its figures at capacity were once
+	// a line of bare numbers).
+	if err := fit(ew, table{headers: headers, rows: rows, textCols: 5, wrap: []int{0, 1, 2, 3, 4}, below: seq(len(headers))[1:]}, opts.Width); err != nil {
 		return err
 	}
 	for _, n := range searchNotes(sr) {
