@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"encoding/xml"
 	"net/http"
 	"os"
@@ -57,20 +56,13 @@ stages:
 	if !strings.Contains(stdout, "0 passed, 0 failed, 0 warned, 2 skipped") {
 		t.Errorf("summary line: want 0 passed and 2 skipped\n%s", stdout)
 	}
-	b, err := os.ReadFile(filepath.Join(out, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep result.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := loadReport(t, out)
 	for _, c := range rep.Stages[0].Checks {
 		if c.Status != result.StatusSkipped || !strings.Contains(c.Message, "measured no request") {
 			t.Errorf("check %q: %s (%s), want skipped: nothing measured", c.Name, c.Status, c.Message)
 		}
 	}
-	b, err = os.ReadFile(filepath.Join(out, "junit.xml"))
+	b, err := os.ReadFile(filepath.Join(out, "junit.xml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,16 +3,12 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"math"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/runnerbench/runner/result"
 )
 
 // progressFrameRE is one frame of the progress line: the level, its TTFT
@@ -48,14 +44,7 @@ stages:
 	for _, m := range progressFrameRE.FindAllStringSubmatch(stderr.String(), -1) {
 		last[m[1]] = m
 	}
-	b, err := os.ReadFile(filepath.Join(out, "report.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep result.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := loadReport(t, out)
 	for _, p := range rep.Stages[0].Points {
 		m := last[p.Label()]
 		if m == nil {
