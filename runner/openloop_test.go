@@ -195,7 +195,7 @@ func TestOpenLoopDuration(t *testing.T) {
 		byLevel[r.Level] = append(byLevel[r.Level], r)
 	}
 	for i, rate := range st.Rate {
-		sched := shape.Schedule(1, rate, "gamma", 2, 0, 300*time.Millisecond)
+		sched := shape.Schedule(shape.LevelSeed(1, i), rate, "gamma", 2, 0, 300*time.Millisecond)
 		p, recs := res.Points[i], byLevel[i]
 		// What a busy machine cannot take away: the level sends the
 		// schedule's first arrivals, each due at its scheduled offset, none
