@@ -41,6 +41,7 @@ func (b *builder) point(whole bool) result.Point {
 		b.server()
 		b.serverLatency()
 		b.telemetry(b.reads, b.dropped)
+		b.ttftGap() // after telemetry: the waiting gauge says whether requests queued
 		b.simLag()
 		b.client()
 		b.inFlight()

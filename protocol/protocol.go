@@ -251,3 +251,18 @@ func Names() []string {
 	}
 	return out
 }
+
+// ModelNotFound reports whether body, a server's answer to a request for
+// model, says the server does not serve that model, as vLLM and
+// llm-d-inference-sim say it (404, "The model `m` does not exist."), OpenAI
+// (404, "code": "model_not_found") and Ollama (404, "model \"m\" not found,
+// try pulling it first"). Such a 404 is the model's, not the API path's:
+// the endpoint serves the API.
+func ModelNotFound(body, model string) bool {
+	l := strings.ToLower(body)
+	if strings.Contains(l, "model_not_found") {
+		return true
+	}
+	return model != "" && strings.Contains(body, model) && strings.Contains(l, "model") &&
+		(strings.Contains(l, "does not exist") || strings.Contains(l, "not found"))
+}

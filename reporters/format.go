@@ -271,6 +271,7 @@ func levelLabel(c *result.CheckOutcome) string {
 type tally struct {
 	pass, fail, warn, skipped int
 	stageErrors, levelErrors  int
+	unmeasured                int // levels that measured no request, nothing else saying why
 }
 
 func count(r *result.Report) tally {
@@ -283,6 +284,9 @@ func count(r *result.Report) tally {
 		for j := range st.Points {
 			if checks.Unserved(st, &st.Points[j]) {
 				t.levelErrors++
+			}
+			if r.Shard == nil && checks.Unmeasured(st, &st.Points[j]) {
+				t.unmeasured++
 			}
 		}
 		for j := range st.Checks {
@@ -324,6 +328,9 @@ func verdictText(r *result.Report, t tally) string {
 	}
 	if t.stageErrors > 0 {
 		parts = append(parts, plural(t.stageErrors, "stage could not run", "stages could not run"))
+	}
+	if t.unmeasured > 0 {
+		parts = append(parts, plural(t.unmeasured, "level measured no request", "levels measured no request"))
 	}
 	s := strings.Join(parts, ", ")
 	if r.StopReason != "" && r.StopReason != result.StopCompleted {
