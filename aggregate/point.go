@@ -92,8 +92,8 @@ func (b *builder) counts() {
 		p.RequestTPS = result.Round(float64(a.completed)/wallS, 3)
 	}
 	if a.batchN > 0 {
-		// A batch API (embeddings, rerank, score): its throughput is the input it
-		// took, as the server counted it.
+		// A batch API (one that answers whole): its throughput is the input
+		// it took, as the server counted it.
 		p.MeanInputsPerRequest = result.Ptr(result.Round(float64(a.batchSum)/float64(a.batchN), 2))
 		if wallS > 0 && a.inN > 0 {
 			p.InputTPSTotal = result.Ptr(result.Round(float64(a.inSum)/wallS, 2))

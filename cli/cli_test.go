@@ -228,7 +228,7 @@ func TestCompare(t *testing.T) {
 		for _, c := range levels {
 			st.Points = append(st.Points, result.Point{Concurrency: c, NRequests: 10, Completed: 10, TTFTP95Ms: &ttft})
 		}
-		r := result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan}, Stages: []result.Stage{st}}
+		r := result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan, Hash: "h-" + plan}, Stages: []result.Stage{st}}
 		b, _ := json.Marshal(r)
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, b, 0o644)
@@ -265,7 +265,7 @@ func TestCompareNeverPassesVacuously(t *testing.T) {
 		for _, c := range levels {
 			st.Points = append(st.Points, result.Point{Concurrency: c, NRequests: 10, Completed: 9, Failed: 1, TTFTP95Ms: result.Ptr(100.0)})
 		}
-		b, _ := json.Marshal(result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan}, Stages: []result.Stage{st}})
+		b, _ := json.Marshal(result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan, Hash: "h-" + plan}, Stages: []result.Stage{st}})
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, b, 0o644)
 		return p

@@ -13,7 +13,7 @@ import (
 	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/pipeline"
-	"github.com/runnerbench/runner/reporters"
+	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters/compare"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
@@ -169,21 +169,16 @@ func pctText(f float64) string { return fmt.Sprintf("%.4g%%", f*100) }
 func readRun(path string) (*result.Report, func(stage, label string) *aggregate.Samples, error) {
 	file, dir := path, runDir(path)
 	if dir == path {
-		file = filepath.Join(path, reporters.FileJSON)
+		file = filepath.Join(path, records.FileReport)
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	rep, err := reporters.ReadJSON(f)
+	rep, err := records.ReadReport(file)
 	if err != nil {
 		if file != path {
 			err = fmt.Errorf("%s: %w", file, err)
 		}
 		return nil, nil, err
 	}
-	if !pipeline.HasRecords(dir) {
+	if !records.HasRecords(dir) {
 		return rep, nil, nil
 	}
 	samples, err := pipeline.RecordSamples(dir, rep)

@@ -103,8 +103,8 @@ type Event struct {
 	sse.Chunk
 	// Done: the stream's explicit end ([DONE]); the engine drains the rest.
 	Done bool
-	// Results is how many items a non-streamed answer carries (embeddings,
-	// rerank scores), for the engine to hold against what was sent.
+	// Results is how many items a non-streamed answer carries (vectors,
+	// scores), for the engine to hold against what was sent.
 	Results int
 }
 
@@ -188,8 +188,8 @@ type Authenticator interface {
 type OtherAPIError struct {
 	// Want is the API asked for, Got the one the events belong to.
 	Want, Got string
-	// Whole: the response is one JSON answer (to a whole-answer API:
-	// embeddings, rerank, score), not an event stream.
+	// Whole: the response is one JSON answer (to an API that answers
+	// whole, whole.go), not an event stream.
 	Whole bool
 }
 

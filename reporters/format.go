@@ -75,7 +75,7 @@ func displayDecimals(m *result.Metric) int {
 // throughput first, then latency as a request experiences it.
 var columns = []column{
 	{metric: "achieved_rate", show: reported("rate")},
-	// An API answered whole (embeddings, rerank, score) has no first token and no
+	// An API answered whole (one that does not stream) has no first token and no
 	// output tokens: its throughput is requests and input tokens, its
 	// latency the E2E.
 	{metric: "request_tps", show: whole},

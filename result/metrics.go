@@ -100,8 +100,8 @@ type Metric struct {
 	Compare CompareSpec
 	// NeedsOutput is set on the metrics that need a streamed answer's first
 	// token or output tokens (TTFT, TPOT, output throughput, tool calls,
-	// energy per output token): an API without output (embeddings, rerank,
-	// score) leaves them null or meaningless, so the plan loader refuses a
+	// energy per output token): an API without output (one that answers
+	// whole) leaves them null or meaningless, so the plan loader refuses a
 	// check of its stage that reads one.
 	NeedsOutput bool
 
