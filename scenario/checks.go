@@ -145,6 +145,7 @@ func (v *validator) compileChecks() {
 			}
 		}
 		v.batchChecks(i, s)
+		v.untilChecks(i, s)
 	}
 }
 

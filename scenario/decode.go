@@ -34,6 +34,7 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	lengthType          = reflect.TypeFor[Length]()
 	perLevelType        = reflect.TypeFor[PerLevel]()
+	untilType           = reflect.TypeFor[UntilRules]()
 )
 
 // decoder walks a yaml.Node tree into a Go value, recording problems and the
@@ -115,6 +116,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		d.decodeLength(n, v, path, depth)
 	case t == perLevelType:
 		d.decodePerLevel(n, v, path, depth)
+	case t == untilType:
+		d.decodeUntil(n, v, path, depth)
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		d.decodeUnmarshaler(n, v, path, depth)
 	case n.Kind == yaml.ScalarNode && t.Kind() != reflect.String && reflect.PointerTo(t).Implements(textUnmarshalerType):
