@@ -240,12 +240,12 @@ const (
 
 // SweepEvidence is one metric's part in a sweep stop: its value at the
 // saturation level and at the level that showed it, the relative change
-// and its interval (NaN-free: Low and High nil without one).
+// (nil when the first is 0) and its interval (nil without one).
 type SweepEvidence struct {
 	Metric string   `json:"metric"`
 	From   float64  `json:"from"`
 	To     float64  `json:"to"`
-	Change float64  `json:"change"`
+	Change *float64 `json:"change,omitempty"`
 	Low    *float64 `json:"low,omitempty"`
 	High   *float64 `json:"high,omitempty"`
 }

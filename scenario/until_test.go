@@ -114,8 +114,8 @@ func TestUntilNeedsADecidableCheck(t *testing.T) {
 	mustLoad(t, base+"    until: e2e_p50_ms within 10%\n    max_requests: 100\n", env())
 }
 
-// TestHolds: which checks an until level waits for.
-func TestHolds(t *testing.T) {
+// TestDecidable: which checks an until level waits for.
+func TestDecidable(t *testing.T) {
 	cases := []struct {
 		expr, when string
 		holds      bool
@@ -135,8 +135,8 @@ func TestHolds(t *testing.T) {
 		if err := ch.Compile(); err != nil {
 			t.Fatal(err)
 		}
-		if got := Holds(ch); got != c.holds {
-			t.Errorf("%s (when %q): holds %v, want %v", c.expr, c.when, got, c.holds)
+		if got := Decidable(ch); got != c.holds {
+			t.Errorf("%s (when %q): decidable %v, want %v", c.expr, c.when, got, c.holds)
 		}
 	}
 }

@@ -227,7 +227,7 @@ func (v *validator) untilChecks(i int, s *Stage) {
 		if c == nil || c.Program == nil || c.Scope == ScopeStage {
 			continue
 		}
-		if Holds(c) {
+		if Decidable(c) {
 			return
 		}
 		level = append(level, c.Name+" ("+c.Expr+")")
@@ -241,14 +241,14 @@ func (v *validator) untilChecks(i int, s *Stage) {
 		at, strings.Join(level, ", "))
 }
 
-// Holds reports whether an until level waits for check c: its expression
+// Decidable reports whether an until level waits for check c: its expression
 // reads a percentile, mean or share of requests (an interval decides it)
 // and otherwise only settings and counts of what was sent, and its when:
 // only those settings and counts. A check that reads a metric with no
 // interval across looks (a rate, a server counter), the baseline or
 // worse() cannot be decided early: it is judged on its value when the
 // level ends, and holds nothing.
-func Holds(c *Check) bool {
+func Decidable(c *Check) bool {
 	if len(c.Gates) > 0 {
 		return false
 	}

@@ -20,6 +20,7 @@ var Layers = [][]string{
 	{"records", "export"},       // records; sending figures to Prometheus or OpenTelemetry
 	{"aggregate", "comparison"}, // report: the points, and the comparison with a baseline
 	{"checks"},                  // checks
+	{"stopping"},                // when a level has its answer (until:), when a sweep is saturated
 	{"pipeline"},                // run a plan
 	{"board"},                   // many runs side by side: the board's model, build and loader
 	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history

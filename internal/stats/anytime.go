@@ -240,3 +240,14 @@ func meanSequenceRadius(n, alpha float64) float64 {
 	v := n*rho2 + 1
 	return math.Sqrt(2 * v / (n * n * rho2) * math.Log(math.Sqrt(v)/alpha))
 }
+
+// StoppedGrowing reports whether d, the change of a throughput from one
+// load to a higher one (Compare with HigherIsBetter), shows that it no
+// longer grows: on enough samples, the upper limit of its relative change's
+// interval is below growth (0.10: less than 10% more). A throughput whose
+// interval is too wide to tell is not called stopped: the sweep that asks
+// goes on. This is the one definition of "throughput stopped growing
+// within its interval" (package stopping's saturation stop).
+func StoppedGrowing(d Delta, growth float64) bool {
+	return !d.LowSamples && !math.IsNaN(d.RelCI.Hi) && d.RelCI.Hi < growth
+}
