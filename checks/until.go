@@ -114,7 +114,7 @@ func judgeUntil(c *scenario.Check, p *result.Point, u *scenario.UntilPlan, o *re
 			ivs = append(ivs, n.Metric+" has no interval (too few requests)")
 		}
 	}
-	what := fmt.Sprintf("undecided when the level stopped (%s): %s at %s", p.Stop.Short(), strings.Join(ivs, ", "), confText(needs[0].Confidence))
+	what := fmt.Sprintf("undecided when the level stopped (%s): %s at %s", p.Stop.Short(), strings.Join(ivs, ", "), result.ConfidenceText(needs[0].Confidence))
 	switch u.Undecided {
 	case scenario.UndecidedStatus:
 		o.Status = result.StatusUndecided
@@ -147,10 +147,6 @@ func notDecidable(c *scenario.Check) string {
 		return ""
 	}
 	return strings.Join(none, ", ") + " has no interval that holds across looks"
-}
-
-func confText(c float64) string {
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.4f", 100*c), "0"), ".") + "%"
 }
 
 func joinMsg(a, b string) string {

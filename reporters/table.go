@@ -48,7 +48,7 @@ func statusColor(s string) string {
 		return ansiGreen
 	case result.StatusFail:
 		return ansiRed
-	case result.StatusWarn:
+	case result.StatusWarn, result.StatusUndecided:
 		return ansiYellow
 	default:
 		return ansiDim
@@ -73,7 +73,7 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		}
 		if len(st.Points) > 0 {
 			g := buildGrid(st)
-			if err := fit(ew, table{headers: g.headers, rows: g.rows, textCols: 2, keep: 2}, opts.Width); err != nil {
+			if err := fit(ew, table{headers: g.headers, rows: g.rows, textCols: g.textCols, keep: 2}, opts.Width); err != nil {
 				return fmt.Errorf("render stage %q table: %w", st.Name, err)
 			}
 			if g.lowConf {
@@ -148,6 +148,8 @@ func writeStageNotes(ew *errWriter, st *result.Stage, opts TableOptions) {
 			ew.printf("  %s\n", paint(color, ansiDim, "· "+n.label+": "+n.text))
 		case noteStageWarning:
 			ew.println("  " + paint(color, ansiYellow, "!") + " " + n.text)
+		case noteStop:
+			ew.println("  ■ " + stopLine(n))
 		}
 	}
 }

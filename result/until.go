@@ -249,3 +249,48 @@ type SweepEvidence struct {
 	Low    *float64 `json:"low,omitempty"`
 	High   *float64 `json:"high,omitempty"`
 }
+
+// StopNote is one line of why a stage's levels stopped: a level's label
+// and what its until: rule decided, or (Label "") why the sweep stopped.
+type StopNote struct {
+	Label, Text string
+}
+
+// StopNotes says why each until level of the stage stopped, with its
+// intervals at the stage's confidence over the requests it sent (a fixed
+// level's count needs no line: its stop says fixed), then why the sweep
+// stopped at saturation and which levels it skipped. Every reporter draws
+// these lines.
+func (st *Stage) StopNotes() []StopNote {
+	var out []StopNote
+	for i := range st.Points {
+		p := &st.Points[i]
+		if p.Stop == nil || p.Stop.Reason == StopFixed || p.Turn > 0 {
+			continue
+		}
+		text := p.Stop.Text()
+		var ivs []string
+		for _, a := range p.Anytime {
+			if a.Confidence == p.Stop.Confidence {
+				ivs = append(ivs, a.Metric+" "+a.Text())
+			}
+		}
+		if len(ivs) > 0 {
+			text += fmt.Sprintf("; over its %d requests at %s: %s", p.NRequests, ConfidenceText(p.Stop.Confidence), strings.Join(ivs, ", "))
+		}
+		out = append(out, StopNote{Label: p.Label(), Text: text})
+	}
+	if s := st.SweepStop; s != nil {
+		text := s.Text
+		if len(s.Skipped) > 0 {
+			text += "; skipped " + strings.Join(s.Skipped, ", ")
+		}
+		out = append(out, StopNote{Text: "sweep stopped: " + text})
+	}
+	return out
+}
+
+// ConfidenceText is a confidence as a percentage: "95%", "99.5%".
+func ConfidenceText(c float64) string {
+	return strconv.FormatFloat(Round(100*c, 4), 'f', -1, 64) + "%"
+}

@@ -86,7 +86,7 @@ type warning struct {
 	Text  string
 }
 
-type checkCounts struct{ Pass, Fail, Warn, Skipped, Other int }
+type checkCounts struct{ Pass, Fail, Warn, Skipped, Undecided, Other int }
 
 type checkRow struct {
 	Stage    string
@@ -115,8 +115,9 @@ type stageView struct {
 	Natural      bool // natural mode: the levels table shows the length spread
 	Compare      *cmpView
 	Levels       []levelRow
-	LowConf      bool     // some cell is marked low-confidence
-	Notes        []string // how numbers were obtained ("c=4: ...")
+	LowConf      bool              // some cell is marked low-confidence
+	Notes        []string          // how numbers were obtained ("c=4: ...")
+	Stops        []result.StopNote // why levels of a stage with until: stopped, why its sweep did
 	Search       *searchView
 	Charts       []chartView
 	Samples      []sampleRow
@@ -204,6 +205,8 @@ func buildPage(r *result.Report, base *result.Report) page {
 				p.Counts.Warn++
 			case result.StatusSkipped:
 				p.Counts.Skipped++
+			case result.StatusUndecided:
+				p.Counts.Undecided++
 			default:
 				p.Counts.Other++
 			}
@@ -477,6 +480,7 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 			sv.Notes = append(sv.Notes, p.Label()+": "+n)
 		}
 	}
+	sv.Stops = st.StopNotes()
 	sv.Search = buildSearch(st)
 	sv.Charts = searchCharts(st, anchor)
 	orig := st
