@@ -36,6 +36,9 @@ type LoadPlan struct {
 	Until       UntilRules
 	MaxRequests PerLevel
 	MaxDuration time.Duration
+	// StopAtSaturation: the sweep may end before its last level, when its
+	// sink says the server is saturated.
+	StopAtSaturation bool
 	Ramp        time.Duration
 	Replicates  int
 	// Slices is the width of each level's time slices (0: none).
@@ -79,7 +82,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		Name: st.Name, API: st.API, Mode: st.Mode, Pinned: st.Mode != ModeNatural,
 		Kind:        st.loadKind(ps),
 		Concurrency: st.Concurrency, Rate: st.Rate, Search: st.Search, Requests: st.Requests,
-		Until: st.Until, MaxRequests: st.MaxRequests, MaxDuration: st.MaxDuration.D(),
+		Until: st.Until, MaxRequests: st.MaxRequests, MaxDuration: st.MaxDuration.D(), StopAtSaturation: st.StopAtSaturation,
 		Duration: st.Duration.D(), Ramp: st.Ramp.D(), Replicates: st.Replicates, Slices: st.Slices.D(),
 		Arrival: st.Arrival, Burstiness: st.Burstiness, MaxConcurrency: st.MaxConcurrency,
 		OutputTokens: st.OutputTokens, InputTokens: st.InputTokens,
