@@ -39,8 +39,8 @@ type LoadPlan struct {
 	// StopAtSaturation: the sweep may end before its last level, when its
 	// sink says the server is saturated.
 	StopAtSaturation bool
-	Ramp        time.Duration
-	Replicates  int
+	Ramp             time.Duration
+	Replicates       int
 	// Slices is the width of each level's time slices (0: none).
 	Slices time.Duration
 	// Open loop: the arrival process and the in-flight cap (0: none).
