@@ -113,10 +113,10 @@ func TestScheduleBounds(t *testing.T) {
 func BenchmarkSchedule(b *testing.B) {
 	for _, arrival := range scenario.Arrivals {
 		b.Run(string(arrival), func(b *testing.B) {
-			a := newArrivals(1, 1000, arrival, 4)
+			a := NewArrivals(arrival, Pace{Seed: 1, Rate: 1000, Burstiness: 4})
 			var last time.Duration
 			for b.Loop() {
-				last = a.next()
+				last, _ = a.Next()
 			}
 			if last < 0 {
 				b.Fatal("negative offset")
