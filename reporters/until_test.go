@@ -65,8 +65,8 @@ func TestUntilShown(t *testing.T) {
 		"table": {table.String(), []string{"Stopped", "decided@81", "capped, undecided", "precise@300",
 			"■ c=1: decided at 81 requests by interactive ttft p95 under 150ms; over its 8 requests at 95%: ttft_p95_ms [52.1 ms, 71.0 ms]",
 			"■ c=8: capped at max_requests, undecided: interactive ttft p95 under 150ms",
-			"■ sweep stopped: saturated at c=8: at c=32 Out tok/s changed +3.3%", "; skipped c=64, c=128", "1 undecided"}},
-		"markdown": {md.String(), []string{"| Level | OK/Failed | Stopped |", "⏹️ c=1: decided at 81 requests", "❓ UNDECIDED", "skipped c=64, c=128", "1 undecided"}},
+			"■ sweep: saturated at c=8: at c=32 Out tok/s changed +3.3%", "; it stopped there and skipped c=64, c=128", "1 undecided"}},
+		"markdown": {md.String(), []string{"| Level | OK/Failed | Stopped |", "⏹️ c=1: decided at 81 requests", "❓ UNDECIDED", "it stopped there and skipped c=64, c=128", "1 undecided"}},
 		"junit": {junit.String(), []string{`name="throughput / c=64 / level ran"`, `<skipped message="not run: the sweep stopped: saturated at c=8`,
 			`<skipped message="UNDECIDED (does not fail the build): undecided when the level stopped (capped, undecided): ttft_p95_ms [131.5 ms, 162.25 ms] at 95%"`,
 			"stopped: decided at 81 requests by interactive ttft p95 under 150ms"}},
@@ -85,7 +85,7 @@ func TestUntilShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, w := range []string{`<ul class="stops" data-stops><li data-level="c=1"><span class="mono">c=1</span>: decided at 81 requests`,
-		`<li data-sweep>sweep stopped: saturated at c=8`, `1 undecided</span>`} {
+		`<li data-sweep>sweep: saturated at c=8`, `1 undecided</span>`} {
 		if !strings.Contains(page.String(), w) {
 			t.Errorf("report.html lacks %q", w)
 		}

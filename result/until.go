@@ -68,7 +68,7 @@ func (s *LevelStop) Text() string {
 	switch s.Reason {
 	case StopDecided:
 		if len(s.By) == 0 {
-			return fmt.Sprintf("decided at %d requests: no check an interval decides applies to the level", s.Requests)
+			return fmt.Sprintf("stopped once its minimum had finished (%d requests): no check an interval decides applies to the level", s.Requests)
 		}
 		return fmt.Sprintf("decided at %d requests by %s", s.Requests, strings.Join(s.By, ", "))
 	case StopPrecise:
@@ -281,11 +281,13 @@ func (st *Stage) StopNotes() []StopNote {
 		out = append(out, StopNote{Label: p.Label(), Text: text})
 	}
 	if s := st.SweepStop; s != nil {
-		text := s.Text
+		text := "sweep: " + s.Text
 		if len(s.Skipped) > 0 {
-			text += "; skipped " + strings.Join(s.Skipped, ", ")
+			text += "; it stopped there and skipped " + strings.Join(s.Skipped, ", ")
+		} else {
+			text += "; that was its last level: nothing was skipped"
 		}
-		out = append(out, StopNote{Text: "sweep stopped: " + text})
+		out = append(out, StopNote{Text: text})
 	}
 	return out
 }

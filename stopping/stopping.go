@@ -120,8 +120,9 @@ func isInf(x float64) bool { return x > 1e300 || x < -1e300 }
 // idx) must have finished before a look may stop it: the plan's
 // min_requests, or by default what the statistics its checks and its until
 // metric read need (stats.MinSamples; a mean's sequence
-// stats.MinAnytimeMeanSamples), at least its concurrency in a closed loop,
-// at most its max_requests.
+// stats.MinAnytimeMeanSamples), at least its concurrency in a closed loop
+// (stats.MinWaves times it when the sweep stops at saturation, whose
+// throughput interval needs them), at most its max_requests.
 func (s *Stage) Min(idx int, p *result.Point, rule scenario.UntilRule) int {
 	if n := s.until.MinRequests.At(idx); n > 0 {
 		return n
@@ -138,6 +139,11 @@ func (s *Stage) Min(idx int, p *result.Point, rule scenario.UntilRule) int {
 	}
 	if p.Rate == nil {
 		need = max(need, p.Concurrency)
+		if s.until.StopAtSaturation {
+			// The saturation stop compares the level's throughput with the
+			// next one's, which needs stats.MinWaves waves of it.
+			need = max(need, stats.MinWaves*p.Concurrency)
+		}
 	}
 	if hi := s.until.MaxRequests.At(idx); hi > 0 {
 		need = min(need, hi)
@@ -229,5 +235,25 @@ func (s *Stage) Finish(idx int, p *result.Point, smp *aggregate.Samples) {
 		if decided, _ := checks.Decide(c, p, s.until.Confidence); !decided {
 			p.Stop.Undecided = append(p.Stop.Undecided, c.Name)
 		}
+	}
+}
+
+// FinishStage completes every level of the stage's result res for the
+// report (Finish, each listed level by its index, a multi-turn level's
+// turns left as they are), its samples by label from samples; sweep is the
+// sweep's stop as the run recorded it.
+func (s *Stage) FinishStage(res *result.Stage, samples func(label string) *aggregate.Samples, sweep *result.SweepStop) {
+	if s == nil {
+		return
+	}
+	res.SweepStop = sweep
+	idx := 0
+	for i := range res.Points {
+		p := &res.Points[i]
+		if p.Turn > 0 {
+			continue
+		}
+		s.Finish(idx, p, samples(p.Label()))
+		idx++
 	}
 }

@@ -255,3 +255,12 @@ func TestSaturatedSchedule(t *testing.T) {
 		t.Errorf("a level on schedule stopped: %+v", s)
 	}
 }
+
+// TestMinWithSaturation: a sweep that stops at saturation sends each until
+// level at least three waves, so its throughput can be compared.
+func TestMinWithSaturation(t *testing.T) {
+	st := stage(t, scenario.UntilPlan{Rules: scenario.UntilRules{Each: "decided"}, StopAtSaturation: true}, []int{1, 64}, "ttft_p50_ms < 500")
+	if got := New(st).Min(1, &result.Point{Concurrency: 64}, scenario.UntilRule{Decided: true}); got != 192 {
+		t.Errorf("c=64: min %d, want 3 waves (192)", got)
+	}
+}
