@@ -15,6 +15,10 @@ import (
 // doubles.
 const lookEvery = 20
 
+// NextLook is when a level whose rule looked after done finished requests
+// looks next.
+func NextLook(done int) int { return max(done+1, done+done/lookEvery) }
+
 // Live is a stage's stopping rules while it runs: it answers the engine's
 // looks (a sink's runner.Looker) and judges the sweep's saturation
 // (runner.SweepStopper), from the records the stage's aggregate has so far.
@@ -65,7 +69,7 @@ func (l *Live) Look(rec *result.LevelRecord, done int) *result.LevelStop {
 	l.looks[rec.Level]++
 	rule, _ := scenario.ParseUntil(rec.Spec.Until)
 	p.Anytime = l.rules.Intervals(&p, rule, smp)
-	l.next[rec.Level] = max(done+1, done+done/lookEvery)
+	l.next[rec.Level] = NextLook(done)
 	stop := l.rules.Look(rec.Level, &p, done)
 	if stop != nil {
 		stop.Looks = l.looks[rec.Level]

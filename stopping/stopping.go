@@ -131,11 +131,7 @@ func (s *Stage) Min(idx int, p *result.Point, rule scenario.UntilRule) int {
 	for _, n := range s.needs(p, rule) {
 		m, _ := result.MetricNamed(n.Metric)
 		_, spec := m.UntilSpec()
-		k := stats.MinSamples(spec.Statistic)
-		if spec.Statistic.Kind == stats.KindMean {
-			k = stats.MinAnytimeMeanSamples
-		}
-		need = max(need, k)
+		need = max(need, StatMin(spec.Statistic))
 	}
 	if p.Rate == nil {
 		need = max(need, p.Concurrency)
@@ -149,6 +145,17 @@ func (s *Stage) Min(idx int, p *result.Point, rule scenario.UntilRule) int {
 		need = min(need, hi)
 	}
 	return need
+}
+
+// StatMin is the fewest samples a statistic is looked at with by default:
+// the project's low-confidence count (stats.MinSamples: a p95 20, a p99
+// 100), and for a mean stats.MinAnytimeMeanSamples, below which its
+// sequence is not given.
+func StatMin(st stats.Statistic) int {
+	if st.Kind == stats.KindMean {
+		return max(stats.MinSamples(st), stats.MinAnytimeMeanSamples)
+	}
+	return stats.MinSamples(st)
 }
 
 // Look is what level idx's rule says of the level so far, point p with

@@ -24,6 +24,6 @@ var Layers = [][]string{
 	{"pipeline"},                // run a plan
 	{"board"},                   // many runs side by side: the board's model, build and loader
 	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history
-	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
+	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy", "bench/cmd/untilstudy"},
 	{"cmd/runner", "deploy/kubernetes"},
 }
