@@ -278,35 +278,42 @@ type outcome struct {
 func table(w io.Writer, st stats.Statistic, truth float64, sets [][]float64, capN int, conf float64) {
 	fmt.Fprintln(w, "| threshold | sequential: wrong | right | undecided at the cap | requests used, mean (median, p90) | fixed count deciding as often | its wrong | point value at that count: wrong | fixed interval looked at as often: wrong |")
 	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | --- | ---: | ---: | ---: | ---: |")
-	for _, d := range distances {
-		T := truth * (1 + d)
+	ts := make([]float64, len(distances))
+	for i, d := range distances {
+		ts[i] = truth * (1 + d)
+	}
+	seq := make([][]outcome, len(distances)) // by distance, then run
+	looked := make([][]outcome, len(distances))
+	for _, xs := range sets {
+		s, l := sequential(st, xs, ts, capN, conf)
+		for i := range distances {
+			seq[i], looked[i] = append(seq[i], s[i]), append(looked[i], l[i])
+		}
+	}
+	for i, d := range distances {
 		want := 1 // the check passes when the truth is below T
 		if d < 0 {
 			want = -1
 		}
-		var seq, looked []outcome
-		for _, xs := range sets {
-			s, l := sequential(st, xs, T, capN, conf)
-			seq, looked = append(seq, s), append(looked, l)
-		}
-		right, wrong := count(seq, want)
-		_, lookedWrong := count(looked, want)
-		n, fixedWrong, pointWrong := matchFixed(st, sets, T, want, right, conf)
-		used := make([]float64, len(seq))
-		for i, o := range seq {
-			used[i] = float64(o.n)
+		right, wrong := count(seq[i], want)
+		_, lookedWrong := count(looked[i], want)
+		n, fixedWrong, pointWrong := matchFixed(st, sets, ts[i], want, right, conf)
+		used := make([]float64, len(seq[i]))
+		for j, o := range seq[i] {
+			used[j] = float64(o.n)
 		}
 		slices.Sort(used)
 		fixed := "more than the runs hold"
 		switch {
 		case n > 0:
 			fixed = fmt.Sprint(n)
-		case 2*right < len(seq):
+		case 2*right < len(sets):
 			fixed = "– (decided in under half)"
 		}
 		fmt.Fprintf(w, "| %+.0f%% | %s | %s | %s | %.0f (%.0f, %.0f) | %s | %s | %s | %s |\n", 100*d,
-			share(wrong, len(seq)), share(right, len(seq)), share(len(seq)-right-wrong, len(seq)),
-			mean(used), used[len(used)/2], used[int(0.9*float64(len(used)-1))], fixed, shareOr(fixedWrong, len(sets), n), shareOr(pointWrong, len(sets), n), share(lookedWrong, len(seq)))
+			share(wrong, len(sets)), share(right, len(sets)), share(len(sets)-right-wrong, len(sets)),
+			mean(used), used[len(used)/2], used[int(0.9*float64(len(used)-1))], fixed,
+			shareOr(fixedWrong, len(sets), n), shareOr(pointWrong, len(sets), n), share(lookedWrong, len(sets)))
 	}
 }
 
@@ -351,13 +358,19 @@ func decide(iv stats.Interval, T float64) int {
 	return 0
 }
 
-// sequential runs the until: rule over xs (and, on the same schedule, the
-// fixed interval looked at as often): its outcome and the looked one's.
-func sequential(st stats.Statistic, xs []float64, T float64, capN int, conf float64) (seq, looked outcome) {
+// sequential runs the until: rule over xs for each threshold of ts at
+// once (the intervals do not depend on the threshold), and on the same
+// schedule the fixed interval looked at as often: each threshold's outcome
+// and the looked one's.
+func sequential(st stats.Statistic, xs, ts []float64, capN int, conf float64) (seq, looked []outcome) {
+	seq, looked = make([]outcome, len(ts)), make([]outcome, len(ts))
+	for i := range ts {
+		seq[i].n, looked[i].n = capN, capN
+	}
+	open := 2 * len(ts) // outcomes not yet decided
 	var sorted, vals []float64
 	next := stopping.StatMin(st)
-	seq.n, looked.n = capN, capN
-	for n := 1; n <= capN && n <= len(xs); n++ {
+	for n := 1; n <= capN && n <= len(xs) && open > 0; n++ {
 		x := xs[n-1]
 		i, _ := slices.BinarySearch(sorted, x)
 		sorted = slices.Insert(sorted, i, x)
@@ -366,24 +379,25 @@ func sequential(st stats.Statistic, xs []float64, T float64, capN int, conf floa
 			continue
 		}
 		next = stopping.NextLook(n)
-		if seq.decision == 0 {
-			s := stats.Sample{Values: sorted}
-			if st.Kind == stats.KindMean {
-				s.Values = vals
-			}
-			if iv, ok := stats.AnytimeInterval(st, s, conf); ok {
-				if seq.decision = decide(iv, T); seq.decision != 0 {
-					seq.n = n
+		s := stats.Sample{Values: sorted}
+		if st.Kind == stats.KindMean {
+			s.Values = vals
+		}
+		iv, ok := stats.AnytimeInterval(st, s, conf)
+		fixed := fixedInterval(st, sorted, conf)
+		for k, T := range ts {
+			if seq[k].decision == 0 && ok {
+				if seq[k].decision = decide(iv, T); seq[k].decision != 0 {
+					seq[k].n = n
+					open--
 				}
 			}
-		}
-		if looked.decision == 0 {
-			if looked.decision = decide(fixedInterval(st, sorted, conf), T); looked.decision != 0 {
-				looked.n = n
+			if looked[k].decision == 0 {
+				if looked[k].decision = decide(fixed, T); looked[k].decision != 0 {
+					looked[k].n = n
+					open--
+				}
 			}
-		}
-		if seq.decision != 0 && looked.decision != 0 {
-			break
 		}
 	}
 	return seq, looked
