@@ -127,18 +127,15 @@ func Compile(ctx context.Context, st *scenario.LoadPlan, proto protocol.Protocol
 	return s, append(warns, s.compileDocs(ctx, cal, &s.input)...), nil
 }
 
-// Describe fills in what a level's requests are: their nominal lengths,
-// mode, turns and tools, and whether prefix-cache hits are expected.
+// Describe fills in what a level's requests are: their mode, turns and
+// tools, and whether prefix-cache hits are expected (the lengths asked for
+// are the plan's, scenario.LoadPlan.Requested).
 func (s *Stage) Describe(spec *result.LevelSpec) {
-	spec.OutputTokens = s.output.Nominal()
 	spec.Pinned = s.pinned
 	spec.Turns = s.turns
 	// Shared prefixes and multi-turn histories are cached on purpose.
 	spec.ExpectPrefixHits = s.shared != nil || s.turns > 1
 	spec.Tools = len(s.tools) > 0
-	if s.synthetic {
-		spec.InputTokens = s.input.Nominal()
-	}
 }
 
 // Turns is the turns of the stage's conversations (≤ 1: single requests).

@@ -68,7 +68,7 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 	var lvl Level
 	switch {
 	case len(st.Rate) > 0 && i < len(st.Rate):
-		lvl = s.st.rateLevel(st.Rate[i], st.Requests.At(i), st.Seed)
+		lvl = s.st.rateLevel(st.Rate[i], st.Requests.At(i), LevelSeed(st.Seed, i))
 	case len(st.Rate) == 0 && i < len(st.Concurrency):
 		lvl = s.st.closedLevel(st.Concurrency[i], st.Requests.At(i))
 	default:
