@@ -114,10 +114,8 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		d.decode(n, v.Elem(), path, depth)
 	case t == lengthType:
 		d.decodeLength(n, v, path, depth)
-	case t == perLevelType:
+	case t == perLevelType || t == untilType:
 		d.decodePerLevel(n, v, path, depth)
-	case t == untilType:
-		d.decodeUntil(n, v, path, depth)
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		d.decodeUnmarshaler(n, v, path, depth)
 	case n.Kind == yaml.ScalarNode && t.Kind() != reflect.String && reflect.PointerTo(t).Implements(textUnmarshalerType):

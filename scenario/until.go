@@ -1,14 +1,10 @@
 package scenario
 
 import (
-	"encoding/json"
 	"fmt"
-	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
-
-	"gopkg.in/yaml.v3"
 )
 
 // The until: vocabulary.
@@ -43,29 +39,10 @@ var Undecideds = []Undecided{UndecidedPoint, UndecidedStatus, UndecidedFail}
 // UntilRules is a stage's until: one rule for every level (until: decided)
 // or one per level, in the order its levels are listed (until: [fixed,
 // decided, decided]). In YAML it is a string or a list of strings.
-type UntilRules struct {
-	// Each is every level's rule; "" when not given (or given per level).
-	Each string
-	// List is one rule per level; nil when given once for every level.
-	List []string
-}
+type UntilRules = PerLevelOf[string]
 
-// IsZero reports whether until: was not given.
-func (u UntilRules) IsZero() bool { return u.Each == "" && len(u.List) == 0 }
-
-// At is level i's rule as written ("" when not given).
-func (u UntilRules) At(i int) string {
-	if u.List != nil {
-		if i >= 0 && i < len(u.List) {
-			return u.List[i]
-		}
-		return ""
-	}
-	return u.Each
-}
-
-// all is every rule as written.
-func (u UntilRules) all() []string {
+// allRules is every rule of u as written.
+func allRules(u UntilRules) []string {
 	if u.List != nil {
 		return u.List
 	}
@@ -73,70 +50,6 @@ func (u UntilRules) all() []string {
 		return []string{u.Each}
 	}
 	return nil
-}
-
-// MarshalYAML writes a string, or a list when given per level.
-func (u UntilRules) MarshalYAML() (any, error) {
-	if u.List != nil {
-		return u.List, nil
-	}
-	return u.Each, nil
-}
-
-// MarshalJSON writes a string, or a list when given per level.
-func (u UntilRules) MarshalJSON() ([]byte, error) {
-	if u.List != nil {
-		return json.Marshal(u.List)
-	}
-	return json.Marshal(u.Each)
-}
-
-// UnmarshalJSON reads what MarshalJSON wrote (a run's records).
-func (u *UntilRules) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err == nil {
-		*u = UntilRules{Each: s}
-		return nil
-	}
-	var l []string
-	if err := json.Unmarshal(b, &l); err != nil {
-		return fmt.Errorf("expected a rule or a list of rules: %w", err)
-	}
-	*u = UntilRules{List: l}
-	return nil
-}
-
-// UnmarshalYAML accepts a string or a list, for code that decodes with
-// yaml.v3 directly. Load does not use it: it decodes plans strictly itself.
-func (u *UntilRules) UnmarshalYAML(n *yaml.Node) error {
-	if n.Kind == yaml.SequenceNode {
-		var l []string
-		if err := n.Decode(&l); err != nil {
-			return err
-		}
-		*u = UntilRules{List: l}
-		return nil
-	}
-	if n.Kind != yaml.ScalarNode {
-		return fmt.Errorf("expected a rule or a list of rules")
-	}
-	*u = UntilRules{Each: n.Value}
-	return nil
-}
-
-// decodeUntil decodes a rule or a list of rules, each at its own path.
-func (d *decoder) decodeUntil(n *yaml.Node, v reflect.Value, path string, depth int) {
-	u := v.Addr().Interface().(*UntilRules)
-	switch n.Kind {
-	case yaml.ScalarNode:
-		*u = UntilRules{}
-		d.decodeScalar(n, reflect.ValueOf(&u.Each).Elem(), path)
-	case yaml.SequenceNode:
-		*u = UntilRules{List: []string{}}
-		d.decodeSlice(n, reflect.ValueOf(&u.List).Elem(), path, depth)
-	default:
-		d.fail(n, path, "expected a rule (decided, or METRIC within P%%) or a list of one rule per level, got %s", kindName(n))
-	}
 }
 
 // UntilRule is one level's until: rule, parsed. The zero value is a fixed
@@ -233,7 +146,7 @@ func (u *UntilPlan) HasUntil() bool {
 	if u == nil {
 		return false
 	}
-	for _, s := range u.Rules.all() {
+	for _, s := range allRules(u.Rules) {
 		if r, err := ParseUntil(s); err == nil && !r.Fixed() {
 			return true
 		}

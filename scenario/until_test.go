@@ -89,6 +89,8 @@ func TestUntilErrors(t *testing.T) {
 		{"    max_requests: 100\n", "plan.yaml:16:", "max_requests applies to levels that run until"},
 		{"    confidence: 0.9\n", "plan.yaml:16:", "confidence is the intervals' of until: and stop_at_saturation"},
 		{"    until: [decided, decided, decided, decided]\n    max_requests: 100\n", "plan.yaml:16:", "until lists 4 rules"},
+		{"    until: {rule: decided}\n    max_requests: 100\n", "plan.yaml:16:", "expected a rule (decided, or METRIC within P%) or a list of one rule per level, got a mapping"},
+		{"    until: decided\n    max_requests: {n: 1}\n", "plan.yaml:17:", "expected a count or a list of one count per level, got a mapping"},
 	}
 	for _, c := range cases {
 		_, err := load(t, untilPlan+c.add, env())

@@ -219,7 +219,7 @@ func (v *validator) stopAtSaturation(path string, s *Stage, ps *PromptSet) {
 // that reads a percentile, mean or share of requests. Without one, every
 // level would stop at its minimum with nothing decided.
 func (v *validator) untilChecks(i int, s *Stage) {
-	if !slices.Contains(s.Until.all(), UntilDecided) {
+	if !slices.Contains(allRules(s.Until), UntilDecided) {
 		return
 	}
 	var level []string

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"math"
+	"sort"
 )
 
 // Anytime-valid confidence sequences: intervals that may be looked at after
@@ -95,7 +96,7 @@ func AnytimeInterval(st Statistic, s Sample, conf float64) (Interval, bool) {
 // ratios of Binomial(n, θ) against Binomial(n, p) is a martingale with mean
 // 1, which reaches 1/α at some n with probability at most α. The counts k
 // that keep it below 1/α form an interval [kLo, kHi] (its logarithm is
-// convex in k); the quantile lies in [x(kLo), x(kHi+1)), order statistics
+// convex in k); the quantile lies in [x(kLo), x(kHi+1)], order statistics
 // counted from 1, −∞ and +∞ past the ends.
 func QuantileSequence(x []float64, p, conf float64) Interval {
 	n := len(x)
@@ -114,34 +115,10 @@ func QuantileSequence(x []float64, p, conf float64) Interval {
 	if logM(mode) >= bound {
 		return Interval{math.Inf(-1), math.Inf(1)} // cannot happen: the mixture at its minimum is ≤ 1
 	}
-	// kLo: the smallest accepted count, by bisection on [0, mode].
-	lo, hi := 0, mode
-	if logM(0) >= bound {
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			if logM(mid) >= bound {
-				lo = mid
-			} else {
-				hi = mid
-			}
-		}
-		lo = hi
-	}
-	kLo := lo
-	// kHi: the largest accepted count, by bisection on [mode, n].
-	lo, hi = mode, n
-	if logM(n) >= bound {
-		for hi-lo > 1 {
-			mid := (lo + hi) / 2
-			if logM(mid) >= bound {
-				hi = mid
-			} else {
-				lo = mid
-			}
-		}
-		hi = lo
-	}
-	kHi := hi
+	// The accepted counts: logM falls to its minimum at mode and rises
+	// after it, so each end is a bisection (sort.Search) on its side.
+	kLo := sort.Search(mode, func(k int) bool { return logM(k) < bound })
+	kHi := mode + sort.Search(n-mode, func(j int) bool { return logM(mode+j+1) >= bound })
 	out := Interval{math.Inf(-1), math.Inf(1)}
 	if kLo >= 1 {
 		out.Lo = x[kLo-1]
