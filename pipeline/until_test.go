@@ -223,3 +223,15 @@ stages:
 		t.Error("the recomputed report differs")
 	}
 }
+
+// TestUntilOpenLoop: an open-loop level stops its schedule once its check
+// is decided (a median far below its threshold: at 12 or more requests),
+// the requests already due finishing.
+func TestUntilOpenLoop(t *testing.T) {
+	plan := strings.NewReplacer("concurrency: [1, 2]", "rate: [50]", "ttft_p95_ms < 5000", "ttft_p50_ms < 5000").Replace(untilPlan)
+	rep, _ := untilRun(t, plan)
+	p := rep.Stages[0].Points[0]
+	if s := p.Stop; s == nil || s.Reason != result.StopDecided || s.Requests < 12 || s.Requests >= 300 || p.NRequests >= 300 {
+		t.Fatalf("stop %+v, %d requests sent", p.Stop, p.NRequests)
+	}
+}
