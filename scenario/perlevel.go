@@ -179,6 +179,9 @@ func (v *validator) requestsHoldConcurrency(rp string, s *Stage) {
 		if n < 1 || n > MaxRequests || n >= c || c > MaxConcurrency {
 			continue // in range and enough, or refused already
 		}
+		if u, err := ParseUntil(s.Until.At(i)); err == nil && !u.Fixed() {
+			continue // an until level's count is max_requests
+		}
 		if r.List != nil {
 			ip := fmt.Sprintf("%s[%d]", rp, i)
 			v.errf(ip, "%s: %d requests cannot keep %d in flight: level c=%d would be labelled with a load it never ran; give it at least %d requests, or lower its concurrency", ip, n, c, c, c)
