@@ -18,8 +18,8 @@ type Need struct {
 }
 
 // Needs lists the intervals check c is decided by on a level that runs
-// until:, at the stage's confidence conf: each percentile, mean or share
-// it reads, at the confidence that keeps the check's chance of a wrong
+// until:, at the stage's confidence conf: each percentile or share it
+// reads, at the confidence that keeps the check's chance of a wrong
 // decision at most 1 − conf however many it reads (Bonferroni over them).
 // Nil for a check no interval can decide (scenario.Decidable).
 func Needs(c *scenario.Check, conf float64) []Need {

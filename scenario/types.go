@@ -305,7 +305,7 @@ type Stage struct {
 	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	// Until makes levels run until their answer is known instead of for a fixed count: decided (every level-scope check that applies to the level is decided: the anytime-valid interval, at the stage's confidence, of each metric it reads lies wholly on one side of its threshold) or "METRIC within P%" (the metric's interval lies within ±P% of its value); one rule for every level, or a list with one per level (fixed: that level sends its requests or duration as usual). Needs max_requests or max_duration; not on a search, a replay or replicates, and a sharded run refuses it.
 	Until UntilRules `yaml:"until,omitempty" json:"until,omitempty"`
-	// MinRequests is the fewest requests an until level sends before its rule may stop it: one number, or one per level. Default: what the percentiles and means its checks read need (a p95 20, a p99 100, a mean 30), and at least the level's concurrency.
+	// MinRequests is the fewest requests an until level sends before its rule may stop it: one number, or one per level. Default: what the percentiles its checks read need (a p50 5, a p95 20, a p99 100), and at least the level's concurrency (three waves of it with stop_at_saturation).
 	MinRequests PerLevel `yaml:"min_requests,omitempty" json:"min_requests,omitempty"`
 	// MaxRequests caps an until level's requests: one number, or one per level. A level that reaches it (or max_duration) undecided says so.
 	MaxRequests PerLevel `yaml:"max_requests,omitempty" json:"max_requests,omitempty"`

@@ -115,7 +115,7 @@ func (v *validator) untilMetric(at, name string, api API) bool {
 		if kind == result.UntilAsSent {
 			why = "a count or setting of what the level sent, with no precision to reach"
 		}
-		v.errf(at, "%s: %s is %s; a precision needs a percentile, mean or share of requests (ttft_p95_ms, tpot_mean_ms, goodput, error_rate)", at, name, why)
+		v.errf(at, "%s: %s is %s; a precision needs a percentile or share of requests (ttft_p95_ms, tpot_p50_ms, goodput, error_rate)", at, name, why)
 		return false
 	}
 	if outputMetric(name) && !streams(api) {
@@ -216,7 +216,7 @@ func (v *validator) stopAtSaturation(path string, s *Stage, ps *PromptSet) {
 
 // untilChecks checks, once the stage's checks are compiled, that a stage
 // whose levels run until decided has a check an interval can decide: one
-// that reads a percentile, mean or share of requests. Without one, every
+// that reads a percentile or share of requests. Without one, every
 // level would stop at its minimum with nothing decided.
 func (v *validator) untilChecks(i int, s *Stage) {
 	if !slices.Contains(allRules(s.Until), UntilDecided) {
@@ -237,12 +237,12 @@ func (v *validator) untilChecks(i int, s *Stage) {
 		v.errf(at, "%s: until decided waits for the level's checks, and the stage has no level-scope check: add one (ttft_p95_ms < 500), or use METRIC within P%%", at)
 		return
 	}
-	v.errf(at, "%s: until decided waits for checks an interval can decide, and none of the stage's does: %s read only counts of what was sent or metrics without an interval across looks; add a check on a percentile, mean or share (ttft_p95_ms < 500, goodput >= 0.95), or use METRIC within P%%",
+	v.errf(at, "%s: until decided waits for checks an interval can decide, and none of the stage's does: %s read only counts of what was sent or metrics without an interval across looks; add a check on a percentile or share (ttft_p95_ms < 500, goodput >= 0.95), or use METRIC within P%%",
 		at, strings.Join(level, ", "))
 }
 
 // Decidable reports whether an until level waits for check c: its expression
-// reads a percentile, mean or share of requests (an interval decides it)
+// reads a percentile or share of requests (an interval decides it)
 // and otherwise only settings and counts of what was sent, and its when:
 // only those settings and counts. A check that reads a metric with no
 // interval across looks (a rate, a server counter), the baseline or

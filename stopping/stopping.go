@@ -119,8 +119,7 @@ func isInf(x float64) bool { return x > 1e300 || x < -1e300 }
 // Min is the fewest measured requests level p (of rule rule, listed at
 // idx) must have finished before a look may stop it: the plan's
 // min_requests, or by default what the statistics its checks and its until
-// metric read need (stats.MinSamples; a mean's sequence
-// stats.MinAnytimeMeanSamples), at least its concurrency in a closed loop
+// metric read need (StatMin), at least its concurrency in a closed loop
 // (stats.MinWaves times it when the sweep stops at saturation, whose
 // throughput interval needs them), at most its max_requests.
 func (s *Stage) Min(idx int, p *result.Point, rule scenario.UntilRule) int {

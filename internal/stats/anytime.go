@@ -27,7 +27,10 @@ import (
 //     confidence sequences", Annals of Statistics 52(6), 2024): Robbins'
 //     normal mixture with the running standard deviation. Valid as n grows
 //     (no finite-sample guarantee exists for a mean of unbounded latencies);
-//     it needs MinAnytimeMeanSamples requests.
+//     it needs MinAnytimeMeanSamples requests. until: does not decide by it
+//     (result.Metric.UntilSpec): on latencies measured on a busy machine,
+//     whose tail a stalled request stretches, it decided wrongly far more
+//     often than it promised (bench/cmd/untilstudy, docs/statistics.md).
 //
 // Rates and ratios (throughput over a wall, prefill tokens over TTFT) have
 // none here: their wall is not a sum of independent per-request parts.
