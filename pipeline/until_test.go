@@ -168,10 +168,11 @@ func TestUntilCappedRun(t *testing.T) {
 // TestSaturationRun: a sweep past the simulator's batch of 2 with
 // stop_at_saturation. Decode steps cost 10 ms whatever the batch, so c=2
 // gives half as much again as c=1 and every level past it within a few
-// percent of c=2, its TTFT growing with the queue. On a quiet machine the
-// sweep stops at c=4 or c=8 (measured); on a busy one the noise of whole
-// levels (±15% of throughput from one to the next) can keep every interval
-// too wide for the rule, which then goes on to the end: what is promised
+// percent of c=2, its TTFT growing with the queue. Measured: it stopped at
+// c=8 (saturated at c=4) on a lightly loaded machine and at c=4 (saturated
+// at c=2) under busy 2; on a busier one the noise of whole levels (±15% of
+// throughput from one to the next) can keep every interval too wide for
+// the rule, which then goes on to the end: what is promised
 // is that it never stops where throughput grew by half (c=2), and that a
 // stop names the level before it, skips exactly the rest and is recomputed
 // from the records as it was decided. (stopping's TestSaturated holds the
