@@ -75,6 +75,10 @@ func (b *builder) counts() {
 		ErrorsByKind: make(map[string]int, len(a.kinds)),
 		Interrupted:  b.rec.Interrupted,
 	}
+	if st := b.rec.Stop; st != nil && b.turn == 0 {
+		c := *st
+		p.Stop = &c // what the run's until: rule decided, as it recorded it
+	}
 	if spec.Rate != nil {
 		p.Rate = result.Ptr(*spec.Rate)
 		// The rate requests actually left at: (n−1) gaps over the span from

@@ -28,6 +28,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 	if stage == nil || res == nil {
 		return nil
 	}
+	until := stage.UntilPlan()
 	for _, c := range stage.Checks {
 		if c == nil || c.Scope == scenario.ScopeStage {
 			continue
@@ -35,6 +36,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 		for i := range res.Points {
 			base := matchLevel(baseline, res, i)
 			o := evalLevel(c, i, &res.Points[i], base)
+			judgeUntil(c, &res.Points[i], until, &o)
 			if baseline != nil && base == nil && readsBaseline(c) {
 				// Name the gap: a guarded check passes here without having
 				// compared anything, and an unguarded one must not claim

@@ -135,6 +135,9 @@ type stageGrid struct {
 	headers []string
 	rows    [][]string
 	lowConf bool // some cell carries lowConfMark; print the legend
+	// textCols is how many leading columns are text: the label,
+	// completed/failed and, on a stage with until:, why each level stopped.
+	textCols int
 }
 
 func buildGrid(st *result.Stage) stageGrid {
@@ -144,13 +147,20 @@ func buildGrid(st *result.Stage) stageGrid {
 			cols = append(cols, c)
 		}
 	}
-	g := stageGrid{headers: []string{"Level", "OK/Failed"}}
+	g := stageGrid{headers: []string{"Level", "OK/Failed"}, textCols: 2}
+	stops := anyPoint(st, func(p *result.Point) bool { return p.Stop != nil })
+	if stops {
+		g.headers, g.textCols = append(g.headers, "Stopped"), 3
+	}
 	for _, c := range cols {
 		g.headers = append(g.headers, mustMetric(c.metric).Header())
 	}
 	for i := range st.Points {
 		p := &st.Points[i]
 		row := []string{p.Label(), strconv.Itoa(p.Completed) + "/" + strconv.Itoa(p.Failed)}
+		if stops {
+			row = append(row, p.Stop.Short())
+		}
 		for _, c := range cols {
 			m := mustMetric(c.metric)
 			cell := nullCell
@@ -269,9 +279,9 @@ func levelLabel(c *result.CheckOutcome) string {
 
 // tally counts check outcomes and errors over a whole report.
 type tally struct {
-	pass, fail, warn, skipped int
-	stageErrors, levelErrors  int
-	unmeasured                int // levels that measured no request, nothing else saying why
+	pass, fail, warn, skipped, undecided int
+	stageErrors, levelErrors             int
+	unmeasured                           int // levels that measured no request, nothing else saying why
 }
 
 func count(r *result.Report) tally {
@@ -299,6 +309,8 @@ func count(r *result.Report) tally {
 				t.warn++
 			case result.StatusSkipped:
 				t.skipped++
+			case result.StatusUndecided:
+				t.undecided++
 			}
 		}
 	}
@@ -322,6 +334,9 @@ func verdictText(r *result.Report, t tally) string {
 		strconv.Itoa(t.fail) + " failed",
 		strconv.Itoa(t.warn) + " warned",
 		strconv.Itoa(t.skipped) + " skipped",
+	}
+	if t.undecided > 0 {
+		parts = append(parts, strconv.Itoa(t.undecided)+" undecided")
 	}
 	if t.levelErrors > 0 {
 		parts = append(parts, plural(t.levelErrors, "level with every request failed", "levels with every request failed"))

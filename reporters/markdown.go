@@ -24,6 +24,8 @@ func statusEmoji(s string) string {
 		return "⚠️"
 	case result.StatusSkipped:
 		return "⏭️"
+	case result.StatusUndecided:
+		return "❓"
 	default:
 		return "❔"
 	}
@@ -89,7 +91,7 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 	}
 	if len(st.Points) > 0 {
 		g := buildGrid(st)
-		writeMDTable(ew, g.headers, mdRows(g.rows), 2)
+		writeMDTable(ew, g.headers, mdRows(g.rows), g.textCols)
 		if g.lowConf {
 			ew.printf("\n%s low confidence: drawn from too few samples to mean much\n", mdText(lowConfMark))
 		}

@@ -18,6 +18,7 @@ const (
 	noteWarning                      // a level's warning
 	noteInfo                         // a level's note
 	noteStageWarning                 // the stage's warning
+	noteStop                         // why a level of a stage with until: stopped, or why its sweep did
 )
 
 // stageNote is one line of what a reader must know before trusting a
@@ -66,7 +67,19 @@ func stageNotes(st *result.Stage) []stageNote {
 	for _, w := range st.Warnings {
 		out = append(out, stageNote{kind: noteStageWarning, text: oneLine(w)})
 	}
+	for _, n := range st.StopNotes() {
+		out = append(out, stageNote{kind: noteStop, label: n.Label, text: oneLine(n.Text)})
+	}
 	return out
+}
+
+// stopLine is a stop note as a line of text: "c=8: decided at …", or the
+// sweep's own.
+func stopLine(n stageNote) string {
+	if n.label == "" {
+		return n.text
+	}
+	return n.label + ": " + n.text
 }
 
 // writeMDNotes writes the stage's notes (stageNotes) as a list.
@@ -86,6 +99,8 @@ func writeMDNotes(ew *errWriter, st *result.Stage) {
 			ew.printf("- %s: %s\n", mdText(n.label), mdText(n.text))
 		case noteStageWarning:
 			ew.printf("- ⚠️ %s\n", mdText(n.text))
+		case noteStop:
+			ew.printf("- ⏹️ %s\n", mdText(stopLine(n)))
 		}
 	}
 	if len(notes) > 0 {

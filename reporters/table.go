@@ -49,7 +49,7 @@ func statusColor(s string) string {
 		return ansiGreen
 	case result.StatusFail:
 		return ansiRed
-	case result.StatusWarn:
+	case result.StatusWarn, result.StatusUndecided:
 		return ansiYellow
 	default:
 		return ansiDim
@@ -74,7 +74,7 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		}
 		if len(st.Points) > 0 {
 			g := buildGrid(st)
-			if err := termtable.Write(ew, termtable.Table{Headers: g.headers, Rows: g.rows, TextCols: 2, Keep: 2}, opts.Width); err != nil {
+			if err := termtable.Write(ew, termtable.Table{Headers: g.headers, Rows: g.rows, TextCols: g.textCols, Keep: 2}, opts.Width); err != nil {
 				return fmt.Errorf("render stage %q table: %w", st.Name, err)
 			}
 			if g.lowConf {
@@ -149,6 +149,8 @@ func writeStageNotes(ew *errWriter, st *result.Stage, opts TableOptions) {
 			ew.printf("  %s\n", paint(color, ansiDim, "· "+n.label+": "+n.text))
 		case noteStageWarning:
 			ew.println("  " + paint(color, ansiYellow, "!") + " " + n.text)
+		case noteStop:
+			ew.println("  ■ " + stopLine(n))
 		}
 	}
 }

@@ -401,6 +401,14 @@ type Point struct {
 	// --baseline run, metric by metric (nil without a baseline); worse() in
 	// checks reads it.
 	BaselineComparison []Comparison `json:"baseline_comparison,omitempty" expr:"-"`
+
+	// Stop says why a level of a stage with until: stopped sending (nil on
+	// a stage without until:, whose levels send their fixed count).
+	Stop *LevelStop `json:"stop,omitempty" expr:"-"`
+	// Anytime are the anytime-valid intervals, over the level's requests,
+	// of the metrics its checks read (and its until: metric), which decide
+	// those checks on a stage with until: (nil on other stages).
+	Anytime []AnytimeInterval `json:"anytime,omitempty" expr:"-"`
 }
 
 // LevelEnv is what a level-scope check expression sees: every Point metric by
@@ -437,8 +445,13 @@ type CheckOutcome struct {
 	// Level is the index of the level for level-scope checks; nil for stage scope.
 	Level      *int   `json:"level,omitempty"`
 	LevelLabel string `json:"level_label,omitempty"` // "c=32" or "rate=4"
-	Status     string `json:"status"`                // pass | fail | warn | skipped
+	Status     string `json:"status"`                // pass | fail | warn | skipped | undecided
 	Message    string `json:"message,omitempty"`
+	// Undecided is set on a check of a level of a stage with until: whose
+	// interval still straddled its threshold when the level stopped: its
+	// status is then the stage's undecided rule's (undecided, or the point
+	// value's pass or fail, or fail).
+	Undecided bool `json:"undecided,omitempty"`
 	// Values are the metric values the expression read, by name.
 	Values map[string]any `json:"values,omitempty"`
 }
@@ -473,6 +486,10 @@ type Stage struct {
 	// were done (inside a level or between two): its points are part of
 	// what it would have measured, so its stage-scope checks are skipped.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// SweepStop says why a sweep that stops at saturation ended before its
+	// last listed level, and which levels it skipped (nil: it ran them all,
+	// or does not stop at saturation).
+	SweepStop *SweepStop `json:"sweep_stop,omitempty"`
 }
 
 // Plan identifies the plan a report came from.

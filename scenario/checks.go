@@ -146,6 +146,7 @@ func (v *validator) compileChecks() {
 			}
 		}
 		v.batchChecks(i, s)
+		v.untilChecks(i, s)
 	}
 }
 

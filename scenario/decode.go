@@ -35,6 +35,7 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	lengthType          = reflect.TypeFor[Length]()
 	perLevelType        = reflect.TypeFor[PerLevel]()
+	untilType           = reflect.TypeFor[UntilRules]()
 )
 
 // decoder walks a yaml.Node tree into a Go value, recording problems and the
@@ -114,7 +115,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		d.decode(n, v.Elem(), path, depth)
 	case t == lengthType:
 		d.decodeLength(n, v, path, depth)
-	case t == perLevelType:
+	case t == perLevelType || t == untilType:
 		d.decodePerLevel(n, v, path, depth)
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		d.decodeUnmarshaler(n, v, path, depth)

@@ -303,6 +303,20 @@ type Stage struct {
 	Requests PerLevel `yaml:"requests,omitempty" json:"requests,omitempty"`
 	// Duration bounds each level by time instead of (or as well as) requests.
 	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// Until makes levels run until their answer is known instead of for a fixed count: decided (every level-scope check that applies to the level is decided: the anytime-valid interval, at the stage's confidence, of each metric it reads lies wholly on one side of its threshold) or "METRIC within P%" (the metric's interval lies within ±P% of its value); one rule for every level, or a list with one per level (fixed: that level sends its requests or duration as usual). Needs max_requests or max_duration; not on a search, a replay or replicates, and a sharded run refuses it.
+	Until UntilRules `yaml:"until,omitempty" json:"until,omitempty"`
+	// MinRequests is the fewest requests an until level sends before its rule may stop it: one number, or one per level. Default: what the percentiles its checks read need (a p50 5, a p95 20, a p99 100), and at least the level's concurrency (three waves of it with stop_at_saturation).
+	MinRequests PerLevel `yaml:"min_requests,omitempty" json:"min_requests,omitempty"`
+	// MaxRequests caps an until level's requests: one number, or one per level. A level that reaches it (or max_duration) undecided says so.
+	MaxRequests PerLevel `yaml:"max_requests,omitempty" json:"max_requests,omitempty"`
+	// MaxDuration caps an until level's measured time.
+	MaxDuration Duration `yaml:"max_duration,omitempty" json:"max_duration,omitempty"`
+	// Confidence is the two-sided confidence of the intervals until decides by and of the saturation test of stop_at_saturation. Default 0.95.
+	Confidence float64 `yaml:"confidence,omitempty" json:"confidence,omitempty"`
+	// Undecided is what a check reads when its until level reaches a cap with the check undecided: point (default: pass or fail on its value, as a fixed count would), undecided (status undecided, which fails nothing) or fail.
+	Undecided Undecided `yaml:"undecided,omitempty" json:"undecided,omitempty"`
+	// StopAtSaturation ends a concurrency or rate sweep at the server's saturation: at the first level whose output throughput (request throughput for an API without output) grew by less than 10% over the level before, within its interval, while TTFT p50 (E2E p50) or the server's waiting queue grew; an open loop also when its requests could not be sent at 90% of the offered rate. The levels left are reported as skipped, with the reason.
+	StopAtSaturation bool `yaml:"stop_at_saturation,omitempty" json:"stop_at_saturation,omitempty"`
 	// Ramp spreads worker starts over this time at the start of each closed-loop level.
 	Ramp Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`
 	// Slices cuts each level into time windows of this length (e.g. 10s, at least 1s), from its measured window's opening: per slice the request rate, output tok/s, TTFT, ITL and E2E p50 and p95 and requests in flight, in report.json (slices in each level's point) and drawn over time in report.html; a level that was not steady across them (a first slice far from the rest, or a real trend) is warned about, and the metric steady says so to a check. Off by default; --slices sets it for every stage.

@@ -20,10 +20,11 @@ var Layers = [][]string{
 	{"records", "export"},       // records; sending figures to Prometheus or OpenTelemetry
 	{"aggregate", "comparison"}, // report: the points, and the comparison with a baseline
 	{"checks"},                  // checks
+	{"stopping"},                // when a level has its answer (until:), when a sweep is saturated
 	{"pipeline"},                // run a plan; open a finished run
 	{"store"},                   // the results database: published runs' reports and its own rows
 	{"board"},                   // many runs side by side: the board's model, build and loader
 	{"reporters/html", "reporters", "reporters/compare", "history", "store/synthrun"}, // outputs; history
-	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
+	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy", "bench/cmd/untilstudy"},
 	{"cmd/runner", "deploy/kubernetes"},
 }

@@ -46,6 +46,7 @@ func Schemas() (plan, report []byte, err error) {
 var (
 	lengthType   = reflect.TypeFor[scenario.Length]()
 	perLevelType = reflect.TypeFor[scenario.PerLevel]()
+	untilType    = reflect.TypeFor[scenario.UntilRules]()
 	durationType = reflect.TypeFor[scenario.Duration]()
 	secretType   = reflect.TypeFor[scenario.Secret]()
 	labelsType   = reflect.TypeFor[result.Labels]()
@@ -77,6 +78,18 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 			OneOf: []*jsonschema.Schema{
 				count(),
 				{Type: "array", Items: count(), MinItems: ptrU64(1)},
+			},
+		}
+	case untilType:
+		rule := func() *jsonschema.Schema {
+			return &jsonschema.Schema{Type: "string", Pattern: untilPattern,
+				Description: "decided, METRIC within P% (ttft_p95_ms within 5%), or fixed (in a list: that level sends its requests or duration)."}
+		}
+		return &jsonschema.Schema{
+			Description: "A rule for every level, or a list with one rule per level, in the order the levels are listed.",
+			OneOf: []*jsonschema.Schema{
+				rule(),
+				{Type: "array", Items: rule(), MinItems: ptrU64(1)},
 			},
 		}
 	case durationType:
@@ -112,6 +125,9 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 	}
 	return nil
 }
+
+// untilPattern is what the loader's ParseUntil accepts, for editors.
+const untilPattern = `^\s*(decided|fixed|[A-Za-z0-9_.]+\s+within\s+[0-9]*\.?[0-9]+\s*%)\s*$`
 
 func ptrU64(n uint64) *uint64 { return &n }
 
@@ -172,6 +188,7 @@ func addEnums(root *jsonschema.Schema) {
 	set(root.Definitions["Stage"], "api", strs(scenario.APIs))
 	set(root.Definitions["Stage"], "mode", strs(scenario.Modes))
 	set(root.Definitions["Stage"], "arrival", strs(scenario.Arrivals))
+	set(root.Definitions["Stage"], "undecided", strs(scenario.Undecideds))
 	set(root.Definitions["Check"], "scope", strs(scenario.Scopes))
 	set(root.Definitions["Check"], "severity", strs(scenario.Severities))
 	set(root.Definitions["Synthetic"], "sizing", strs(scenario.Sizings))
