@@ -17,6 +17,7 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
@@ -59,6 +60,10 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, base *B
 		res.Interrupted = sr.interrupted || slices.ContainsFunc(res.Points, func(p result.Point) bool { return p.Interrupted })
 		if s := sr.plan.Search; s != nil {
 			res.Search = search.Decide(s, res.Points).Result
+		}
+		if !shard {
+			// A shard's levels hold its part of the load only.
+			res.Diagnosis = diagnosis.Diagnose(res, sr.agg.ExpectsPrefixHits())
 		}
 		rep.Stages = append(rep.Stages, *res)
 	}

@@ -17,11 +17,11 @@ var Layers = [][]string{
 	{"scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "scenario"}, // plan: its file and environment policy, its prompt files, the plan itself
 	{"sim", "search"}, // the simulator; a capacity search's decisions
 	{"runner/synth", "runner/shape", "runner/shard", "runner/servermetrics", "runner"}, // load: synthetic inputs, shapes and sharding, then the engine
-	{"records", "export"},       // records; sending figures to Prometheus or OpenTelemetry
-	{"aggregate", "comparison"}, // report: the points, and the comparison with a baseline
-	{"checks"},                  // checks
-	{"pipeline"},                // run a plan
-	{"board"},                   // many runs side by side: the board's model, build and loader
+	{"records", "export"},                    // records; sending figures to Prometheus or OpenTelemetry
+	{"aggregate", "comparison", "diagnosis"}, // report: the points, the comparison with a baseline, a sweep's knee and limit
+	{"checks"},                               // checks
+	{"pipeline"},                             // run a plan
+	{"board"},                                // many runs side by side: the board's model, build and loader
 	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history
 	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
 	{"cmd/runner", "deploy/kubernetes"},

@@ -1,0 +1,184 @@
+package diagnosis
+
+import (
+	"slices"
+
+	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/result"
+)
+
+// Growth is how much a latency must grow over the lightest load's to count
+// as growing in a cause's rule (decode-bound: ITL; prefill-bound: TTFT).
+const Growth = 1.5
+
+// causeAt is what limits the server at l, by the rules in order: the
+// client, the KV cache, failures, a full batch, decode, prefill; without
+// the engine's gauges the rest is no_telemetry, with them not_determined.
+func (g *diag) causeAt(l *level) string {
+	switch {
+	case l.client:
+		return result.CauseClientBound
+	case g.kvFull(l):
+		return result.CauseKVCacheFull
+	case g.errorRise(l) >= ErrorRise:
+		return failureCause(l)
+	case g.batchFull(l):
+		return result.CauseBatchFull
+	case g.decodeBound(l):
+		return result.CauseDecodeBound
+	case g.prefillBound(l):
+		return result.CausePrefillBound
+	case !gauges(l):
+		return result.CauseNoTelemetry
+	}
+	return result.CauseNotDetermined
+}
+
+// determined reports whether cause names a limit (not "not determined").
+func determined(cause string) bool {
+	return cause != result.CauseNotDetermined && cause != result.CauseNoTelemetry
+}
+
+// gauges reports whether l has the engine's running and waiting gauges.
+func gauges(l *level) bool {
+	_, r := l.get("server_running_max")
+	_, w := l.get("server_waiting_p95")
+	return r && w
+}
+
+// inFlight is the requests l held in flight at most (its concurrency when
+// the peak is unknown).
+func inFlight(l *level) float64 {
+	if v, ok := l.get("max_in_flight"); ok {
+		return v
+	}
+	v, _ := l.get("concurrency")
+	return v
+}
+
+// failureCause is rate_limited when HTTP 429 is at least half of l's
+// failures, failing otherwise.
+func failureCause(l *level) string {
+	failed, _ := l.get("failed")
+	if failed > 0 && float64(l.errs[http429]) >= failed/2 {
+		return result.CauseRateLimited
+	}
+	return result.CauseFailing
+}
+
+const http429 = "http_429"
+
+// kvShare is one request's share of the KV cache, from the lightest load:
+// its usage max over the requests it held in flight (0 when unknown).
+func (g *diag) kvShare() float64 {
+	u, ok := g.base.get("kv_cache_usage_max")
+	if n := inFlight(g.base); ok && n >= 1 {
+		return u / n
+	}
+	return 0
+}
+
+// kvFull: l preempted requests where the lightest load preempted none, or
+// its KV cache had less than one request's room left (and KVRoomMin) while
+// requests waited or failed more than at the lightest load.
+func (g *diag) kvFull(l *level) bool {
+	pre, _ := l.get("server_preemptions")
+	preB, _ := g.base.get("server_preemptions")
+	if pre > 0 && preB <= 0 {
+		return true
+	}
+	u, ok := l.get("kv_cache_usage_max")
+	if !ok || 1-u >= max(KVRoomMin, g.kvShare()) {
+		return false
+	}
+	w, _ := l.get("server_waiting_p95")
+	return w >= WaitingMin || g.errorRise(l) >= ErrorRise
+}
+
+// ceiling is the most requests the engine was seen running at any level.
+func (g *diag) ceiling() float64 {
+	c := 0.0
+	for _, l := range g.ls {
+		if v, ok := l.get("server_running_max"); ok {
+			c = max(c, v)
+		}
+	}
+	return c
+}
+
+// atCeiling reports whether l ran as many requests as any level did (within
+// one, or 5%), while holding more in flight than it ran.
+func (g *diag) atCeiling(l *level) bool {
+	r, ok := l.get("server_running_max")
+	c := g.ceiling()
+	return ok && c >= 1 && r >= c-max(1, 0.05*c) && inFlight(l) > r
+}
+
+// batchFull: requests wait at l (waiting p95 at least WaitingMin) while the
+// running count sits at its ceiling, below the requests in flight, and stays
+// there at another level that carried at least a quarter more load (and one
+// request more): the batch does not grow with the load.
+func (g *diag) batchFull(l *level) bool {
+	if w, ok := l.get("server_waiting_p95"); !ok || w < WaitingMin || !g.atCeiling(l) {
+		return false
+	}
+	return slices.ContainsFunc(g.ls, func(x *level) bool {
+		lo, hi := min(inFlight(x), inFlight(l)), max(inFlight(x), inFlight(l))
+		return x != l && g.atCeiling(x) && hi >= max(1.25*lo, lo+1)
+	})
+}
+
+// decodeBound: ITL p50 at l is at least Growth times the lightest load's
+// and ITLNoiseMs above it, and the batch grew (running mean, else the
+// requests in flight).
+func (g *diag) decodeBound(l *level) bool {
+	b, okB := g.base.get(g.itl)
+	v, ok := l.get(g.itl)
+	if g.itl == "" || !ok || !okB || v < Growth*b || v-b < ITLNoiseMs {
+		return false
+	}
+	if rb, ok := g.base.get("server_running_mean"); ok {
+		if r, ok := l.get("server_running_mean"); ok {
+			return r > rb
+		}
+	}
+	return inFlight(l) > inFlight(g.base)
+}
+
+// itlHolds reports whether ITL p50 at l is within ITLHold times the
+// lightest load's, or ITLNoiseMs of it.
+func (g *diag) itlHolds(l *level) bool {
+	b, okB := g.base.get(g.itl)
+	v, ok := l.get(g.itl)
+	return g.itl != "" && ok && okB && (v <= ITLHold*b || v <= b+ITLNoiseMs)
+}
+
+// prefillBound: TTFT p95 at l is at least Growth times the lightest
+// load's while ITL holds, and the engine's gauges show the batch grew
+// (running max above the lightest load's) without being full.
+func (g *diag) prefillBound(l *level) bool {
+	if g.lat != "ttft_p95_ms" || !gauges(l) || !g.itlHolds(l) {
+		return false
+	}
+	b, _ := g.base.get(g.lat)
+	v, _ := l.get(g.lat)
+	rb, _ := g.base.get("server_running_max")
+	r, _ := l.get("server_running_max")
+	return b > 0 && v >= Growth*b && r > rb
+}
+
+// clientSignals are Runner's validity signals, as the point names them.
+var clientSignals = []string{aggregate.SignalCPU, aggregate.SignalSched, aggregate.SignalLag}
+
+// from is the lowest level above after from which cause holds at every
+// level up to the highest.
+func (g *diag) from(cause string, after int) int {
+	at := len(g.ls) - 1
+	for i := len(g.ls) - 1; i > after; i-- {
+		if g.causeAt(g.ls[i]) != cause {
+			break
+		}
+		at = i
+	}
+	return at
+}

@@ -1,0 +1,148 @@
+package diagnosis
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/runnerbench/runner/result"
+)
+
+// broken lists the metrics by which l leaves the knee's factor against the
+// lightest load: a latency above Factor times the lightest's (and more than
+// ITLNoiseMs above it), per-user speed below the lightest's over Factor, or
+// an error rate ErrorRise above it.
+func (g *diag) broken(l *level) []string {
+	var by []string
+	for _, m := range []string{g.lat, g.itl} {
+		b, okB := g.base.get(m)
+		v, ok := l.get(m)
+		if m != "" && okB && ok && b > 0 && v > Factor*b && v-b > ITLNoiseMs {
+			by = append(by, m)
+		}
+	}
+	if b, ok := g.base.get("output_tps_per_stream"); g.output && ok && b > 0 {
+		if v, ok := l.get("output_tps_per_stream"); ok && v < b/Factor {
+			by = append(by, "output_tps_per_stream")
+		}
+	}
+	if g.errorRise(l) >= ErrorRise {
+		by = append(by, "error_rate")
+	}
+	return by
+}
+
+// errorRise is l's error rate above the lightest load's.
+func (g *diag) errorRise(l *level) float64 {
+	b, _ := g.base.get("error_rate")
+	v, _ := l.get("error_rate")
+	return v - b
+}
+
+// kneeAt is the index of the knee's level: the level before the first that
+// leaves the factor (len(ls)-1 when none does), and that first level's
+// broken metrics.
+func (g *diag) kneeAt() (int, []string) {
+	for i, l := range g.ls[1:] {
+		if by := g.broken(l); len(by) > 0 {
+			return i, by
+		}
+	}
+	return len(g.ls) - 1, nil
+}
+
+// knee places the knee, with the figures that placed it and its sentence.
+func (g *diag) knee() {
+	if c, _ := g.base.get("completed"); c == 0 {
+		g.d.Text = append(g.d.Text, fmt.Sprintf("Every request at %s, the lightest load, failed: there is no knee to place against it.", g.base.label))
+		return
+	}
+	i, by := g.kneeAt()
+	k := g.ls[i]
+	mark := &result.LevelMark{Level: k.label, Load: k.load}
+	g.d.Knee = mark
+	if by == nil {
+		mark.Beyond = true
+		held := []string{g.lat, g.itl, "output_tps_per_stream"}
+		mark.Evidence = evidence(nil, []*level{g.base, k}, held...)
+		g.d.Text = append(g.d.Text, fmt.Sprintf("No knee within the sweep: up to %s, its highest level, per-user speed and latency stay within %s of %s's (%s).",
+			k.label, factorText(), g.base.label, g.compare(k, held)))
+		return
+	}
+	next := g.ls[i+1]
+	mark.Next, mark.By = next.label, by
+	mark.Evidence = evidence(nil, []*level{g.base, k, next}, by...)
+	where := fmt.Sprintf("Knee at %s", k.label)
+	if i == 0 {
+		where += ", the lightest load"
+	}
+	g.d.Text = append(g.d.Text, fmt.Sprintf("%s: up to it per-user speed and latency stay within %s of %s's; at %s they do not: %s.",
+		where, factorText(), g.base.label, next.label, g.compare(next, by)))
+}
+
+func factorText() string { return fmt.Sprintf("%g×", Factor) }
+
+// compare says metrics at l against the lightest load's: "TTFT p95 1.70 s,
+// 12.1× the 140 ms at c=1", joined with semicolons.
+func (g *diag) compare(l *level, metrics []string) string {
+	var parts []string
+	for _, m := range metrics {
+		if s := g.against(l, m); s != "" {
+			parts = append(parts, title(m)+" "+s)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// against says metric at l against the lightest load's: "1.70 s, 12.1×
+// the 140 ms at c=1"; "" when either has none.
+func (g *diag) against(l *level, m string) string {
+	v, ok := l.get(m)
+	b, okB := g.base.get(m)
+	if m == "" || !ok || !okB {
+		return ""
+	}
+	if m == "error_rate" || b <= 0 {
+		return fmt.Sprintf("%s against %s at %s", format(m, v), format(m, b), g.base.label)
+	}
+	return fmt.Sprintf("%s, %s× the %s at %s", format(m, v), ratio(v/b), format(m, b), g.base.label)
+}
+
+// saturation places the level where throughput stops growing.
+func (g *diag) saturation() {
+	peak, at := 0.0, -1
+	for i, l := range g.ls {
+		if v, ok := l.get(g.tput); ok && v > peak {
+			peak, at = v, i
+		}
+	}
+	if at < 0 {
+		return
+	}
+	s := -1
+	for i, l := range g.ls {
+		if v, ok := l.get(g.tput); ok && v >= PlateauShare*peak {
+			s = i
+			break
+		}
+	}
+	sl, top, pk := g.ls[s], g.top(), g.ls[at]
+	sv, _ := sl.get(g.tput)
+	if sl == top {
+		g.d.Text = append(g.d.Text, fmt.Sprintf("%s did not stop growing within the sweep: its highest, %s, is at %s, the highest level, and every lower level had less than %.0f%% of it.",
+			title(g.tput), format(g.tput, peak), top.label, 100*PlateauShare))
+		return
+	}
+	if top.load < PlateauSpan*sl.load {
+		g.d.Text = append(g.d.Text, fmt.Sprintf("%s may stop growing at %s (%s, %.0f%% of its peak, %s at %s), but no level went on to %g× that load to show it.",
+			title(g.tput), sl.label, format(g.tput, sv), 100*PlateauShare, format(g.tput, peak), pk.label, PlateauSpan))
+		return
+	}
+	g.d.Saturation = &result.LevelMark{Level: sl.label, Load: sl.load,
+		Evidence: evidence(nil, []*level{sl, pk, top}, g.tput)}
+	rest := "no level went above it"
+	if at != s {
+		rest = fmt.Sprintf("its peak is %s at %s, %s more", format(g.tput, peak), pk.label, percent(peak/sv-1))
+	}
+	g.d.Text = append(g.d.Text, fmt.Sprintf("%s stops growing at %s (%s): up to %s (%s× the load) %s.",
+		title(g.tput), sl.label, format(g.tput, sv), top.label, ratio(top.load/sl.load), rest))
+}
