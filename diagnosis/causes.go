@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"math"
 	"slices"
 
 	"github.com/runnerbench/runner/aggregate"
@@ -20,7 +21,7 @@ func (g *diag) causeAt(l *level) string {
 		return result.CauseClientBound
 	case g.kvFull(l):
 		return result.CauseKVCacheFull
-	case g.errorRise(l) >= ErrorRise:
+	case g.errorsRose(l):
 		return failureCause(l)
 	case g.batchFull(l):
 		return result.CauseBatchFull
@@ -92,7 +93,7 @@ func (g *diag) kvFull(l *level) bool {
 		return false
 	}
 	w, _ := l.get("server_waiting_p95")
-	return w >= WaitingMin || g.errorRise(l) >= ErrorRise
+	return w >= WaitingMin || g.errorsRose(l)
 }
 
 // ceiling is the most requests the engine was seen running at any level.
@@ -106,25 +107,30 @@ func (g *diag) ceiling() float64 {
 	return c
 }
 
-// atCeiling reports whether l ran as many requests as any level did (within
-// one, or 5%), while holding more in flight than it ran.
-func (g *diag) atCeiling(l *level) bool {
+// tolerance is how far below the ceiling a running count still counts as
+// at it: 2% of it, whole requests (none below 50: an engine at its slot
+// limit shows exactly that many running).
+func tolerance(c float64) float64 { return math.Floor(0.02 * c) }
+
+// nearCeiling reports whether l ran as many requests as any level did.
+func (g *diag) nearCeiling(l *level) bool {
 	r, ok := l.get("server_running_max")
 	c := g.ceiling()
-	return ok && c >= 1 && r >= c-max(1, 0.05*c) && inFlight(l) > r
+	return ok && c >= 1 && r >= c-tolerance(c)
 }
 
-// batchFull: requests wait at l (waiting p95 at least WaitingMin) while the
-// running count sits at its ceiling, below the requests in flight, and stays
-// there at another level that carried at least a quarter more load (and one
-// request more): the batch does not grow with the load.
+// batchFull: requests wait at l (waiting p95 at least WaitingMin) while it
+// runs as many as any level did, fewer than it holds in flight, and
+// another level that differs from it by at least a quarter of the load
+// (and one request) ran as many too: the batch does not grow with the load.
 func (g *diag) batchFull(l *level) bool {
-	if w, ok := l.get("server_waiting_p95"); !ok || w < WaitingMin || !g.atCeiling(l) {
+	r, _ := l.get("server_running_max")
+	if w, ok := l.get("server_waiting_p95"); !ok || w < WaitingMin || !g.nearCeiling(l) || inFlight(l) <= r {
 		return false
 	}
 	return slices.ContainsFunc(g.ls, func(x *level) bool {
 		lo, hi := min(inFlight(x), inFlight(l)), max(inFlight(x), inFlight(l))
-		return x != l && g.atCeiling(x) && hi >= max(1.25*lo, lo+1)
+		return x != l && g.nearCeiling(x) && hi >= max(1.25*lo, lo+1)
 	})
 }
 
@@ -154,17 +160,19 @@ func (g *diag) itlHolds(l *level) bool {
 }
 
 // prefillBound: TTFT p95 at l is at least Growth times the lightest
-// load's while ITL holds, and the engine's gauges show the batch grew
-// (running max above the lightest load's) without being full.
+// load's while ITL holds, and the engine's gauges show the batch still
+// growing at l (its running max above the level below's): the requests'
+// first tokens wait for prefill, not for a place in the batch.
 func (g *diag) prefillBound(l *level) bool {
-	if g.lat != "ttft_p95_ms" || !gauges(l) || !g.itlHolds(l) {
+	i := slices.Index(g.ls, l)
+	if g.lat != "ttft_p95_ms" || i < 1 || !gauges(l) || !g.itlHolds(l) {
 		return false
 	}
 	b, _ := g.base.get(g.lat)
 	v, _ := l.get(g.lat)
-	rb, _ := g.base.get("server_running_max")
+	below, okB := g.ls[i-1].get("server_running_max")
 	r, _ := l.get("server_running_max")
-	return b > 0 && v >= Growth*b && r > rb
+	return b > 0 && v >= Growth*b && okB && r > below
 }
 
 // clientSignals are Runner's validity signals, as the point names them.

@@ -26,8 +26,9 @@ const (
 	// over Factor.
 	Factor = 2.0
 	// ErrorRise is the rise of the error rate over the lightest load's that
-	// takes a level out of the knee, and names failures as a cause; an
-	// error rate this high at the lightest load is a failure throughout.
+	// takes a level out of the knee, and names failures as a cause, when it
+	// is beyond chance too (errorsRose); an error rate at least this high at
+	// every level, and beyond chance over them all, is a failure throughout.
 	ErrorRise = 0.05
 	// PlateauShare and PlateauSpan place saturation: the lowest level whose
 	// throughput reaches PlateauShare of the sweep's peak, provided the
@@ -79,8 +80,13 @@ var read = []string{
 	aggregate.SignalCPU, aggregate.SignalSched, aggregate.SignalLag,
 }
 
+// counted are the metrics that count requests: a load probed several
+// times counts them all (its error rate is their failed over their sent).
+var counted = map[string]bool{"n_requests": true, "completed": true, "failed": true}
+
 // levels gathers the stage's points by load (per-turn points left out),
-// lightest first.
+// lightest first; a load probed several times (a search) has the mean of
+// its probes' figures.
 func levels(pts []result.Point) []*level {
 	byLabel := map[string]*level{}
 	sums := map[string]map[string]float64{}
@@ -123,11 +129,17 @@ func levels(pts []result.Point) []*level {
 	for _, l := range out {
 		for name, s := range sums[l.label] {
 			m, _ := result.MetricNamed(name)
-			v := s / float64(counts[l.label][name])
+			v := s
+			if !counted[name] {
+				v /= float64(counts[l.label][name])
+			}
 			if m.Decimals >= 0 {
 				v = result.Round(v, m.Decimals)
 			}
 			l.v[name] = v
+		}
+		if n := l.v["n_requests"]; n > 0 {
+			l.v["error_rate"] = result.Round(l.v["failed"]/n, 4)
 		}
 	}
 	slices.SortStableFunc(out, func(a, b *level) int { return cmp.Compare(a.load, b.load) })

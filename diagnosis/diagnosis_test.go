@@ -2,6 +2,7 @@ package diagnosis
 
 import (
 	"encoding/json"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -23,6 +24,7 @@ type lv struct {
 	hit                float64 // -1: none
 	client             []string
 	cpu                float64
+	n                  int // requests (0: 100)
 }
 
 // stage builds a pinned chat stage of closed-loop levels.
@@ -36,7 +38,10 @@ func stage(levels ...lv) *result.Stage {
 
 func point(l lv) result.Point {
 	n := 100
-	failed := int(l.errRate * float64(n))
+	if l.n > 0 {
+		n = l.n
+	}
+	failed := int(math.Round(l.errRate * float64(n)))
 	p := result.Point{Concurrency: l.c, NRequests: n, Completed: n - failed, Failed: failed,
 		OutputTPSTotal: l.tput, OutputTPSPerStream: l.perUser, ErrorsByKind: l.errs,
 		ErrorRate: result.Ptr(l.errRate), MaxInFlight: result.Ptr(l.c)}
@@ -222,6 +227,23 @@ var cases = map[string]func() *result.Stage{
 		st.Points[4] = point(l)
 		return st
 	},
+	// The dense sweep's edge: c=4 fills the 4 slots, c=5 waits.
+	"dense-batch": func() *result.Stage {
+		return stage(gauged(quiet(1, 100, 10, 90, 90), 1, 0), gauged(quiet(2, 100, 10, 90, 180), 2, 0),
+			gauged(quiet(3, 101, 10, 90, 270), 3, 0), gauged(quiet(4, 102, 10, 89, 356), 4, 0),
+			gauged(quiet(5, 260, 10, 70, 358), 4, 1))
+	},
+	// 30% of requests fail at random, 20 a level: 5, 7 and 6 failures are
+	// chance, not a rise.
+	"noisy-failures": func() *result.Stage {
+		var ls []lv
+		for i, e := range []float64{0.25, 0.35, 0.3} {
+			l := gauged(quiet(1<<i, 100, 10, 90, 63*float64(int(1)<<i)), float64(int(1)<<i), 0)
+			l.errRate, l.n, l.errs = e, 20, map[string]int{"http_503": int(math.Round(e * 20))}
+			ls = append(ls, l)
+		}
+		return stage(ls...)
+	},
 	// Every request at the lightest load failed.
 	"dead": func() *result.Stage {
 		l := quiet(1, 0, 0, 0, 0)
@@ -252,6 +274,16 @@ func TestCauses(t *testing.T) {
 		findings                      []string // cause@from
 		text                          []string
 	}{
+		{"dense-batch", "batch_full", "c=4", "", []string{"batch_full@c=5"}, []string{
+			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=5 they do not: TTFT p95 260 ms, 2.6× the 100 ms at c=1.",
+			"Output throughput may stop growing at c=4 (356 tok/s, at least 90% of its peak, 358 tok/s at c=5), but no level went on to 1.5× that load to show it.",
+			"From c=5 the batch is full: the server runs at most 4 requests and the rest wait (waiting p95 1 at c=5); TTFT p95 grows with the queue (260 ms, 2.6× the 100 ms at c=1) while ITL p50 holds at 10.0 ms (10.0 ms at c=1): its slots (max_num_seqs or the engine's like) are the limit.",
+		}},
+		{"noisy-failures", "failing", "c=4+", "", []string{"failing@c=1"}, []string{
+			"No knee within the sweep: up to c=4, its highest level, per-user speed and latency stay within 2× of c=1's (TTFT p95 100 ms, 1× the 100 ms at c=1; ITL p50 10.0 ms, 1× the 10.0 ms at c=1; per-user speed 90 tok/s, 1× the 90 tok/s at c=1).",
+			"Output throughput did not stop growing within the sweep: its highest, 252 tok/s, is at c=4, the highest level, and every lower level had less than 90% of it.",
+			"Requests fail at every load: error rate 25% at c=1, the lightest, 30% at c=4 (failures at c=1 by kind: http_503 5).",
+		}},
 		{"batch", "batch_full", "c=4", "c=4", []string{"batch_full@c=8"}, []string{
 			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 900 ms, 9× the 100 ms at c=1; per-user speed 40 tok/s, 0.44× the 90 tok/s at c=1.",
 			"Output throughput stops growing at c=4 (344 tok/s): up to c=16 (4× the load) its peak is 350 tok/s at c=8, 1.7% more.",
@@ -492,7 +524,7 @@ func TestNoOutput(t *testing.T) {
 func TestSaturationNeedsSpan(t *testing.T) {
 	st := stage(quiet(1, 100, 10, 90, 90), quiet(8, 100, 10, 90, 700), quiet(10, 100, 10, 90, 720))
 	d := Diagnose(st, false)
-	want := "Output throughput may stop growing at c=8 (700 tok/s, 90% of its peak, 720 tok/s at c=10), but no level went on to 1.5× that load to show it."
+	want := "Output throughput may stop growing at c=8 (700 tok/s, at least 90% of its peak, 720 tok/s at c=10), but no level went on to 1.5× that load to show it."
 	if d.Saturation != nil || d.Text[1] != want {
 		t.Errorf("%+v %q", d.Saturation, d.Text)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/internal/stats"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -20,7 +21,7 @@ func (g *diag) findings() {
 		limits = append(limits, f)
 		g.d.Text = append(g.d.Text, text)
 	}
-	if e, _ := g.base.get("error_rate"); e >= ErrorRise {
+	if g.failingThroughout() {
 		add(failureCause(g.base), g.base)
 	}
 	if k := g.d.Knee; k != nil && !k.Beyond {
@@ -40,6 +41,21 @@ func (g *diag) findings() {
 		g.d.Cause = result.CauseNotDetermined
 	}
 	g.d.Findings = append(limits, g.caveats(limits)...)
+}
+
+// failingThroughout reports whether every level's error rate is at least
+// ErrorRise, and all of them together beyond chance (the lower limit of
+// their Wilson interval is).
+func (g *diag) failingThroughout() bool {
+	var failed, sent float64
+	for _, l := range g.ls {
+		if e, _ := l.get("error_rate"); e < ErrorRise {
+			return false
+		}
+		failed, sent = failed+l.v["failed"], sent+l.v["n_requests"]
+	}
+	lo, _ := stats.Wilson(failed, sent, 0.95)
+	return sent > 0 && lo >= ErrorRise
 }
 
 // caveats are the findings about the measurement: levels where the client

@@ -2,8 +2,10 @@ package diagnosis
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
+	"github.com/runnerbench/runner/internal/stats"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -25,17 +27,26 @@ func (g *diag) broken(l *level) []string {
 			by = append(by, "output_tps_per_stream")
 		}
 	}
-	if g.errorRise(l) >= ErrorRise {
+	if g.errorsRose(l) {
 		by = append(by, "error_rate")
 	}
 	return by
 }
 
-// errorRise is l's error rate above the lightest load's.
-func (g *diag) errorRise(l *level) float64 {
-	b, _ := g.base.get("error_rate")
-	v, _ := l.get("error_rate")
-	return v - b
+// errorsRose reports whether l's error rate is at least ErrorRise above
+// the lightest load's, and above it beyond chance: the lower limit of the
+// 95% interval of the difference (Newcombe's hybrid score interval, from
+// each level's Wilson interval) is above zero.
+func (g *diag) errorsRose(l *level) bool {
+	f1, n1 := l.v["failed"], l.v["n_requests"]
+	f2, n2 := g.base.v["failed"], g.base.v["n_requests"]
+	if n1 <= 0 || n2 <= 0 || f1/n1-f2/n2 < ErrorRise {
+		return false
+	}
+	p1, p2 := f1/n1, f2/n2
+	l1, _ := stats.Wilson(f1, n1, 0.95)
+	_, u2 := stats.Wilson(f2, n2, 0.95)
+	return p1-p2-math.Hypot(p1-l1, u2-p2) > 0
 }
 
 // kneeAt is the index of the knee's level: the level before the first that
@@ -133,7 +144,7 @@ func (g *diag) saturation() {
 		return
 	}
 	if top.load < PlateauSpan*sl.load {
-		g.d.Text = append(g.d.Text, fmt.Sprintf("%s may stop growing at %s (%s, %.0f%% of its peak, %s at %s), but no level went on to %g× that load to show it.",
+		g.d.Text = append(g.d.Text, fmt.Sprintf("%s may stop growing at %s (%s, at least %.0f%% of its peak, %s at %s), but no level went on to %g× that load to show it.",
 			title(g.tput), sl.label, format(g.tput, sv), 100*PlateauShare, format(g.tput, peak), pk.label, PlateauSpan))
 		return
 	}

@@ -27,7 +27,7 @@ func (g *diag) kvText(l *level) string {
 	if w, ok := l.get("server_waiting_p95"); ok && w >= WaitingMin {
 		said = append(said, "waiting p95 "+num(w))
 	}
-	if r := g.errorRise(l); r >= ErrorRise {
+	if g.errorsRose(l) {
 		e, _ := l.get("error_rate")
 		said = append(said, fmt.Sprintf("error rate %s (%s)", percent(e), kindsText(l)))
 	}
