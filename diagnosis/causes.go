@@ -81,7 +81,8 @@ func (g *diag) kvShare() float64 {
 
 // kvFull: l preempted requests where the lightest load preempted none, or
 // its KV cache had less than one request's room left (and KVRoomMin) while
-// requests waited or failed more than at the lightest load.
+// requests failed more than at the lightest load or waited behind a full
+// batch (batchFull): the cache is what holds the batch there.
 func (g *diag) kvFull(l *level) bool {
 	pre, _ := l.get("server_preemptions")
 	preB, _ := g.base.get("server_preemptions")
@@ -89,11 +90,11 @@ func (g *diag) kvFull(l *level) bool {
 		return true
 	}
 	u, ok := l.get("kv_cache_usage_max")
-	if !ok || 1-u >= max(KVRoomMin, g.kvShare()) {
+	room := result.Round(1-u, 4)
+	if !ok || room >= max(KVRoomMin, result.Round(g.kvShare(), 4)) {
 		return false
 	}
-	w, _ := l.get("server_waiting_p95")
-	return w >= WaitingMin || g.errorsRose(l)
+	return g.errorsRose(l) || g.batchFull(l)
 }
 
 // ceiling is the most requests the engine was seen running at any level.
@@ -168,11 +169,9 @@ func (g *diag) prefillBound(l *level) bool {
 	if g.lat != "ttft_p95_ms" || i < 1 || !gauges(l) || !g.itlHolds(l) {
 		return false
 	}
-	b, _ := g.base.get(g.lat)
-	v, _ := l.get(g.lat)
 	below, okB := g.ls[i-1].get("server_running_max")
 	r, _ := l.get("server_running_max")
-	return b > 0 && v >= Growth*b && okB && r > below
+	return g.grew(l, g.lat, Growth) && okB && r > below
 }
 
 // clientSignals are Runner's validity signals, as the point names them.

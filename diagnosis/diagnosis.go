@@ -21,9 +21,9 @@ import (
 // The rules' thresholds, said once (docs/diagnosis.md explains each).
 const (
 	// Factor bounds the knee: a level is inside it while its TTFT p95 (E2E
-	// p95 for an API without output) and ITL p50 are at most Factor times
-	// the lightest load's and its per-user speed at least the lightest's
-	// over Factor.
+	// p95 for an API without output) and ITL p50 have not grown past Factor
+	// times the lightest load's (grew) and its per-user speed is at least
+	// the lightest's over Factor.
 	Factor = 2.0
 	// ErrorRise is the rise of the error rate over the lightest load's that
 	// takes a level out of the knee, and names failures as a cause, when it
@@ -43,9 +43,17 @@ const (
 	ITLGrowth  = 1.5
 	ITLHold    = 1.25
 	ITLNoiseMs = 0.5
+	// StepGaps is how many of a level's own inter-token gaps its TTFT may
+	// grow by over the lightest load's without counting as grown (grew).
+	StepGaps = 3.0
 	// WaitingMin is the waiting-gauge p95 at which requests count as
 	// queued.
 	WaitingMin = 1.0
+	// SimStretch is how far the built-in simulator's own lateness must have
+	// stretched a level's time to first token or decode (its sim_behind
+	// account) for the level to count as set by the host, not the model:
+	// as far as Growth reaches.
+	SimStretch = Growth - 1
 	// KVRoomMin is the least free share of the KV cache that counts as
 	// room; the KV cache is full when its free share (1 − usage max) is
 	// below one request's share or KVRoomMin, whichever is larger.
@@ -78,6 +86,27 @@ var read = []string{
 	"kv_cache_usage_max", "server_preemptions", "prefix_cache_hit_rate",
 	"server_prefill_mean_ms", "server_queue_mean_ms",
 	aggregate.SignalCPU, aggregate.SignalSched, aggregate.SignalLag,
+	"sim_ttft_stretch_max", "sim_decode_stretch_max",
+}
+
+// simLate names the built-in simulator's stretch maxima that reached
+// SimStretch at a sim_behind level: its own lateness could have made that
+// much of a latency's growth (a maximum past the histogram's last bound
+// counts, as a stretch of 100 times or more).
+func simLate(p *result.Point) []string {
+	if !p.SimBehind {
+		return nil
+	}
+	var out []string
+	for _, s := range []struct {
+		name string
+		v    *float64
+	}{{"sim_ttft_stretch_max", p.SimTTFTStretchMax}, {"sim_decode_stretch_max", p.SimDecodeStretchMax}} {
+		if s.v == nil || *s.v >= SimStretch {
+			out = append(out, s.name)
+		}
+	}
+	return out
 }
 
 // counted are the metrics that count requests: a load probed several
@@ -117,12 +146,15 @@ func levels(pts []result.Point) []*level {
 		for k, n := range p.ErrorsByKind {
 			l.errs[k] += n
 		}
-		if p.ClientBottleneck {
+		by := p.ClientBottleneckBy
+		if p.ClientBottleneck && len(by) == 0 {
+			by = []string{"client_bottleneck"}
+		}
+		by = append(slices.Clone(by), simLate(p)...)
+		for _, s := range by {
 			l.client = true
-			for _, s := range p.ClientBottleneckBy {
-				if !slices.Contains(l.clientBy, s) {
-					l.clientBy = append(l.clientBy, s)
-				}
+			if !slices.Contains(l.clientBy, s) {
+				l.clientBy = append(l.clientBy, s)
 			}
 		}
 	}

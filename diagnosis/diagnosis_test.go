@@ -186,6 +186,15 @@ var cases = map[string]func() *result.Stage{
 		return stage(gauged(quiet(1, 100, 10, 90, 90), 1, 0), gauged(quiet(2, 101, 10, 90, 180), 2, 0),
 			gauged(quiet(4, 230, 13.5, 60, 240), 3, 0))
 	},
+	// The built-in simulator fell behind its model at c=8: its TTFT stretched
+	// up to 80%, its decode up to 3% (too little to count).
+	"sim-late": func() *result.Stage {
+		st := stage(gauged(quiet(1, 100, 10, 90, 90), 1, 0), gauged(quiet(4, 110, 11, 85, 340), 4, 0),
+			gauged(quiet(8, 260, 12, 60, 400), 8, 0))
+		p := &st.Points[2]
+		p.SimBehind, p.SimTTFTStretchMax, p.SimDecodeStretchMax = true, result.Ptr(0.8), result.Ptr(0.03)
+		return st
+	},
 	// The client set the pace at c=8.
 	"client": func() *result.Stage {
 		l := gauged(quiet(8, 400, 30, 20, 160), 8, 0)
@@ -226,6 +235,10 @@ var cases = map[string]func() *result.Stage{
 		l.errRate, l.errs = 0.5, map[string]int{"http_429": 50}
 		st.Points[4] = point(l)
 		return st
+	},
+	// Two slots' worth of decode: ITL doubles at c=2 already.
+	"lightest": func() *result.Stage {
+		return stage(gauged(quiet(1, 30, 10, 95, 95), 1, 0), gauged(quiet(2, 40, 21, 45, 90), 2, 0))
 	},
 	// The dense sweep's edge: c=4 fills the 4 slots, c=5 waits.
 	"dense-batch": func() *result.Stage {
@@ -274,6 +287,16 @@ func TestCauses(t *testing.T) {
 		findings                      []string // cause@from
 		text                          []string
 	}{
+		{"lightest", "decode_bound", "c=1", "c=1", []string{"decode_bound@c=2"}, []string{
+			"Knee at c=1, the lightest load: already at c=2 latency or per-user speed leave 2× of its: ITL p50 21.0 ms, 2.1× the 10.0 ms at c=1; per-user speed 45 tok/s, 0.47× the 95 tok/s at c=1.",
+			"Output throughput stops growing at c=1 (95 tok/s): up to c=2 (2× the load) no level went above it.",
+			"From c=2 every token slows as the batch grows (ITL p50 10.0 ms at c=1, 21.0 ms at c=2; running mean 1.8 against 0.9): the server is decode-bound.",
+		}},
+		{"sim-late", "client_bound", "c=4", "", []string{"client_bound@c=8"}, []string{
+			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 260 ms, 2.6× the 100 ms at c=1.",
+			"Output throughput did not stop growing within the sweep: its highest, 400 tok/s, is at c=8, the highest level, and every lower level had less than 90% of it.",
+			"At c=8 the built-in simulator fell behind its own timing model (its lateness stretched time to first token up to 80%): the knee there is the measuring host's, not the server's.",
+		}},
 		{"dense-batch", "batch_full", "c=4", "", []string{"batch_full@c=5"}, []string{
 			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=5 they do not: TTFT p95 260 ms, 2.6× the 100 ms at c=1.",
 			"Output throughput may stop growing at c=4 (356 tok/s, at least 90% of its peak, 358 tok/s at c=5), but no level went on to 1.5× that load to show it.",
@@ -305,12 +328,12 @@ func TestCauses(t *testing.T) {
 			"From c=8 TTFT p95 grows with the load (350 ms, 3.3× the 105 ms at c=1) while ITL p50 holds at 0.05 ms (0.02 ms at c=1), and the batch is at no ceiling (running max 8, waiting p95 0): the server is prefill-bound.",
 		}},
 		{"decode", "decode_bound", "c=4", "c=8", []string{"decode_bound@c=8"}, []string{
-			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 65.0 ms, 2.2× the 30.0 ms at c=1; ITL p50 22.0 ms, 2.2× the 10.0 ms at c=1; per-user speed 44 tok/s, 0.46× the 95 tok/s at c=1.",
+			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: ITL p50 22.0 ms, 2.2× the 10.0 ms at c=1; per-user speed 44 tok/s, 0.46× the 95 tok/s at c=1.",
 			"Output throughput stops growing at c=8 (352 tok/s): up to c=16 (2× the load) its peak is 384 tok/s at c=16, 9.1% more.",
 			"From c=8 every token slows as the batch grows (ITL p50 10.0 ms at c=1, 22.0 ms at c=8, 40.0 ms at c=16; running mean 7.2 against 0.9): the server is decode-bound.",
 		}},
 		{"decode-blind", "decode_bound", "c=2", "", []string{"decode_bound@c=4"}, []string{
-			"Knee at c=2: up to it per-user speed and latency stay within 2× of c=1's; at c=4 they do not: TTFT p95 70.0 ms, 2.3× the 30.0 ms at c=1; ITL p50 24.0 ms, 2.4× the 10.0 ms at c=1; per-user speed 40 tok/s, 0.42× the 95 tok/s at c=1.",
+			"Knee at c=2: up to it per-user speed and latency stay within 2× of c=1's; at c=4 they do not: ITL p50 24.0 ms, 2.4× the 10.0 ms at c=1; per-user speed 40 tok/s, 0.42× the 95 tok/s at c=1.",
 			"Output throughput did not stop growing within the sweep: its highest, 320 tok/s, is at c=4, the highest level, and every lower level had less than 90% of it.",
 			"From c=4 every token slows as the batch grows (ITL p50 10.0 ms at c=1, 24.0 ms at c=4): the server is decode-bound.",
 		}},
@@ -327,7 +350,7 @@ func TestCauses(t *testing.T) {
 		{"client", "client_bound", "c=4", "c=4", []string{"client_bound@c=8"}, []string{
 			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 400 ms, 4× the 100 ms at c=1; ITL p50 30.0 ms, 3× the 10.0 ms at c=1; per-user speed 20 tok/s, 0.22× the 90 tok/s at c=1.",
 			"Output throughput stops growing at c=4 (340 tok/s): up to c=8 (2× the load) no level went above it.",
-			"At c=8 the runner itself set the pace (client CPU 187%): the knee there is the client's, not the server's.",
+			"At c=8 the runner itself set the pace (client CPU 187%): the knee there is the measuring host's, not the server's.",
 		}},
 		{"ratelimited", "rate_limited", "c=4", "", []string{"rate_limited@c=8"}, []string{
 			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: error rate 30% against 0% at c=1.",
@@ -422,7 +445,7 @@ func TestClientCaveat(t *testing.T) {
 	p := &st.Points[2]
 	p.ClientBottleneck, p.ClientBottleneckBy, p.ClientSchedP90Ms = true, []string{"client_sched_p90_ms"}, result.Ptr(12.5)
 	d := Diagnose(st, false)
-	want := "At c=4 the runner itself may have set the pace (client scheduling latency p90 12.5 ms): the figures there are partly the client's."
+	want := "At c=4 the runner itself set the pace (client scheduling latency p90 12.5 ms): the figures there may be partly the measuring host's, not the server's."
 	if d.Cause != result.CauseBatchFull || len(d.Findings) != 2 || d.Findings[1].Cause != result.CauseClientBound ||
 		d.Findings[1].From != "c=4" || d.Text[len(d.Text)-1] != want {
 		t.Errorf("%+v\n%q", d.Findings, d.Text)
@@ -565,5 +588,22 @@ func TestChange(t *testing.T) {
 	}
 	if Change(nil, d("kv")) != "" || Change(d("kv"), nil) != "" {
 		t.Error("a missing diagnosis makes a change")
+	}
+}
+
+// TestStepSlack: TTFT that doubles at c=2 by one decode step of the batch
+// (5 ms prefill alone, then up to 25 ms once it waits for and shares a step
+// with the batch's 10 ms decode) is no knee; a TTFT that grows by more than
+// three of the level's gaps is.
+func TestStepSlack(t *testing.T) {
+	st := stage(gauged(quiet(1, 5, 10, 95, 95), 1, 0), gauged(quiet(2, 24, 10, 94, 188), 2, 0),
+		gauged(quiet(4, 34, 10, 90, 360), 4, 0))
+	d := Diagnose(st, false)
+	if !d.Knee.Beyond {
+		t.Errorf("TTFT 5 → 24 → 34 ms with 10 ms gaps: knee %+v", d.Knee)
+	}
+	st.Points[2].TTFTP95Ms = result.Ptr(36.0)
+	if d := Diagnose(st, false); d.Knee.Beyond || d.Knee.Next != "c=4" || !slices.Equal(d.Knee.By, []string{"ttft_p95_ms"}) {
+		t.Errorf("TTFT 5 → 36 ms with 10 ms gaps: knee %+v", d.Knee)
 	}
 }

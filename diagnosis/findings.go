@@ -79,8 +79,8 @@ func (g *diag) caveats(limits []result.Finding) []result.Finding {
 			said = append(said, l.label)
 		}
 		out = append(out, f)
-		g.d.Text = append(g.d.Text, fmt.Sprintf("At %s the runner itself may have set the pace (%s): the figures there are partly the client's.",
-			strings.Join(said, ", "), clientText(flagged[0])))
+		g.d.Text = append(g.d.Text, fmt.Sprintf("At %s %s.", strings.Join(said, ", "),
+			hostText(flagged[0], "the figures there may be partly the measuring host's, not the server's")))
 	}
 	var hit []*level
 	for _, l := range g.ls {
@@ -126,7 +126,7 @@ func (g *diag) finding(cause string, l *level) (result.Finding, string) {
 	switch cause {
 	case result.CauseClientBound:
 		f.Evidence = evidence(nil, []*level{l}, l.clientBy...)
-		text = fmt.Sprintf("At %s the runner itself set the pace (%s): the knee there is the client's, not the server's.", l.label, clientText(l))
+		text = fmt.Sprintf("At %s %s.", l.label, hostText(l, "the knee there is the measuring host's, not the server's"))
 	case result.CauseKVCacheFull:
 		f.Evidence = evidence(nil, withBase, "kv_cache_usage_max", "server_preemptions", "server_waiting_p95", "error_rate")
 		text = g.kvText(l)

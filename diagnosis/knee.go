@@ -10,15 +10,12 @@ import (
 )
 
 // broken lists the metrics by which l leaves the knee's factor against the
-// lightest load: a latency above Factor times the lightest's (and more than
-// ITLNoiseMs above it), per-user speed below the lightest's over Factor, or
-// an error rate ErrorRise above it.
+// lightest load: a latency that grew past Factor (grew), per-user speed
+// below the lightest's over Factor, or an error rate that rose (errorsRose).
 func (g *diag) broken(l *level) []string {
 	var by []string
 	for _, m := range []string{g.lat, g.itl} {
-		b, okB := g.base.get(m)
-		v, ok := l.get(m)
-		if m != "" && okB && ok && b > 0 && v > Factor*b && v-b > ITLNoiseMs {
+		if g.grew(l, m, Factor) {
 			by = append(by, m)
 		}
 	}
@@ -31,6 +28,24 @@ func (g *diag) broken(l *level) []string {
 		by = append(by, "error_rate")
 	}
 	return by
+}
+
+// grew reports whether latency m at l is above factor times the lightest
+// load's, and above it by more than the slack: ITLNoiseMs, and for TTFT
+// StepGaps of l's own inter-token gaps (a first token under load waits for
+// the batch's current step and shares its own step with the batch's
+// decode, which is no queue and no limit).
+func (g *diag) grew(l *level, m string, factor float64) bool {
+	b, okB := g.base.get(m)
+	v, ok := l.get(m)
+	if m == "" || !okB || !ok || b <= 0 || v <= factor*b {
+		return false
+	}
+	slack := ITLNoiseMs
+	if itl, ok := l.get(g.itl); ok && m == "ttft_p95_ms" {
+		slack = max(slack, StepGaps*itl)
+	}
+	return v-b > slack
 }
 
 // errorsRose reports whether l's error rate is at least ErrorRise above
@@ -82,12 +97,13 @@ func (g *diag) knee() {
 	next := g.ls[i+1]
 	mark.Next, mark.By = next.label, by
 	mark.Evidence = evidence(nil, []*level{g.base, k, next}, by...)
-	where := fmt.Sprintf("Knee at %s", k.label)
 	if i == 0 {
-		where += ", the lightest load"
+		g.d.Text = append(g.d.Text, fmt.Sprintf("Knee at %s, the lightest load: already at %s latency or per-user speed leave %s of its: %s.",
+			k.label, next.label, factorText(), g.compare(next, by)))
+		return
 	}
-	g.d.Text = append(g.d.Text, fmt.Sprintf("%s: up to it per-user speed and latency stay within %s of %s's; at %s they do not: %s.",
-		where, factorText(), g.base.label, next.label, g.compare(next, by)))
+	g.d.Text = append(g.d.Text, fmt.Sprintf("Knee at %s: up to it per-user speed and latency stay within %s of %s's; at %s they do not: %s.",
+		k.label, factorText(), g.base.label, next.label, g.compare(next, by)))
 }
 
 func factorText() string { return fmt.Sprintf("%g×", Factor) }

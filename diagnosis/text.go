@@ -3,6 +3,7 @@ package diagnosis
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -139,14 +140,30 @@ func (g *diag) undeterminedText(cause string, l *level) string {
 func clientText(l *level) string {
 	var parts []string
 	for _, s := range l.clientBy {
-		if v, ok := l.get(s); ok {
+		v, ok := l.get(s)
+		switch {
+		case strings.HasPrefix(s, "sim_") && !ok:
+			parts = append(parts, title(s)+" past its histogram's last bound")
+		case strings.HasPrefix(s, "sim_"):
+			parts = append(parts, title(s)+" up to "+percent(v))
+		case ok:
 			parts = append(parts, title(s)+" "+format(s, v))
+		default:
+			parts = append(parts, s)
 		}
 	}
-	if len(parts) == 0 {
-		return "client_bottleneck"
-	}
 	return strings.Join(parts, ", ")
+}
+
+// hostText is the sentence for a level whose pace the measuring host set:
+// the runner's own signals, or the built-in simulator fallen behind its
+// model.
+func hostText(l *level, what string) string {
+	who := "the built-in simulator fell behind its own timing model"
+	if slices.ContainsFunc(l.clientBy, func(s string) bool { return !strings.HasPrefix(s, "sim_") }) {
+		who = "the runner itself set the pace"
+	}
+	return fmt.Sprintf("%s (%s): %s", who, clientText(l), what)
 }
 
 // titles are the metrics' names in sentences.
@@ -157,6 +174,7 @@ var titles = map[string]string{
 	"server_running_max": "running max", "server_waiting_p95": "waiting p95", "kv_cache_usage_max": "KV usage max",
 	"server_prefill_mean_ms": "server prefill mean",
 	aggregate.SignalCPU:      "client CPU", aggregate.SignalSched: "client scheduling latency p90", aggregate.SignalLag: "dispatch lag p99",
+	"sim_ttft_stretch_max": "its lateness stretched time to first token", "sim_decode_stretch_max": "its lateness stretched decode",
 }
 
 func title(metric string) string {
