@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -75,7 +76,7 @@ func sweepPlan(output, perStream int, sweeps ...sweep) string {
 
 // runDiagnosed runs every stage of the plan against baseURL, reading its
 // /metrics every 100 ms, and returns each stage with its diagnosis.
-func runDiagnosed(t *testing.T, baseURL, model, planYAML string) []*result.Stage {
+func runDiagnosed(t testing.TB, baseURL, model, planYAML string) []*result.Stage {
 	t.Helper()
 	src := strings.NewReplacer("ENDPOINT", baseURL, "MODEL", model).Replace(planYAML)
 	plan, err := scenario.LoadBytes(t.Name()+".yaml", []byte(src), t.TempDir(), scenario.Options{Getenv: func(string) (string, bool) { return "", false }})
@@ -226,7 +227,7 @@ func TestDiagnoseDecode(t *testing.T) {
 
 // gateway is a proxy in front of an engine that answers 429 to a chat
 // request beyond limit in flight, as a rate-limiting gateway does.
-func gateway(t *testing.T, target string, limit int64) string {
+func gateway(t testing.TB, target string, limit int64) string {
 	t.Helper()
 	u, err := url.Parse(target)
 	if err != nil {
@@ -324,4 +325,82 @@ func TestDiagnoseLlamaSlots(t *testing.T) {
 	if !full {
 		t.Errorf("no full batch found: %+v", d.Findings)
 	}
+}
+
+// studyCases are the configured servers BenchmarkDiagnosisStudy sweeps:
+// name, the simulator's flags, a gateway's limit (0: none), the input
+// tokens, the output tokens and the cause configured.
+var studyCases = []struct {
+	name    string
+	flags   []string
+	gateway int64
+	input   int
+	output  int
+	cause   string
+}{
+	{"slots", []string{"--time-to-first-token", "50ms", "--inter-token-latency", "10ms", "--max-num-seqs", "4"}, 0, 64, 8, result.CauseBatchFull},
+	{"kv", []string{"--enable-kvcache", "--kv-cache-size", "76", "--block-size", "16", "--time-to-first-token", "50ms", "--inter-token-latency", "10ms", "--max-num-seqs", "16"}, 0, 256, 8, result.CauseKVCacheFull},
+	{"prefill", []string{"--time-to-first-token", "0", "--prefill-overhead", "5ms", "--prefill-time-per-token", "1ms", "--inter-token-latency", "0", "--time-factor-under-load", "4", "--max-num-seqs", "16"}, 0, 64, 8, result.CausePrefillBound},
+	{"decode", []string{"--time-to-first-token", "20ms", "--inter-token-latency", "10ms", "--time-factor-under-load", "4", "--max-num-seqs", "16"}, 0, 64, 10, result.CauseDecodeBound},
+	{"gateway", []string{"--time-to-first-token", "50ms", "--inter-token-latency", "10ms", "--max-num-seqs", "16"}, 4, 64, 8, result.CauseRateLimited},
+}
+
+// BenchmarkDiagnosisStudy is the long study behind the engine tests above:
+// each configured server swept coarsely (1, 2, 4, 8, 16) and densely (every
+// concurrency to 16), RUNNER_STUDY_REPEATS times (default 3), with
+// RUNNER_STUDY_PER_STREAM requests a stream (default 4). It prints, per
+// run, both knees, both causes, and whether the dense knee lies between the
+// coarse knee and the coarse level past it; then how often each held.
+//
+//	go test ./runner/enginetest -run '^$' -bench DiagnosisStudy -benchtime 1x
+func BenchmarkDiagnosisStudy(b *testing.B) {
+	repeats, perStream := envInt("RUNNER_STUDY_REPEATS", 3), envInt("RUNNER_STUDY_PER_STREAM", 4)
+	denseTo16 := make([]int, 16)
+	for i := range denseTo16 {
+		denseTo16[i] = i + 1
+	}
+	for range b.N {
+		fmt.Printf("%-8s %-3s %-14s %-14s %-26s %s\n", "server", "run", "coarse knee", "dense knee", "causes (coarse, dense)", "agree")
+		for _, c := range studyCases {
+			eng := inferenceSim(b, "study-"+c.name, c.flags...)
+			base := eng.BaseURL
+			if c.gateway > 0 {
+				base = gateway(b, eng.Origin, c.gateway)
+			}
+			agree, named := 0, 0
+			for r := range repeats {
+				sts := runDiagnosed(b, base, engines.SimModel, sweepPlan(c.output, perStream,
+					sweep{"coarse", []int{1, 2, 4, 8, 16}, c.input}, sweep{"dense", denseTo16, c.input}))
+				ck, dk := sts[0].Diagnosis.Knee, sts[1].Diagnosis.Knee
+				ok := ck != nil && dk != nil && !ck.Beyond && !dk.Beyond && dk.Load >= ck.Load && dk.Load < loadOf(sts[0], ck.Next)
+				if ok {
+					agree++
+				}
+				if sts[0].Diagnosis.Cause == c.cause && sts[1].Diagnosis.Cause == c.cause {
+					named++
+				}
+				fmt.Printf("%-8s %-3d %-14s %-14s %-26s %v\n", c.name, r+1, kneeText(ck), kneeText(dk),
+					sts[0].Diagnosis.Cause+", "+sts[1].Diagnosis.Cause, ok)
+			}
+			fmt.Printf("%-8s knees agreed in %d of %d runs; both named %s in %d of %d\n", c.name, agree, repeats, c.cause, named, repeats)
+		}
+	}
+}
+
+func kneeText(k *result.LevelMark) string {
+	if k == nil {
+		return "none"
+	}
+	if k.Beyond {
+		return k.Level + "+"
+	}
+	return k.Level + " (" + k.Next + ")"
+}
+
+func envInt(name string, def int) int {
+	var v int
+	if _, err := fmt.Sscan(os.Getenv(name), &v); err != nil || v < 1 {
+		return def
+	}
+	return v
 }
