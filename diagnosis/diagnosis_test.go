@@ -607,3 +607,42 @@ func TestStepSlack(t *testing.T) {
 		t.Errorf("TTFT 5 → 36 ms with 10 ms gaps: knee %+v", d.Knee)
 	}
 }
+
+func TestHeadline(t *testing.T) {
+	for _, c := range []struct{ name, want string }{
+		{"batch", "knee c=4 · saturation c=4 · limit: a full batch (batch_full)"},
+		{"none", "knee ≥ c=4 · no saturation · limit: none within the sweep (none)"},
+		{"blind", "knee c=4 · saturation c=4 · limit: not determined (no telemetry) (no_telemetry)"},
+		{"dead", "no knee · no saturation · limit: failing requests (failing)"},
+	} {
+		if got := Headline(Diagnose(cases[c.name](), false)); got != c.want {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
+// TestOnce: one level's excursion past the factor (a hiccup at c=2, c=3
+// back inside) does not place the knee; the sentence says so, and the
+// knee is where the break stays.
+func TestOnce(t *testing.T) {
+	st := stage(gauged(quiet(1, 100, 10, 90, 90), 1, 0), gauged(quiet(2, 260, 10, 88, 170), 2, 0),
+		gauged(quiet(3, 110, 10, 87, 260), 3, 0), gauged(quiet(4, 112, 10, 86, 344), 4, 0),
+		gauged(quiet(5, 300, 10, 70, 350), 4, 1), gauged(quiet(6, 420, 10, 60, 351), 4, 2))
+	d := Diagnose(st, false)
+	want := "Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's, but for c=2, which left it alone (TTFT p95 260 ms, 2.6× the 100 ms at c=1; the level above came back within it); at c=5 they do not: TTFT p95 300 ms, 3× the 100 ms at c=1."
+	if d.Knee.Level != "c=4" || !slices.Equal(d.Knee.Once, []string{"c=2"}) || d.Text[0] != want || d.Cause != result.CauseBatchFull {
+		t.Errorf("knee %+v cause %s\n%q\nwant\n%q", d.Knee, d.Cause, d.Text[0], want)
+	}
+	// The highest level alone out of the factor is a break: nothing above
+	// it can say it came back.
+	st.Points = st.Points[:5]
+	if d := Diagnose(st, false); d.Knee.Level != "c=4" || d.Knee.Next != "c=5" {
+		t.Errorf("knee %+v", d.Knee)
+	}
+	// Every excursion came back: no knee, and the sentence says which.
+	st.Points = st.Points[:4]
+	want = "No knee within the sweep: up to c=4, its highest level, per-user speed and latency stay within 2× of c=1's (TTFT p95 112 ms, 1.1× the 100 ms at c=1; ITL p50 10.0 ms, 1× the 10.0 ms at c=1; per-user speed 86 tok/s, 0.96× the 90 tok/s at c=1), but for c=2, which left it alone (TTFT p95 260 ms, 2.6× the 100 ms at c=1; the level above came back within it)."
+	if d := Diagnose(st, false); !d.Knee.Beyond || d.Text[0] != want {
+		t.Errorf("knee %+v\n%q", d.Knee, d.Text[0])
+	}
+}

@@ -65,15 +65,24 @@ func (g *diag) errorsRose(l *level) bool {
 }
 
 // kneeAt is the index of the knee's level: the level before the first that
-// leaves the factor (len(ls)-1 when none does), and that first level's
-// broken metrics.
-func (g *diag) kneeAt() (int, []string) {
-	for i, l := range g.ls[1:] {
-		if by := g.broken(l); len(by) > 0 {
-			return i, by
+// leaves the factor and stays out (the level above it leaves it too, or it
+// is the highest), len(ls)-1 when none does; that level's broken metrics;
+// and the levels below it that left the factor alone, the level above them
+// back inside it (one level's excursion, which a busy machine's hiccup
+// makes, is not a knee).
+func (g *diag) kneeAt() (int, []string, []*level) {
+	var once []*level
+	for i := 1; i < len(g.ls); i++ {
+		by := g.broken(g.ls[i])
+		if len(by) == 0 {
+			continue
 		}
+		if i == len(g.ls)-1 || len(g.broken(g.ls[i+1])) > 0 {
+			return i - 1, by, once
+		}
+		once = append(once, g.ls[i])
 	}
-	return len(g.ls) - 1, nil
+	return len(g.ls) - 1, nil, once
 }
 
 // knee places the knee, with the figures that placed it and its sentence.
@@ -82,28 +91,37 @@ func (g *diag) knee() {
 		g.d.Text = append(g.d.Text, fmt.Sprintf("Every request at %s, the lightest load, failed: there is no knee to place against it.", g.base.label))
 		return
 	}
-	i, by := g.kneeAt()
+	i, by, once := g.kneeAt()
 	k := g.ls[i]
 	mark := &result.LevelMark{Level: k.label, Load: k.load}
 	g.d.Knee = mark
+	var except string
+	for _, l := range once {
+		mark.Once = append(mark.Once, l.label)
+		mark.Evidence = evidence(mark.Evidence, []*level{l}, g.broken(l)...)
+	}
+	if len(once) > 0 {
+		except = fmt.Sprintf(", but for %s, which left it alone (%s; the level above came back within it)",
+			strings.Join(mark.Once, ", "), g.compare(once[0], g.broken(once[0])))
+	}
 	if by == nil {
 		mark.Beyond = true
 		held := []string{g.lat, g.itl, "output_tps_per_stream"}
-		mark.Evidence = evidence(nil, []*level{g.base, k}, held...)
-		g.d.Text = append(g.d.Text, fmt.Sprintf("No knee within the sweep: up to %s, its highest level, per-user speed and latency stay within %s of %s's (%s).",
-			k.label, factorText(), g.base.label, g.compare(k, held)))
+		mark.Evidence = evidence(mark.Evidence, []*level{g.base, k}, held...)
+		g.d.Text = append(g.d.Text, fmt.Sprintf("No knee within the sweep: up to %s, its highest level, per-user speed and latency stay within %s of %s's (%s)%s.",
+			k.label, factorText(), g.base.label, g.compare(k, held), except))
 		return
 	}
 	next := g.ls[i+1]
 	mark.Next, mark.By = next.label, by
-	mark.Evidence = evidence(nil, []*level{g.base, k, next}, by...)
+	mark.Evidence = evidence(mark.Evidence, []*level{g.base, k, next}, by...)
 	if i == 0 {
 		g.d.Text = append(g.d.Text, fmt.Sprintf("Knee at %s, the lightest load: already at %s latency or per-user speed leave %s of its: %s.",
 			k.label, next.label, factorText(), g.compare(next, by)))
 		return
 	}
-	g.d.Text = append(g.d.Text, fmt.Sprintf("Knee at %s: up to it per-user speed and latency stay within %s of %s's; at %s they do not: %s.",
-		k.label, factorText(), g.base.label, next.label, g.compare(next, by)))
+	g.d.Text = append(g.d.Text, fmt.Sprintf("Knee at %s: up to it per-user speed and latency stay within %s of %s's%s; at %s they do not: %s.",
+		k.label, factorText(), g.base.label, except, next.label, g.compare(next, by)))
 }
 
 func factorText() string { return fmt.Sprintf("%g×", Factor) }

@@ -49,8 +49,9 @@ type Diagnosis struct {
 	Factor float64 `json:"factor"`
 	// Lightest is the lightest load's label, the reference of the factor.
 	Lightest string `json:"lightest"`
-	// Knee is the highest level up to which every level held the factor;
-	// null when the lightest load had no successes to compare with.
+	// Knee is the level before the first that leaves the factor and stays
+	// out (the level above leaves it too, or there is none); null when the
+	// lightest load had no successes to compare with.
 	Knee *LevelMark `json:"knee"`
 	// Saturation is the lowest level whose output throughput reached 90%
 	// of the sweep's peak, when the sweep went on to 1.5 times its load;
@@ -82,6 +83,10 @@ type LevelMark struct {
 	// the factor there.
 	Next string   `json:"next,omitempty"`
 	By   []string `json:"by,omitempty"`
+	// Once are the levels below a knee that left the factor alone, the
+	// level above each back within it: one level's excursion (a busy
+	// machine's hiccup), which does not place the knee.
+	Once []string `json:"once,omitempty"`
 	// Evidence are the figures that placed it.
 	Evidence []Evidence `json:"evidence"`
 }
