@@ -46,6 +46,40 @@ func Change(base, cur *result.Diagnosis) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
+// Name is a cause as a person reads it: "a full batch", "the KV cache",
+// "none within the sweep", "not determined (no telemetry)".
+func Name(cause string) string {
+	if n, ok := limitNames[cause]; ok {
+		return n
+	}
+	switch cause {
+	case result.CauseNone:
+		return "none within the sweep"
+	case result.CauseNoTelemetry:
+		return "not determined (no telemetry)"
+	case result.CausePrefixCache:
+		return "an undefeated prefix cache"
+	}
+	return "not determined"
+}
+
+// Headline is a diagnosis in one line: "knee c=4 · saturation c=4 · limit:
+// a full batch (batch_full)"; a knee the sweep never left reads "knee ≥
+// c=32", no saturation "no saturation".
+func Headline(d *result.Diagnosis) string {
+	knee := "no knee"
+	if k := d.Knee; k != nil && k.Beyond {
+		knee = "knee ≥ " + k.Level
+	} else if k != nil {
+		knee = "knee " + k.Level
+	}
+	sat := "no saturation"
+	if s := d.Saturation; s != nil {
+		sat = "saturation " + s.Level
+	}
+	return fmt.Sprintf("%s · %s · limit: %s (%s)", knee, sat, Name(d.Cause), d.Cause)
+}
+
 // from is the level the diagnosis's cause holds from.
 func from(d *result.Diagnosis) string {
 	for _, f := range d.Findings {

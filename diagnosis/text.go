@@ -40,8 +40,7 @@ func (g *diag) failureText(cause string, l *level) string {
 	b, _ := g.base.get("error_rate")
 	top := g.top()
 	var at string
-	if top != l {
-		t, _ := top.get("error_rate")
+	if t, ok := top.get("error_rate"); ok && top != l {
 		at = fmt.Sprintf(", %s at %s", percent(t), top.label)
 	}
 	if l == g.base {
@@ -74,8 +73,7 @@ func (g *diag) batchText(l *level) string {
 	r, _ := l.get("server_running_max")
 	w, _ := l.get("server_waiting_p95")
 	waits := "waiting p95 " + num(w) + " at " + l.label
-	if top != l {
-		wt, _ := top.get("server_waiting_p95")
+	if wt, ok := top.get("server_waiting_p95"); ok && top != l {
 		waits += ", " + num(wt) + " at " + top.label
 	}
 	return fmt.Sprintf("From %s the batch is full: the server runs at most %s requests and the rest wait (%s); %s grows with the queue (%s) %s: its slots (max_num_seqs or the engine's like) are the limit.",
@@ -100,8 +98,9 @@ func (g *diag) decodeText(l *level) string {
 	v, _ := l.get(g.itl)
 	s := fmt.Sprintf("%s at %s, %s at %s", format(g.itl, b), g.base.label, format(g.itl, v), l.label)
 	if top := g.top(); top != l {
-		t, _ := top.get(g.itl)
-		s += fmt.Sprintf(", %s at %s", format(g.itl, t), top.label)
+		if t, ok := top.get(g.itl); ok {
+			s += fmt.Sprintf(", %s at %s", format(g.itl, t), top.label)
+		}
 	}
 	if rb, ok := g.base.get("server_running_mean"); ok {
 		if r, ok := l.get("server_running_mean"); ok {

@@ -9,6 +9,7 @@ import (
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
 
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -79,6 +80,9 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 			if g.lowConf {
 				ew.printf("  %s low confidence: drawn from too few samples to mean much\n", lowConfMark)
 			}
+		}
+		if d := st.Diagnosis; d != nil {
+			ew.println("  " + paint(opts.Color, ansiBold, "Diagnosis: "+diagnosis.Headline(d)+".") + " " + strings.Join(d.Text, " "))
 		}
 		writeStageNotes(ew, st, opts)
 		if err := writeSearchTable(ew, st.Search, opts); err != nil {

@@ -118,6 +118,7 @@ type stageView struct {
 	LowConf      bool     // some cell is marked low-confidence
 	Notes        []string // how numbers were obtained ("c=4: ...")
 	Search       *searchView
+	Diagnosis    *diagView
 	Charts       []chartView
 	Samples      []sampleRow
 }
@@ -481,6 +482,7 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 	sv.Charts = searchCharts(st, anchor)
 	orig := st
 	st, bst = chartStage(st), chartStage(bst)
+	sv.Diagnosis = buildDiagnosis(st, anchor, orig.Diagnosis)
 	add := func(title string, c interface {
 		svg(string) template.HTML
 		legend() []legendItem
