@@ -57,7 +57,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
 	for _, m := range b.Metrics {
 		headers = append(headers, header(m))
 	}
-	headers = append(headers, "Frontier", "Verdict")
+	headers = append(headers, "Knee", "Saturation", "Frontier", "Verdict")
 	rows := make([][]string, len(g.Rows))
 	for j := range g.Rows {
 		r := &g.Rows[j]
@@ -72,6 +72,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
 		if r.Frontier {
 			front = "✓"
 		}
+		row = append(row, diagnosisCells(r)...)
 		rows[j] = append(row, front, safeText(r.Verdict))
 	}
 	if ew.err == nil {
@@ -95,12 +96,13 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
 }
 
 // renderTable draws one table with the run reports' style: text columns
-// (run, level, verdict) left, numbers right, no wrapping.
+// (run, level, knee, saturation, frontier, verdict) left, numbers right, no
+// wrapping.
 func renderTable(w io.Writer, headers []string, rows [][]string) error {
 	per := make([]tw.Align, len(headers))
 	for i := range per {
 		per[i] = tw.AlignRight
-		if i == 1 || i == 2 || i >= len(headers)-2 {
+		if i == 1 || i == 2 || i >= len(headers)-4 {
 			per[i] = tw.AlignLeft
 		}
 	}
