@@ -1,6 +1,7 @@
 package diagnosis
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"slices"
@@ -92,7 +93,7 @@ func (g *diag) caveats(limits []result.Finding) []result.Finding {
 		most := slices.MaxFunc(hit, func(a, b *level) int {
 			va, _ := a.get("prefix_cache_hit_rate")
 			vb, _ := b.get("prefix_cache_hit_rate")
-			return compareFloat(va, vb)
+			return cmp.Compare(va, vb)
 		})
 		out = append(out, result.Finding{Cause: result.CausePrefixCache, From: hit[0].label,
 			Evidence: evidence(nil, hit, "prefix_cache_hit_rate")})
@@ -101,16 +102,6 @@ func (g *diag) caveats(limits []result.Finding) []result.Finding {
 			percent(v), most.label, percent(aggregate.PrefixHitWarnRate), len(hit), len(g.ls)))
 	}
 	return out
-}
-
-func compareFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // finding is cause's finding from level l, with its evidence and sentence.

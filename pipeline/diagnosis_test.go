@@ -1,15 +1,10 @@
 package pipeline
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
-	"github.com/rs/zerolog"
-
-	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
-	"github.com/runnerbench/runner/scenario"
 )
 
 // TestDiagnosisBuiltinSim runs sweeps against built-in simulators each
@@ -40,22 +35,7 @@ stages:
   - {name: failing, endpoint: failing, prompts: short, output_tokens: 8, concurrency: [1, 2, 4], requests: [60, 60, 60]}
 `
 	dir := t.TempDir()
-	src := []byte(plan)
-	p, err := scenario.LoadBytes("diagnosis.yaml", src, t.TempDir(), scenario.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := records.Create(dir, src)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(context.Background(), Options{Plan: p, PlanBytes: src, Records: w, Logger: zerolog.Nop()})
-	if cerr := w.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	rep := runPlanInto(t, dir, []byte(plan), nil)
 	// The configured limit must be found, from the level where it first
 	// holds or below; no other server cause may be named. The simulator
 	// shares the machine: where it fell behind its own model, the host set
