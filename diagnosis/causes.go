@@ -17,7 +17,7 @@ const Growth = 1.5
 // the engine's gauges the rest is no_telemetry, with them not_determined.
 func (g *diag) causeAt(l *level) string {
 	switch {
-	case l.client:
+	case l.runner || (l.client && g.simExplains(l)):
 		return result.CauseClientBound
 	case g.kvFull(l):
 		return result.CauseKVCacheFull
@@ -33,6 +33,40 @@ func (g *diag) causeAt(l *level) string {
 		return result.CauseNoTelemetry
 	}
 	return result.CauseNotDetermined
+}
+
+// simStretch is the built-in simulator's stretch that bears on metric: its
+// time to first token's, its decode's, or the whole request's.
+var simStretch = map[string]string{
+	"ttft_p95_ms": "sim_ttft_stretch_max", "itl_p50_ms": "sim_decode_stretch_max", "tpot_p50_ms": "sim_decode_stretch_max",
+	"e2e_p95_ms": "sim_e2e_stretch_max", "output_tps_per_stream": "sim_e2e_stretch_max",
+}
+
+// simExplains reports whether the built-in simulator's own lateness at l
+// could have made every metric by which l leaves the knee's factor: each
+// grew by no more than Factor times 1 + its stretch (a stretch past the
+// histogram's bound explains anything; a rise of failures, nothing).
+func (g *diag) simExplains(l *level) bool {
+	for _, m := range g.broken(l) {
+		name, ok := simStretch[m]
+		if !ok {
+			return false
+		}
+		s, ok := l.get(name)
+		if !ok {
+			continue
+		}
+		b, _ := g.base.get(m)
+		v, _ := l.get(m)
+		ratio := v / b
+		if m == "output_tps_per_stream" {
+			ratio = b / v
+		}
+		if ratio > Factor*(1+s) {
+			return false
+		}
+	}
+	return true
 }
 
 // determined reports whether cause names a limit (not "not determined").

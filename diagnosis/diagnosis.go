@@ -63,12 +63,15 @@ const (
 // level is one load of the sweep: its points' figures by metric name (the
 // mean over a search's probes at the same load).
 type level struct {
-	label    string
-	load     float64
-	v        map[string]float64
-	errs     map[string]int
-	client   bool
-	clientBy []string
+	label string
+	load  float64
+	v     map[string]float64
+	errs  map[string]int
+	// client: the measuring host may have set the pace (the runner's own
+	// signals, or the built-in simulator behind its model); runner: the
+	// runner's own signals did; clientBy names the signals.
+	client, runner bool
+	clientBy       []string
 }
 
 // get is the level's value of metric, and whether it has one.
@@ -86,7 +89,7 @@ var read = []string{
 	"kv_cache_usage_max", "server_preemptions", "prefix_cache_hit_rate",
 	"server_prefill_mean_ms", "server_queue_mean_ms",
 	aggregate.SignalCPU, aggregate.SignalSched, aggregate.SignalLag,
-	"sim_ttft_stretch_max", "sim_decode_stretch_max",
+	"sim_ttft_stretch_max", "sim_decode_stretch_max", "sim_e2e_stretch_max",
 }
 
 // simLate names the built-in simulator's stretch maxima that reached
@@ -150,6 +153,7 @@ func levels(pts []result.Point) []*level {
 		if p.ClientBottleneck && len(by) == 0 {
 			by = []string{"client_bottleneck"}
 		}
+		l.runner = l.runner || p.ClientBottleneck
 		by = append(slices.Clone(by), simLate(p)...)
 		for _, s := range by {
 			l.client = true
