@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -207,9 +206,6 @@ func (g *diag) prefillBound(l *level) bool {
 	r, _ := l.get("server_running_max")
 	return g.grew(l, g.lat, Growth) && okB && r > below
 }
-
-// clientSignals are Runner's validity signals, as the point names them.
-var clientSignals = []string{aggregate.SignalCPU, aggregate.SignalSched, aggregate.SignalLag}
 
 // from is the lowest level above after from which cause holds at every
 // level up to the highest.
