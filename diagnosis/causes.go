@@ -4,6 +4,8 @@ import (
 	"math"
 	"slices"
 
+	"github.com/runnerbench/runner/aggregate"
+
 	"github.com/runnerbench/runner/result"
 )
 
@@ -11,19 +13,22 @@ import (
 // as growing in a cause's rule (decode-bound: ITL; prefill-bound: TTFT).
 const Growth = 1.5
 
-// causeAt is what limits the server at l, by the rules in order: the
-// client, the KV cache, failures, a full batch, decode, prefill; without
-// the engine's gauges the rest is no_telemetry, with them not_determined.
+// causeAt is what limits the server at l, by the rules in order: first
+// those whose evidence no clock can bend (the KV cache, failures, a full
+// batch: counters and gauges), then the measuring host, where its signals
+// could have made the latencies that left the factor, then decode and
+// prefill, read from those latencies; without the engine's gauges the rest
+// is no_telemetry, with them not_determined.
 func (g *diag) causeAt(l *level) string {
 	switch {
-	case l.runner || (l.client && g.simExplains(l)):
-		return result.CauseClientBound
 	case g.kvFull(l):
 		return result.CauseKVCacheFull
 	case g.errorsRose(l):
 		return failureCause(l)
 	case g.batchFull(l):
 		return result.CauseBatchFull
+	case (l.runner && g.runnerExplains(l)) || (l.sim && g.simExplains(l)):
+		return result.CauseClientBound
 	case g.decodeBound(l):
 		return result.CauseDecodeBound
 	case g.prefillBound(l):
@@ -62,6 +67,36 @@ func (g *diag) simExplains(l *level) bool {
 			ratio = b / v
 		}
 		if ratio > Factor*(1+s) {
+			return false
+		}
+	}
+	return true
+}
+
+// runnerExplains reports whether the runner's own signals at l could have
+// made every metric by which l leaves the knee's factor: a client near its
+// cores, or open-loop sends late against their schedule (bursts the server
+// then sees), could make anything; a scheduling latency alone delays a
+// token's read by about its p90, so each latency (per-user speed: E2E p95)
+// must have grown by no more than StepGaps times it. A rise of failures is
+// never the client's.
+func (g *diag) runnerExplains(l *level) bool {
+	for _, s := range l.clientBy {
+		if s == aggregate.SignalCPU || s == aggregate.SignalLag || s == "client_bottleneck" {
+			return !slices.Contains(g.broken(l), "error_rate")
+		}
+	}
+	sched, _ := l.get(aggregate.SignalSched)
+	for _, m := range g.broken(l) {
+		if m == "error_rate" {
+			return false
+		}
+		if m == "output_tps_per_stream" {
+			m = "e2e_p95_ms"
+		}
+		b, okB := g.base.get(m)
+		v, ok := l.get(m)
+		if ok && okB && v-b > StepGaps*sched {
 			return false
 		}
 	}

@@ -69,9 +69,10 @@ type level struct {
 	errs  map[string]int
 	// client: the measuring host may have set the pace (the runner's own
 	// signals, or the built-in simulator behind its model); runner: the
-	// runner's own signals did; clientBy names the signals.
-	client, runner bool
-	clientBy       []string
+	// runner's own signals did; sim: the simulator was behind; clientBy
+	// names the signals.
+	client, runner, sim bool
+	clientBy            []string
 }
 
 // get is the level's value of metric, and whether it has one.
@@ -154,7 +155,9 @@ func levels(pts []result.Point) []*level {
 			by = []string{"client_bottleneck"}
 		}
 		l.runner = l.runner || p.ClientBottleneck
-		by = append(slices.Clone(by), simLate(p)...)
+		late := simLate(p)
+		l.sim = l.sim || len(late) > 0
+		by = append(slices.Clone(by), late...)
 		for _, s := range by {
 			l.client = true
 			if !slices.Contains(l.clientBy, s) {

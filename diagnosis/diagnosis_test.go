@@ -132,13 +132,7 @@ var cases = map[string]func() *result.Stage{
 	"batch": batchFull,
 	// KV cache: from c=8 usage is near full and requests are preempted
 	// and wait; the slots (16) are never reached.
-	"kv": func() *result.Stage {
-		return stage(kvl(gauged(quiet(1, 100, 10, 90, 90), 1, 0), 0.12, 0),
-			kvl(gauged(quiet(2, 101, 10, 90, 180), 2, 0), 0.24, 0),
-			kvl(gauged(quiet(4, 105, 10.3, 86, 344), 4, 0), 0.5, 0),
-			kvl(gauged(quiet(8, 600, 12, 45, 360), 7, 2), 0.97, 14),
-			kvl(gauged(quiet(16, 2000, 12.5, 20, 362), 7, 9), 0.99, 61))
-	},
+	"kv": kvStage,
 	// KV cache as llm-d-inference-sim has it: prompts only, no preemption,
 	// a request that does not fit fails in its stream.
 	"kv-fail": func() *result.Stage {
@@ -201,6 +195,23 @@ var cases = map[string]func() *result.Stage{
 		st := batchFull()
 		p := &st.Points[3]
 		p.SimBehind, p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax = true, result.Ptr(0.8), result.Ptr(0.03), result.Ptr(0.5)
+		return st
+	},
+	// The runner's readers waited 1.3 ms (p90) for a core at c=8: that
+	// cannot make TTFT grow by 800 ms, so the full batch is the limit and
+	// the client a caveat.
+	"client-sched": func() *result.Stage {
+		st := batchFull()
+		p := &st.Points[3]
+		p.ClientBottleneck, p.ClientBottleneckBy, p.ClientSchedP90Ms = true, []string{"client_sched_p90_ms"}, result.Ptr(1.3)
+		return st
+	},
+	// The simulator fell far behind at c=8, but preemptions are counted,
+	// not timed: the KV cache is the limit, the lateness a caveat.
+	"kv-sim-late": func() *result.Stage {
+		st := kvStage()
+		p := &st.Points[3]
+		p.SimBehind, p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax = true, result.Ptr(10.0), result.Ptr(2.0), result.Ptr(3.0)
 		return st
 	},
 	// The client set the pace at c=8.
@@ -281,6 +292,16 @@ var cases = map[string]func() *result.Stage{
 	},
 }
 
+// kvStage is a sweep whose KV cache fills from c=8: usage near full,
+// requests preempted and waiting; the slots (16) are never reached.
+func kvStage() *result.Stage {
+	return stage(kvl(gauged(quiet(1, 100, 10, 90, 90), 1, 0), 0.12, 0),
+		kvl(gauged(quiet(2, 101, 10, 90, 180), 2, 0), 0.24, 0),
+		kvl(gauged(quiet(4, 105, 10.3, 86, 344), 4, 0), 0.5, 0),
+		kvl(gauged(quiet(8, 600, 12, 45, 360), 7, 2), 0.97, 14),
+		kvl(gauged(quiet(16, 2000, 12.5, 20, 362), 7, 9), 0.99, 61))
+}
+
 func kvl(l lv, kv float64, preempt int64) lv {
 	l.kv, l.preempt = kv, preempt
 	return l
@@ -295,6 +316,18 @@ func TestCauses(t *testing.T) {
 		findings                      []string // cause@from
 		text                          []string
 	}{
+		{"kv-sim-late", "kv_cache_full", "c=4", "c=4", []string{"kv_cache_full@c=8", "client_bound@c=8"}, []string{
+			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 600 ms, 6× the 100 ms at c=1.",
+			"Output throughput stops growing at c=4 (344 tok/s): up to c=16 (4× the load) its peak is 362 tok/s at c=16, 5.2% more.",
+			"From c=8 the KV cache is full: usage max 97% leaves less than one request's room (12% at c=1), 14 requests preempted, waiting p95 2.",
+			"At c=8 the built-in simulator fell behind its own timing model (its lateness stretched time to first token up to 1000%, its lateness stretched decode up to 200%): the figures there may be partly the measuring host's, not the server's.",
+		}},
+		{"client-sched", "batch_full", "c=4", "c=4", []string{"batch_full@c=8", "client_bound@c=8"}, []string{
+			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 900 ms, 9× the 100 ms at c=1; per-user speed 40 tok/s, 0.44× the 90 tok/s at c=1.",
+			"Output throughput stops growing at c=4 (344 tok/s): up to c=16 (4× the load) its peak is 350 tok/s at c=8, 1.7% more.",
+			"From c=8 the batch is full: the server runs at most 4 requests and the rest wait (waiting p95 4 at c=8, 12 at c=16); TTFT p95 grows with the queue (900 ms, 9× the 100 ms at c=1) while ITL p50 holds at 10.2 ms (10.0 ms at c=1): its slots (max_num_seqs or the engine's like) are the limit.",
+			"At c=8 the runner flagged itself (client scheduling latency p90 1.30 ms): the figures there may be partly the measuring host's, not the server's.",
+		}},
 		{"sim-late-queue", "batch_full", "c=4", "c=4", []string{"batch_full@c=8", "client_bound@c=8"}, []string{
 			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 900 ms, 9× the 100 ms at c=1; per-user speed 40 tok/s, 0.44× the 90 tok/s at c=1.",
 			"Output throughput stops growing at c=4 (344 tok/s): up to c=16 (4× the load) its peak is 350 tok/s at c=8, 1.7% more.",
@@ -459,7 +492,7 @@ func TestClientCaveat(t *testing.T) {
 	p := &st.Points[2]
 	p.ClientBottleneck, p.ClientBottleneckBy, p.ClientSchedP90Ms = true, []string{"client_sched_p90_ms"}, result.Ptr(12.5)
 	d := Diagnose(st, false)
-	want := "At c=4 the runner itself set the pace (client scheduling latency p90 12.5 ms): the figures there may be partly the measuring host's, not the server's."
+	want := "At c=4 the runner flagged itself (client scheduling latency p90 12.5 ms): the figures there may be partly the measuring host's, not the server's."
 	if d.Cause != result.CauseBatchFull || len(d.Findings) != 2 || d.Findings[1].Cause != result.CauseClientBound ||
 		d.Findings[1].From != "c=4" || d.Text[len(d.Text)-1] != want {
 		t.Errorf("%+v\n%q", d.Findings, d.Text)

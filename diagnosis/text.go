@@ -154,13 +154,18 @@ func clientText(l *level) string {
 	return strings.Join(parts, ", ")
 }
 
-// hostText is the sentence for a level whose pace the measuring host set:
-// the runner's own signals, or the built-in simulator fallen behind its
-// model.
-func hostText(l *level, what string) string {
+// hostText is the sentence for a level the measuring host may have set the
+// pace of: the runner's own signals, or the built-in simulator fallen
+// behind its model;
+// limit says whether the host is the level's limit ("set the pace") or a
+// caveat on it ("flagged itself").
+func hostText(l *level, limit bool, what string) string {
 	who := "the built-in simulator fell behind its own timing model"
 	if slices.ContainsFunc(l.clientBy, func(s string) bool { return !strings.HasPrefix(s, "sim_") }) {
-		who = "the runner itself set the pace"
+		who = "the runner flagged itself"
+		if limit {
+			who = "the runner itself set the pace"
+		}
 	}
 	return fmt.Sprintf("%s (%s): %s", who, clientText(l), what)
 }
