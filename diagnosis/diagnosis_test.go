@@ -497,6 +497,14 @@ func TestClientCaveat(t *testing.T) {
 		d.Findings[1].From != "c=4" || d.Text[len(d.Text)-1] != want {
 		t.Errorf("%+v\n%q", d.Findings, d.Text)
 	}
+	// Two levels flagged: one sentence names both, with the first's figures.
+	q := &st.Points[1]
+	q.ClientBottleneck, q.ClientBottleneckBy, q.ClientSchedP90Ms = true, []string{"client_sched_p90_ms"}, result.Ptr(11.0)
+	d = Diagnose(st, false)
+	want = "At c=2, c=4 the runner flagged itself (at c=2: client scheduling latency p90 11.0 ms): the figures there may be partly the measuring host's, not the server's."
+	if got := d.Text[len(d.Text)-1]; got != want || !hasEvidence(d.Findings[1], "client_sched_p90_ms", "c=4", 12.5) {
+		t.Errorf("%q\n%+v", got, d.Findings)
+	}
 }
 
 // TestKVBeforeBatch: a batch held flat below its slots by a full KV cache

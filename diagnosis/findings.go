@@ -81,7 +81,7 @@ func (g *diag) caveats(limits []result.Finding) []result.Finding {
 		}
 		out = append(out, f)
 		g.d.Text = append(g.d.Text, fmt.Sprintf("At %s %s.", strings.Join(said, ", "),
-			hostText(flagged[0], false, "the figures there may be partly the measuring host's, not the server's")))
+			hostText(flagged[0], false, len(flagged) > 1, "the figures there may be partly the measuring host's, not the server's")))
 	}
 	var hit []*level
 	for _, l := range g.ls {
@@ -117,7 +117,7 @@ func (g *diag) finding(cause string, l *level) (result.Finding, string) {
 	switch cause {
 	case result.CauseClientBound:
 		f.Evidence = evidence(nil, []*level{l}, l.clientBy...)
-		text = fmt.Sprintf("At %s %s.", l.label, hostText(l, true, "the knee there is the measuring host's, not the server's"))
+		text = fmt.Sprintf("At %s %s.", l.label, hostText(l, true, false, "the knee there is the measuring host's, not the server's"))
 	case result.CauseKVCacheFull:
 		f.Evidence = evidence(nil, withBase, "kv_cache_usage_max", "server_preemptions", "server_waiting_p95", "error_rate")
 		text = g.kvText(l)

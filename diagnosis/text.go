@@ -159,7 +159,9 @@ func clientText(l *level) string {
 // behind its model;
 // limit says whether the host is the level's limit ("set the pace") or a
 // caveat on it ("flagged itself").
-func hostText(l *level, limit bool, what string) string {
+// When the sentence names several levels, the figures are the first's
+// (at says so).
+func hostText(l *level, limit, at bool, what string) string {
 	who := "the built-in simulator fell behind its own timing model"
 	if slices.ContainsFunc(l.clientBy, func(s string) bool { return !strings.HasPrefix(s, "sim_") }) {
 		who = "the runner flagged itself"
@@ -167,7 +169,11 @@ func hostText(l *level, limit bool, what string) string {
 			who = "the runner itself set the pace"
 		}
 	}
-	return fmt.Sprintf("%s (%s): %s", who, clientText(l), what)
+	figures := clientText(l)
+	if at {
+		figures = "at " + l.label + ": " + figures
+	}
+	return fmt.Sprintf("%s (%s): %s", who, figures, what)
 }
 
 // titles are the metrics' names in sentences.
