@@ -307,7 +307,7 @@ func kvl(l lv, kv float64, preempt int64) lv {
 	return l
 }
 
-// TestCauses: each constructed sweep gets its known cause, knee and
+// TestCauses (long by its table of cases): each constructed sweep gets its known cause, knee and
 // saturation, its findings from the levels they hold at, and exactly these
 // sentences.
 func TestCauses(t *testing.T) {
