@@ -48,7 +48,7 @@ func TestDiagnosisColumns(t *testing.T) {
 	for _, w := range []struct {
 		f   func() error
 		out *bytes.Buffer
-	}{{func() error { return WriteTable(&tb, b) }, &tb}, {func() error { return WriteMarkdown(&md, b) }, &md},
+	}{{func() error { return WriteTable(&tb, b, 0) }, &tb}, {func() error { return WriteMarkdown(&md, b) }, &md},
 		{func() error { return WriteHTML(&hb, b) }, &hb}, {func() error { return WriteJSON(&jb, b) }, &jb}} {
 		if err := w.f(); err != nil {
 			t.Fatal(err)

@@ -44,6 +44,7 @@ type boardOptions struct {
 	// replicate are --replicate-label keys; confidence the ranking's.
 	replicate  stringList
 	confidence float64
+	wide       bool
 	// db draws the board from a results database (--db, --where, --since).
 	db boardDB
 }
@@ -61,6 +62,7 @@ func cmdBoard(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.recompute, "recompute", false, "compute every run's report from its records, even where a report.json that belongs to them is present (slower, the same numbers)")
 	fs.Var(&o.replicate, "replicate-label", "a label `key` that tells replicates apart (night, date): runs that differ only by it are one row, with their spread (repeatable)")
 	fs.Float64Var(&o.confidence, "confidence", 0.95, "the `confidence` of the ranking's decisions, for each group's together")
+	registerWide(fs, &o.wide)
 	o.db.register(fs)
 	pos, err := parseArgs(env, fs, boardSynopsis, args)
 	if err != nil {
@@ -202,7 +204,7 @@ func printBoard(env *Env, o *boardOptions, b *board.Board) error {
 	case o.json:
 		err = board.WriteJSON(env.Stdout, b)
 	default:
-		err = board.WriteTable(env.Stdout, b)
+		err = board.WriteTable(env.Stdout, b, fitWidth(env, o.wide))
 	}
 	if err != nil {
 		return exitcode.Errorf(exitcode.RunFailed, "board: %v", err)

@@ -42,6 +42,8 @@ func cmdCompare(_ context.Context, env *Env, args []string) error {
 	failInconclusive := fs.Bool("fail-inconclusive", false, "exit 1 when the gate could judge nothing it matched (every gated comparison inconclusive)")
 	metrics := fs.String("metrics", "", "the `metrics` the gate judges, comma-separated, or all (default: those NEW's worse() checks name, else all)")
 	confidence := fs.Float64("confidence", 0.95, "the `confidence` that no unchanged metric is called worse, for all comparisons together")
+	var wide bool
+	registerWide(fs, &wide)
 	pos, err := parseArgs(env, fs, compareSynopsis, args)
 	if err != nil {
 		return err
@@ -69,7 +71,7 @@ func cmdCompare(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	o := compare.Options{All: *all, Family: fam}
+	o := compare.Options{All: *all, Family: fam, Width: fitWidth(env, wide)}
 	threshold := fam.Threshold()
 	if *failAbove >= 0 {
 		o.FailAbove = failAbove

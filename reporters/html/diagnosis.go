@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/runnerbench/runner/diagnosis"
+	"github.com/runnerbench/runner/internal/render/chart"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -25,20 +26,20 @@ func buildDiagnosis(st *result.Stage, anchor string, d *result.Diagnosis) *diagV
 		return nil
 	}
 	v := &diagView{Cause: d.Cause, Headline: diagnosis.Headline(d), Text: d.Text}
-	var marks []mark
+	var marks []chart.Mark
 	if k := d.Knee; k != nil {
 		label := "knee " + k.Level
 		if k.Beyond {
 			label = "knee ≥ " + k.Level
 		}
-		marks = append(marks, mark{X: k.Load, Label: label, Color: 3, Dashed: true})
+		marks = append(marks, chart.Mark{X: k.Load, Label: label, Color: 3, Dashed: true})
 	}
 	if s := d.Saturation; s != nil {
-		marks = append(marks, mark{X: s.Load, Label: "saturation " + s.Level, Color: 4, Dashed: true})
+		marks = append(marks, chart.Mark{X: s.Load, Label: "saturation " + s.Level, Color: 4, Dashed: true})
 	}
-	add := func(title, id string, c lineChart) {
+	add := func(title, id string, c chart.Line) {
 		c.Marks = marks
-		v.Charts = append(v.Charts, chartView{ID: id, Title: title, SVG: c.svg(st.Name + ": " + title), Legend: c.legend()})
+		v.Charts = append(v.Charts, lineView(id, title, st.Name, c))
 	}
 	has := func(get func(*result.Point) *float64) bool {
 		return slices.ContainsFunc(st.Points, func(p result.Point) bool { return get(&p) != nil })
@@ -60,7 +61,7 @@ func buildDiagnosis(st *result.Stage, anchor string, d *result.Diagnosis) *diagV
 			{"KV usage max", "%", 0, func(p *result.Point) *float64 { return pct(p.KVCacheUsageMax) }},
 			{"KV usage mean", "%", 1, func(p *result.Point) *float64 { return pct(p.KVCacheUsageMean) }},
 		})
-		c.YMax = 100
+		c.Y.Max, c.Y.Percent = 100, true
 		add("KV-cache usage vs load", id, c)
 	} else {
 		v.Charts = append(v.Charts, chartView{ID: id, Title: "KV-cache usage vs load",
@@ -74,5 +75,5 @@ func pct(v *float64) *float64 {
 	if v == nil {
 		return nil
 	}
-	return f(100 * *v)
+	return chart.F(100 * *v)
 }

@@ -52,7 +52,7 @@ func TestDiagnosisSection(t *testing.T) {
 		}
 	}
 	d := r.Stages[0].Diagnosis
-	svg := chart(t, sections[0], "stage-chat-sweep-running")
+	svg := chartNode(t, sections[0], "stage-chat-sweep-running")
 	for _, name := range []string{"running max", "waiting p95"} {
 		ys, _ := markers(seriesGroup(t, svg, name))
 		if len(ys) != 4 {
@@ -68,7 +68,7 @@ func TestDiagnosisSection(t *testing.T) {
 	if want := "knee " + d.Knee.Level; !slices.Contains(labels, want) {
 		t.Errorf("marks %v lack %q", labels, want)
 	}
-	kv := chart(t, sections[0], "stage-chat-sweep-kv")
+	kv := chartNode(t, sections[0], "stage-chat-sweep-kv")
 	if ys, _ := markers(seriesGroup(t, kv, "KV usage max")); !slices.Equal(ys, []string{"5", "20", "80", "85"}) {
 		t.Errorf("KV usage markers %v, want the shares as percentages", ys)
 	}
