@@ -231,11 +231,19 @@ func (g *diag) itlHolds(l *level) bool {
 // prefillBound: TTFT p95 at l is at least Growth times the lightest
 // load's while ITL holds, and the engine's gauges show the batch still
 // growing at l (its running max above the level below's): the requests'
-// first tokens wait for prefill, not for a place in the batch.
+// first tokens wait for prefill, not for a place in the batch. Where the
+// server has its own TTFT histogram, its mean must have grown Growth times
+// too: a first token late by what the server never saw is the network's or
+// the client's, not prefill.
 func (g *diag) prefillBound(l *level) bool {
 	i := slices.Index(g.ls, l)
 	if g.lat != "ttft_p95_ms" || i < 1 || !gauges(l) || !g.itlHolds(l) {
 		return false
+	}
+	if b, ok := g.base.get("server_ttft_mean_ms"); ok && b > 0 {
+		if v, ok := l.get("server_ttft_mean_ms"); !ok || v < Growth*b {
+			return false
+		}
 	}
 	below, okB := g.ls[i-1].get("server_running_max")
 	r, _ := l.get("server_running_max")

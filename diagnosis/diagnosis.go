@@ -88,7 +88,7 @@ var read = []string{
 	"output_tps_total", "input_tps_total", "request_tps",
 	"server_running_mean", "server_running_max", "server_waiting_p95", "server_waiting_max",
 	"kv_cache_usage_max", "server_preemptions", "prefix_cache_hit_rate",
-	"server_prefill_mean_ms", "server_queue_mean_ms",
+	"server_prefill_mean_ms", "server_queue_mean_ms", "server_ttft_mean_ms",
 	aggregate.SignalCPU, aggregate.SignalSched, aggregate.SignalLag,
 	"sim_ttft_stretch_max", "sim_decode_stretch_max", "sim_e2e_stretch_max",
 }

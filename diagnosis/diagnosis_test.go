@@ -214,6 +214,17 @@ var cases = map[string]func() *result.Stage{
 		p.SimBehind, p.SimTTFTStretchMax, p.SimDecodeStretchMax, p.SimE2EStretchMax = true, result.Ptr(10.0), result.Ptr(2.0), result.Ptr(3.0)
 		return st
 	},
+	// TTFT p95 triples at c=4 while ITL holds and the batch grows, but the
+	// server's own TTFT did not move: the delay is outside the server, so
+	// it is not prefill.
+	"ttft-outside": func() *result.Stage {
+		st := stage(gauged(quiet(1, 100, 10, 90, 90), 1, 0), gauged(quiet(2, 102, 10, 90, 180), 2, 0),
+			gauged(quiet(4, 300, 10.1, 80, 330), 4, 0))
+		for i, v := range []float64{60, 61, 62} {
+			st.Points[i].ServerTTFTMeanMs = result.Ptr(v)
+		}
+		return st
+	},
 	// The client set the pace at c=8.
 	"client": func() *result.Stage {
 		l := gauged(quiet(8, 400, 30, 20, 160), 8, 0)
@@ -316,6 +327,11 @@ func TestCauses(t *testing.T) {
 		findings                      []string // cause@from
 		text                          []string
 	}{
+		{"ttft-outside", "not_determined", "c=2", "", []string{"not_determined@c=4"}, []string{
+			"Knee at c=2: up to it per-user speed and latency stay within 2× of c=1's; at c=4 they do not: TTFT p95 300 ms, 3× the 100 ms at c=1.",
+			"Output throughput did not stop growing within the sweep: its highest, 330 tok/s, is at c=4, the highest level, and every lower level had less than 90% of it.",
+			"What limits the server from c=4 is not determined: no rule's evidence cleared its bar there (TTFT p95 300 ms, 3× the 100 ms at c=1; ITL p50 10.1 ms, 1× the 10.0 ms at c=1; running max 4; waiting p95 0).",
+		}},
 		{"kv-sim-late", "kv_cache_full", "c=4", "c=4", []string{"kv_cache_full@c=8", "client_bound@c=8"}, []string{
 			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 600 ms, 6× the 100 ms at c=1.",
 			"Output throughput stops growing at c=4 (344 tok/s): up to c=16 (4× the load) its peak is 362 tok/s at c=16, 5.2% more.",

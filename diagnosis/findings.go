@@ -132,7 +132,7 @@ func (g *diag) finding(cause string, l *level) (result.Finding, string) {
 		f.Evidence = evidence(nil, withBase, g.itl, "server_running_mean")
 		text = g.decodeText(l)
 	case result.CausePrefillBound:
-		f.Evidence = evidence(nil, withBase, g.lat, g.itl, "server_running_max", "server_waiting_p95", "server_prefill_mean_ms")
+		f.Evidence = evidence(nil, withBase, g.lat, g.itl, "server_running_max", "server_waiting_p95", "server_ttft_mean_ms", "server_prefill_mean_ms")
 		text = g.prefillText(l)
 	default:
 		f.Evidence = evidence(nil, withBase, g.lat, g.itl, "server_running_max", "server_waiting_p95", "kv_cache_usage_max")

@@ -115,7 +115,7 @@ func (g *diag) prefillText(l *level) string {
 	w, _ := l.get("server_waiting_p95")
 	s := fmt.Sprintf("From %s %s grows with the load (%s) %s, and the batch is at no ceiling (running max %s, waiting p95 %s)",
 		l.label, title(g.lat), g.against(l, g.lat), g.itlClause(l), num(r), num(w))
-	if c := g.compare(l, []string{"server_prefill_mean_ms"}); c != "" {
+	if c := g.compare(l, []string{"server_ttft_mean_ms", "server_prefill_mean_ms"}); c != "" {
 		s += "; " + c
 	}
 	return s + ": the server is prefill-bound."
@@ -182,8 +182,8 @@ var titles = map[string]string{
 	"output_tps_per_stream": "per-user speed", "error_rate": "error rate",
 	"output_tps_total": "Output throughput", "input_tps_total": "Input throughput", "request_tps": "Request throughput",
 	"server_running_max": "running max", "server_waiting_p95": "waiting p95", "kv_cache_usage_max": "KV usage max",
-	"server_prefill_mean_ms": "server prefill mean",
-	aggregate.SignalCPU:      "client CPU", aggregate.SignalSched: "client scheduling latency p90", aggregate.SignalLag: "dispatch lag p99",
+	"server_prefill_mean_ms": "server prefill mean", "server_ttft_mean_ms": "server TTFT mean",
+	aggregate.SignalCPU: "client CPU", aggregate.SignalSched: "client scheduling latency p90", aggregate.SignalLag: "dispatch lag p99",
 	"sim_ttft_stretch_max": "its lateness stretched time to first token", "sim_decode_stretch_max": "its lateness stretched decode",
 }
 
