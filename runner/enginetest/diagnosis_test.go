@@ -176,28 +176,33 @@ type server struct {
 }
 
 var servers = map[string]server{
-	// 4 batch slots: from c=5 a request waits a whole request (about 170
-	// ms) for a slot while the running gauge stays at 4.
-	"slots": {"slots", []string{"--time-to-first-token", "20ms", "--inter-token-latency", "10ms", "--max-num-seqs", "4"}, 0, 64, 16,
+	// 4 batch slots: from c=5 a request waits a whole request (about 280
+	// ms: its first token at 50 ms, 23 more 10 ms apart) for a slot while
+	// the running gauge stays at 4. The first token's 50 ms keeps the
+	// levels below the knee far from twice the lightest load's (a busy
+	// machine's stall must pass 50 ms to lift them), and the wait lifts
+	// those above it far past.
+	"slots": {"slots", []string{"--time-to-first-token", "50ms", "--inter-token-latency", "10ms", "--max-num-seqs", "4"}, 0, 64, 24,
 		result.CauseBatchFull, coarse, dense},
 	// A KV cache of 76 blocks of 16 tokens and prompts of 256 tokens (13
 	// blocks as the simulator counts them): five requests fit, a sixth is
 	// answered "the kv cache does not have sufficient capacity".
-	"kv": {"kv", []string{"--enable-kvcache", "--kv-cache-size", "76", "--block-size", "16", "--time-to-first-token", "20ms",
-		"--inter-token-latency", "10ms", "--max-num-seqs", "16"}, 0, 256, 16, result.CauseKVCacheFull, coarse, dense},
-	// TTFT is prefill, 5 ms + 1 ms a prompt token (69 ms for 64),
+	"kv": {"kv", []string{"--enable-kvcache", "--kv-cache-size", "76", "--block-size", "16", "--time-to-first-token", "50ms",
+		"--inter-token-latency", "10ms", "--max-num-seqs", "16"}, 0, 256, 24, result.CauseKVCacheFull, coarse, dense},
+	// TTFT is prefill, 5 ms + 1 ms a prompt token (about 210 ms for 200),
 	// stretched 1 + 4(r−1)/15 times at r running (1.27× at c=2, 2.07× at
 	// c=5, 3.4× at c=10), no inter-token latency: TTFT grows while ITL
-	// holds and nothing waits.
+	// holds and nothing waits. The long prompt keeps c=2 some 150 ms below
+	// twice the lightest load's, more than a busy machine's stall.
 	"prefill": {"prefill", []string{"--time-to-first-token", "0", "--prefill-overhead", "5ms", "--prefill-time-per-token", "1ms",
-		"--inter-token-latency", "0", "--time-factor-under-load", "5", "--max-num-seqs", "16"}, 0, 64, 8, result.CausePrefillBound, gradual, denseTo(10)},
+		"--inter-token-latency", "0", "--time-factor-under-load", "5", "--max-num-seqs", "16"}, 0, 200, 8, result.CausePrefillBound, gradual, denseTo(10)},
 	// ITL 10 ms stretched the same way (12.7 ms at c=2, 34 ms at c=10):
 	// every token slows as the batch grows.
 	"decode": {"decode", []string{"--time-to-first-token", "20ms", "--inter-token-latency", "10ms", "--time-factor-under-load", "5",
 		"--max-num-seqs", "16"}, 0, 64, 10, result.CauseDecodeBound, gradual, denseTo(10)},
 	// A gateway lets 4 requests through at once and answers 429 to the
 	// rest, in front of 16 slots: from c=5 requests are turned away.
-	"gateway": {"gateway", []string{"--time-to-first-token", "20ms", "--inter-token-latency", "10ms", "--max-num-seqs", "16"}, 4, 64, 16,
+	"gateway": {"gateway", []string{"--time-to-first-token", "50ms", "--inter-token-latency", "10ms", "--max-num-seqs", "16"}, 4, 64, 24,
 		result.CauseRateLimited, coarse, dense},
 }
 
@@ -281,9 +286,9 @@ func gateway(t testing.TB, target string, limit int64) string {
 // 200 stream, and on v0.10.2 left a request unanswered until the client's
 // timeout, so the gateway stands in for it.)
 func TestDiagnoseQueueThenRefusal(t *testing.T) {
-	eng := inferenceSim(t, "diagnosis-queue", "--time-to-first-token", "20ms", "--inter-token-latency", "10ms", "--max-num-seqs", "2")
+	eng := inferenceSim(t, "diagnosis-queue", "--time-to-first-token", "50ms", "--inter-token-latency", "10ms", "--max-num-seqs", "2")
 	base := gateway(t, eng.Origin, 4)
-	st := runDiagnosed(t, base, engines.SimModel, sweepPlan(16, 2, sweep{"coarse", coarse, 64}))[0]
+	st := runDiagnosed(t, base, engines.SimModel, sweepPlan(24, 2, sweep{"coarse", coarse, 64}))[0]
 	d := st.Diagnosis
 	causes := map[string]string{}
 	for _, f := range d.Findings {
