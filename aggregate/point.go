@@ -41,6 +41,7 @@ func (b *builder) point(whole bool) result.Point {
 		b.server()
 		b.serverLatency()
 		b.telemetry(b.reads, b.dropped)
+		b.ttftGap() // after telemetry: the waiting gauge says whether requests queued
 		b.simLag()
 		b.client()
 		b.inFlight()
@@ -91,8 +92,8 @@ func (b *builder) counts() {
 		p.RequestTPS = result.Round(float64(a.completed)/wallS, 3)
 	}
 	if a.batchN > 0 {
-		// A batch API (embeddings, rerank, score): its throughput is the input it
-		// took, as the server counted it.
+		// A batch API (one that answers whole): its throughput is the input
+		// it took, as the server counted it.
 		p.MeanInputsPerRequest = result.Ptr(result.Round(float64(a.batchSum)/float64(a.batchN), 2))
 		if wallS > 0 && a.inN > 0 {
 			p.InputTPSTotal = result.Ptr(result.Round(float64(a.inSum)/wallS, 2))

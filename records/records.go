@@ -33,17 +33,6 @@ import (
 	"github.com/runnerbench/runner/scenario"
 )
 
-// File names inside a result directory.
-const (
-	FilePlan     = "plan.yaml"
-	FileRequests = "requests.jsonl"
-	FileRun      = "run.jsonl"
-	// FileTelemetry is written by a run that reads telemetry (the
-	// endpoint's /metrics or the plan's telemetry targets); a result
-	// directory without it has none.
-	FileTelemetry = "telemetry.jsonl"
-)
-
 // Entry kinds of run.jsonl.
 const (
 	KindRun        = "run"
@@ -358,25 +347,4 @@ func readLong(r *bufio.Reader, first []byte) ([]byte, error) {
 			return line, err
 		}
 	}
-}
-
-// Files are the record files a result directory holds.
-var Files = []string{FilePlan, FileRequests, FileRun, FileTelemetry}
-
-// ReadHeader reads only the run's header, the first line of run.jsonl: what
-// tells a result directory from any other (every run writes it first).
-func ReadHeader(dir string) (*Header, error) {
-	f, err := os.Open(filepath.Join(dir, FileRun))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// A header is a few hundred bytes; 1 MiB bounds what a stranger's
-	// file can make us read.
-	line, _ := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
-	var e Entry
-	if err := json.Unmarshal(bytes.TrimSpace(line), &e); err != nil || e.Kind != KindRun || e.Run == nil {
-		return nil, fmt.Errorf("%s: its first line is not a run's header", FileRun)
-	}
-	return e.Run, nil
 }

@@ -75,7 +75,7 @@ func displayDecimals(m *result.Metric) int {
 // throughput first, then latency as a request experiences it.
 var columns = []column{
 	{metric: "achieved_rate", show: reported("rate")},
-	// An API answered whole (embeddings, rerank, score) has no first token and no
+	// An API answered whole (one that does not stream) has no first token and no
 	// output tokens: its throughput is requests and input tokens, its
 	// latency the E2E.
 	{metric: "request_tps", show: whole},
@@ -271,6 +271,7 @@ func levelLabel(c *result.CheckOutcome) string {
 type tally struct {
 	pass, fail, warn, skipped int
 	stageErrors, levelErrors  int
+	unmeasured                int // levels that measured no request, nothing else saying why
 }
 
 func count(r *result.Report) tally {
@@ -283,6 +284,9 @@ func count(r *result.Report) tally {
 		for j := range st.Points {
 			if checks.Unserved(st, &st.Points[j]) {
 				t.levelErrors++
+			}
+			if r.Shard == nil && checks.Unmeasured(st, &st.Points[j]) {
+				t.unmeasured++
 			}
 		}
 		for j := range st.Checks {
@@ -324,6 +328,9 @@ func verdictText(r *result.Report, t tally) string {
 	}
 	if t.stageErrors > 0 {
 		parts = append(parts, plural(t.stageErrors, "stage could not run", "stages could not run"))
+	}
+	if t.unmeasured > 0 {
+		parts = append(parts, plural(t.unmeasured, "level measured no request", "levels measured no request"))
 	}
 	s := strings.Join(parts, ", ")
 	if r.StopReason != "" && r.StopReason != result.StopCompleted {

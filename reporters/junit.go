@@ -221,13 +221,19 @@ func buildSuite(r *result.Report, st *result.Stage) builtSuite {
 		p := &st.Points[i]
 		secs += finite(p.DurationS)
 		c := junitCase{Name: st.Name + " / " + p.Label() + " / level ran", Classname: class, Time: seconds(p.DurationS)}
-		if checks.Unserved(st, p) {
+		switch {
+		case checks.Unserved(st, p):
 			msg := fmt.Sprintf("every request failed (%d of %d)", p.Failed, p.NRequests)
 			if p.Error != nil {
 				msg += ": " + oneLine(*p.Error)
 			}
 			c.Error = &junitResult{Message: msg, Type: "level_error", Body: textBody(levelSummary(p))}
-		} else {
+		case checks.Unmeasured(st, p):
+			c.Error = &junitResult{Message: "no request was measured", Type: "level_error"}
+		case p.NRequests == 0:
+			// The stage's error, or the interruption, says why.
+			c.Skipped = &junitResult{Message: "no request was measured: the stage stopped before this level sent one"}
+		default:
 			c.SystemOut = &junitTextBlock{Body: textBody(levelSummary(p))}
 		}
 		add(c)

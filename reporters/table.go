@@ -166,7 +166,14 @@ func writeSearchTable(ew *errWriter, sr *result.SearchResult, opts TableOptions)
 	ew.printf("\n")
 	ew.println("  " + searchLine(sr))
 	headers, rows := searchGrid(sr)
-	if err := termtable.Write(ew, termtable.Table{Headers: headers, Rows: rows, TextCols: 5, Wrap: []int{0, 1, 2, 3, 4}}, opts.Width); err != nil {
+	// Too narrow for the table, each target is listed: its name, then every
+	// other column below it, labelled (its figures at capacity were once
+	// a line of bare numbers).
+	below := make([]int, 0, len(headers)-1)
+	for c := 1; c < len(headers); c++ {
+		below = append(below, c)
+	}
+	if err := termtable.Write(ew, termtable.Table{Headers: headers, Rows: rows, TextCols: 5, Wrap: []int{0, 1, 2, 3, 4}, Below: below}, opts.Width); err != nil {
 		return err
 	}
 	for _, n := range searchNotes(sr) {

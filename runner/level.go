@@ -207,7 +207,7 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
-		if lr.sp.served.judge(rec.OK, w.NotServed()) {
+		if lr.sp.served.judge(rec.OK, w.NotServed(), w.NoModel()) {
 			lr.cancel(wire.Interrupt("stopped: the endpoint does not serve the stage's API"))
 		}
 	}

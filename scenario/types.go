@@ -201,7 +201,7 @@ type PromptSet struct {
 	Turns int `yaml:"turns,omitempty" json:"turns,omitempty"`
 	// Trace replays a trace file: each request's arrival time, prompt and output lengths, and the prefixes prompts share. A stage over it is a replay.
 	Trace *Trace `yaml:"trace,omitempty" json:"trace,omitempty"`
-	// Images adds images to every request (chat, responses): synthetic ones of a size and format, or image files.
+	// Images adds images to every request, for an API whose content can carry them: synthetic ones of a size and format, or image files.
 	Images *Images `yaml:"images,omitempty" json:"images,omitempty"`
 
 	// Loaded holds the prompts read from File or Inline (filled by the loader).
@@ -270,15 +270,15 @@ type Stage struct {
 	Endpoint string `yaml:"endpoint" json:"endpoint"`
 	// Prompts names an entry of prompts.
 	Prompts string `yaml:"prompts" json:"prompts"`
-	// API is chat (/v1/chat/completions, default), completions (/v1/completions), responses (OpenAI's Responses API, /v1/responses), messages (Anthropic's Messages API, /v1/messages), embeddings (/v1/embeddings), rerank (/v1/rerank) or score (vLLM's /score, at the server's root); embeddings, rerank and score are not streamed: they have an E2E and input tokens, no first token or output tokens.
+	// API is the API the stage calls, a name in the protocol registry (default chat); one that is not streamed has an E2E and input tokens, no first token or output tokens.
 	API API `yaml:"api,omitempty" json:"api,omitempty"`
-	// InputsPerRequest is how many texts an embeddings request carries (its batch), each a prompt of the prompt set. Default 1.
+	// InputsPerRequest is how many texts a request of an API that batches inputs carries (its batch), each a prompt of the prompt set. Default 1.
 	InputsPerRequest int `yaml:"inputs_per_request,omitempty" json:"inputs_per_request,omitempty"`
-	// DocumentsPerRequest is how many documents a rerank or score request scores against its query (the prompt). Default 8.
+	// DocumentsPerRequest is how many documents a request of an API that scores documents scores against its query (the prompt). Default 8.
 	DocumentsPerRequest int `yaml:"documents_per_request,omitempty" json:"documents_per_request,omitempty"`
-	// DocumentTokens is each rerank or score document's length in tokens, generated like a synthetic prompt. Default: the prompt set's input_tokens.
+	// DocumentTokens is each scored document's length in tokens, generated like a synthetic prompt. Default: the prompt set's input_tokens.
 	DocumentTokens *Length `yaml:"document_tokens,omitempty" json:"document_tokens,omitempty"`
-	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops); an API that is not streamed (embeddings, rerank, score) has none.
+	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops); an API that is not streamed has none.
 	Mode Mode `yaml:"mode,omitempty" json:"mode,omitempty"`
 	// InputTokens overrides the synthetic prompt set's input length for this stage.
 	InputTokens *Length `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty"`
@@ -315,7 +315,7 @@ type Stage struct {
 	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
 	// ExtraBody is merged into every request body.
 	ExtraBody map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty"`
-	// Tools are functions the model may call, in OpenAI's chat form ({type: function, function: {name, description, parameters}}), sent with every request in the stage's API's own form (api chat, responses or messages). A call the server returns is recorded (tool_calls, tool_call_rate), never executed; its argument deltas are output tokens.
+	// Tools are functions the model may call, in OpenAI's chat form ({type: function, function: {name, description, parameters}}), sent with every request in the stage's API's own form (an API whose requests can carry tools). A call the server returns is recorded (tool_calls, tool_call_rate), never executed; its argument deltas are output tokens.
 	Tools []*ToolDef `yaml:"tools,omitempty" json:"tools,omitempty"`
 	// ToolChoice is how the model is asked to use the tools: auto, none, required, or {type: function, function: {name: NAME}}. Default: the server's (auto).
 	ToolChoice *ToolChoice `yaml:"tool_choice,omitempty" json:"tool_choice,omitempty"`

@@ -20,9 +20,10 @@ var Layers = [][]string{
 	{"records", "export"},                    // records; sending figures to Prometheus or OpenTelemetry
 	{"aggregate", "comparison", "diagnosis"}, // report: the points, the comparison with a baseline, a sweep's knee and limit
 	{"checks"},                               // checks
-	{"pipeline"},                             // run a plan
+	{"pipeline"},                             // run a plan; open a finished run
+	{"store"},                                // the results database: published runs' reports and its own rows
 	{"board"},                                // many runs side by side: the board's model, build and loader
-	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history
+	{"reporters/html", "reporters", "reporters/compare", "history", "store/synthrun"}, // outputs; history
 	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
 	{"cmd/runner", "deploy/kubernetes"},
 }

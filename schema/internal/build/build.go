@@ -155,6 +155,7 @@ func generate(v any, comments map[string]string, id, title string) ([]byte, erro
 		addEnums(s)
 	}
 	if _, isReport := v.(result.Report); isReport {
+		addReportEnums(s)
 		nullable(s, reflect.TypeOf(v))
 	}
 	b, err := json.MarshalIndent(s, "", "  ")
@@ -167,16 +168,7 @@ func generate(v any, comments map[string]string, id, title string) ([]byte, erro
 // addEnums lists the allowed values of the plan's enumerations, so editors
 // complete them and flag typos as the loader does.
 func addEnums(root *jsonschema.Schema) {
-	set := func(def *jsonschema.Schema, prop string, values []string) {
-		if def == nil || def.Properties == nil {
-			return
-		}
-		if p, ok := def.Properties.Get(prop); ok {
-			for _, v := range values {
-				p.Enum = append(p.Enum, v)
-			}
-		}
-	}
+	set := setEnum
 	set(root.Definitions["Stage"], "api", strs(scenario.APIs))
 	set(root.Definitions["Stage"], "mode", strs(scenario.Modes))
 	set(root.Definitions["Stage"], "arrival", strs(scenario.Arrivals))
@@ -190,6 +182,28 @@ func addEnums(root *jsonschema.Schema) {
 	set(root.Definitions["Export"], "to", scenario.ExportProtocols)
 	if p, ok := root.Properties.Get("version"); ok {
 		p.Const = 1
+	}
+}
+
+// addReportEnums lists the allowed values of a report stage's enumerations:
+// the plan's api and mode ("" for an API without output), and the kinds of
+// load (result.LoadKinds).
+func addReportEnums(root *jsonschema.Schema) {
+	st := root.Definitions["Stage"]
+	setEnum(st, "api", strs(scenario.APIs))
+	setEnum(st, "mode", append(strs(scenario.Modes), ""))
+	setEnum(st, "load", strs(result.LoadKinds))
+}
+
+// setEnum lists values as the allowed values of def's property prop.
+func setEnum(def *jsonschema.Schema, prop string, values []string) {
+	if def == nil || def.Properties == nil {
+		return
+	}
+	if p, ok := def.Properties.Get(prop); ok {
+		for _, v := range values {
+			p.Enum = append(p.Enum, v)
+		}
 	}
 }
 
