@@ -44,9 +44,13 @@ func TestMixedFaultLevel(t *testing.T) {
 		AfterTokens: 2, // StallMs 0: a stall lasts until the client gives up
 	}
 	s := startSim(t, cfg)
-	// The idle timeout is what ends a stalled stream: short, but far above any
-	// gap a healthy stream shows on a loaded machine.
-	e, col := newEngine(t, s.URL(), &scenario.Endpoint{Timeouts: scenario.Timeouts{Idle: scenario.Duration(500 * time.Millisecond)}})
+	// The idle timeout is what ends a stalled stream, and a healthy stream
+	// (a token a millisecond) the machine holds off a core that long fails
+	// the same way: 150 ms and then 500 ms were both reached on a loaded
+	// machine. 2 s is 2000 gaps; the 9 stalls the seed draws cost the level
+	// 2 s to 4 s of waiting, not of CPU.
+	idle := 2 * time.Second
+	e, col := newEngine(t, s.URL(), &scenario.Endpoint{Timeouts: scenario.Timeouts{Idle: scenario.Duration(idle)}})
 	st := stage(8, 20)
 	n, w := 200, 0
 	st.Requests.Each, st.Warmup = n, &w
@@ -78,6 +82,11 @@ func TestMixedFaultLevel(t *testing.T) {
 		wantKinds[want]++
 		if r.OK || r.ErrorKind != want || r.Error == "" {
 			t.Errorf("seq %d: fault %s: got ok=%v kind %q error %q, want kind %q with a message", r.Seq, tr.Fault, r.OK, r.ErrorKind, r.Error, want)
+		}
+		// A stall ends by the idle bound, never before it: the client
+		// waited idle after the stall's tokens, however busy the machine.
+		if tr.Fault == sim.FaultStall && (!strings.Contains(r.Error, "idle timeout") || r.TTFTMs == nil || r.E2EMs < *r.TTFTMs+float64(idle.Milliseconds())) {
+			t.Errorf("seq %d: a stall ended after %.1f ms (TTFT %v) with %q, want the %v idle timeout", r.Seq, r.E2EMs, deref(r.TTFTMs), r.Error, idle)
 		}
 	}
 	// Every fault mode actually occurred, so each classification was tested.
