@@ -119,12 +119,14 @@ stages:
 	// the simulator hands out a step's last tokens, and the client sends its
 	// next requests, before the simulator books the finished ones out of
 	// its running gauge; on a busy machine its loop can wait for a core in
-	// between (a read saw 5 at load average 7).
+	// between (a read saw 5 at load average 7). In that gap all 4 streams'
+	// live requests can be waiting (the 2 the step left waiting and the 2
+	// just sent), so 4 is the most waiting a read may see, not 3.
 	if pt.ServerRunningMax == nil || *pt.ServerRunningMax > 2 || *pt.ServerRunningMax < 1 {
-		t.Errorf("server_running_max %v", *pt.ServerRunningMax)
+		t.Errorf("server_running_max %v", deref(pt.ServerRunningMax))
 	}
-	if pt.ServerWaitingMax == nil || *pt.ServerWaitingMax < 1 || *pt.ServerWaitingMax > 3 {
-		t.Errorf("server_waiting_max %v", *pt.ServerWaitingMax)
+	if pt.ServerWaitingMax == nil || *pt.ServerWaitingMax < 1 || *pt.ServerWaitingMax > 4 {
+		t.Errorf("server_waiting_max %v", deref(pt.ServerWaitingMax))
 	}
 	most := 0.0
 	defer func() { t.Logf("the most requests a read inside the window saw: %v", most) }()
