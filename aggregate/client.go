@@ -39,7 +39,9 @@ const (
 // and scheduling latency already say, so it never flags the client.
 // Requests that waited for a max_concurrency slot were late by the plan's
 // design, not the client's: with such waits the lag does not flag the
-// client, and a note says how many waited. A level merged from shards is
+// client, and a note says how many waited. Arrivals a level's duration
+// cut off before they were sent (the dispatcher behind its schedule at the
+// end) are warned about with their count. A level merged from shards is
 // judged shard by shard (partsClient). Each flag names its signal in
 // ClientBottleneckBy.
 func (b *builder) client() {
@@ -57,6 +59,11 @@ func (b *builder) client() {
 		p.Notes = append(p.Notes, fmt.Sprintf(
 			"%d of %d requests waited for a free max_concurrency slot (%d): the schedule offered more than the cap lets through, and the waits show as dispatch lag and in the latency from the schedule",
 			rec.CapWaits, p.NRequests, b.spec.Concurrency))
+	}
+	if rec.Unsent > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf(
+			"%d of the %d arrivals its schedule held before the level's duration ended were never sent: the duration ran out while the dispatcher was behind its schedule, so the level offered less than its rate",
+			rec.Unsent, int64(p.NRequests)+rec.Unsent))
 	}
 }
 

@@ -1,6 +1,7 @@
 package aggregate
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -79,5 +80,27 @@ func TestErrorRate(t *testing.T) {
 	}
 	if p := pointOf(record(time.Second, nil), nil); p.ErrorRate != nil {
 		t.Errorf("error_rate %v of a level that sent nothing, want null", *p.ErrorRate)
+	}
+}
+
+// TestUnsentArrivals: arrivals a level's duration cut off before they were
+// sent are warned about with their count and the schedule's (sent plus
+// unsent); the client is not flagged for them (the lag says that), and a
+// level that sent its schedule says nothing.
+func TestUnsentArrivals(t *testing.T) {
+	for _, unsent := range []int64{0, 10} {
+		rec := &result.LevelRecord{Start: t0, End: t0.Add(time.Second), WallNs: int64(time.Second), Unsent: unsent,
+			Client: result.ClientLoad{CPUNs: int64(20 * 1e7), Procs: 2}}
+		b := builder{spec: &result.LevelSpec{Rate: result.Ptr(46.0)}, rec: rec}
+		b.p = result.Point{NRequests: 36, DispatchLagP99Ms: result.Ptr(0.5), TTFTP50Ms: result.Ptr(100.0)}
+		b.client()
+		want := 0
+		if unsent > 0 {
+			want = 1
+		}
+		if len(b.p.Warnings) != want || b.p.ClientBottleneck ||
+			want == 1 && !strings.HasPrefix(b.p.Warnings[0], "10 of the 46 arrivals its schedule held before the level's duration ended were never sent") {
+			t.Errorf("unsent %d: warnings %q, bottleneck %v", unsent, b.p.Warnings, b.p.ClientBottleneck)
+		}
 	}
 }

@@ -47,6 +47,7 @@ func fakeShard(i, n int) *shardSpec {
 			rec.WallNs = int64(rec.End.Sub(rec.Start))
 			rec.LateStartMs = float64(i)
 			rec.CapWaits = int64(i)
+			rec.Unsent = int64(2 * i)
 			rec.Client = result.ClientLoad{CPUNs: int64(100 * time.Millisecond), Procs: 2}
 			for g := range 5 {
 				rec.ITL.Add(time.Duration(i*10+g+1) * time.Millisecond)
@@ -147,8 +148,8 @@ func TestMergeRecords(t *testing.T) {
 	if !c2.Start.Equal(t0) || !c2.End.Equal(t0.Add(11*time.Second+time.Millisecond)) || c2.WallNs != int64(11*time.Second+time.Millisecond) {
 		t.Errorf("c=2 window (shard 2 skipped): %v to %v, %d ns", c2.Start, c2.End, c2.WallNs)
 	}
-	if !c4.End.Equal(t0.Add(time.Minute+12*time.Second+2*time.Millisecond)) || c4.ITL.Count != 15 || c4.ITL.MaxNs != int64(25*time.Millisecond) || c4.CapWaits != 3 || c4.LateStartMs != 2 {
-		t.Errorf("c=4: end %v, ITL %d max %d, cap waits %d, late %v", c4.End, c4.ITL.Count, c4.ITL.MaxNs, c4.CapWaits, c4.LateStartMs)
+	if !c4.End.Equal(t0.Add(time.Minute+12*time.Second+2*time.Millisecond)) || c4.ITL.Count != 15 || c4.ITL.MaxNs != int64(25*time.Millisecond) || c4.CapWaits != 3 || c4.Unsent != 6 || c4.LateStartMs != 2 {
+		t.Errorf("c=4: end %v, ITL %d max %d, cap waits %d, unsent %d, late %v", c4.End, c4.ITL.Count, c4.ITL.MaxNs, c4.CapWaits, c4.Unsent, c4.LateStartMs)
 	}
 	if c4.Server == nil || c4.Server.Counters["vllm:prompt_tokens"] != 200 {
 		t.Errorf("server counters: %+v, want shard 1's alone", c4.Server)

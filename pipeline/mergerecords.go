@@ -146,6 +146,7 @@ func mergeLevel(parts []*result.LevelRecord) *result.LevelRecord {
 		})
 		m.ITL.Merge(&p.ITL)
 		m.CapWaits += p.CapWaits
+		m.Unsent += p.Unsent
 		m.Interrupted = m.Interrupted || p.Interrupted
 		if p.Skipped {
 			continue

@@ -127,6 +127,10 @@ type LevelRecord struct {
 	Client ClientLoad `json:"client"`
 	// CapWaits counts open-loop arrivals that waited for a max_concurrency slot.
 	CapWaits int64 `json:"cap_waits,omitempty"`
+	// Unsent counts open-loop arrivals the schedule held before the level's
+	// duration ended that were never sent: the duration ran out while the
+	// dispatcher was behind its schedule.
+	Unsent int64 `json:"unsent,omitempty"`
 	// MaxInFlight is the most measured requests this process had in flight
 	// at once, counted live. The point takes its max_in_flight from the
 	// requests' own start and end times while the level keeps them exactly

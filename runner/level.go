@@ -48,6 +48,7 @@ type LevelRun struct {
 	done, failed atomic.Int64
 	outTok       atomic.Int64
 	capWaits     atomic.Int64 // open-loop arrivals that waited for a max_concurrency slot
+	unsent       atomic.Int64 // open-loop arrivals due before the duration's end, never sent
 	inFlight     atomic.Int64 // measured requests on the wire now
 	peak         atomic.Int64 // the most there were at once
 
@@ -184,6 +185,22 @@ func (lr *LevelRun) Send(ctx context.Context, w shape.Worker, p shape.Prepared, 
 
 // CapWaited counts an open-loop arrival that waited for a max_concurrency slot.
 func (lr *LevelRun) CapWaited() { lr.capWaits.Add(1) }
+
+// Unsent counts n open-loop arrivals due before the level's end that Claim
+// refused, when it was the level's duration that refused them: a claim
+// refused by the count (claimed has passed repTotal, so nothing is left)
+// or by the until: rule is the level ending as planned.
+func (lr *LevelRun) Unsent(n int) {
+	if lr.stopAt.IsZero() || time.Now().Before(lr.stopAt) || lr.stop.Load() != nil {
+		return
+	}
+	if lr.repTotal > 0 {
+		n = min(n, lr.repTotal-int(lr.claimed.Load()))
+	}
+	if n > 0 {
+		lr.unsent.Add(int64(n))
+	}
+}
 
 // CoarseSends reports Options.CoarseSends: requests handed off when due,
 // with no precise wait.
@@ -366,6 +383,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 	rec.ITL = lr.itl
 	rec.ITLSlices = lr.itlSlices
 	rec.CapWaits = lr.capWaits.Load()
+	rec.Unsent = lr.unsent.Load()
 	rec.MaxInFlight = int(lr.peak.Load())
 	rec.Interrupted = ctx.Err() != nil
 	rec.Stop = lr.untilStop(rec.Interrupted)

@@ -179,7 +179,8 @@ func TestOpenLoopMaxConcurrency(t *testing.T) {
 }
 
 // TestOpenLoopDuration: a duration-bounded level sends what the schedule
-// holds before the end, over several rates.
+// holds before the end, over several rates, and warns with their count
+// about the arrivals it did not send.
 func TestOpenLoopDuration(t *testing.T) {
 	s := startSim(t, fastSim())
 	e, col := newEngine(t, s.URL(), nil)
@@ -207,6 +208,12 @@ func TestOpenLoopDuration(t *testing.T) {
 			t.Errorf("rate %g: %d requests (%d records, %d failed), schedule holds %d", rate, p.NRequests, len(recs), p.Failed, len(sched))
 			continue
 		}
+		// What it did not send, it says, counting from the schedule.
+		unsent := fmt.Sprintf("%d of the %d arrivals its schedule held before the level's duration ended were never sent", len(sched)-len(recs), len(sched))
+		if warned := slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "were never sent") }); warned != (len(recs) < len(sched)) ||
+			warned && !slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.HasPrefix(w, unsent) }) {
+			t.Errorf("rate %g: sent %d of the schedule's %d; warnings %q", rate, len(recs), len(sched), p.Warnings)
+		}
 		if len(recs) < len(sched) {
 			t.Logf("rate %g: %d of the schedule's %d arrivals sent before the duration's end (dispatch lag max %v ms)", rate, len(recs), len(sched), deref(p.DispatchLagMaxMs))
 		}
@@ -220,6 +227,24 @@ func TestOpenLoopDuration(t *testing.T) {
 		if *p.Rate != rate || p.DurationS < 0.25 {
 			t.Errorf("rate %v, duration %.3f", deref(p.Rate), p.DurationS)
 		}
+	}
+}
+
+// TestOpenLoopCountBeforeDuration: a level bounded by both a count and a
+// duration that reaches its count first sent all it should: the schedule's
+// later arrivals before the duration's end are not unsent, and no warning
+// says so, however late a busy machine let the dispatcher find that out.
+func TestOpenLoopCountBeforeDuration(t *testing.T) {
+	s := startSim(t, fastSim())
+	e, col := newEngine(t, s.URL(), nil)
+	st := rateStage(4, "constant", 200)
+	st.Requests.Each, st.Duration = 5, scenario.Duration(300*time.Millisecond)
+	p := runStage(t, e, synthPlan(20, "reference"), st).Points[0]
+	if n := len(col.measured()); n != 5 || p.NRequests != 5 || p.Failed != 0 {
+		t.Fatalf("%d records, n_requests %d, failed %d; want the count, 5", n, p.NRequests, p.Failed)
+	}
+	if slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "never sent") }) {
+		t.Fatalf("a level that reached its count warns %q", p.Warnings)
 	}
 }
 

@@ -133,14 +133,27 @@ func (o *openLoop) Dispatch(ctx context.Context, r Run) {
 		if !clock.SleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
 			return // never sent: not a request of the level
 		}
-		if off, more = next.Next(); !more || (r.Level().Duration > 0 && off >= r.Level().Duration) {
+		dur := r.Level().Duration
+		if off, more = next.Next(); !more || (dur > 0 && off >= dur) {
 			return
 		}
 		if seq, ok = r.Claim(); !ok {
+			if dur > 0 {
+				r.Unsent(1 + dueBefore(next, dur))
+			}
 			return
 		}
 		p = r.Prepare(seq)
 	}
+}
+
+// dueBefore counts the arrivals left in a that fall due before dur.
+func dueBefore(a Arrivals, dur time.Duration) int {
+	n := 0
+	for off, more := a.Next(); more && off < dur; off, more = a.Next() {
+		n++
+	}
+	return n
 }
 
 // senders are an open-loop level's sending goroutines. The dispatcher hands

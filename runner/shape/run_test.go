@@ -24,7 +24,7 @@ type fakeRun struct {
 	start time.Time
 	sends []fakeSend
 
-	inFlight, peak atomic.Int64
+	inFlight, peak, unsent atomic.Int64
 }
 
 type fakeSend struct {
@@ -35,7 +35,7 @@ type fakeSend struct {
 func (f *fakeRun) Claim() (int, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if f.n >= f.total {
+	if f.n >= f.total || (f.lvl.Duration > 0 && !f.start.IsZero() && time.Since(f.start) >= f.lvl.Duration) {
 		return 0, false
 	}
 	f.n++
@@ -47,6 +47,7 @@ func (f *fakeRun) NewWorker() Worker        { return nil }
 func (f *fakeRun) Begin()                   { f.mu.Lock(); f.start = time.Now(); f.mu.Unlock() }
 func (f *fakeRun) Level() Level             { return f.lvl }
 func (f *fakeRun) CapWaited()               {}
+func (f *fakeRun) Unsent(n int)             { f.unsent.Add(int64(n)) }
 func (f *fakeRun) CoarseSends() bool        { return false }
 
 func (f *fakeRun) Start() time.Time {
@@ -93,5 +94,37 @@ func TestOpenLoopPendingIsNotInFlight(t *testing.T) {
 		if s.at.Before(s.due) {
 			t.Fatalf("request %d went out %v before it was due", s.seq, s.due.Sub(s.at))
 		}
+	}
+}
+
+// TestOpenLoopUnsent: a level whose duration ends while its dispatcher is
+// behind its schedule counts the arrivals due before the end that it never
+// sent, so sent and unsent make the schedule exactly. With room for 2
+// pending and a cap of 1, 100 ms requests due every 5 ms hold the
+// dispatcher back from the first: of the 300 ms schedule's 60 arrivals it
+// sends a handful on any machine (a busy one fewer). A light level (1 ms
+// requests) sends its 10 unless a busy machine holds the dispatcher past
+// the end, and then counts what it missed all the same.
+func TestOpenLoopUnsent(t *testing.T) {
+	defer func(n int) { maxPending = n }(maxPending)
+	maxPending = 2
+	rate := 200.0
+	for _, tc := range []struct {
+		name      string
+		dur, work time.Duration
+		cap, n    int
+		behind    bool // the dispatcher must fall behind
+	}{
+		{"held back by the cap", 300 * time.Millisecond, 100 * time.Millisecond, 1, 60, true},
+		{"light", 50 * time.Millisecond, time.Millisecond, 0, 10, false},
+	} {
+		run := &fakeRun{total: 1 << 30, work: tc.work, lvl: Level{Spec: result.LevelSpec{Rate: &rate}, Duration: tc.dur}}
+		Open(rate, "constant", 0, 1, tc.cap).Dispatch(context.Background(), run)
+		sched := Schedule(1, rate, "constant", 0, 0, tc.dur)
+		sent, unsent := len(run.sends), int(run.unsent.Load())
+		if len(sched) != tc.n || sent == 0 || sent+unsent != len(sched) || tc.behind && unsent == 0 {
+			t.Errorf("%s: sent %d, unsent %d: the schedule holds %d before %v", tc.name, sent, unsent, len(sched), tc.dur)
+		}
+		t.Logf("%s: sent %d, unsent %d of %d", tc.name, sent, unsent, len(sched))
 	}
 }

@@ -41,6 +41,11 @@ type Run interface {
 	// CapWaited counts an open-loop arrival that had to wait for a
 	// max_concurrency slot.
 	CapWaited()
+	// Unsent counts n open-loop arrivals, due before the level's duration
+	// ended, that Claim refused: the duration ran out while the dispatcher
+	// was behind its schedule. The level counts them only when its
+	// duration is what refused the claim (not its count or its until:).
+	Unsent(n int)
 	// CoarseSends reports whether requests are handed off when due, with
 	// no precise wait (the engine's Options.CoarseSends).
 	CoarseSends() bool
