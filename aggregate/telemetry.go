@@ -359,6 +359,7 @@ type gpuTarget struct {
 	gpus           int
 	energyJ        float64
 	method         string // "counter" or "power"
+	noCounter      string // with "power": why the energy counter could not be read
 	held           bool   // the power integral held an edge's value
 	powerMax       *float64
 	utilMean       *float64
@@ -443,7 +444,7 @@ func (t *gpuTarget) source() string {
 	case "counter":
 		return s + "energy counter deltas over the window, interpolated at its edges between the reads around them"
 	case "power":
-		s += "power integrated over the reads (trapezoid rule; the energy counter was missing, blank or reset)"
+		s += "power integrated over the reads (trapezoid rule; " + t.noCounter + ")"
 		if t.held {
 			s += ", an edge of the window beyond the first or last read taking that read's power"
 		}
@@ -481,7 +482,8 @@ func gpuFigures(name string, reads []*result.TelemetryScrape, ws []result.Window
 		if mean, _, _, ok := gaugeStats(us); ok {
 			t.utilMean = &mean
 		}
-		if e, ok := counterEnergy(g.gpuSeries(reads, g.energy, true), ws, len(power)); ok {
+		e, why := counterEnergy(g.gpuSeries(reads, g.energy, true), ws, len(power))
+		if why == "" {
 			t.energyJ, t.method = e*g.energyJ, "counter"
 			return t, true
 		}
@@ -492,7 +494,7 @@ func gpuFigures(name string, reads []*result.TelemetryScrape, ws []result.Window
 				e += v
 				t.held = t.held || held
 			}
-			t.energyJ, t.method = e, "power"
+			t.energyJ, t.method, t.noCounter = e, "power", why
 		}
 		return t, true
 	}
@@ -500,19 +502,21 @@ func gpuFigures(name string, reads []*result.TelemetryScrape, ws []result.Window
 }
 
 // counterEnergy is the sum over GPUs of each energy counter's increase over
-// the windows, each edge interpolated between the reads around it; false
-// when some GPU with power has no counter, a window edge is outside a GPU's
-// reads, or a counter went backwards (a driver reload).
-func counterEnergy(per map[string][]TimeValue, ws []result.Window, gpus int) (float64, bool) {
+// the windows, each edge interpolated between the reads around it. When it
+// cannot be read, why says so, for the energy source: some GPU with power
+// has no counter (or a blank one), a counter went backwards (a driver
+// reload), or a window edge is outside a GPU's refreshes (a level shorter
+// than the exporter's interval, or reads that repeat one refresh at an
+// edge, as a busy machine's late reads do).
+func counterEnergy(per map[string][]TimeValue, ws []result.Window, gpus int) (sum float64, why string) {
 	if len(per) < gpus || len(per) == 0 {
-		return 0, false
+		return 0, "the energy counter was missing or blank"
 	}
-	var sum float64
 	for _, k := range slices.Sorted(maps.Keys(per)) {
 		s := per[k]
 		for i := 1; i < len(s); i++ {
 			if s[i].V < s[i-1].V {
-				return 0, false
+				return 0, "the energy counter went backwards, as on a driver reload"
 			}
 		}
 		s = changes(s)
@@ -520,12 +524,12 @@ func counterEnergy(per map[string][]TimeValue, ws []result.Window, gpus int) (fl
 			a, okA := At(s, w.Start)
 			z, okZ := At(s, w.End)
 			if !okA || !okZ {
-				return 0, false
+				return 0, "the energy counter's refreshes did not bracket the window's edges"
 			}
 			sum += z - a
 		}
 	}
-	return sum, true
+	return sum, ""
 }
 
 // usedMetrics are the metrics the point reads, and keyLabels the labels it

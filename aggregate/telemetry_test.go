@@ -171,7 +171,7 @@ func TestGPUEnergy(t *testing.T) {
 	}{
 		{"counter every read", 0, false, "energy counter deltas", 0.01},
 		{"counter every 3 s", 3 * time.Second, false, "energy counter deltas", 300 * 0.5},
-		{"blank counter", 0, true, "power integrated", 1e-9},
+		{"blank counter", 0, true, "power integrated over the reads (trapezoid rule; the energy counter was missing or blank)", 1e-9},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			reads := dcgmReads(t0.Add(-4*time.Second), t0.Add(14*time.Second), 500*time.Millisecond, c.collect, 100, 200, c.blank)
@@ -202,11 +202,22 @@ func TestGPUEnergy(t *testing.T) {
 		})
 	}
 	// A level shorter than the exporter's refresh: the counter cannot
-	// bracket it, so power is integrated.
+	// bracket it, so power is integrated, and the source says why (not
+	// that the counter was missing: every read had it).
 	reads := dcgmReads(t0.Add(-1*time.Second), t0.Add(11*time.Second), time.Second, 30*time.Second, 100, 200, false)
 	p := gpuPoint(reads, 1500)
-	if p.EnergyJ == nil || *p.EnergyJ != 3000 || !strings.Contains(*p.EnergySource, "power integrated") {
-		t.Errorf("slow exporter: energy %v from %v", p.EnergyJ, p.EnergySource)
+	if p.EnergyJ == nil || *p.EnergyJ != 3000 || !strings.Contains(*p.EnergySource, "power integrated over the reads (trapezoid rule; the energy counter's refreshes did not bracket the window's edges)") {
+		t.Errorf("slow exporter: energy %v from %q", p.EnergyJ, *p.EnergySource)
+	}
+	// A counter that went backwards mid-level (a driver reload).
+	reads = dcgmReads(t0.Add(-1*time.Second), t0.Add(11*time.Second), 500*time.Millisecond, 0, 100, 200, false)
+	for i := range reads[10].Samples {
+		if reads[10].Samples[i].Metric == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" {
+			reads[10].Samples[i].Value = 1
+		}
+	}
+	if p := gpuPoint(reads, 1500); p.EnergyJ == nil || math.Abs(*p.EnergyJ-3000) > 1e-9 || !strings.Contains(*p.EnergySource, "(trapezoid rule; the energy counter went backwards, as on a driver reload)") {
+		t.Errorf("reset counter: energy %v from %q", p.EnergyJ, *p.EnergySource)
 	}
 	// No reads at all: no GPU metrics.
 	if p := gpuPoint(nil, 10); p.GPUCount != nil || p.EnergyJ != nil {
