@@ -108,6 +108,15 @@ type Request struct {
 	// ServerTimings is the server's own account of the request, when its
 	// stream carries one (llama.cpp's `timings`); nil otherwise.
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+	// TraceID is the W3C trace id of the traceparent header the request
+	// carried (32 hex digits; empty when the endpoint's traceparent is off),
+	// so the request can be found in the server's traces.
+	TraceID string `json:"trace_id,omitempty"`
+	// ResponseID is the id the server gave its answer (a chat chunk's
+	// "id", a Responses or Messages stream's response or message id);
+	// XRequestID the x-request-id header of its response, when it sent one.
+	ResponseID string `json:"response_id,omitempty"`
+	XRequestID string `json:"x_request_id,omitempty"`
 }
 
 // ServerTimings is the per-request timing a server reports in its stream

@@ -162,6 +162,8 @@ type prepared struct {
 	job  *body.Job
 	err  error
 	conv *body.Conversation // multi-turn: the conversation this is the first turn of
+	// headers are the request's own (its traceparent), made with its record.
+	headers []wire.Header
 }
 
 // Prepare builds measured request seq (a conversation's first turn, with
@@ -181,15 +183,21 @@ func (lr *LevelRun) CapWaited() { lr.capWaits.Add(1) }
 // with no precise wait.
 func (lr *LevelRun) CoarseSends() bool { return lr.e.opts.CoarseSends }
 
-// newRecord starts the record of measured request seq.
-func (lr *LevelRun) newRecord(seq int) *result.Request {
+// newPrepared starts measured request seq: its record, and its own headers
+// (a traceparent, unless the endpoint turns it off).
+func (lr *LevelRun) newPrepared(seq int) *prepared {
 	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Seq: seq, Replicate: lr.rep, Shard: lr.e.shardIndex()}
 	if r := lr.lvl.Spec.Rate; r != nil {
 		rec.Rate = *r
 	} else {
 		rec.Concurrency = lr.lvl.Spec.Concurrency
 	}
-	return rec
+	p := &prepared{rec: rec}
+	if lr.e.t.Endpoint.SendsTraceparent() {
+		h, id := newTraceparent()
+		p.headers, rec.TraceID = append(p.headers, h), id
+	}
+	return p
 }
 
 // sendOne sends one prepared request on w and records it; reply, when
@@ -204,7 +212,7 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		rec.Inputs = p.job.Inputs
 		rec.ImageBytes = p.job.ImageBytes
 		lr.enter()
-		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply}, rec)
+		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply, Headers: p.headers}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
 		if lr.sp.served.judge(rec.OK, w.NotServed()) {
@@ -252,13 +260,13 @@ type unit interface {
 type single struct{}
 
 func (single) prepare(lr *LevelRun, seq int) *prepared {
-	rec := lr.newRecord(seq)
-	rec.Prompt = lr.sp.body.PromptIndex(seq)
-	j, err := lr.sp.body.Build(lr.idx, seq, false)
-	if j != nil {
-		rec.Nonce = j.Nonce
+	p := lr.newPrepared(seq)
+	p.rec.Prompt = lr.sp.body.PromptIndex(seq)
+	p.job, p.err = lr.sp.body.Build(lr.idx, seq, false)
+	if p.job != nil {
+		p.rec.Nonce = p.job.Nonce
 	}
-	return &prepared{rec: rec, job: j, err: err}
+	return p
 }
 
 func (single) send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/runnerbench/runner/runner/body"
 	"github.com/runnerbench/runner/runner/wire"
 )
 
@@ -39,11 +40,15 @@ type conversations struct{}
 // prepare builds the first turn of conversation seq.
 func (conversations) prepare(lr *LevelRun, seq int) *prepared {
 	c := lr.sp.body.Conversation(seq)
-	rec := lr.newRecord(lr.sp.body.TurnSeq(seq, 1))
-	rec.Turn = 1
-	rec.Nonce = c.Nonce
-	j, err := lr.sp.body.Turn(lr.idx, c, 1)
-	return &prepared{rec: rec, job: j, err: err, conv: c}
+	return lr.turn(c, 1)
+}
+
+// turn builds turn t of conversation c.
+func (lr *LevelRun) turn(c *body.Conversation, t int) *prepared {
+	p := lr.newPrepared(lr.sp.body.TurnSeq(c.Seq, t))
+	p.rec.Turn, p.rec.Nonce, p.conv = t, c.Nonce, c
+	p.job, p.err = lr.sp.body.Turn(lr.idx, c, t)
+	return p
 }
 
 // send sends a conversation's turns on w, starting with the prepared first
@@ -61,10 +66,7 @@ func (conversations) send(ctx context.Context, lr *LevelRun, w *worker, p *prepa
 			return
 		}
 		lr.sp.body.Answer(c, buf.Bytes())
-		rec := lr.newRecord(lr.sp.body.TurnSeq(c.Seq, turn+1))
-		rec.Turn, rec.Nonce = turn+1, c.Nonce
-		j, err := lr.sp.body.Turn(lr.idx, c, turn+1)
-		p = &prepared{rec: rec, job: j, err: err, conv: c}
+		p = lr.turn(c, turn+1)
 		due = time.Now() // no think time: the next turn is due when the reply is in
 	}
 }

@@ -142,7 +142,13 @@ type Endpoint struct {
 	TLS *TLS `yaml:"tls,omitempty" json:"tls,omitempty"`
 	// Simulator starts the built-in simulator in-process on a loopback port and points the endpoint at it.
 	Simulator *simconfig.Config `yaml:"simulator,omitempty" json:"simulator,omitempty"`
+	// Traceparent sends a W3C traceparent header with every measured request, a trace id of its own each, recorded in requests.jsonl beside the server's response id and x-request-id, so a request can be found in the server's logs and traces. Default true; false sends none.
+	Traceparent *bool `yaml:"traceparent,omitempty" json:"traceparent,omitempty"`
 }
+
+// SendsTraceparent reports whether the endpoint's requests carry a
+// traceparent (true unless the plan turns it off).
+func (e *Endpoint) SendsTraceparent() bool { return e.Traceparent == nil || *e.Traceparent }
 
 // Timeouts bound a request. Zero means the default.
 type Timeouts struct {

@@ -288,6 +288,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api api
 	s.arrMu.Lock()
 	a := s.arrive(&req, pi, maxTokens, api)
 	t := &a.rec.t
+	t.Model, t.Traceparent = req.Model, traceparent(r.Header)
 	if s.serveFault(w, a.rec, a.fault) { // unlocks arrMu
 		return
 	}
@@ -374,6 +375,13 @@ func (s *Server) checkRequest(w http.ResponseWriter, req *apiRequest, api apiKin
 		return promptInfo{}, 0, false
 	}
 	return pi, maxTokens, true
+}
+
+// traceparent is a request's W3C traceparent header, bounded (the truth
+// keeps what a client sent, not arbitrary bytes).
+func traceparent(h http.Header) string {
+	v := h.Get("Traceparent")
+	return v[:min(len(v), 64)]
 }
 
 // arrival is a request as registered: its record and its random draws.

@@ -158,6 +158,9 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			}
 		}
 		st.note(&c.Chunk, now)
+		if c.ID != nil && rec.ResponseID == "" {
+			rec.ResponseID = string(c.ID[:min(len(c.ID), maxRequestID)]) // once per request: the answer's id
+		}
 		if c.Results > 0 {
 			st.results = c.Results
 		}

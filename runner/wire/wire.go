@@ -38,7 +38,13 @@ type Request struct {
 	// Reply, when set, receives a copy of the response body as it is read
 	// (a multi-turn conversation's reply, parsed after the stream).
 	Reply *Capture
+	// Headers are the request's own headers beside the endpoint's (its
+	// traceparent, its session), set before the clock starts.
+	Headers []Header
 }
+
+// Header is one header of a request: its canonical name and value.
+type Header struct{ Name, Value string }
 
 // Gaps receives a measured request's inter-token gaps as its stream is
 // read: one call per token chunk after the first, with the chunk's arrival,
@@ -104,7 +110,7 @@ func (w *Worker) Do(ctx context.Context, r Request, rec *result.Request) {
 	defer wd.stop()
 	w.rec, w.wd = rec, wd
 	defer func() { w.rec, w.wd, w.conn = nil, nil, nil }()
-	resp, ok := w.open(ctx, rctx, r.Body, rec, wd)
+	resp, ok := w.open(ctx, rctx, r, rec, wd)
 	if !ok {
 		return
 	}
@@ -134,14 +140,17 @@ func (w *Worker) sent(start time.Time, again bool) {
 
 // open sends the request and returns its response when it is a 200 of the
 // protocol's media type; any other outcome is recorded in rec as a failure (false).
-func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Request, wd *watchdog) (*http.Response, bool) {
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.url, bytes.NewReader(body))
+func (w *Worker) open(ctx, rctx context.Context, r Request, rec *result.Request, wd *watchdog) (*http.Response, bool) {
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.url, bytes.NewReader(r.Body))
 	if err != nil {
 		Fail(rec, result.ErrConnect, "building request: "+err.Error())
 		return nil, false
 	}
 	req.Header = w.header.Clone()
-	req.ContentLength = int64(len(body))
+	for _, h := range r.Headers {
+		req.Header[h.Name] = []string{h.Value}
+	}
+	req.ContentLength = int64(len(r.Body))
 	resp, conn, err := w.c.Do(req, w.sentFn)
 	w.conn = conn
 	if err != nil {
@@ -151,6 +160,7 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 		return nil, false
 	}
 	rec.Status = resp.StatusCode
+	rec.XRequestID = responseRequestID(resp.Header)
 	kind, msg := "", ""
 	if resp.StatusCode != http.StatusOK {
 		kind = "http_" + strconv.Itoa(resp.StatusCode)
@@ -177,6 +187,25 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	}
 	return nil, false
 }
+
+// responseRequestID is the x-request-id header a server answered with ("":
+// none), cut to maxRequestID bytes of printable ASCII: it is the server's
+// text, written into requests.jsonl.
+func responseRequestID(h http.Header) string {
+	v := h.Get("X-Request-Id")
+	if len(v) > maxRequestID {
+		v = v[:maxRequestID]
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return ""
+		}
+	}
+	return v
+}
+
+// maxRequestID bounds a recorded request id.
+const maxRequestID = 128
 
 // Capture is a copy of a response body as the wire read it, up to
 // protocol.MaxCapture bytes: one memory copy per read, nothing parsed
