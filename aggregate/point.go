@@ -55,7 +55,7 @@ func (b *builder) point(whole bool) result.Point {
 // counts sets the request counts, throughputs and first error.
 func (b *builder) counts() {
 	a, spec := b.a, b.spec
-	n := a.completed + a.failed
+	n := a.completed + a.failed + a.cancelled
 	wallS := b.rec.Wall().Seconds()
 	p := &b.p
 	*p = result.Point{
@@ -65,6 +65,7 @@ func (b *builder) counts() {
 		NRequests:    n,
 		Completed:    a.completed,
 		Failed:       a.failed,
+		Cancelled:    a.cancelled,
 		Reconnects:   a.reconnects,
 		DurationS:    result.Round(wallS, 3),
 		NaturalStop:  !spec.Pinned,
@@ -115,6 +116,9 @@ func (b *builder) counts() {
 	}
 	if n > 0 {
 		p.ErrorRate = result.Ptr(result.Round(float64(a.failed)/float64(n), 4))
+	}
+	if n > 0 && spec.Cancel != nil {
+		p.CancelRate = result.Ptr(result.Round(float64(a.cancelled)/float64(n), 4))
 	}
 	if spec.SLO.Set() && n > 0 {
 		p.Goodput = result.Ptr(result.Round(float64(a.good)/float64(n), 4))

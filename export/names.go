@@ -104,6 +104,8 @@ var pointNames = map[string]pointName{
 	"tool_call_rate":          {name{"runner_level_tool_call", uRatio, gauge}, 1},
 	"errors_by_kind":          {name{"runner_level_errors", uRequests, counter}, 1},
 	"reconnects":              {name{"runner_level_reconnects", uRequests, counter}, 1},
+	"cancelled":               {name{"runner_level_cancelled_requests", uRequests, counter}, 1},
+	"cancel_rate":             {name{"runner_level_cancel", uRatio, gauge}, 1},
 	"goodput":                 {name{"runner_level_goodput", uRatio, gauge}, 1},
 	"spec_acceptance_length":  {name{"runner_level_spec_acceptance_length", uTokens, gauge}, 1},
 	"prefix_cache_hit_rate":   {name{"runner_level_prefix_cache_hit", uRatio, gauge}, 1},

@@ -50,6 +50,19 @@ type LevelSpec struct {
 	// Tools is set when the stage's requests carry tools, so the level
 	// reports the share of responses that called one.
 	Tools bool `json:"tools,omitempty"`
+	// Cancel is when the stage's users give up on requests (nil: never),
+	// so the level reports the share that did.
+	Cancel *CancelSpec `json:"cancel,omitempty"`
+}
+
+// CancelSpec is when a stage's requests are given up on: AfterMs from
+// their send (0: not by time), after Tokens token chunks (0: not by
+// tokens), for a Share of them; with neither, each of the Share after a
+// count of chunks drawn below its max_tokens.
+type CancelSpec struct {
+	AfterMs float64 `json:"after_ms,omitempty"`
+	Tokens  int     `json:"tokens,omitempty"`
+	Share   float64 `json:"share"`
 }
 
 // SLO is a per-request service-level objective in ms; a zero bound is unset.

@@ -108,6 +108,11 @@ type Request struct {
 	// ServerTimings is the server's own account of the request, when its
 	// stream carries one (llama.cpp's `timings`); nil otherwise.
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+	// Cancelled is set on a request the client gave up on as the stage's
+	// cancel_* settings asked (a user who stopped waiting): neither OK nor
+	// failed, it keeps what arrived before (TTFT, chunks, counted output
+	// tokens) and its E2E is the time it was cancelled at.
+	Cancelled bool `json:"cancelled,omitempty"`
 	// TraceID is the W3C trace id of the traceparent header the request
 	// carried (32 hex digits; empty when the endpoint's traceparent is off),
 	// so the request can be found in the server's traces.
@@ -278,6 +283,12 @@ type Point struct {
 	// a new connection because the server had closed the kept-alive one they
 	// were first written on (see Request.Reconnected).
 	Reconnects int `json:"reconnects" expr:"reconnects"`
+	// Cancelled counts the requests the client gave up on (the stage's
+	// cancel_* settings): neither completed nor failed. CancelRate is
+	// cancelled / n_requests on a stage that gives up on requests; null
+	// (omitted) on one that does not, and for a level that sent nothing.
+	Cancelled  int      `json:"cancelled,omitempty" expr:"cancelled"`
+	CancelRate *float64 `json:"cancel_rate,omitempty" expr:"cancel_rate"`
 	// Goodput is the share (0..1) of requests that succeeded and met the stage's
 	// per-request SLOs; null when the stage declares none.
 	Goodput *float64 `json:"goodput" expr:"goodput"`

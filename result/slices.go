@@ -39,6 +39,9 @@ type Slice struct {
 	Sent      int `json:"sent"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
+	// Cancelled is the measured requests the client gave up on in the
+	// slice (cancel_*): their TTFT counts among the slice's.
+	Cancelled int `json:"cancelled,omitempty"`
 	// RequestTPS is completions per second of the slice (3 dp); OutputTPS
 	// the output tokens of successes in it per second (2 dp).
 	RequestTPS float64 `json:"request_tps"`

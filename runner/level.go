@@ -212,10 +212,12 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		rec.Inputs = p.job.Inputs
 		rec.ImageBytes = p.job.ImageBytes
 		lr.enter()
-		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply, Headers: p.headers}, rec)
+		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply, Headers: p.headers,
+			GiveUp: wire.GiveUp{After: p.job.GiveUpAfter, Tokens: p.job.GiveUpTokens}}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
-		if lr.sp.served.judge(rec.OK, w.NotServed()) {
+		// A cancelled request that had a token was served as much as a success.
+		if lr.sp.served.judge(rec.OK || (rec.Cancelled && rec.Chunks > 0), w.NotServed()) {
 			lr.cancel(wire.Interrupt("stopped: the endpoint does not serve the stage's API"))
 		}
 	}
@@ -229,9 +231,10 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		}
 	}
 	lr.done.Add(1)
-	if rec.OK {
+	switch {
+	case rec.OK:
 		lr.outTok.Add(int64(rec.OutputTokens))
-	} else {
+	case !rec.Cancelled:
 		lr.failed.Add(1)
 	}
 	lr.sink.Request(rec)

@@ -62,6 +62,8 @@ func (conversations) send(ctx context.Context, lr *LevelRun, w *worker, p *prepa
 	for turn := 1; ; turn++ {
 		buf.Reset()
 		lr.sendOne(ctx, w, p, due, buf)
+		// A failed turn ends its conversation, and so does one its user
+		// gave up on: neither has a reply to answer.
 		if !p.rec.OK || turn == lr.sp.body.Turns() || ctx.Err() != nil {
 			return
 		}

@@ -58,6 +58,8 @@ type LoadPlan struct {
 	// Tools and ToolChoice are the stage's tools (none: nil).
 	Tools      []protocol.Tool
 	ToolChoice protocol.ToolChoice
+	// Cancel is when the stage's requests are given up on (nil: never).
+	Cancel *Cancel
 
 	// Prompts is the stage's prompt set; TracePrompts a runner trace's
 	// prompt set (nil when the trace names none).
@@ -91,6 +93,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 	if r := st.Replay; r != nil {
 		lp.ReplayStart, lp.ReplayEnd, lp.ReplaySpeedup = r.Start.D(), r.End.D(), r.Speedup
 	}
+	lp.Cancel = st.cancel()
 	if ps != nil && ps.Trace != nil && ps.Trace.Prompts != "" {
 		lp.TracePrompts = p.PromptSet(ps.Trace.Prompts)
 	}

@@ -331,6 +331,12 @@ type Stage struct {
 	SLO *SLO `yaml:"slo,omitempty" json:"slo,omitempty"`
 	// Replay is how a stage over trace prompts replays the trace: its speed and window.
 	Replay *Replay `yaml:"replay,omitempty" json:"replay,omitempty"`
+	// CancelAfter gives up on a request this long after it was sent, as a user who stops waiting does: it is recorded as cancelled, with what arrived, neither ok nor failed (cancelled, cancel_rate).
+	CancelAfter Duration `yaml:"cancel_after,omitempty" json:"cancel_after,omitempty"`
+	// CancelAfterTokens gives up on a request once this many token chunks of its answer have arrived (a streamed API only).
+	CancelAfterTokens int `yaml:"cancel_after_tokens,omitempty" json:"cancel_after_tokens,omitempty"`
+	// CancelShare is the share (0 < s ≤ 1) of requests that give up, drawn with the seed (default 1 with cancel_after or cancel_after_tokens); alone, each of them gives up after a number of token chunks drawn uniformly below its max_tokens.
+	CancelShare float64 `yaml:"cancel_share,omitempty" json:"cancel_share,omitempty"`
 	// Checks are pass/fail expressions over the measured metrics.
 	Checks []*Check `yaml:"checks,omitempty" json:"checks,omitempty"`
 }

@@ -446,6 +446,7 @@ func (v *validator) stage(path string, s *Stage) {
 	v.stageBatch(path, s, ps)
 	v.stageImages(path, s, ps)
 	v.stageTools(path, s)
+	v.stageCancel(path, s)
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)
 }

@@ -52,6 +52,10 @@ type Job struct {
 	Inputs, Results int
 	// ImageBytes is the images' bytes, before their base64 encoding.
 	ImageBytes int
+	// GiveUpAfter and GiveUpTokens are when the client gives up on the
+	// request (the stage's cancel_*, drawn for it; zero: never).
+	GiveUpAfter  time.Duration
+	GiveUpTokens int
 }
 
 // Stage is a stage's request bodies, compiled once: how to build request
@@ -136,6 +140,9 @@ func (s *Stage) Describe(spec *result.LevelSpec) {
 	// Shared prefixes and multi-turn histories are cached on purpose.
 	spec.ExpectPrefixHits = s.shared != nil || s.turns > 1
 	spec.Tools = len(s.tools) > 0
+	if c := s.st.Cancel; c != nil {
+		spec.Cancel = &result.CancelSpec{AfterMs: float64(c.After) / float64(time.Millisecond), Tokens: c.Tokens, Share: c.Share}
+	}
 	if s.synthetic {
 		spec.InputTokens = s.input.Nominal()
 	}
@@ -205,6 +212,9 @@ func (s *Stage) Build(level, seq int, warmup bool) (*Job, error) {
 	}
 	if err := s.encode(j, text, messages, inputs, docs, images); err != nil {
 		return nil, err
+	}
+	if !warmup {
+		s.giveUp(j, level, seq)
 	}
 	return j, nil
 }

@@ -91,5 +91,6 @@ func (s *Stage) Turn(level int, c *Conversation, turn int) (*Job, error) {
 	if err := s.encode(j, "", c.history, nil, nil, nil); err != nil {
 		return nil, err
 	}
+	s.giveUp(j, level, s.TurnSeq(c.Seq, turn))
 	return j, nil
 }

@@ -41,6 +41,18 @@ type Request struct {
 	// Headers are the request's own headers beside the endpoint's (its
 	// traceparent, its session), set before the clock starts.
 	Headers []Header
+	// GiveUp, when set, is when the client gives up on the request (a
+	// user who stops waiting): it is then recorded as cancelled, with what
+	// arrived, neither ok nor failed.
+	GiveUp GiveUp
+}
+
+// GiveUp is when a request is cancelled by the client: After its send
+// (0: not by time), or once Tokens token chunks have arrived (0: not by
+// tokens), whichever comes first.
+type GiveUp struct {
+	After  time.Duration
+	Tokens int
 }
 
 // Header is one header of a request: its canonical name and value.
@@ -78,6 +90,11 @@ type Worker struct {
 	rec    *result.Request
 	wd     *watchdog
 	sentFn func(time.Time, bool)
+	// giveUp is the request in flight's; quit, when it gives up by time,
+	// cancels it at giveUp.After from its send.
+	giveUp GiveUp
+	quit   *time.Timer
+	cancel context.CancelCauseFunc
 	// conn is the connection the response is read from.
 	conn net.Conn
 	tee  tee // the reply copy's reader, reused
@@ -108,8 +125,8 @@ func (w *Worker) Do(ctx context.Context, r Request, rec *result.Request) {
 	defer cancel(nil)
 	wd := newWatchdog(w.to, !protocol.Streams(w.proto), cancel)
 	defer wd.stop()
-	w.rec, w.wd = rec, wd
-	defer func() { w.rec, w.wd, w.conn = nil, nil, nil }()
+	w.rec, w.wd, w.giveUp, w.cancel = rec, wd, r.GiveUp, cancel
+	defer w.done()
 	resp, ok := w.open(ctx, rctx, r, rec, wd)
 	if !ok {
 		return
@@ -129,13 +146,29 @@ func (w *Worker) Do(ctx context.Context, r Request, rec *result.Request) {
 }
 
 // sent notes that the request in flight went out at start (again: a
-// re-send on a new connection, its clock restarted).
+// re-send on a new connection, its clock restarted, and its give-up time
+// with it).
 func (w *Worker) sent(start time.Time, again bool) {
 	if again {
 		w.rec.Reconnected = true
 	}
 	w.rec.Start = start
 	w.wd.sent(start, again)
+	if d := w.giveUp.After; d > 0 {
+		if w.quit != nil {
+			w.quit.Stop()
+		}
+		cancel := w.cancel
+		w.quit = time.AfterFunc(d, func() { cancel(errGaveUp) })
+	}
+}
+
+// done forgets the request that ended.
+func (w *Worker) done() {
+	if w.quit != nil {
+		w.quit.Stop()
+	}
+	w.rec, w.wd, w.conn, w.quit, w.cancel, w.giveUp = nil, nil, nil, nil, nil, GiveUp{}
 }
 
 // open sends the request and returns its response when it is a 200 of the
