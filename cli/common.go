@@ -64,16 +64,24 @@ func checkCommon(fs *flag.FlagSet) error {
 }
 
 // registerWide registers --wide on a command that draws the terminal table.
-func (o *RunOptions) registerWide(fs *flag.FlagSet) {
-	fs.BoolVar(&o.Wide, "wide", false, "draw the terminal table as wide as its content, not fitted to the terminal's width")
+func (o *RunOptions) registerWide(fs *flag.FlagSet) { registerWide(fs, &o.Wide) }
+
+// registerWide registers --wide on any command that draws terminal tables
+// (run, report, compare, board): one flag, one meaning.
+func registerWide(fs *flag.FlagSet, wide *bool) {
+	fs.BoolVar(wide, "wide", false, "draw the terminal table as wide as its content, not fitted to the terminal's width")
 }
 
 // tableWidth is the width the terminal table is fitted to: the terminal's,
 // reporters.DefaultWidth when stdout is not a terminal (or its width is
 // unknown), 0 (as wide as the content) with --wide.
-func tableWidth(env *Env, o *RunOptions) int {
+func tableWidth(env *Env, o *RunOptions) int { return fitWidth(env, o.Wide) }
+
+// fitWidth is the width every command's terminal tables are fitted to (see
+// tableWidth).
+func fitWidth(env *Env, wide bool) int {
 	switch {
-	case o.Wide:
+	case wide:
 		return 0
 	case env.StdoutIsTerminal && env.StdoutColumns > 0:
 		return env.StdoutColumns

@@ -8,6 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
+	"github.com/runnerbench/runner/internal/render/termtable"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -35,8 +36,8 @@ func TestTableFitsItsWidth(t *testing.T) {
 	if err := WriteTable(&wide, r, TableOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if widest(wide.Bytes()) < 300 {
-		t.Fatalf("the wide table is %d columns: the test needs the wide check", widest(wide.Bytes()))
+	if termtable.Widest(wide.Bytes()) < 300 {
+		t.Fatalf("the wide table is %d columns: the test needs the wide check", termtable.Widest(wide.Bytes()))
 	}
 	for _, width := range []int{72, DefaultWidth, 140} {
 		var b bytes.Buffer
@@ -110,23 +111,4 @@ func cells(out, label string) int {
 		}
 	}
 	return n
-}
-
-func TestWrapText(t *testing.T) {
-	for _, c := range []struct {
-		in    string
-		limit int
-		want  string
-	}{
-		{"a bb ccc dddd", 6, "a bb\nccc\ndddd"},
-		{"abcdefghij", 4, "abcd\nefgh\nij"},
-		{"x  y", 10, "x y"},
-	} {
-		if got := wrapText(c.in, c.limit); got != c.want {
-			t.Errorf("wrapText(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
-		}
-	}
-	if got := wrapHeaders([]string{"TTFT p95 (ms)", "Level"}); got[0] != "TTFT p95\n(ms)" || got[1] != "Level" {
-		t.Errorf("wrapHeaders: %q", got)
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/internal/mdtext"
+	"github.com/runnerbench/runner/internal/render/mdtable"
 	"github.com/runnerbench/runner/reporters/compare"
 	"github.com/runnerbench/runner/result"
 )
@@ -154,31 +155,13 @@ func mdMeasured(c *result.CheckOutcome) string {
 	return s
 }
 
-// writeMDTable writes a GFM table; the first textCols columns are left-aligned
-// text, the rest right-aligned numbers. Cells must already be escaped.
+// writeMDTable writes a GFM table (the kit's); the first textCols columns
+// are left-aligned text, the rest right-aligned numbers. Cells must already
+// be escaped.
 func writeMDTable(ew *errWriter, headers []string, rows [][]string, textCols int) {
-	var b strings.Builder
-	b.WriteString("|")
-	for _, h := range headers {
-		b.WriteString(" " + mdText(h) + " |")
+	if ew.err == nil {
+		ew.err = mdtable.Write(ew.w, mdtable.Columns(headers, func(i int) bool { return i >= textCols }), rows)
 	}
-	b.WriteString("\n|")
-	for i := range headers {
-		if i < textCols {
-			b.WriteString(" --- |")
-		} else {
-			b.WriteString(" ---: |")
-		}
-	}
-	b.WriteString("\n")
-	for _, row := range rows {
-		b.WriteString("|")
-		for _, c := range row {
-			b.WriteString(" " + c + " |")
-		}
-		b.WriteString("\n")
-	}
-	ew.printf("%s", b.String())
 }
 
 func mdText(s string) string { return mdtext.Text(s) }

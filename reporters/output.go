@@ -39,7 +39,9 @@ var formats = []format{
 	{FormatJSON, FileJSON, func(w io.Writer, r *result.Report, _ Options) error { return WriteJSON(w, r) }},
 	{FormatJUnit, FileJUnit, func(w io.Writer, r *result.Report, _ Options) error { return WriteJUnit(w, r) }},
 	{FormatMarkdown, FileMarkdown, func(w io.Writer, r *result.Report, _ Options) error { return WriteMarkdown(w, r) }},
-	{FormatHTML, FileHTML, func(w io.Writer, r *result.Report, o Options) error { return html.Write(w, r, o.Baseline) }},
+	{FormatHTML, FileHTML, func(w io.Writer, r *result.Report, o Options) error {
+		return html.WriteWith(w, r, html.Options{Baseline: o.Baseline, Telemetry: o.Telemetry})
+	}},
 }
 
 // Formats lists every format --report accepts, in the order they are written.
@@ -65,6 +67,9 @@ type Options struct {
 	// Baseline is the report the run was compared with (nil: none); the
 	// HTML report draws its curves beside the new ones.
 	Baseline *result.Report
+	// Telemetry is the run's telemetry reads as the HTML report draws them
+	// over time (nil: none).
+	Telemetry *html.Telemetry
 }
 
 // DefaultOutDir is where a run writes when --out is not given:

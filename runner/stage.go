@@ -47,6 +47,9 @@ func (sp *stagePlan) sweep() shape.Sweep {
 func (sp *stagePlan) levelSpec(label string, conc int, rate *float64) result.LevelSpec {
 	spec := result.LevelSpec{Label: label, Concurrency: conc, Rate: rate, SliceNs: int64(sp.st.Slices)}
 	sp.body.Describe(&spec)
+	// What a level says it asked for is what a baseline is matched by
+	// before the run (comparison.PlanWants): one rule for both.
+	spec.InputTokens, spec.OutputTokens = sp.st.Requested()
 	if slo := sp.st.SLO; slo != nil {
 		spec.SLO = &result.SLO{TTFTMs: slo.TTFTMs, TPOTMs: slo.TPOTMs, E2EMs: slo.E2EMs}
 	}

@@ -131,10 +131,10 @@ func Compile(ctx context.Context, st *scenario.LoadPlan, proto protocol.Protocol
 	return s, append(warns, s.compileDocs(ctx, cal, &s.input)...), nil
 }
 
-// Describe fills in what a level's requests are: their nominal lengths,
-// mode, turns and tools, and whether prefix-cache hits are expected.
+// Describe fills in what a level's requests are: their mode, turns and
+// tools, and whether prefix-cache hits are expected (the lengths asked for
+// are the plan's, scenario.LoadPlan.Requested).
 func (s *Stage) Describe(spec *result.LevelSpec) {
-	spec.OutputTokens = s.output.Nominal()
 	spec.Pinned = s.pinned
 	spec.Turns = s.turns
 	// Shared prefixes and multi-turn histories are cached on purpose.
@@ -142,9 +142,6 @@ func (s *Stage) Describe(spec *result.LevelSpec) {
 	spec.Tools = len(s.tools) > 0
 	if c := s.st.Cancel; c != nil {
 		spec.Cancel = &result.CancelSpec{AfterMs: float64(c.After) / float64(time.Millisecond), Tokens: c.Tokens, Share: c.Share}
-	}
-	if s.synthetic {
-		spec.InputTokens = s.input.Nominal()
 	}
 }
 
