@@ -60,6 +60,7 @@ func (b *builder) counts() {
 	p := &b.p
 	*p = result.Point{
 		Concurrency:  spec.Concurrency,
+		Users:        spec.Users,
 		InputTokens:  spec.InputTokens,
 		OutputTokens: spec.OutputTokens,
 		NRequests:    n,

@@ -79,6 +79,7 @@ type pointName struct {
 // (a latency in ms → its base name in seconds).
 var pointNames = map[string]pointName{
 	"concurrency":             {name{"runner_level_concurrency", uRequests, gauge}, 1},
+	"users":                   {name{"runner_level_users", uNone, gauge}, 1},
 	"input_tokens":            {name{"runner_level_requested_input_tokens", uTokens, gauge}, 1},
 	"output_tokens":           {name{"runner_level_requested_output_tokens", uTokens, gauge}, 1},
 	"n_requests":              {name{"runner_level_requests", uRequests, counter}, 1},

@@ -9,7 +9,8 @@ const (
 	LoadConcurrency LoadKind = "concurrency" // closed loop: streams in flight
 	LoadRate        LoadKind = "rate"        // open loop: arrivals per second
 	LoadTrace       LoadKind = "trace"       // a trace replayed on its own clock
+	LoadUsers       LoadKind = "users"       // closed loop of users who think between requests
 )
 
 // LoadKinds lists them, in the order the schema does.
-var LoadKinds = []LoadKind{LoadConcurrency, LoadRate, LoadTrace}
+var LoadKinds = []LoadKind{LoadConcurrency, LoadRate, LoadTrace, LoadUsers}

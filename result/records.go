@@ -26,6 +26,11 @@ type LevelSpec struct {
 	Concurrency int `json:"concurrency"`
 	// Rate is an open-loop level's target arrival rate (the whole level's).
 	Rate *float64 `json:"rate,omitempty"`
+	// Users is a users level's people, each holding one conversation at a
+	// time and thinking between requests (0: not a users level); ThinkMs
+	// their nominal think time (the plan's fixed value or mean).
+	Users   int     `json:"users,omitempty"`
+	ThinkMs float64 `json:"think_ms,omitempty"`
 	// InputTokens and OutputTokens are the nominal requested lengths.
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`

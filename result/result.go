@@ -113,6 +113,9 @@ type Request struct {
 	// failed, it keeps what arrived before (TTFT, chunks, counted output
 	// tokens) and its E2E is the time it was cancelled at.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Session is the session id the request carried in the stage's
+	// session_header (its conversation's nonce; "" without one).
+	Session string `json:"session,omitempty"`
 	// TraceID is the W3C trace id of the traceparent header the request
 	// carried (32 hex digits; empty when the endpoint's traceparent is off),
 	// so the request can be found in the server's traces.
@@ -195,6 +198,10 @@ type Point struct {
 	// omitted otherwise.
 	MeanInputsPerRequest *float64 `json:"mean_inputs_per_request,omitempty" expr:"mean_inputs_per_request"`
 	Turn                 int      `json:"turn,omitempty" expr:"turn"` // multi-turn per-turn points
+	// Users is a users level's people (each one conversation at a time,
+	// thinking between requests); 0 on any other level. What they kept
+	// in flight is max_in_flight.
+	Users int `json:"users,omitempty" expr:"users"`
 	// MaxInFlight is the most measured requests the level had in flight at
 	// once (from their start and end times): what a closed-loop level's
 	// concurrency label claims, and what an open-loop level actually held.
@@ -579,12 +586,23 @@ func (r *Report) StageNamed(name string) *Stage {
 // loop, with " turn=2" after it for a multi-turn stage's per-turn points, and
 // "probe 3 " before it for a capacity search's third probe. It is also the
 // key that matches a level to its baseline (a probe by its LoadLabel).
-func (p *Point) Label() string { return LevelLabel(p.Concurrency, p.Rate, p.Probe, p.Turn) }
+func (p *Point) Label() string { return p.label(p.Probe) }
 
 // LoadLabel is Label without the probe number: the load alone ("c=32",
 // "rate=4 turn=2"), which is what a search's probe has in common with the
 // baseline's probes at the same load.
-func (p *Point) LoadLabel() string { return LevelLabel(p.Concurrency, p.Rate, 0, p.Turn) }
+func (p *Point) LoadLabel() string { return p.label(0) }
+
+// label is the point's label with a search's probe number probe (0: none).
+func (p *Point) label(probe int) string {
+	if p.Users > 0 {
+		return decorate(UsersLabel(p.Users), probe, p.Turn)
+	}
+	return LevelLabel(p.Concurrency, p.Rate, probe, p.Turn)
+}
+
+// UsersLabel is a users level's label: "users=8".
+func UsersLabel(users int) string { return "users=" + itoa(users) }
 
 // LevelLabel is the one place a level's label is made (Point.Label, and the
 // engine's label for a level it is about to run): the load ("c=32" closed
@@ -595,6 +613,12 @@ func LevelLabel(concurrency int, rate *float64, probe, turn int) string {
 	if rate != nil {
 		label = "rate=" + trimFloat(*rate)
 	}
+	return decorate(label, probe, turn)
+}
+
+// decorate is a load's label as a search's probe (probe > 0) or a
+// per-turn point (turn > 0) names it.
+func decorate(label string, probe, turn int) string {
 	if probe > 0 {
 		label = "probe " + itoa(probe) + " " + label
 	}

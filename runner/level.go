@@ -268,8 +268,19 @@ func (single) prepare(lr *LevelRun, seq int) *prepared {
 	p.job, p.err = lr.sp.body.Build(lr.idx, seq, false)
 	if p.job != nil {
 		p.rec.Nonce = p.job.Nonce
+		lr.session(p, p.job.Nonce) // a request alone is a conversation of one turn
 	}
 	return p
+}
+
+// session sends p as a request of the session id (its conversation's
+// nonce) in the stage's session header, and records it; nothing without
+// a session header.
+func (lr *LevelRun) session(p *prepared, id string) {
+	if h := lr.sp.st.SessionHeader; h != "" {
+		p.headers = append(p.headers, wire.Header{Name: h, Value: id})
+		p.rec.Session = id
+	}
 }
 
 func (single) send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time) {

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"net/textproto"
 	"time"
 
 	"github.com/runnerbench/runner/protocol"
@@ -60,6 +61,13 @@ type LoadPlan struct {
 	ToolChoice protocol.ToolChoice
 	// Cancel is when the stage's requests are given up on (nil: never).
 	Cancel *Cancel
+	// Users are the users levels (each user one conversation at a time),
+	// Think how long a user waits before each request after their first
+	// (nil: not at all), SessionHeader the header that carries a
+	// conversation's session id ("": none).
+	Users         []int
+	Think         *ThinkTime
+	SessionHeader string
 
 	// Prompts is the stage's prompt set; TracePrompts a runner trace's
 	// prompt set (nil when the trace names none).
@@ -94,6 +102,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		lp.ReplayStart, lp.ReplayEnd, lp.ReplaySpeedup = r.Start.D(), r.End.D(), r.Speedup
 	}
 	lp.Cancel = st.cancel()
+	lp.Users, lp.Think, lp.SessionHeader = st.Users, st.ThinkTime, textproto.CanonicalMIMEHeaderKey(st.SessionHeader)
 	if ps != nil && ps.Trace != nil && ps.Trace.Prompts != "" {
 		lp.TracePrompts = p.PromptSet(ps.Trace.Prompts)
 	}
@@ -137,6 +146,8 @@ func (s *Stage) loadKind(ps *PromptSet) result.LoadKind {
 		return s.Search.Over
 	case len(s.Rate) > 0:
 		return result.LoadRate
+	case len(s.Users) > 0:
+		return result.LoadUsers
 	}
 	return result.LoadConcurrency
 }

@@ -65,7 +65,8 @@ func promptNeeds(p *Plan) map[string]promptNeed {
 			continue
 		}
 		turns := max(1, p.Prompts[st.Prompts].Turns)
-		levels := len(st.Concurrency) + len(st.Rate)
+		closed, _ := st.closedLevels()
+		levels := len(closed) + len(st.Rate)
 		most := 0
 		for i := range levels {
 			n := st.Requests.At(i)
@@ -74,7 +75,7 @@ func promptNeeds(p *Plan) map[string]promptNeed {
 			case st.Duration > 0 || len(st.Rate) > 0:
 				n = UnboundedHeldPrompts
 			default:
-				n = st.Concurrency[i] // the reference's single wave
+				n = closed[i] // the reference's single wave
 			}
 			most = max(most, min(n, MaxHeldPrompts)*turns)
 		}

@@ -1,11 +1,20 @@
 package scenario
 
 import (
+	"encoding/json"
+	"fmt"
 	"math"
+	"math/rand/v2"
+	"net/textproto"
+	"slices"
+	"strings"
 	"time"
+
+	"gopkg.in/yaml.v3"
 )
 
-// Traffic as people make it: requests given up on (cancel_*). Each
+// Traffic as people make it: users who think between requests and hold a
+// session each, requests given up on (cancel_*). Each
 // setting is a stage field, validated here and compiled into the
 // LoadPlan; the engine draws each request's part with the stage's seed.
 
@@ -57,5 +66,206 @@ func (v *validator) stageCancel(path string, s *Stage) {
 			at = path + ".cancel_share"
 		}
 		v.errf(at, "%s: api %s answers in one piece, with no tokens to give up after: use cancel_after (a time)", path, api)
+	}
+}
+
+// Users: a closed loop of people, each holding one conversation at a time
+// and thinking between requests.
+
+// MaxThinkTime bounds a think time (any draw is cut there).
+const MaxThinkTime = time.Hour
+
+// ThinkTime is how long a user waits before each request after their
+// first: Fixed, or drawn with the seed: uniform in [Min, Max], normal
+// (Mean, Stdev) clipped to [Min, Max] (Min at least 0), or exponential of
+// mean Exponential. In YAML a duration ("2s") or a mapping.
+type ThinkTime struct {
+	Fixed       Duration `yaml:"-" json:"-"`
+	Min         Duration `yaml:"min,omitempty" json:"min,omitempty"`
+	Max         Duration `yaml:"max,omitempty" json:"max,omitempty"`
+	Mean        Duration `yaml:"mean,omitempty" json:"mean,omitempty"`
+	Stdev       Duration `yaml:"stdev,omitempty" json:"stdev,omitempty"`
+	Exponential Duration `yaml:"exponential,omitempty" json:"exponential,omitempty"`
+}
+
+// thinkFields is ThinkTime's mapping form.
+type thinkFields struct {
+	Min         Duration `yaml:"min,omitempty" json:"min,omitempty"`
+	Max         Duration `yaml:"max,omitempty" json:"max,omitempty"`
+	Mean        Duration `yaml:"mean,omitempty" json:"mean,omitempty"`
+	Stdev       Duration `yaml:"stdev,omitempty" json:"stdev,omitempty"`
+	Exponential Duration `yaml:"exponential,omitempty" json:"exponential,omitempty"`
+}
+
+// IsFixed reports whether the think time is one duration.
+func (t ThinkTime) IsFixed() bool { return t.fields() == thinkFields{} }
+
+func (t ThinkTime) fields() thinkFields {
+	return thinkFields{t.Min, t.Max, t.Mean, t.Stdev, t.Exponential}
+}
+
+// UnmarshalYAML reads a duration or a mapping (the loader has checked a
+// mapping's keys strictly before it calls this).
+func (t *ThinkTime) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		var d Duration
+		if err := d.UnmarshalYAML(n); err != nil {
+			return err
+		}
+		*t = ThinkTime{Fixed: d}
+		return nil
+	}
+	var f thinkFields
+	if err := n.Decode(&f); err != nil {
+		return err
+	}
+	*t = ThinkTime{Min: f.Min, Max: f.Max, Mean: f.Mean, Stdev: f.Stdev, Exponential: f.Exponential}
+	return nil
+}
+
+// MarshalYAML writes a fixed think time as a duration, any other as a mapping.
+func (t ThinkTime) MarshalYAML() (any, error) {
+	if t.IsFixed() {
+		return t.Fixed.String(), nil
+	}
+	return t.fields(), nil
+}
+
+// MarshalJSON writes a fixed think time as a duration string, any other as
+// an object.
+func (t ThinkTime) MarshalJSON() ([]byte, error) {
+	if t.IsFixed() {
+		return json.Marshal(t.Fixed.String())
+	}
+	return json.Marshal(t.fields())
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (t *ThinkTime) UnmarshalJSON(b []byte) error {
+	var d Duration
+	if err := d.UnmarshalJSON(b); err == nil {
+		*t = ThinkTime{Fixed: d}
+		return nil
+	}
+	var f thinkFields
+	if err := json.Unmarshal(b, &f); err != nil {
+		return fmt.Errorf("expected a duration or an object: %w", err)
+	}
+	*t = ThinkTime{Min: f.Min, Max: f.Max, Mean: f.Mean, Stdev: f.Stdev, Exponential: f.Exponential}
+	return nil
+}
+
+// Draw draws one think time from r (a fixed one draws nothing), at most
+// MaxThinkTime.
+func (t ThinkTime) Draw(r *rand.Rand) time.Duration {
+	var d float64
+	switch {
+	case t.IsFixed():
+		return t.Fixed.D()
+	case t.Exponential > 0:
+		d = r.ExpFloat64() * float64(t.Exponential)
+	case t.Mean > 0 || t.Stdev > 0:
+		d = float64(t.Mean) + r.NormFloat64()*float64(t.Stdev)
+		d = max(d, float64(t.Min))
+		if t.Max > 0 {
+			d = min(d, float64(t.Max))
+		}
+	default:
+		d = float64(t.Min) + r.Float64()*float64(t.Max-t.Min)
+	}
+	return time.Duration(min(max(d, 0), float64(MaxThinkTime)))
+}
+
+// Nominal is the think time's mean as given: the fixed value, the mean,
+// the exponential's mean, or the uniform range's midpoint.
+func (t ThinkTime) Nominal() time.Duration {
+	switch {
+	case t.IsFixed():
+		return t.Fixed.D()
+	case t.Exponential > 0:
+		return t.Exponential.D()
+	case t.Mean > 0 || t.Stdev > 0:
+		return t.Mean.D()
+	}
+	return (t.Min.D() + t.Max.D()) / 2
+}
+
+// closedLevels are the stage's levels of a closed loop, and the label's
+// name for them: its concurrencies ("c") or its users ("users"); nil for
+// any other load.
+func (s *Stage) closedLevels() ([]int, string) {
+	if len(s.Users) > 0 {
+		return s.Users, "users"
+	}
+	if len(s.Concurrency) > 0 {
+		return s.Concurrency, "c"
+	}
+	return nil, ""
+}
+
+// stageUsers checks a users stage's levels, and what only a users stage
+// takes (think_time); session_header may go with any stage.
+func (v *validator) stageUsers(path string, s *Stage) {
+	if v.has(path + ".users") {
+		levelList(v, path+".users", "users", s.Users, func(u int) bool { return u >= 1 && u <= MaxConcurrency },
+			fmt.Sprintf("must be between 1 and %d", MaxConcurrency))
+		if s.MaxConcurrency != 0 {
+			v.errf(path+".max_concurrency", "%s: max_concurrency applies to rate (open-loop) stages only", path)
+		}
+		if s.Arrival != "" {
+			v.errf(path+".arrival", "%s: arrival applies to rate (open-loop) stages only", path)
+		}
+	}
+	if t := s.ThinkTime; t != nil {
+		if len(s.Users) == 0 {
+			v.errf(path+".think_time", "%s: think_time applies to users stages only (users: [...]): a closed loop's streams send at once, an open loop's arrivals when due", path)
+		}
+		v.thinkTime(path+".think_time", *t)
+	}
+	if h := s.SessionHeader; h != "" || v.has(path+".session_header") {
+		switch canon := textproto.CanonicalMIMEHeaderKey(h); {
+		case h == "" || strings.ContainsAny(h, " :\r\n\t") || !validToken(h):
+			v.errf(path+".session_header", "%s: session_header %q is not a header name such as x-session-id", path, h)
+		case slices.Contains(reservedHeaders, canon):
+			v.errf(path+".session_header", "%s: session_header %q is a header Runner sets itself", path, h)
+		}
+	}
+}
+
+// reservedHeaders are the headers a session id may not take the place of.
+var reservedHeaders = []string{"Authorization", "Content-Type", "Content-Length", "Accept", "Host", "Traceparent", "X-Api-Key", "Anthropic-Version"}
+
+// validToken reports whether s is an RFC 9110 token (a header name).
+func validToken(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}
+
+// thinkTime checks a think time: durations within [0, MaxThinkTime], and a
+// mapping that is one of {min, max}, {mean, stdev[, min, max]} and
+// {exponential}.
+func (v *validator) thinkTime(path string, t ThinkTime) {
+	bad := func(format string, args ...any) { v.errf(path, "%s: "+format, append([]any{path}, args...)...) }
+	for _, d := range []Duration{t.Fixed, t.Min, t.Max, t.Mean, t.Stdev, t.Exponential} {
+		if d < 0 || d.D() > MaxThinkTime {
+			bad("every duration must be between 0s and %s, got %s", Duration(MaxThinkTime), d)
+			return
+		}
+	}
+	normal := t.Mean > 0 || t.Stdev > 0
+	switch {
+	case t.Exponential > 0 && (normal || t.Min > 0 || t.Max > 0):
+		bad("give exponential alone, {min, max} (uniform) or {mean, stdev} (normal)")
+	case t.Exponential == 0 && v.has(path+".exponential"):
+		bad("exponential's mean must be longer than 0s")
+	case !t.IsFixed() && !normal && t.Exponential == 0 && t.Max <= t.Min:
+		bad("a uniform think time needs min below max, got min %s max %s", t.Min, t.Max)
+	case normal && t.Max > 0 && t.Max < t.Min:
+		bad("min %s is above max %s", t.Min, t.Max)
 	}
 }

@@ -296,6 +296,12 @@ type Stage struct {
 	Rate []float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
 	// Search looks for the highest load each target holds at, instead of a list of levels.
 	Search *Search `yaml:"search,omitempty" json:"search,omitempty"`
+	// Users levels: each of N users holds one conversation at a time (the prompt set's turns long; a new one after its last turn) and waits think_time before each request after their first. requests counts conversations.
+	Users []int `yaml:"users,omitempty" json:"users,omitempty"`
+	// ThinkTime is how long a user waits before each request after their first (users stages): a duration, or drawn with the seed: {min, max} uniform, {mean, stdev[, min, max]} normal (clipped at 0), {exponential: MEAN}.
+	ThinkTime *ThinkTime `yaml:"think_time,omitempty" json:"think_time,omitempty"`
+	// SessionHeader names a header that carries each conversation's session id (its nonce) on every request of it, for session-affine routers (e.g. x-session-id).
+	SessionHeader string `yaml:"session_header,omitempty" json:"session_header,omitempty"`
 	// Arrival is the open-loop arrival process: poisson (default), constant or gamma.
 	Arrival Arrival `yaml:"arrival,omitempty" json:"arrival,omitempty"`
 	// Burstiness is the gamma shape's inverse: 1 is Poisson, above 1 burstier.

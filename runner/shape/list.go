@@ -41,7 +41,7 @@ func For(st Stage) Sweep {
 }
 
 // listSweep measures a stage's levels as the plan lists them: its
-// concurrencies (closed loop) or its rates (open loop), in order.
+// concurrencies (closed loop), its rates (open loop) or its users, in order.
 type listSweep struct {
 	st   Stage
 	next int
@@ -57,6 +57,9 @@ func (s *listSweep) MaxConns() int {
 	for _, r := range st.Rate {
 		n = max(n, rateConns(r, st.MaxConcurrency))
 	}
+	for _, u := range st.Users {
+		n = max(n, u)
+	}
 	return n
 }
 
@@ -71,10 +74,41 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 		}
 		return s.st.rateLevel(rates[i], st.Requests.At(i), LevelSeed(st.Seed, i)), true
 	}
+	if users := st.Users; len(users) > 0 {
+		if i >= len(users) {
+			return Level{}, false
+		}
+		return s.st.usersLevel(users[i], st.Requests.At(i), i), true
+	}
 	if i >= len(st.Concurrency) {
 		return Level{}, false
 	}
 	return s.st.closedLevel(st.Concurrency[i], st.Requests.At(i)), true
+}
+
+// usersLevel is level idx of a users stage: users people sending requests
+// conversations (the stage's count for the level; by default one each,
+// unless a duration bounds the level), thinking as the stage says.
+func (s Stage) usersLevel(users, requests, idx int) Level {
+	st := s.Plan
+	spec := s.Spec(result.UsersLabel(users), 0, nil)
+	spec.Users = users
+	var think Think
+	if t := st.Think; t != nil {
+		think = Thinker(*t, st.Seed, idx)
+		spec.ThinkMs = float64(t.Nominal()) / float64(time.Millisecond)
+	}
+	if requests <= 0 && st.Duration <= 0 {
+		requests = users
+	}
+	return Level{
+		Spec:        spec,
+		Concurrency: users,
+		Requests:    requests,
+		Duration:    st.Duration,
+		Load:        Users(users, st.Ramp, think),
+		Think:       think,
+	}
 }
 
 // closedLevel is a closed-loop level of conc streams sending requests (the

@@ -114,9 +114,9 @@ func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scen
 		if st.Replicates > 1 {
 			return nil, fmt.Errorf("stage %s runs %d replicates a level: a sharded or scheduled (--start-at) run gives each level one window fixed in advance; run replicates unsharded and unscheduled", st.Name, st.Replicates)
 		}
-		n := len(st.Concurrency) + len(st.Rate)
+		n := len(st.Concurrency) + len(st.Rate) + len(st.Users)
 		if n == 0 {
-			return nil, fmt.Errorf("stage %s lists no levels (concurrency or rate): a scheduled run must know every level in advance", st.Name)
+			return nil, fmt.Errorf("stage %s lists no levels (concurrency, rate or users): a scheduled run must know every level in advance", st.Name)
 		}
 		s.first[st.Name], s.slot[st.Name], s.levels[st.Name] = at, warmup+d+drain, n
 		at = at.Add(time.Duration(n) * (warmup + d + drain))

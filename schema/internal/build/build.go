@@ -50,6 +50,7 @@ var (
 	secretType   = reflect.TypeFor[scenario.Secret]()
 	labelsType   = reflect.TypeFor[result.Labels]()
 	choiceType   = reflect.TypeFor[scenario.ToolChoice]()
+	thinkType    = reflect.TypeFor[scenario.ThinkTime]()
 )
 
 // mapper gives the plan's custom scalar types the shape they have in YAML.
@@ -77,6 +78,20 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 			OneOf: []*jsonschema.Schema{
 				count(),
 				{Type: "array", Items: count(), MinItems: ptrU64(1)},
+			},
+		}
+	case thinkType:
+		return &jsonschema.Schema{
+			Description: "A think time: a duration, {min, max} for a uniform range, {mean, stdev[, min, max]} for a normal clipped at 0, or {exponential: MEAN}; drawn with the stage's seed.",
+			OneOf: []*jsonschema.Schema{
+				mapper(durationType),
+				object(
+					"min", withDescription(mapper(durationType), "Shortest think time (uniform lower bound, or clip for a normal)."),
+					"max", withDescription(mapper(durationType), "Longest think time (uniform upper bound, or clip for a normal)."),
+					"mean", withDescription(mapper(durationType), "Mean of a normal think time."),
+					"stdev", withDescription(mapper(durationType), "Standard deviation of a normal think time."),
+					"exponential", withDescription(mapper(durationType), "Mean of an exponential think time."),
+				),
 			},
 		}
 	case durationType:
