@@ -19,8 +19,8 @@ type builder struct {
 	rec   *result.LevelRecord
 	a     *acc
 	limit int
-	turn  int     // 1-based turn of a per-turn point; 0 for the level
-	sl    *slicer // the level's time slices (nil: not sliced)
+	part  result.PartKey // which part of the level the point is (zero: the level)
+	sl    *slicer        // the level's time slices (nil: not sliced)
 	// reads are the level's telemetry reads; dropped counts those left out.
 	reads   []*result.TelemetryScrape
 	dropped int
@@ -59,22 +59,24 @@ func (b *builder) counts() {
 	wallS := b.rec.Wall().Seconds()
 	p := &b.p
 	*p = result.Point{
-		Concurrency:  spec.Concurrency,
-		Users:        spec.Users,
-		InputTokens:  spec.InputTokens,
-		OutputTokens: spec.OutputTokens,
-		NRequests:    n,
-		Completed:    a.completed,
-		Failed:       a.failed,
-		Cancelled:    a.cancelled,
-		Reconnects:   a.reconnects,
-		DurationS:    result.Round(wallS, 3),
-		NaturalStop:  !spec.Pinned,
-		Turn:         b.turn,
-		Probe:        spec.Probe,
-		Replicates:   spec.Replicates,
-		ErrorsByKind: make(map[string]int, len(a.kinds)),
-		Interrupted:  b.rec.Interrupted,
+		Concurrency:   spec.Concurrency,
+		Users:         spec.Users,
+		InputTokens:   spec.InputTokens,
+		OutputTokens:  spec.OutputTokens,
+		NRequests:     n,
+		Completed:     a.completed,
+		Failed:        a.failed,
+		Cancelled:     a.cancelled,
+		Reconnects:    a.reconnects,
+		DurationS:     result.Round(wallS, 3),
+		NaturalStop:   !spec.Pinned,
+		Turn:          b.part.Turn,
+		Model:         b.part.Model,
+		ProbeRequests: b.part.ProbeRequests,
+		Probe:         spec.Probe,
+		Replicates:    spec.Replicates,
+		ErrorsByKind:  make(map[string]int, len(a.kinds)),
+		Interrupted:   b.rec.Interrupted,
 	}
 	if spec.Rate != nil {
 		p.Rate = result.Ptr(*spec.Rate)

@@ -112,7 +112,7 @@ func matchLevel(baseline, res *result.Stage, i int) *result.Point {
 	label := p.Label()
 	for i := range baseline.Points {
 		b := &baseline.Points[i]
-		if b.Label() == label && b.Turn == p.Turn {
+		if b.Label() == label && b.Key() == p.Key() {
 			return b
 		}
 	}

@@ -148,6 +148,7 @@ var pointNames = map[string]pointName{
 var notExported = map[string]string{
 	"error":           "text (the first failure's message)",
 	"turn":            "a per-turn point's turn; only whole levels are exported",
+	"model":           "a per-model point's model; only whole levels are exported",
 	"server_counters": "the server's own counters, which it exports itself",
 	"energy_source":   "text (how the energy was obtained)",
 }

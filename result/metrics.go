@@ -495,6 +495,8 @@ func catalogueEntries() []Metric {
 		{Name: "users", Title: "Users", Unit: "users", Decimals: 0, Kind: KindLoad,
 			Aliases: []string{"num_users", "virtual_users", "vus", "sessions"},
 			Help:    "people of a users level, each holding one conversation at a time and thinking between requests (0 on other levels; what they kept in flight is max_in_flight)"},
+		{Name: "model", Title: "Model", Kind: KindLoad,
+			Help: "the model a per-model point covers (a stage whose requests spread over several: models:); empty on a level's own point"},
 		{Name: "turn", Title: "Turn", Decimals: 0, Kind: KindLoad,
 			Help: "turn of a multi-turn conversation a per-turn point covers (0: the whole level)"},
 		{Name: "max_in_flight", Title: "Peak in flight", Unit: "requests", Decimals: 0, Kind: KindClient,

@@ -58,6 +58,30 @@ type LevelSpec struct {
 	// Cancel is when the stage's users give up on requests (nil: never),
 	// so the level reports the share that did.
 	Cancel *CancelSpec `json:"cancel,omitempty"`
+	// Models are the models the stage's requests spread over (models:),
+	// in the plan's order: one point per model follows the level's.
+	Models []string `json:"models,omitempty"`
+	// Probes are the probe requests sent beside the level's load (nil:
+	// none): their point follows the level's.
+	Probes *ProbeSpec `json:"probes,omitempty"`
+}
+
+// ProbeSpec is a stage's probe requests: RatePerS of them a second, each
+// of InputTokens and OutputTokens (pinned).
+type ProbeSpec struct {
+	RatePerS     float64 `json:"rate"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+}
+
+// Spec is the spec the probe requests' point is judged against: level's,
+// with the probes' own lengths (pinned), and no cancellation, models or
+// parts of its own.
+func (ps *ProbeSpec) Spec(level LevelSpec) LevelSpec {
+	s := level
+	s.InputTokens, s.OutputTokens, s.Pinned = ps.InputTokens, ps.OutputTokens, true
+	s.Cancel, s.Models, s.Probes, s.Turns, s.SliceNs = nil, nil, nil, 0, 0
+	return s
 }
 
 // CancelSpec is when a stage's requests are given up on: AfterMs from

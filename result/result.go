@@ -113,6 +113,13 @@ type Request struct {
 	// failed, it keeps what arrived before (TTFT, chunks, counted output
 	// tokens) and its E2E is the time it was cancelled at.
 	Cancelled bool `json:"cancelled,omitempty"`
+	// Model is the model the request asked for, on a stage that spreads
+	// its requests over several (models:); "" otherwise.
+	Model string `json:"model,omitempty"`
+	// ProbeRequest marks a probe request: a small fixed request sent at a
+	// low rate beside the level's load (probe:), counted in the probe
+	// requests' point alone.
+	ProbeRequest bool `json:"probe_request,omitempty"`
 	// Session is the session id the request carried in the stage's
 	// session_header (its conversation's nonce; "" without one).
 	Session string `json:"session,omitempty"`
@@ -202,6 +209,13 @@ type Point struct {
 	// thinking between requests); 0 on any other level. What they kept
 	// in flight is max_in_flight.
 	Users int `json:"users,omitempty" expr:"users"`
+	// Model is the model a per-model point covers (a stage whose requests
+	// spread over several models: models:); "" on a level's own point.
+	Model string `json:"model,omitempty" expr:"model"`
+	// ProbeRequests marks the point of a level's probe requests (a stage's
+	// probe:): what a new user saw at the level's load, apart from it. A
+	// level-scope check reads it as probe.METRIC. Not a metric.
+	ProbeRequests bool `json:"probe_requests,omitempty" expr:"-"`
 	// MaxInFlight is the most measured requests the level had in flight at
 	// once (from their start and end times): what a closed-loop level's
 	// concurrency label claims, and what an open-loop level actually held.
@@ -593,12 +607,45 @@ func (p *Point) Label() string { return p.label(p.Probe) }
 // baseline's probes at the same load.
 func (p *Point) LoadLabel() string { return p.label(0) }
 
-// label is the point's label with a search's probe number probe (0: none).
+// label is the point's label with a search's probe number probe (0: none),
+// and its part's after it.
 func (p *Point) label(probe int) string {
 	if p.Users > 0 {
-		return decorate(UsersLabel(p.Users), probe, p.Turn)
+		return decorate(UsersLabel(p.Users), probe, p.Turn) + p.Key().suffix()
 	}
-	return LevelLabel(p.Concurrency, p.Rate, probe, p.Turn)
+	return LevelLabel(p.Concurrency, p.Rate, probe, p.Turn) + p.Key().suffix()
+}
+
+// PartKey says which part of its level a point covers: a turn of a
+// multi-turn level (" turn=2"), a model of a stage that spreads its
+// requests over several (" model=lora-a"), the probe requests beside the
+// load (" probes"); its zero value is the level itself. A part's point
+// follows its level's in the stage's points, and its label keys it (to a
+// baseline's, in compare and in the checks) as a level's does.
+type PartKey struct {
+	Turn          int
+	Model         string
+	ProbeRequests bool
+}
+
+// Key is the part of its level the point covers.
+func (p *Point) Key() PartKey {
+	return PartKey{Turn: p.Turn, Model: p.Model, ProbeRequests: p.ProbeRequests}
+}
+
+// Part reports whether the point covers a part of its level (a turn, a
+// model, the probe requests) rather than the level itself.
+func (p *Point) Part() bool { return p.Key() != PartKey{} }
+
+// suffix is what a part adds to its level's label (a turn's is decorate's).
+func (k PartKey) suffix() string {
+	switch {
+	case k.Model != "":
+		return " model=" + k.Model
+	case k.ProbeRequests:
+		return " probes"
+	}
+	return ""
 }
 
 // UsersLabel is a users level's label: "users=8".

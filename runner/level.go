@@ -267,7 +267,7 @@ func (single) prepare(lr *LevelRun, seq int) *prepared {
 	p.rec.Prompt = lr.sp.body.PromptIndex(seq)
 	p.job, p.err = lr.sp.body.Build(lr.idx, seq, false)
 	if p.job != nil {
-		p.rec.Nonce = p.job.Nonce
+		p.rec.Nonce, p.rec.Model = p.job.Nonce, p.job.Model
 		lr.session(p, p.job.Nonce) // a request alone is a conversation of one turn
 	}
 	return p

@@ -44,7 +44,7 @@ type conversations struct{}
 
 // prepare builds the first turn of conversation seq.
 func (conversations) prepare(lr *LevelRun, seq int) *prepared {
-	c := lr.sp.body.Conversation(seq)
+	c := lr.sp.body.Conversation(lr.idx, seq)
 	return lr.turn(c, 1)
 }
 
@@ -53,6 +53,7 @@ func (lr *LevelRun) turn(c *body.Conversation, t int) *prepared {
 	p := lr.newPrepared(lr.sp.body.TurnSeq(c.Seq, t))
 	p.rec.Turn, p.rec.Nonce, p.conv = t, c.Nonce, c
 	p.job, p.err = lr.sp.body.Turn(lr.idx, c, t)
+	p.rec.Model = c.Model
 	lr.session(p, c.Nonce)
 	return p
 }

@@ -68,6 +68,9 @@ type LoadPlan struct {
 	Users         []int
 	Think         *ThinkTime
 	SessionHeader string
+	// Models are the model names the requests spread over, by weight (nil:
+	// the endpoint's model alone).
+	Models []ModelWeight
 
 	// Prompts is the stage's prompt set; TracePrompts a runner trace's
 	// prompt set (nil when the trace names none).
@@ -102,6 +105,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		lp.ReplayStart, lp.ReplayEnd, lp.ReplaySpeedup = r.Start.D(), r.End.D(), r.Speedup
 	}
 	lp.Cancel = st.cancel()
+	lp.Models = st.models()
 	lp.Users, lp.Think, lp.SessionHeader = st.Users, st.ThinkTime, textproto.CanonicalMIMEHeaderKey(st.SessionHeader)
 	if ps != nil && ps.Trace != nil && ps.Trace.Prompts != "" {
 		lp.TracePrompts = p.PromptSet(ps.Trace.Prompts)

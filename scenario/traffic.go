@@ -269,3 +269,74 @@ func (v *validator) thinkTime(path string, t ThinkTime) {
 		bad("min %s is above max %s", t.Min, t.Max)
 	}
 }
+
+// Models: one stage's requests spread over several model names.
+
+// MaxModels bounds a stage's models.
+const MaxModels = 64
+
+// ModelWeight is one model a stage's requests go to, and its weight: the
+// share of requests it takes is its weight over the weights' sum.
+type ModelWeight struct {
+	// Name is the model name sent (a LoRA adapter's, or a model's behind a router).
+	Name string `yaml:"name" json:"name"`
+	// Weight is the model's relative share of the requests. Default 1.
+	Weight *float64 `yaml:"weight,omitempty" json:"weight,omitempty"`
+}
+
+// Share is the model's weight (1 when unset).
+func (m ModelWeight) Share() float64 {
+	if m.Weight == nil {
+		return 1
+	}
+	return *m.Weight
+}
+
+// models are the stage's models with their weights defaulted (nil: none).
+func (s *Stage) models() []ModelWeight {
+	var out []ModelWeight
+	for _, m := range s.Models {
+		if m == nil {
+			continue
+		}
+		w := m.Share()
+		out = append(out, ModelWeight{Name: m.Name, Weight: &w})
+	}
+	return out
+}
+
+// stageModels checks models: 1 to MaxModels, each a name shown in reports
+// (one line, no bidirectional override), unique, with a weight ≥ 0 (not all 0).
+func (v *validator) stageModels(path string, s *Stage) {
+	mp := path + ".models"
+	if s.Models == nil {
+		return
+	}
+	if len(s.Models) == 0 || len(s.Models) > MaxModels {
+		v.errf(mp, "%s: models lists %d models: give 1 to %d", mp, len(s.Models), MaxModels)
+		return
+	}
+	seen, total, bad := map[string]int{}, 0.0, false
+	for i, m := range s.Models {
+		ip := fmt.Sprintf("%s[%d]", mp, i)
+		if m == nil || strings.TrimSpace(m.Name) == "" {
+			v.errf(ip, "%s: missing name", ip)
+			continue
+		}
+		v.name(ip+".name", m.Name)
+		if j, dup := seen[m.Name]; dup {
+			v.errf(ip+".name", "%s: duplicate model %q (also models[%d])", ip, m.Name, j)
+		}
+		seen[m.Name] = i
+		w := m.Share()
+		if !(w >= 0) || math.IsInf(w, 0) {
+			v.errf(ip+".weight", "%s: weight must be a number ≥ 0, got %g", ip, w)
+			bad = true
+			continue
+		}
+		total += w
+	}
+	if total == 0 && !bad && len(seen) == len(s.Models) {
+		v.errf(mp, "%s: every weight is 0: no request would go anywhere", mp)
+	}
+}

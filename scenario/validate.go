@@ -447,6 +447,7 @@ func (v *validator) stage(path string, s *Stage) {
 	v.stageImages(path, s, ps)
 	v.stageTools(path, s)
 	v.stageCancel(path, s)
+	v.stageModels(path, s)
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)
 }

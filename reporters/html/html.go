@@ -474,7 +474,7 @@ func chartStage(st *result.Stage) *result.Stage {
 	}
 	var agg []result.Point
 	for _, p := range st.Points {
-		if p.Turn == 0 {
+		if !p.Part() {
 			agg = append(agg, p)
 		}
 	}

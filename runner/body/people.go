@@ -4,8 +4,8 @@ import (
 	"math/rand/v2"
 )
 
-// What people do with a request, beside what it says: whether its user
-// gives up on it (the stage's cancel_*). Each is drawn from a stream of
+// What people do with a request, beside what it says: which of the stage's
+// models it goes to (models:), whether its user gives up on it (cancel_*). Each is drawn from a stream of
 // its own, keyed by the stage's seed and the request's level and sequence
 // number, so it neither shifts a prompt's or a length's draws nor depends
 // on which worker sent the request (nor on the shard).
@@ -13,6 +13,7 @@ import (
 // Streams of draws, one per decision, told apart in the PCG's first word.
 const (
 	cancelStream = 0x63616e63656c0000 // "cancel"
+	modelStream  = 0x6d6f64656c000000 // "model"
 )
 
 // draws is request (level, seq)'s stream of draws for one decision.
@@ -49,4 +50,30 @@ func (s *Stage) giveUp(j *Job, level, seq int) {
 	if j.MaxTokens >= 2 {
 		j.GiveUpTokens = 1 + r.IntN(j.MaxTokens-1)
 	}
+}
+
+// model is the model request (level, seq) asks for: the endpoint's, or one
+// of the stage's models drawn by weight (a conversation's from its own
+// sequence number, so every turn goes to the same model).
+func (s *Stage) modelFor(level, seq int) string {
+	ms := s.st.Models
+	if len(ms) == 0 {
+		return s.model
+	}
+	total := 0.0
+	for _, m := range ms {
+		total += m.Share()
+	}
+	x := s.draws(modelStream, level, seq).Float64() * total
+	for _, m := range ms {
+		if x -= m.Share(); x < 0 {
+			return m.Name
+		}
+	}
+	for i := len(ms) - 1; i >= 0; i-- { // x hit the total's rounding: the last weighted model
+		if ms[i].Share() > 0 {
+			return ms[i].Name
+		}
+	}
+	return s.model
 }
