@@ -451,6 +451,9 @@ type Point struct {
 type LevelEnv struct {
 	Point
 	Baseline *Point `expr:"baseline"`
+	// Probe is the level's probe requests' point (a stage's probe:), read
+	// as probe.METRIC; nil on a stage without probes.
+	Probe *Point `expr:"probe"`
 	// Worse is worse(metric, pct): whether the metric is significantly worse
 	// than the baseline's, by more than pct percent (Comparison.Fails). It
 	// errs without a baseline, as reading baseline.* does.

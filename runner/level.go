@@ -48,8 +48,13 @@ type LevelRun struct {
 	done, failed atomic.Int64
 	outTok       atomic.Int64
 	capWaits     atomic.Int64 // open-loop arrivals that waited for a max_concurrency slot
-	inFlight     atomic.Int64 // measured requests on the wire now
-	peak         atomic.Int64 // the most there were at once
+	// probeSeq numbers the level's probe requests (the probe stream's
+	// goroutine alone counts them); probing is the stream of the replicate
+	// under way (nil: none).
+	probeSeq int
+	probing  *probes
+	inFlight atomic.Int64 // measured requests on the wire now
+	peak     atomic.Int64 // the most there were at once
 
 	itlMu   sync.Mutex
 	itl     result.ITL  // every measured inter-token gap of the level
@@ -154,6 +159,7 @@ func (lr *LevelRun) Begin() {
 		lr.grace = time.AfterFunc(time.Until(cutAt), func() { lr.cancel(wire.Interrupt(why)) })
 	}
 	lr.stopProg = lr.e.progress(lr)
+	lr.probing = lr.startProbes()
 }
 
 // prepared is a measured request built and waiting to be sent.
@@ -221,6 +227,20 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 			lr.cancel(wire.Interrupt("stopped: the endpoint does not serve the stage's API"))
 		}
 	}
+	lr.lateBy(rec, due)
+	lr.done.Add(1)
+	switch {
+	case rec.OK:
+		lr.outTok.Add(int64(rec.OutputTokens))
+	case !rec.Cancelled:
+		lr.failed.Add(1)
+	}
+	lr.sink.Request(rec)
+}
+
+// lateBy records how late rec went out against due, and, in open loop,
+// the latencies a user arriving on schedule saw.
+func (lr *LevelRun) lateBy(rec *result.Request, due time.Time) {
 	late := wire.Ms(rec.Start.Sub(due))
 	rec.DispatchLagMs = max(0, late)
 	if lr.lvl.Spec.Rate != nil && !rec.Start.IsZero() {
@@ -230,14 +250,6 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 			rec.TTFTFromScheduleMs = result.Ptr(*rec.TTFTMs + late)
 		}
 	}
-	lr.done.Add(1)
-	switch {
-	case rec.OK:
-		lr.outTok.Add(int64(rec.OutputTokens))
-	case !rec.Cancelled:
-		lr.failed.Add(1)
-	}
-	lr.sink.Request(rec)
 }
 
 // enter counts a measured request going on the wire, for the level's live
@@ -366,6 +378,7 @@ func (lr *LevelRun) measure(rec *result.LevelRecord) {
 			lr.Begin() // a dispatcher that sent nothing
 		}
 		end := time.Now()
+		lr.probing.end() // the load is done: no probe after it, the last ones finish
 		if lr.grace != nil {
 			lr.grace.Stop()
 		}

@@ -110,6 +110,7 @@ func (p *Plan) ApplyDefaults() {
 			w := DefaultWarmup
 			s.Warmup = &w
 		}
+		s.Probe.applyDefaults(streams(s.API))
 		if s.Temperature == nil {
 			t := 0.0
 			s.Temperature = &t

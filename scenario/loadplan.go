@@ -71,6 +71,8 @@ type LoadPlan struct {
 	// Models are the model names the requests spread over, by weight (nil:
 	// the endpoint's model alone).
 	Models []ModelWeight
+	// Probe is the probe requests sent beside each level's load (nil: none).
+	Probe *Probe
 
 	// Prompts is the stage's prompt set; TracePrompts a runner trace's
 	// prompt set (nil when the trace names none).
@@ -105,7 +107,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		lp.ReplayStart, lp.ReplayEnd, lp.ReplaySpeedup = r.Start.D(), r.End.D(), r.Speedup
 	}
 	lp.Cancel = st.cancel()
-	lp.Models = st.models()
+	lp.Models, lp.Probe = st.models(), st.Probe
 	lp.Users, lp.Think, lp.SessionHeader = st.Users, st.ThinkTime, textproto.CanonicalMIMEHeaderKey(st.SessionHeader)
 	if ps != nil && ps.Trace != nil && ps.Trace.Prompts != "" {
 		lp.TracePrompts = p.PromptSet(ps.Trace.Prompts)

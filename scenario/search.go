@@ -228,6 +228,9 @@ func (v *validator) compileTargets(i int, st *Stage) {
 			v.exprError(tp, ScopeLevel, err)
 			continue
 		}
+		if readsIdent(t.Program.Node(), "probe") {
+			v.errf(tp, "%s: a search target cannot read probe: give it a level check (probe.ttft_p95_ms < ...) instead", tp)
+		}
 		if readsIdent(t.Program.Node(), "baseline") {
 			v.errf(tp, "%s: a search target cannot read baseline: the search decides while it runs (compare capacities in a stage check: capacity[%q] >= baseline.capacity[%q])", tp, t.Name, t.Name)
 		}

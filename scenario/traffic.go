@@ -340,3 +340,74 @@ func (v *validator) stageModels(path string, s *Stage) {
 		v.errf(mp, "%s: every weight is 0: no request would go anywhere", mp)
 	}
 }
+
+// Probe requests: a low-rate stream of small fixed requests beside the load.
+
+// Probe defaults and bounds.
+const (
+	DefaultProbeRate         = 1.0
+	DefaultProbeInputTokens  = 32
+	DefaultProbeOutputTokens = 16
+	// MaxProbeRate bounds the probe stream: more a second is load, not a probe.
+	MaxProbeRate = 100.0
+)
+
+// Probe is a stage's probe requests: Rate a second (evenly spaced, the first
+// half a gap after each level's window opens), each a synthetic prompt of
+// InputTokens and a pinned answer of OutputTokens, sent beside the level's
+// load and reported apart from it.
+type Probe struct {
+	// Rate is the probes a second. Default 1; at most 100.
+	Rate float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
+	// InputTokens is each probe's prompt length. Default 32.
+	InputTokens int `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty"`
+	// OutputTokens is each probe's answer length, pinned (ignore_eos). Default 16 (none for an API that is not streamed).
+	OutputTokens int `yaml:"output_tokens,omitempty" json:"output_tokens,omitempty"`
+}
+
+// applyDefaults fills the probe's unset fields (nothing for no probe);
+// streamed says whether the stage's API has output tokens.
+func (p *Probe) applyDefaults(streamed bool) {
+	if p == nil {
+		return
+	}
+	if p.Rate == 0 {
+		p.Rate = DefaultProbeRate
+	}
+	if p.InputTokens == 0 {
+		p.InputTokens = DefaultProbeInputTokens
+	}
+	if p.OutputTokens == 0 && streamed {
+		p.OutputTokens = DefaultProbeOutputTokens
+	}
+}
+
+// stageProbe checks a stage's probe block.
+func (v *validator) stageProbe(path string, s *Stage) {
+	p := s.Probe
+	if p == nil {
+		return
+	}
+	pp := path + ".probe"
+	if !(p.Rate >= 0 && p.Rate <= MaxProbeRate) || (p.Rate == 0 && v.has(pp+".rate")) {
+		v.errf(pp+".rate", "%s: rate must be above 0 and at most %g probes a second (a probe stream is light: more is load), got %g", pp, MaxProbeRate, p.Rate)
+	}
+	for _, f := range []struct {
+		key string
+		n   int
+	}{{"input_tokens", p.InputTokens}, {"output_tokens", p.OutputTokens}} {
+		if f.n < 0 || f.n > MaxTokens || (f.n == 0 && v.has(pp+"."+f.key)) {
+			v.errf(pp+"."+f.key, "%s: %s must be between 1 and %d, got %d", pp, f.key, MaxTokens, f.n)
+		}
+	}
+	api := s.API
+	if api == "" {
+		api = DefaultAPI
+	}
+	switch {
+	case scoresDocuments(api):
+		v.errf(pp, "%s: api %s scores documents against a query: a probe is one small prompt alone, which it does not take", pp, api)
+	case p.OutputTokens > 0 && !streams(api):
+		v.errf(pp+".output_tokens", "%s: api %s answers in one piece, with no output tokens to ask for", pp, api)
+	}
+}

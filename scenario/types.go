@@ -300,6 +300,8 @@ type Stage struct {
 	Users []int `yaml:"users,omitempty" json:"users,omitempty"`
 	// ThinkTime is how long a user waits before each request after their first (users stages): a duration, or drawn with the seed: {min, max} uniform, {mean, stdev[, min, max]} normal (clipped at 0), {exponential: MEAN}.
 	ThinkTime *ThinkTime `yaml:"think_time,omitempty" json:"think_time,omitempty"`
+	// Probe sends small fixed requests at a low rate beside each level's load, reported apart (a point of their own; checks read them as probe.METRIC): what a new user sees while the server is at this load.
+	Probe *Probe `yaml:"probe,omitempty" json:"probe,omitempty"`
 	// Models spreads the stage's requests over several model names (LoRA adapters, or models behind one router), each drawn with the seed by its weight (a conversation keeps its model); one point per model follows each level's. Default: the endpoint's model alone.
 	Models []*ModelWeight `yaml:"models,omitempty" json:"models,omitempty"`
 	// SessionHeader names a header that carries each conversation's session id (its nonce) on every request of it, for session-affine routers (e.g. x-session-id).

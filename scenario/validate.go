@@ -448,6 +448,7 @@ func (v *validator) stage(path string, s *Stage) {
 	v.stageTools(path, s)
 	v.stageCancel(path, s)
 	v.stageModels(path, s)
+	v.stageProbe(path, s)
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)
 }

@@ -117,7 +117,7 @@ func Compile(ctx context.Context, st *scenario.LoadPlan, proto protocol.Protocol
 	}
 	if ps.Synthetic == nil {
 		s.loaded = ps.Loaded
-		return s, s.compileDocs(ctx, cal, nil), nil
+		return s, append(s.probeSizer(ctx, cal), s.compileDocs(ctx, cal, nil)...), nil
 	}
 	s.synthetic = true
 	s.input = ps.Synthetic.InputTokens
@@ -145,6 +145,9 @@ func (s *Stage) Describe(spec *result.LevelSpec) {
 	spec.Tools = len(s.tools) > 0
 	if c := s.st.Cancel; c != nil {
 		spec.Cancel = &result.CancelSpec{AfterMs: float64(c.After) / float64(time.Millisecond), Tokens: c.Tokens, Share: c.Share}
+	}
+	if pr := s.st.Probe; pr != nil {
+		spec.Probes = &result.ProbeSpec{RatePerS: pr.Rate, InputTokens: pr.InputTokens, OutputTokens: pr.OutputTokens}
 	}
 	for _, m := range s.st.Models {
 		if m.Share() > 0 { // a model of weight 0 takes no request: no point

@@ -1,7 +1,11 @@
 package body
 
 import (
+	"context"
 	"math/rand/v2"
+
+	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/runner/synth"
 )
 
 // What people do with a request, beside what it says: which of the stage's
@@ -76,4 +80,41 @@ func (s *Stage) modelFor(level, seq int) string {
 		}
 	}
 	return s.model
+}
+
+// Probe makes probe request n of a level: a synthetic prompt of the
+// stage's probe input length led by its nonce, and a pinned answer of its
+// output length, whatever the stage's own prompts and mode (a probe is the
+// same small request at every load). Its images, tools and batch are none.
+func (s *Stage) Probe(n int) (*Job, error) {
+	pr := s.st.Probe
+	j := &Job{Nonce: s.nonces.Next(), MaxTokens: pr.OutputTokens}
+	words := synth.ReferenceWords(pr.InputTokens)
+	if s.sizer != nil {
+		words = s.sizer.Words(pr.InputTokens)
+	}
+	b, err := s.proto.Encode(protocol.Request{
+		Model: s.model, MaxTokens: j.MaxTokens, Temperature: s.temp, Pinned: true,
+		Extra: s.extra, Text: synth.LeadNonce(j.Nonce, synth.Filler(words)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	j.Body = b
+	return j, nil
+}
+
+// probeSizer calibrates the probes' prompts on the server's tokenizer when
+// the stage's own prompts need no sizing (a prompt file): a probe is sized
+// in the server's tokens whatever the stage sends. Its warning, if any.
+func (s *Stage) probeSizer(ctx context.Context, cal *Calibrator) []string {
+	if s.st.Probe == nil || s.sizer != nil {
+		return nil
+	}
+	sz, w := cal.Sizer(ctx, s.proto, false)
+	s.sizer = sz
+	if w == "" {
+		return nil
+	}
+	return []string{w}
 }

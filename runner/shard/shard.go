@@ -70,6 +70,9 @@ func NewSharding(part result.Shard, startAt time.Time, warmup, drain time.Durati
 		if c := st.MaxConcurrency; c > 0 && c < part.Count {
 			return nil, fmt.Errorf("stage %s: max_concurrency %d cannot be split over %d shards (each shard needs a cap of at least 1)", st.Name, c, part.Count)
 		}
+		if st.Probe != nil && part.Count > 1 {
+			return nil, fmt.Errorf("stage %s sends probe requests: a sharded run cannot send them (each shard would probe a server the others load, and their probes would not add up to one stream); run the probes unsharded, or leave probe: out of the sharded plan", st.Name)
+		}
 	}
 	return &Sharding{Part: part, Timetable: tt, Key: key}, nil
 }

@@ -78,3 +78,31 @@ func TestCutThroughSplit(t *testing.T) {
 		t.Fatalf("replay cut: %v", err)
 	}
 }
+
+// TestTrafficShards: what a sharded run splits of people's traffic and
+// what it refuses. A users stage's levels are scheduled like any listed
+// level's, and its users are shared out as streams are; probe requests are
+// refused with one error naming the stage; unsharded and scheduled, they run.
+func TestTrafficShards(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	users := &scenario.Stage{Name: "u", Users: []int{5, 8}, Duration: scenario.Duration(time.Second)}
+	tt, err := NewTimetable(at, 0, 0, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{users}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tt.Slot("u", 1); !ok {
+		t.Error("no slot for a users stage's second level")
+	}
+	lvl := shape.Level{Spec: result.LevelSpec{Label: "users=5", Users: 5}, Concurrency: 5, Load: shape.Users(5, 0, nil), Duration: time.Second}
+	if err := cut(&lvl, result.Shard{Index: 0, Count: 2}); err != nil || lvl.Concurrency != 3 || lvl.Load.Conns() != 3 {
+		t.Errorf("shard 0 of 2 of 5 users: %d users (%v)", lvl.Concurrency, err)
+	}
+	probed := &scenario.Stage{Name: "p", Concurrency: []int{4}, Duration: scenario.Duration(time.Second), Probe: &scenario.Probe{Rate: 1}}
+	plans := (&scenario.Plan{}).LoadPlans([]*scenario.Stage{probed})
+	if _, err := NewSharding(result.Shard{Index: 0, Count: 2}, at, 0, 0, "k", plans); err == nil || !strings.Contains(err.Error(), "stage p sends probe requests") {
+		t.Errorf("a sharded stage with probes: %v", err)
+	}
+	if _, err := NewSharding(result.Shard{Index: 0, Count: 1}, at, 0, 0, "k", plans); err != nil {
+		t.Errorf("a scheduled, unsharded stage with probes: %v", err)
+	}
+}
