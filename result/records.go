@@ -26,6 +26,10 @@ type LevelSpec struct {
 	Concurrency int `json:"concurrency"`
 	// Rate is an open-loop level's target arrival rate (the whole level's).
 	Rate *float64 `json:"rate,omitempty"`
+	// Series is the rate or concurrency a series level follows over its
+	// window (nil: a steady load); Rate is then its mean rate, Concurrency
+	// its most streams.
+	Series *Series `json:"series,omitempty"`
 	// Users is a users level's people, each holding one conversation at a
 	// time and thinking between requests (0: not a users level); ThinkMs
 	// their nominal think time (the plan's fixed value or mean).

@@ -209,6 +209,11 @@ type Point struct {
 	// thinking between requests); 0 on any other level. What they kept
 	// in flight is max_in_flight.
 	Users int `json:"users,omitempty" expr:"users"`
+	// Series is the rate or concurrency a series level followed (nil: a
+	// steady load): its label names the level, its slices say what it asked
+	// for over each window. Rate is its mean rate, Concurrency its most
+	// streams. Not a metric.
+	Series *Series `json:"series,omitempty" expr:"-"`
 	// Model is the model a per-model point covers (a stage whose requests
 	// spread over several models: models:); "" on a level's own point.
 	Model string `json:"model,omitempty" expr:"model"`
@@ -613,6 +618,9 @@ func (p *Point) LoadLabel() string { return p.label(0) }
 // label is the point's label with a search's probe number probe (0: none),
 // and its part's after it.
 func (p *Point) label(probe int) string {
+	if p.Series != nil {
+		return decorate(p.Series.Label(), probe, p.Turn) + p.Key().suffix()
+	}
 	if p.Users > 0 {
 		return decorate(UsersLabel(p.Users), probe, p.Turn) + p.Key().suffix()
 	}
