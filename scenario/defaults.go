@@ -111,6 +111,9 @@ func (p *Plan) ApplyDefaults() {
 			s.Warmup = &w
 		}
 		s.Probe.applyDefaults(streams(s.API))
+		if s.Series != nil && s.Slices == 0 {
+			s.Slices = Duration(s.Series.defaultSlices())
+		}
 		if s.Temperature == nil {
 			t := 0.0
 			s.Temperature = &t

@@ -73,6 +73,9 @@ type LoadPlan struct {
 	Models []ModelWeight
 	// Probe is the probe requests sent beside each level's load (nil: none).
 	Probe *Probe
+	// Series is the rate or concurrency a series stage's one level follows
+	// (nil: none); Duration is then its length.
+	Series *result.Series
 
 	// Prompts is the stage's prompt set; TracePrompts a runner trace's
 	// prompt set (nil when the trace names none).
@@ -108,6 +111,10 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 	}
 	lp.Cancel = st.cancel()
 	lp.Models, lp.Probe = st.models(), st.Probe
+	if st.Series != nil {
+		lp.Series = st.Series.Compiled()
+		lp.Duration = lp.Series.Duration()
+	}
 	lp.Users, lp.Think, lp.SessionHeader = st.Users, st.ThinkTime, textproto.CanonicalMIMEHeaderKey(st.SessionHeader)
 	if ps != nil && ps.Trace != nil && ps.Trace.Prompts != "" {
 		lp.TracePrompts = p.PromptSet(ps.Trace.Prompts)
@@ -150,6 +157,8 @@ func (s *Stage) loadKind(ps *PromptSet) result.LoadKind {
 		return result.LoadTrace
 	case s.Search != nil:
 		return s.Search.Over
+	case s.Series != nil:
+		return s.Series.Over
 	case len(s.Rate) > 0:
 		return result.LoadRate
 	case len(s.Users) > 0:

@@ -122,6 +122,9 @@ func (d *decoder) decodePerLevel(n *yaml.Node, v reflect.Value, path string, dep
 // c=32; refusing it is the only way the label stays what ran. (Someone who
 // wants 20 requests at 20 streams writes concurrency 20.)
 func (v *validator) stageRequests(path string, s *Stage) {
+	if s.Series != nil {
+		return // a series is one level of its own length (stageSeries)
+	}
 	rp := path + ".requests"
 	r := s.Requests
 	levels, load := len(s.Concurrency), "concurrency"

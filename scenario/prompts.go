@@ -67,12 +67,15 @@ func promptNeeds(p *Plan) map[string]promptNeed {
 		turns := max(1, p.Prompts[st.Prompts].Turns)
 		closed, _ := st.closedLevels()
 		levels := len(closed) + len(st.Rate)
+		if st.Series != nil {
+			levels = 1
+		}
 		most := 0
 		for i := range levels {
 			n := st.Requests.At(i)
 			switch {
 			case n > 0:
-			case st.Duration > 0 || len(st.Rate) > 0:
+			case st.Duration > 0 || len(st.Rate) > 0 || st.Series != nil:
 				n = UnboundedHeldPrompts
 			default:
 				n = closed[i] // the reference's single wave

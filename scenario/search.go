@@ -82,10 +82,10 @@ const (
 	searchProbesWithTimeCap = MaxLevels
 )
 
-// OpenLoop reports whether the stage's load is open loop: a rate list, or a
-// search over rate.
+// OpenLoop reports whether the stage's load is open loop: a rate list, a
+// search over rate, or a series of rates.
 func (s *Stage) OpenLoop() bool {
-	return len(s.Rate) > 0 || (s.Search != nil && s.Search.Over == OverRate)
+	return len(s.Rate) > 0 || (s.Search != nil && s.Search.Over == OverRate) || (s.Series != nil && s.Series.Over == OverRate)
 }
 
 // applyDefaults fills the search's unset fields.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/runnerbench/runner/result"
 )
 
 // Traffic as people make it: users who think between requests and hold a
@@ -410,4 +412,198 @@ func (v *validator) stageProbe(path string, s *Stage) {
 	case p.OutputTokens > 0 && !streams(api):
 		v.errf(pp+".output_tokens", "%s: api %s answers in one piece, with no output tokens to ask for", pp, api)
 	}
+}
+
+// Load that changes over a level: a stage's series:.
+
+// Series limits.
+const (
+	MaxSeriesPieces   = 1000
+	MinSeriesPiece    = time.Second
+	MaxSeriesDuration = 24 * time.Hour
+)
+
+// Series is a rate or a concurrency that follows a series over one level
+// instead of a list of levels: exactly one of Linear, Exponential, Steps
+// and Pieces.
+type Series struct {
+	// Over is what the series sets: rate (open loop, requests/s) or concurrency (closed loop, streams).
+	Over Over `yaml:"over" json:"over"`
+	// Linear goes from from to to over duration, linearly.
+	Linear *SeriesRamp `yaml:"linear,omitempty" json:"linear,omitempty"`
+	// Exponential goes from from to to over duration, by the same factor every second.
+	Exponential *SeriesRamp `yaml:"exponential,omitempty" json:"exponential,omitempty"`
+	// Steps holds from, then from + step, ... up to to, each for duration.
+	Steps *SeriesSteps `yaml:"steps,omitempty" json:"steps,omitempty"`
+	// Pieces holds each load for its duration, in order.
+	Pieces []*SeriesPiece `yaml:"pieces,omitempty" json:"pieces,omitempty"`
+}
+
+// SeriesRamp is a ramp from From to To over Duration.
+type SeriesRamp struct {
+	From     float64  `yaml:"from" json:"from"`
+	To       float64  `yaml:"to" json:"to"`
+	Duration Duration `yaml:"duration" json:"duration"`
+}
+
+// SeriesSteps holds From, From + Step, ... up to To, each for Duration.
+type SeriesSteps struct {
+	From     float64  `yaml:"from" json:"from"`
+	To       float64  `yaml:"to" json:"to"`
+	Step     float64  `yaml:"step" json:"step"`
+	Duration Duration `yaml:"duration" json:"duration"`
+}
+
+// SeriesPiece holds Load for Duration.
+type SeriesPiece struct {
+	Duration Duration `yaml:"duration" json:"duration"`
+	Load     float64  `yaml:"load" json:"load"`
+}
+
+// Compiled is the series as the engine and the reports read it.
+func (s *Series) Compiled() *result.Series {
+	out := &result.Series{Over: s.Over}
+	ramp := func(r *SeriesRamp, exp bool) {
+		out.Pieces = []result.SeriesPiece{{DurationS: r.Duration.D().Seconds(), From: r.From, To: r.To, Exponential: exp && r.From != r.To}}
+	}
+	switch {
+	case s.Linear != nil:
+		out.Shape = "linear"
+		ramp(s.Linear, false)
+	case s.Exponential != nil:
+		out.Shape = "exponential"
+		ramp(s.Exponential, true)
+	case s.Steps != nil:
+		out.Shape = "steps"
+		st := s.Steps
+		for i := 0; i < MaxSeriesPieces && st.Step > 0; i++ {
+			v := st.From + float64(i)*st.Step
+			if v > st.To+1e-9*math.Abs(st.To) {
+				break
+			}
+			out.Pieces = append(out.Pieces, result.SeriesPiece{DurationS: st.Duration.D().Seconds(), From: v, To: v})
+		}
+	default:
+		out.Shape = "pieces"
+		for _, p := range s.Pieces {
+			if p != nil {
+				out.Pieces = append(out.Pieces, result.SeriesPiece{DurationS: p.Duration.D().Seconds(), From: p.Load, To: p.Load})
+			}
+		}
+	}
+	return out
+}
+
+// stageSeries checks a series: one shape, loads within the over's limits
+// (a concurrency a whole number, an exponential's ends above 0, a peak of
+// at least 1 stream or above 0 requests/s), pieces of at least a second,
+// at most MaxSeriesPieces, at most a day in all; and the stage settings a
+// series replaces (duration, requests, replicates) left out.
+func (v *validator) stageSeries(path string, s *Stage) {
+	sr := s.Series
+	if sr == nil {
+		return
+	}
+	sp := path + ".series"
+	enum(v, sp+".over", sr.Over, Overs)
+	if sr.Over == "" {
+		v.errf(sp, "%s: missing over: rate (open loop) or concurrency (closed loop)", sp)
+	}
+	n := 0
+	for _, set := range []bool{sr.Linear != nil, sr.Exponential != nil, sr.Steps != nil, sr.Pieces != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		v.errf(sp, "%s: give exactly one of linear, exponential, steps and pieces", sp)
+		return
+	}
+	for _, f := range []string{"duration", "requests", "ramp"} {
+		if v.has(path + "." + f) {
+			v.errf(path+"."+f, "%s: %s does not apply to a series stage: the series is its one level, as long as its pieces", path, f)
+		}
+	}
+	v.seriesShape(sp, sr)
+	c := sr.Compiled()
+	if len(c.Pieces) > MaxSeriesPieces {
+		v.errf(sp, "%s: %d pieces, more than %d", sp, len(c.Pieces), MaxSeriesPieces)
+	}
+	if d := c.Duration(); d > MaxSeriesDuration {
+		v.errf(sp, "%s: %s in all, longer than %s", sp, Duration(d), Duration(MaxSeriesDuration))
+	}
+	// Steps that go down are already refused: they hold no piece at all.
+	down := sr.Steps != nil && sr.Steps.To < sr.Steps.From
+	if !down && (sr.Over == OverConcurrency && c.Peak() < 1 || sr.Over == OverRate && !(c.Peak() > 0)) {
+		v.errf(sp, "%s: the series never asks for any load (its peak is %g)", sp, c.Peak())
+	}
+}
+
+// seriesShape checks the numbers of a series' one shape.
+func (v *validator) seriesShape(sp string, sr *Series) {
+	load := func(at string, x float64, positive bool) {
+		limit, whole := MaxRate, false
+		if sr.Over == OverConcurrency {
+			limit, whole = float64(MaxConcurrency), true
+		}
+		if !(x >= 0) || x > limit || (positive && x == 0) || (whole && x != math.Trunc(x)) {
+			kind := "a rate between 0 and 100000 requests/s"
+			if whole {
+				kind = "a whole number of streams between 0 and 100000"
+			}
+			if positive {
+				kind += ", above 0 (an exponential ramp grows by a factor)"
+			}
+			v.errf(at, "%s: want %s, got %g", at, kind, x)
+		}
+	}
+	piece := func(at string, d Duration) {
+		if d.D() < MinSeriesPiece {
+			v.errf(at, "%s: a piece of the series lasts at least %s, got %s", at, Duration(MinSeriesPiece), d)
+		}
+	}
+	switch {
+	case sr.Linear != nil || sr.Exponential != nil:
+		r, name, exp := sr.Linear, ".linear", false
+		if r == nil {
+			r, name, exp = sr.Exponential, ".exponential", true
+		}
+		load(sp+name+".from", r.From, exp)
+		load(sp+name+".to", r.To, exp)
+		piece(sp+name+".duration", r.Duration)
+	case sr.Steps != nil:
+		st := sr.Steps
+		load(sp+".steps.from", st.From, false)
+		load(sp+".steps.to", st.To, false)
+		load(sp+".steps.step", st.Step, true)
+		piece(sp+".steps.duration", st.Duration)
+		if st.To < st.From {
+			v.errf(sp+".steps.to", "%s.steps: to %g is below from %g", sp, st.To, st.From)
+		}
+	default:
+		if len(sr.Pieces) == 0 {
+			v.errf(sp+".pieces", "%s: pieces list is empty", sp)
+		}
+		for i, p := range sr.Pieces {
+			ip := fmt.Sprintf("%s.pieces[%d]", sp, i)
+			if p == nil {
+				v.errf(ip, "%s: empty piece: give duration and load", ip)
+				continue
+			}
+			load(ip+".load", p.Load, false)
+			piece(ip+".duration", p.Duration)
+		}
+	}
+}
+
+// defaultSlices is a series level's slice width when the stage gives none:
+// a step's length for steps, else a twentieth of the series, in whole
+// seconds, at least MinSlice: the load asked for is seen beside the
+// latencies it gave.
+func (s *Series) defaultSlices() time.Duration {
+	if s.Steps != nil {
+		return min(MaxSlice, max(MinSlice, s.Steps.Duration.D()))
+	}
+	d := s.Compiled().Duration() / 20
+	return min(MaxSlice, max(MinSlice, d.Truncate(time.Second)))
 }

@@ -296,6 +296,8 @@ type Stage struct {
 	Rate []float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
 	// Search looks for the highest load each target holds at, instead of a list of levels.
 	Search *Search `yaml:"search,omitempty" json:"search,omitempty"`
+	// Series makes the stage one level whose rate or concurrency follows a series over time: a linear or exponential ramp, steps, or pieces of (duration, load); the level lasts as long as its pieces, and its slices (by default a twentieth of it, at least 1s; a step's length for steps) show the load asked for beside the latencies.
+	Series *Series `yaml:"series,omitempty" json:"series,omitempty"`
 	// Users levels: each of N users holds one conversation at a time (the prompt set's turns long; a new one after its last turn) and waits think_time before each request after their first. requests counts conversations.
 	Users []int `yaml:"users,omitempty" json:"users,omitempty"`
 	// ThinkTime is how long a user waits before each request after their first (users stages): a duration, or drawn with the seed: {min, max} uniform, {mean, stdev[, min, max]} normal (clipped at 0), {exponential: MEAN}.
