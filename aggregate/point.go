@@ -61,6 +61,7 @@ func (b *builder) counts() {
 	*p = result.Point{
 		Concurrency:   spec.Concurrency,
 		Users:         spec.Users,
+		Series:        spec.Series,
 		InputTokens:   spec.InputTokens,
 		OutputTokens:  spec.OutputTokens,
 		NRequests:     n,

@@ -439,6 +439,10 @@ func (b *builder) slicesOf() {
 	}
 	b.p.Slices = s
 	b.sliceTelemetry(s)
+	if sr := b.spec.Series; sr != nil {
+		seriesLoads(s, sr)
+		return
+	}
 	st := &s.Steadiness
 	if st.Steady == nil {
 		return
@@ -455,6 +459,18 @@ func (b *builder) slicesOf() {
 	}
 	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("not steady across its %s slices (%.4g–%.4g s): %s; its metrics average a changing load (steady from %.4g s)",
 		time.Duration(b.spec.SliceNs).String(), st.FromS, st.ToS, strings.Join(why, "; "), st.SteadyFromS))
+}
+
+// seriesLoads gives each slice of a series level the load its series asked
+// for over it (its mean over the slice), and does not judge the level's
+// steadiness: its load changes on purpose, so its slices read as a sweep.
+func seriesLoads(s *result.Slices, sr *result.Series) {
+	at := func(secs float64) time.Duration { return time.Duration(math.Round(secs * float64(time.Second))) }
+	for k := range s.Windows {
+		w := &s.Windows[k]
+		w.Load = result.Ptr(result.Round(sr.Mean(at(w.StartS), at(w.EndS)), 4))
+	}
+	s.Steadiness = result.Steadiness{Why: "a series level's load changes as its series asks: its steadiness is not judged"}
 }
 
 // sliceTelemetry adds to each slice the means of the telemetry read in it:

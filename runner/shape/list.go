@@ -28,14 +28,16 @@ type Replay struct {
 }
 
 // For is the stage's load shape across levels: a trace replay's one level,
-// a capacity search, or the plan's list of concurrencies or rates. It is
-// the one place that picks a shape.
+// a capacity search, a series' one level, or the plan's list of
+// concurrencies, rates or users. It is the one place that picks a shape.
 func For(st Stage) Sweep {
 	switch {
 	case st.Replay != nil:
 		return &replaySweep{st: st}
 	case st.Plan.Search != nil:
 		return &searchSweep{st: st, cfg: st.Plan.Search}
+	case st.Plan.Series != nil:
+		return &seriesSweep{st: st}
 	}
 	return &listSweep{st: st}
 }

@@ -118,6 +118,9 @@ func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scen
 			return nil, fmt.Errorf("stage %s runs %d replicates a level: a sharded or scheduled (--start-at) run gives each level one window fixed in advance; run replicates unsharded and unscheduled", st.Name, st.Replicates)
 		}
 		n := len(st.Concurrency) + len(st.Rate) + len(st.Users)
+		if st.Series != nil {
+			n = 1 // a series is one level of its own length
+		}
 		if n == 0 {
 			return nil, fmt.Errorf("stage %s lists no levels (concurrency, rate or users): a scheduled run must know every level in advance", st.Name)
 		}

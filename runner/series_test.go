@@ -1,0 +1,69 @@
+package runner
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/runnerbench/runner/scenario"
+)
+
+// A rate series is one level whose arrivals follow the ramp: its label
+// names the series, its mean rate is the series' mean, and each 1 s slice
+// says what the series asked for and sent about that many requests
+// (constant arrivals: the ramp's integral over the second, to the few a
+// late send can move across a slice's edge).
+func TestRateSeries(t *testing.T) {
+	s := startSim(t, fastSim())
+	e, col := newEngine(t, s.URL(), nil)
+	st := &scenario.Stage{Name: "ramp", Prompts: "p", API: "chat", Mode: "pinned", OutputTokens: scenario.Length{Fixed: 4},
+		Arrival: scenario.ArrivalConstant,
+		Series:  &scenario.Series{Over: scenario.OverRate, Linear: &scenario.SeriesRamp{From: 20, To: 100, Duration: scenario.Duration(3 * time.Second)}}}
+	res := runStage(t, e, synthPlan(16, "reference"), st)
+	p := res.Points[0]
+	if p.Label() != "rate=linear(20,100,3s)" || p.Rate == nil || *p.Rate != 60 || p.Failed != 0 {
+		t.Fatalf("level %s, rate %v, %d failed", p.Label(), p.Rate, p.Failed)
+	}
+	if n := len(col.measured()); math.Abs(float64(n)-180) > 1 {
+		t.Errorf("%d requests, the ramp's integral is 180", n)
+	}
+	if p.Slices == nil || len(p.Slices.Windows) < 3 {
+		t.Fatalf("slices %+v: a series level is sliced by default", p.Slices)
+	}
+	for k, want := range []float64{100.0 / 3, 60, 260.0 / 3} {
+		w := p.Slices.Windows[k]
+		if w.Load == nil || math.Abs(*w.Load-want) > 0.01 {
+			t.Errorf("slice %d: load %v, the series' mean over it is %g", k, w.Load, want)
+		}
+		if math.Abs(float64(w.Sent)-want) > 3 {
+			t.Errorf("slice %d: %d sent, the series asked for %.1f", k, w.Sent, want)
+		}
+	}
+	if p.Slices.Steadiness.Judged || p.Steady != nil {
+		t.Errorf("a series level judged for steadiness: %+v", p.Slices.Steadiness)
+	}
+}
+
+// A concurrency series holds the streams it asks for: steps of 1, 2, 3 and
+// 4 streams, a second each; each slice's peak in flight is at most the
+// step's streams and its mean in flight close to them.
+func TestConcurrencySeries(t *testing.T) {
+	cfg := fastSim()
+	cfg.ITLMs = 5
+	s := startSim(t, cfg)
+	e, _ := newEngine(t, s.URL(), nil)
+	st := &scenario.Stage{Name: "steps", Prompts: "p", API: "chat", Mode: "pinned", OutputTokens: scenario.Length{Fixed: 10},
+		Series: &scenario.Series{Over: scenario.OverConcurrency, Steps: &scenario.SeriesSteps{From: 1, To: 4, Step: 1, Duration: scenario.Duration(time.Second)}}}
+	res := runStage(t, e, synthPlan(16, "reference"), st)
+	p := res.Points[0]
+	if p.Label() != "c=steps(1,4,1,1s)" || p.Concurrency != 4 || p.Failed != 0 || p.Slices == nil {
+		t.Fatalf("level %s, concurrency %d, %d failed, slices %v", p.Label(), p.Concurrency, p.Failed, p.Slices != nil)
+	}
+	for k := range 4 {
+		w := p.Slices.Windows[k]
+		want := float64(k + 1)
+		if w.Load == nil || *w.Load != want || w.InFlightMax > k+1 || w.InFlightMean < want-0.6 {
+			t.Errorf("slice %d: load %v, in flight mean %.2f max %d; want %g streams", k, w.Load, w.InFlightMean, w.InFlightMax, want)
+		}
+	}
+}
