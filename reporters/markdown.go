@@ -95,6 +95,13 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 		}
 		ew.printf("\n")
 	}
+	for i := range st.Points {
+		if title, headers, rows := seriesGrid(&st.Points[i]); rows != nil {
+			ew.printf("%s\n\n", mdText(title))
+			writeMDTable(ew, headers, mdRows(rows), 1)
+			ew.printf("\n")
+		}
+	}
 	writeMDNotes(ew, st)
 	writeMDSearch(ew, st.Search)
 	if len(st.Checks) > 0 {
