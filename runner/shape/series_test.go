@@ -63,3 +63,17 @@ func TestSeriesArrivals(t *testing.T) {
 		t.Errorf("the shards' parts hold %d arrivals, the schedule %d", whole, len(poisson))
 	}
 }
+
+// An open loop under a series keeps its send precision where its gaps are
+// shortest: its precise waits and its connections are sized for the
+// series' peak rate, not its mean.
+func TestSeriesSizedForPeak(t *testing.T) {
+	sr := &result.Series{Over: result.LoadRate, Shape: "linear", Pieces: []result.SeriesPiece{{DurationS: 4, From: 10, To: 500}}}
+	o := OpenSeries(sr, 255, scenario.ArrivalPoisson, 0, 1, 0).(*openLoop)
+	if got := o.spinRate(nil); got != 500 {
+		t.Errorf("precise waits sized for %g req/s, the series' peak is 500", got)
+	}
+	if got, want := o.Conns(), rateConns(500, 0); got != want || got == rateConns(255, 0) {
+		t.Errorf("%d connections, want %d (a second at the peak)", got, want)
+	}
+}
