@@ -11,6 +11,7 @@ import (
 	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/internal/atomicfile"
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/records"
 )
 
 const boardSynopsis = `runner board DIR... [flags]  |  runner board --db DSN [--where key=value] [--since 30d]
@@ -154,7 +155,7 @@ func (o *boardOptions) load(ctx context.Context, env *Env) ([]board.Run, []board
 // file. A result directory is refused as --out: its next run would find
 // files it did not write there.
 func writeBoard(dir string, b *board.Board) error {
-	if isRunDir(dir) {
+	if records.IsResultDir(dir) {
 		return exitcode.Errorf(exitcode.Invalid, "board: --out %s is a result directory: write the board elsewhere", dir)
 	}
 	files := []struct {
@@ -182,16 +183,6 @@ func writeBoard(dir string, b *board.Board) error {
 		}
 	}
 	return nil
-}
-
-// isRunDir reports whether dir holds a run's records or report.
-func isRunDir(dir string) bool {
-	for _, f := range []string{"run.jsonl", board.FileReport} {
-		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-			return true
-		}
-	}
-	return false
 }
 
 // printBoard prints the board on stdout in the chosen form.

@@ -9,15 +9,11 @@ import (
 	"github.com/runnerbench/runner/reporters"
 )
 
-// CommonFlags are the flags every subcommand accepts, so a script can pass
-// the same ones to each: --log-format, --log-level, --no-progress and
-// --quiet. Where one has nothing to act on (no log, no progress, or an
-// output that is the command's answer, as version's and schema's are) it is
-// accepted and does nothing.
-var CommonFlags = []string{"log-format", "log-level", "no-progress", "quiet"}
-
-// commonOpts holds the values of the common flags a command does not
-// define itself: accepted, checked, and otherwise without effect.
+// commonOpts holds the values of the common flags every subcommand accepts
+// (addCommonFlags), so a script can pass the same ones to each, where a
+// command does not define them itself: accepted, checked, and otherwise
+// without effect (no log, no progress, or an output that is the command's
+// answer, as version's and schema's are).
 type commonOpts struct {
 	LogFormat, LogLevel string
 	NoProgress, Quiet   bool

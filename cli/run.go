@@ -223,7 +223,8 @@ func logLevel(log zerolog.Logger, stage string, p *result.Point) {
 // progressUpdate is the bar's part of the engine's progress.
 func progressUpdate(u runner.Progress) reporters.ProgressUpdate {
 	return reporters.ProgressUpdate{Stage: u.Stage, Level: u.Level, Label: u.Label, Done: u.Done,
-		Total: u.Total, Failed: u.Failed, Elapsed: u.Elapsed, OutputTPS: u.OutputTPS}
+		Total: u.Total, Failed: u.Failed, Elapsed: u.Elapsed, OutputTPS: u.OutputTPS,
+		TTFTP50Ms: u.TTFTP50Ms, ITLP50Ms: u.ITLP50Ms, Duration: u.Duration}
 }
 
 // hostName is the machine's name as the run's facts record it; empty when

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/internal/mdtext"
 	"github.com/runnerbench/runner/internal/render/mdtable"
 	"github.com/runnerbench/runner/reporters/compare"
@@ -24,6 +25,8 @@ func statusEmoji(s string) string {
 		return "⚠️"
 	case result.StatusSkipped:
 		return "⏭️"
+	case result.StatusUndecided:
+		return "❓"
 	default:
 		return "❔"
 	}
@@ -89,7 +92,7 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 	}
 	if len(st.Points) > 0 {
 		g := buildGrid(st)
-		writeMDTable(ew, g.headers, mdRows(g.rows), 2)
+		writeMDTable(ew, g.headers, mdRows(g.rows), g.textCols)
 		if g.lowConf {
 			ew.printf("\n%s low confidence: drawn from too few samples to mean much\n", mdText(lowConfMark))
 		}
@@ -101,6 +104,9 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 			writeMDTable(ew, headers, mdRows(rows), 1)
 			ew.printf("\n")
 		}
+	}
+	if d := st.Diagnosis; d != nil {
+		ew.printf("**Diagnosis:** %s\n\n%s\n\n", mdText(diagnosis.Headline(d)), mdText(strings.Join(d.Text, " ")))
 	}
 	writeMDNotes(ew, st)
 	writeMDSearch(ew, st.Search)

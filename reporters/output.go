@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/atomicfile"
+	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters/html"
 	"github.com/runnerbench/runner/result"
 )
@@ -36,10 +37,10 @@ type format struct {
 // list the command line's --report and WriteAll read.
 var formats = []format{
 	{FormatTable, "", nil},
-	{FormatJSON, FileJSON, func(w io.Writer, r *result.Report, _ Options) error { return WriteJSON(w, r) }},
-	{FormatJUnit, FileJUnit, func(w io.Writer, r *result.Report, _ Options) error { return WriteJUnit(w, r) }},
-	{FormatMarkdown, FileMarkdown, func(w io.Writer, r *result.Report, _ Options) error { return WriteMarkdown(w, r) }},
-	{FormatHTML, FileHTML, func(w io.Writer, r *result.Report, o Options) error {
+	{FormatJSON, records.FileReport, func(w io.Writer, r *result.Report, _ Options) error { return WriteJSON(w, r) }},
+	{FormatJUnit, records.FileJUnit, func(w io.Writer, r *result.Report, _ Options) error { return WriteJUnit(w, r) }},
+	{FormatMarkdown, records.FileSummary, func(w io.Writer, r *result.Report, _ Options) error { return WriteMarkdown(w, r) }},
+	{FormatHTML, records.FileHTML, func(w io.Writer, r *result.Report, o Options) error {
 		return html.WriteWith(w, r, html.Options{Baseline: o.Baseline, Telemetry: o.Telemetry})
 	}},
 }
@@ -52,15 +53,6 @@ var Formats = func() []string {
 	}
 	return out
 }()
-
-// File names inside the output directory.
-const (
-	FileJSON     = "report.json"
-	FileJUnit    = "junit.xml"
-	FileMarkdown = "summary.md"
-	FileHTML     = "report.html"
-	FileRequests = "requests.jsonl"
-)
 
 // Options carry what WriteAll cannot know by itself.
 type Options struct {

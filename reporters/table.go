@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/internal/render/termtable"
 	"github.com/runnerbench/runner/result"
 )
@@ -49,7 +50,7 @@ func statusColor(s string) string {
 		return ansiGreen
 	case result.StatusFail:
 		return ansiRed
-	case result.StatusWarn:
+	case result.StatusWarn, result.StatusUndecided:
 		return ansiYellow
 	default:
 		return ansiDim
@@ -74,7 +75,7 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		}
 		if len(st.Points) > 0 {
 			g := buildGrid(st)
-			if err := termtable.Write(ew, termtable.Table{Headers: g.headers, Rows: g.rows, TextCols: 2, Keep: 2}, opts.Width); err != nil {
+			if err := termtable.Write(ew, termtable.Table{Headers: g.headers, Rows: g.rows, TextCols: g.textCols, Keep: 2}, opts.Width); err != nil {
 				return fmt.Errorf("render stage %q table: %w", st.Name, err)
 			}
 			if g.lowConf {
@@ -88,6 +89,9 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 					return fmt.Errorf("render stage %q series: %w", st.Name, err)
 				}
 			}
+		}
+		if d := st.Diagnosis; d != nil {
+			ew.println("  " + paint(opts.Color, ansiBold, "Diagnosis: "+diagnosis.Headline(d)+".") + " " + strings.Join(d.Text, " "))
 		}
 		writeStageNotes(ew, st, opts)
 		if err := writeSearchTable(ew, st.Search, opts); err != nil {
@@ -157,6 +161,8 @@ func writeStageNotes(ew *errWriter, st *result.Stage, opts TableOptions) {
 			ew.printf("  %s\n", paint(color, ansiDim, "· "+n.label+": "+n.text))
 		case noteStageWarning:
 			ew.println("  " + paint(color, ansiYellow, "!") + " " + n.text)
+		case noteStop:
+			ew.println("  ■ " + stopLine(n))
 		}
 	}
 }
@@ -170,7 +176,14 @@ func writeSearchTable(ew *errWriter, sr *result.SearchResult, opts TableOptions)
 	ew.printf("\n")
 	ew.println("  " + searchLine(sr))
 	headers, rows := searchGrid(sr)
-	if err := termtable.Write(ew, termtable.Table{Headers: headers, Rows: rows, TextCols: 5, Wrap: []int{0, 1, 2, 3, 4}}, opts.Width); err != nil {
+	// Too narrow for the table, each target is listed: its name, then every
+	// other column below it, labelled (its figures at capacity were once
+	// a line of bare numbers).
+	below := make([]int, 0, len(headers)-1)
+	for c := 1; c < len(headers); c++ {
+		below = append(below, c)
+	}
+	if err := termtable.Write(ew, termtable.Table{Headers: headers, Rows: rows, TextCols: 5, Wrap: []int{0, 1, 2, 3, 4}, Below: below}, opts.Width); err != nil {
 		return err
 	}
 	for _, n := range searchNotes(sr) {

@@ -12,5 +12,7 @@ const (
 	LoadUsers       LoadKind = "users"       // closed loop of users who think between requests
 )
 
-// LoadKinds lists them, in the order the schema does.
+// LoadKinds lists them: the report schema's enum of a stage's load
+// (go generate ./schema). TestLoadKindsListsEveryKind holds it to the
+// constants above.
 var LoadKinds = []LoadKind{LoadConcurrency, LoadRate, LoadTrace, LoadUsers}

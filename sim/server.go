@@ -71,7 +71,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:     cfg,
 		epoch:   time.Now(),
-		m:       newMetrics(),
+		m:       newMetrics(cfg.KVCacheBlocks),
 		byNonce: make(map[string]*record),
 		byID:    make(map[string]*record),
 	}
@@ -267,6 +267,7 @@ type RequestTruth struct {
 	Fault               Fault  `json:"fault"`
 	FaultAfterTokens    int    `json:"fault_after_tokens"` // tokens sent before a mid-stream fault struck
 	Queued              bool   `json:"queued"`             // waited in the FIFO queue behind a full batch
+	Preemptions         int    `json:"preemptions"`        // times the engine preempted it (its KV cache full)
 	Chunks              int    `json:"chunks"`             // SSE data lines carrying tokens
 
 	// ToolCall: the response is one call of a tool of the request (the one

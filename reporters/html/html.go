@@ -97,7 +97,7 @@ type warning struct {
 	Text  string
 }
 
-type checkCounts struct{ Pass, Fail, Warn, Skipped, Other int }
+type checkCounts struct{ Pass, Fail, Warn, Skipped, Undecided, Other int }
 
 type checkRow struct {
 	Stage  string
@@ -127,9 +127,11 @@ type stageView struct {
 	Natural      bool // natural mode: the levels table shows the length spread
 	Compare      *cmpView
 	Levels       []levelRow
-	LowConf      bool     // some cell is marked low-confidence
-	Notes        []string // how numbers were obtained ("c=4: ...")
+	LowConf      bool              // some cell is marked low-confidence
+	Notes        []string          // how numbers were obtained ("c=4: ...")
+	Stops        []result.StopNote // why levels of a stage with until: stopped, why its sweep did
 	Search       *searchView
+	Diagnosis    *diagView
 	Charts       []chartView
 	Samples      []sampleRow
 }
@@ -215,6 +217,8 @@ func buildPage(r *result.Report, o Options) page {
 				p.Counts.Warn++
 			case result.StatusSkipped:
 				p.Counts.Skipped++
+			case result.StatusUndecided:
+				p.Counts.Undecided++
 			default:
 				p.Counts.Other++
 			}
@@ -522,10 +526,12 @@ func buildStage(st, bst *result.Stage, anchor string, tel *Telemetry) stageView 
 			sv.Notes = append(sv.Notes, p.Label()+": "+n)
 		}
 	}
+	sv.Stops = st.StopNotes()
 	sv.Search = buildSearch(st)
 	sv.Charts = searchCharts(st, anchor)
 	orig := st
 	st, bst = chartStage(st), chartStage(bst)
+	sv.Diagnosis = buildDiagnosis(st, anchor, orig.Diagnosis)
 	add := func(title string, c chart.Line, id string) {
 		sv.Charts = append(sv.Charts, lineView(id, title, st.Name, c))
 	}

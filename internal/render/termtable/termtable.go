@@ -68,18 +68,28 @@ func Write(w io.Writer, t Table, width int) error {
 // fit draws t no wider than width columns (0: as wide as it needs), trying
 // in turn: as it is; headers on two lines; the wrap columns wrapped as wide
 // as still fits, or, narrower still, a list with those values below each
-// row (or, for a table with keep columns, the wrapped table split); the
-// columns split into parts, each a table of its own repeating the keep
-// columns. A table that cannot be made to fit (a single
+// row (or, for a table with keep columns, the wrapped table split); for a
+// table of numbers, headers a word a line, then the columns split into
+// parts, each a table of its own repeating the keep columns. A table that cannot be made to fit (a single
 // column wider than the width) is drawn as narrow as it gets.
 func fit(w io.Writer, t Table, width int) error {
 	out, err := t.render()
 	if err != nil || width <= 0 || widest(out) <= width {
 		return writeOut(w, out, err)
 	}
+	orig := t.Headers
 	t.Headers = wrapHeaders(t.Headers)
 	if out, err = t.render(); err != nil || widest(out) <= width {
 		return writeOut(w, out, err)
+	}
+	if len(t.Wrap) == 0 {
+		// A table of numbers: a header a word a line (a long word broken
+		// after a slash) before the table is split into parts.
+		stacked := t
+		stacked.Headers = stackHeaders(orig, t.Rows)
+		if out, err = stacked.render(); err != nil || widest(out) <= width {
+			return writeOut(w, out, err)
+		}
 	}
 	if len(t.Wrap) > 0 {
 		// Wrapped at spaces; then the wrapLast columns too; then breaking
@@ -244,9 +254,14 @@ func (t Table) list(w io.Writer, width int) error {
 	for _, row := range t.Rows {
 		var short []string
 		for c, cell := range row {
-			if !slices.Contains(below, c) && cell != "" {
-				short = append(short, cell)
+			if slices.Contains(below, c) || cell == "" {
+				continue
 			}
+			if c >= t.TextCols && t.TextCols > 0 {
+				// A number says what it is: the header beside it.
+				cell = strings.ReplaceAll(t.Headers[c], "\n", " ") + " " + cell
+			}
+			short = append(short, cell)
 		}
 		b.WriteString(wrapLine(strings.Join(short, "  "), width, "    ") + "\n")
 		for _, c := range below {
@@ -356,6 +371,46 @@ func wrapHeaders(hs []string) []string {
 }
 
 func abs(x int) int { return max(x, -x) }
+
+// stackHeaders puts each header a word a line, and breaks a word wider
+// than its column's cells after a slash ("Tok/s/" "stream", "OK/"
+// "Failed"), where both parts are at least 3 wide: a unit such as tok/s
+// stays whole.
+func stackHeaders(hs []string, rows [][]string) []string {
+	out := make([]string, len(hs))
+	for c, h := range hs {
+		cell := 0
+		for _, row := range rows {
+			if c < len(row) {
+				cell = max(cell, twwidth.Width(row[c]))
+			}
+		}
+		var lines []string
+		for _, word := range strings.Fields(h) {
+			lines = append(lines, breakAtSlash(word, cell)...)
+		}
+		out[c] = strings.Join(lines, "\n")
+	}
+	return out
+}
+
+// breakAtSlash breaks word after the slash nearest its middle when it is
+// wider than limit and both parts are at least 3 wide.
+func breakAtSlash(word string, limit int) []string {
+	if len(word) <= limit {
+		return []string{word}
+	}
+	best := -1
+	for i := 0; i < len(word)-1; i++ {
+		if word[i] == '/' && i+1 >= 3 && len(word)-i-1 >= 3 && (best < 0 || abs(2*(i+1)-len(word)) < abs(2*(best+1)-len(word))) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return []string{word}
+	}
+	return []string{word[:best+1], word[best+1:]}
+}
 
 // wrapText breaks s into lines of at most limit display columns, at spaces
 // where it can and inside a word longer than the limit where it must.
