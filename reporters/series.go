@@ -1,6 +1,7 @@
 package reporters
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/runnerbench/runner/aggregate"
@@ -38,6 +39,9 @@ func seriesGrid(p *result.Point) (title string, headers []string, rows [][]strin
 		}
 	}
 	num := func(v float64, dec int) string { return strconv.FormatFloat(v, 'f', dec, 64) }
+	// A slice's bounds to a tenth of a second: the last, partial one (the
+	// requests in flight when the series ended) ends between whole ones.
+	secs := func(v float64) string { return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64) }
 	ptr := func(v *float64) string {
 		if v == nil {
 			return nullCell
@@ -47,7 +51,7 @@ func seriesGrid(p *result.Point) (title string, headers []string, rows [][]strin
 	for k := range p.Slices.Windows {
 		w := &p.Slices.Windows[k]
 		row := []string{
-			num(w.StartS, 0) + "–" + num(w.EndS, 0), ptr(w.Load), strconv.Itoa(w.Sent), num(w.InFlightMean, 2),
+			secs(w.StartS) + "–" + secs(w.EndS), ptr(w.Load), strconv.Itoa(w.Sent), num(w.InFlightMean, 2),
 			num(w.OutputTPS, 2), ptr(w.TTFTP50Ms), ptr(w.TTFTP95Ms), ptr(w.E2EP50Ms),
 		}
 		for _, name := range state {

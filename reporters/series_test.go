@@ -19,6 +19,7 @@ func TestSeriesSweepRows(t *testing.T) {
 	p := result.Point{Rate: f(20), NRequests: 80, Completed: 80, Series: sr, Slices: &result.Slices{WidthS: 2, Windows: []result.Slice{
 		{StartS: 0, EndS: 2, Load: f(15), Sent: 30, InFlightMean: 1.5, TTFTP50Ms: f(12.5)},
 		{StartS: 2, EndS: 4, Load: f(25), Sent: 50, InFlightMean: 4.25, TTFTP50Ms: f(80), Series: map[string]float64{aggregate.SeriesWaiting: 3.5}},
+		{StartS: 4, EndS: 4.23, Load: f(0), InFlightMean: 2.5, Partial: true},
 	}}}
 	steady := result.Point{Concurrency: 4, NRequests: 8, Completed: 8, Slices: &result.Slices{WidthS: 1, Windows: []result.Slice{{EndS: 1, Sent: 8}}}}
 	r := &result.Report{Stages: []result.Stage{{Name: "ramp", API: "chat", Mode: "pinned", Load: result.LoadRate, Points: []result.Point{p, steady}}}}
@@ -36,7 +37,7 @@ func TestSeriesSweepRows(t *testing.T) {
 		if !strings.Contains(out, aggregate.SeriesWaiting) || strings.Contains(out, aggregate.SeriesRunning) {
 			t.Errorf("%s: the server state column is not the one telemetry read", name)
 		}
-		for _, row := range [][]string{{"0–2", "15.00", "30", "1.50", "12.50"}, {"2–4", "25.00", "50", "4.25", "80.00", "3.50"}} {
+		for _, row := range [][]string{{"0–2", "15.00", "30", "1.50", "12.50"}, {"2–4", "25.00", "50", "4.25", "80.00", "3.50"}, {"4–4.2", "0.00", "2.50"}} {
 			line := lineWith(out, row[0])
 			for _, cell := range row {
 				if !strings.Contains(line, cell) {
