@@ -47,8 +47,8 @@ type Chunk struct {
 	HasTimings bool
 	Timings    Timings
 	// ID is the raw (still escaped) id of the answer the chunk belongs to,
-	// when the chunk names one: a chat or completions chunk's "id", a
-	// Responses stream's response id, a Messages stream's message id.
+	// when the chunk names one: an OpenAI-style token chunk's own "id", or
+	// the id a stream's opening event gives its whole response or message.
 	ID []byte
 }
 
