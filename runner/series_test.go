@@ -11,7 +11,8 @@ import (
 // A rate series is one level whose arrivals follow the ramp: its label
 // names the series, its mean rate is the series' mean, and each second of
 // the schedule (each request's due time: its send less its dispatch lag)
-// holds the ramp's integral over it (constant arrivals: to one). Each 1 s
+// holds the ramp's integral over it (constant arrivals: to one), but for
+// the last ones a late client did not send before the level's end. Each 1 s
 // slice says what the series asked for; what it counts as sent goes by the
 // actual sends, which a busy machine may make late across a slice's edge,
 // so those only have to grow with the ramp and add up to every request.
@@ -27,8 +28,17 @@ func TestRateSeries(t *testing.T) {
 		t.Fatalf("level %s, rate %v, %d failed", p.Label(), p.Rate, p.Failed)
 	}
 	rs := col.measured()
-	if n := len(rs); math.Abs(float64(n)-180) > 1 {
-		t.Errorf("%d requests, the ramp's integral is 180", n)
+	// The schedule holds 180 arrivals (its shape test holds it to the
+	// ramp). One claimed after the level's end is not sent: a busy machine
+	// that sends late loses the last ones, those due within the latest lag
+	// of the end, at the ramp's last rate, 100 requests/s.
+	lagS := 0.0
+	if p.DispatchLagMaxMs != nil {
+		lagS = *p.DispatchLagMaxMs / 1000
+	}
+	lost := int(math.Ceil(100*(lagS+0.01))) + 1
+	if n := len(rs); n > 181 || n < 180-lost {
+		t.Errorf("%d requests, the ramp's integral is 180 (at most %d lost to a latest lag of %.0f ms)", n, lost, lagS*1000)
 	}
 	if p.Slices == nil || len(p.Slices.Windows) < 3 {
 		t.Fatalf("slices %+v: a series level is sliced by default", p.Slices)
@@ -46,7 +56,11 @@ func TestRateSeries(t *testing.T) {
 		if w.Load == nil || math.Abs(*w.Load-want) > 0.01 {
 			t.Errorf("slice %d: load %v, the series' mean over it is %g", k, w.Load, want)
 		}
-		if math.Abs(float64(due[k])-want) > 1.5 {
+		lo := want - 1.5
+		if k == 2 {
+			lo -= max(0, float64(180-len(rs))) // the last ones a late client lost
+		}
+		if d := float64(due[k]); d > want+1.5 || d < lo {
 			t.Errorf("second %d: %d requests due, the series asked for %.1f", k, due[k], want)
 		}
 		if k > 0 && w.Sent <= p.Slices.Windows[k-1].Sent {
