@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"net/textproto"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -476,7 +477,7 @@ func (s *Series) Compiled() *result.Series {
 	case s.Steps != nil:
 		out.Shape = "steps"
 		st := s.Steps
-		for i := 0; i < MaxSeriesPieces && st.Step > 0; i++ {
+		for i := 0; i <= MaxSeriesPieces && st.Step > 0; i++ { // one past the limit, for the validator to see
 			v := st.From + float64(i)*st.Step
 			if v > st.To+1e-9*math.Abs(st.To) {
 				break
@@ -527,10 +528,16 @@ func (v *validator) stageSeries(path string, s *Stage) {
 	v.seriesShape(sp, sr)
 	c := sr.Compiled()
 	if len(c.Pieces) > MaxSeriesPieces {
-		v.errf(sp, "%s: %d pieces, more than %d", sp, len(c.Pieces), MaxSeriesPieces)
+		v.errf(sp, "%s: more than %d pieces (steps included)", sp, MaxSeriesPieces)
 	}
-	if d := c.Duration(); d > MaxSeriesDuration {
-		v.errf(sp, "%s: %s in all, longer than %s", sp, Duration(d), Duration(MaxSeriesDuration))
+	// Added up in seconds: pieces of centuries would overflow a Duration.
+	total := 0.0
+	for _, p := range c.Pieces {
+		total += p.DurationS
+	}
+	if total > MaxSeriesDuration.Seconds() {
+		h := func(secs float64) string { return strconv.FormatFloat(secs/3600, 'f', -1, 64) + "h" }
+		v.errf(sp, "%s: %s in all, longer than %s", sp, h(total), h(MaxSeriesDuration.Seconds()))
 	}
 	// Steps that go down are already refused: they hold no piece at all.
 	down := sr.Steps != nil && sr.Steps.To < sr.Steps.From
