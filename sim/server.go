@@ -282,9 +282,14 @@ type RequestTruth struct {
 	// TokenScheduled[i] is when the engine produced token i; TokenWritten[i]
 	// is when the chunk carrying it had been written and flushed to the
 	// connection (after the write returned), so the difference is the
-	// server's own delivery delay.
-	TokenScheduled []time.Time `json:"token_scheduled"`
-	TokenWritten   []time.Time `json:"token_written"`
+	// server's own delivery delay. TokenWriteBegan[i] is when that write
+	// began: the chunk's bytes reached the kernel between the two, so a
+	// client's kernel receive time of them on loopback lies inside
+	// [TokenWriteBegan[i], TokenWritten[i]] (the last chunk carries the
+	// stream's end too).
+	TokenScheduled  []time.Time `json:"token_scheduled"`
+	TokenWriteBegan []time.Time `json:"token_write_began"`
+	TokenWritten    []time.Time `json:"token_written"`
 }
 
 // QueueWait is how long the request waited before its prefill started.

@@ -1,13 +1,17 @@
 package sim
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+	"net"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +20,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/runnerbench/runner/runner/rxtime"
 )
 
 func TestChatStreamFormat(t *testing.T) {
@@ -94,12 +100,15 @@ func TestChatStreamFormat(t *testing.T) {
 	if tr.PromptTokensNoNonce != CountTokens(" the quick brown fox") {
 		t.Errorf("nonce-free prompt tokens %d, want %d", tr.PromptTokensNoNonce, CountTokens(" the quick brown fox"))
 	}
-	if len(tr.TokenScheduled) != 5 || len(tr.TokenWritten) != 5 {
+	if len(tr.TokenScheduled) != 5 || len(tr.TokenWritten) != 5 || len(tr.TokenWriteBegan) != 5 {
 		t.Fatalf("token times %d/%d", len(tr.TokenScheduled), len(tr.TokenWritten))
 	}
 	for i := range 5 {
 		if tr.TokenWritten[i].Before(tr.TokenScheduled[i]) {
 			t.Errorf("token %d written %v before scheduled %v", i, tr.TokenWritten[i], tr.TokenScheduled[i])
+		}
+		if b := tr.TokenWriteBegan[i]; b.Before(tr.TokenScheduled[i]) || b.After(tr.TokenWritten[i]) {
+			t.Errorf("token %d: write began %v, outside [scheduled %v, written %v]", i, b, tr.TokenScheduled[i], tr.TokenWritten[i])
 		}
 		if i > 0 && tr.TokenScheduled[i].Sub(tr.TokenScheduled[i-1]) < time.Millisecond-50*time.Microsecond {
 			t.Errorf("token %d gap %v < itl 1ms", i, tr.TokenScheduled[i].Sub(tr.TokenScheduled[i-1]))
@@ -557,5 +566,71 @@ data: [DONE]
 `
 	if cmpl != want {
 		t.Errorf("completion stream:\n%s\nwant:\n%s", cmpl, want)
+	}
+}
+
+// TestWriteTimesBracketTheKernel: the kernel's receive time of each token
+// chunk, read on loopback through runner/rxtime, lies inside the write the
+// truth records for that token ([TokenWriteBegan, TokenWritten]): the truth
+// the engine's accuracy test compares kernel times with.
+func TestWriteTimesBracketTheKernel(t *testing.T) {
+	cfg := FastConfig()
+	cfg.ITLMs = 10
+	s := startSim(t, cfg)
+	var conn net.Conn
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c = rxtime.Wrap(c)
+			conn = c
+		}
+		return c, err
+	}}
+	defer tr.CloseIdleConnections()
+	n := "[0123456789ab]"
+	b, _ := json.Marshal(map[string]any{"model": cfg.Model, "stream": true, "max_tokens": 8, "ignore_eos": true,
+		"messages": []map[string]string{{"role": "user", "content": n + " hello"}}})
+	resp, err := (&http.Client{Transport: tr}).Post(s.URL()+"/chat/completions", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	st := rxtime.From(conn)
+	if st == nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal("no kernel receive timestamps on Linux")
+		}
+		t.Skip("kernel receive timestamps are read on Linux only")
+	}
+	var got []int64
+	br := bufio.NewReader(resp.Body)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if strings.Contains(line, `"content":" `) {
+			_, k := st.Latest()
+			got = append(got, k)
+		}
+	}
+	truth, err := s.TruthByNonce(t.Context(), strings.Trim(n, "[]"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 8 || len(truth.TokenWriteBegan) != 8 {
+		t.Fatalf("%d token chunks read, %d in the truth", len(got), len(truth.TokenWriteBegan))
+	}
+	for i, k := range got {
+		b, w := truth.TokenWriteBegan[i].UnixNano(), truth.TokenWritten[i].UnixNano()
+		if i == len(got)-1 {
+			// The response's last chunk is net/http's, written when the
+			// handler returns: a read that takes it in with the last token
+			// carries its time, later than the token's write.
+			w = math.MaxInt64
+		}
+		if k < b || k > w {
+			t.Errorf("token %d: kernel time %+d ns from the write's start, outside the write (%d ns)", i, k-b, w-b)
+		}
 	}
 }

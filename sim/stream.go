@@ -47,13 +47,15 @@ type stream struct {
 	buf       []byte
 	sent      int // tokens written
 	flushedTo int // tokens whose written time is recorded
-	written   []time.Duration
-	chunks    int
-	faultAt   int
-	faultDone bool
-	finishing bool // beginFinish called
-	roleSent  bool
-	flusher   http.Flusher // the plain http/1 writer, which does not report flush errors
+	// began and written are, for each token, when the write of the chunk
+	// carrying it began and when it (and its flush) returned, from epoch.
+	began, written []time.Duration
+	chunks         int
+	faultAt        int
+	faultDone      bool
+	finishing      bool // beginFinish called
+	roleSent       bool
+	flusher        http.Flusher // the plain http/1 writer, which does not report flush errors
 }
 
 func (st *stream) setup(object string) {
@@ -70,6 +72,7 @@ func (st *stream) setup(object string) {
 	st.meta = b
 	st.buf = make([]byte, 0, 1024)
 	st.flusher, _ = st.w.(http.Flusher)
+	st.began = make([]time.Duration, st.sq.outputTokens)
 	st.written = make([]time.Duration, st.sq.outputTokens)
 	st.faultAt = -1
 	if f := st.rec.t.Fault; f != FaultNone && f != FaultBadUsage {
@@ -257,8 +260,10 @@ func (st *stream) appendTimings(b []byte) []byte {
 }
 
 // flush writes the buffer, flushes the connection and stamps the tokens just
-// sent with the time that returned.
+// sent with the times the write began and returned: the bytes reached the
+// kernel between the two.
 func (st *stream) flush() error {
+	began := time.Since(st.s.epoch)
 	if len(st.buf) > 0 {
 		if _, err := st.w.Write(st.buf); err != nil {
 			return err
@@ -272,7 +277,7 @@ func (st *stream) flush() error {
 	}
 	now := time.Since(st.s.epoch)
 	for i := st.flushedTo; i < st.sent; i++ {
-		st.written[i] = now
+		st.began[i], st.written[i] = began, now
 	}
 	st.flushedTo = st.sent
 	return nil
@@ -488,8 +493,10 @@ func (st *stream) end(how int) {
 	t.Queued = sq.queued
 	t.SpecDrafts, t.SpecDraftTokens, t.SpecAccepted = sq.drafts, sq.draftTokens, sq.accepted
 	sq.mu.Unlock()
+	t.TokenWriteBegan = make([]time.Time, st.flushedTo)
 	t.TokenWritten = make([]time.Time, st.flushedTo)
 	for i := range st.flushedTo {
+		t.TokenWriteBegan[i] = epoch.Add(st.began[i])
 		t.TokenWritten[i] = epoch.Add(st.written[i])
 	}
 	t.OutputTokens = st.sent
