@@ -55,6 +55,10 @@ func main() {
 		os.Exit(runnerChild())
 	case lagRole:
 		os.Exit(lagChild())
+	case probeRole:
+		os.Exit(probeChild())
+	case spinRole:
+		os.Exit(spinChild())
 	}
 	os.Exit(orchestrate())
 }
@@ -380,6 +384,7 @@ type options struct {
 	scaleStreams  int
 	flatRequests  int
 	accuracyConcs []int
+	busy          int // spinning processes beside the wire experiments' second run (0: quiet only)
 	extras        []string // files of pre-made Markdown sections (SSE micro-benchmarks)
 }
 
@@ -392,7 +397,8 @@ func orchestrate() int {
 	flag.IntVar(&o.flatRequests, "requests", 1000000, "requests of the flat-memory experiment")
 	flag.StringVar(&concs, "accuracy", "1,100,500,1000", "concurrencies of the accuracy experiment")
 	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
-	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag)")
+	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag, coalesce)")
+	flag.IntVar(&o.busy, "busy", 0, "run the wire experiments again with this many spinning processes beside them")
 	flag.BoolVar(&pinCores, "pin", false, "pin the simulator to CPU 0 and the runner to CPU 1 (taskset, GOMAXPROCS=1 each)")
 	flag.Parse()
 	if o.quick {
@@ -426,6 +432,7 @@ func orchestrate() int {
 		{"accuracy", accuracy},
 		{"sendlag", sendLag},
 		{"embedlag", embedLag},
+		{"coalesce", coalesce},
 	}
 	failed := false
 	for _, s := range steps {
