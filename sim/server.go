@@ -122,8 +122,10 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	s.url = "http://" + ln.Addr().String() + "/v1"
 	s.srv = &http.Server{
 		Handler: s.dropClosed(s.mux),
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, connKey{}, new(connState))
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			cs := new(connState)
+			cs.conn, _ = c.(*clockConn)
+			return context.WithValue(ctx, connKey{}, cs)
 		},
 		ReadHeaderTimeout: 10 * time.Second,
 		// Thousands of idle keep-alive streams are the point; no write timeout,
@@ -134,7 +136,7 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 		// clutter the runner's stderr.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
-	go func() { _ = s.srv.Serve(ln) }()
+	go func() { _ = s.srv.Serve(clockListener{ln, s}) }()
 	s.stopCtx = context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
 }
@@ -147,6 +149,60 @@ type connState struct {
 	// closed: the connection carried a stream and close_after_stream is set,
 	// so it counts as closed by the server.
 	closed atomic.Bool
+	// conn is the connection as accepted (nil behind a front end of
+	// another's, such as a TLS test server's).
+	conn *clockConn
+}
+
+// clockListener hands out clockConns.
+type clockListener struct {
+	net.Listener
+	s *Server
+}
+
+// Accept implements net.Listener.
+func (l clockListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &clockConn{Conn: c, s: l.s}, nil
+}
+
+// clockConn times the write that ends a response's body. net/http writes a
+// chunked body's last chunk itself, after the handler has returned, so a
+// client whose read takes it in with the stream's last event sees that
+// write's time; the truth records it (BodyEndBegan, BodyEnd) so the client
+// can be held to it.
+type clockConn struct {
+	net.Conn
+	s     *Server
+	after atomic.Pointer[record] // the response whose body's end is the next write
+}
+
+// Write implements net.Conn.
+func (c *clockConn) Write(p []byte) (int, error) {
+	r := c.after.Load()
+	if r == nil {
+		return c.Conn.Write(p)
+	}
+	began := time.Now()
+	n, err := c.Conn.Write(p)
+	if c.after.CompareAndSwap(r, nil) && err == nil {
+		done := time.Now()
+		c.s.mu.Lock()
+		r.t.BodyEndBegan, r.t.BodyEnd = began, done
+		c.s.mu.Unlock()
+	}
+	return n, err
+}
+
+// timeBodyEnd asks the request's connection to time its next write: the
+// end of rec's body, once the handler (past its last write) returns.
+func timeBodyEnd(r *http.Request, rec *record) {
+	if c, ok := r.Context().Value(connKey{}).(*connState); ok && c.conn != nil {
+		c.conn.after.Store(rec)
+	}
 }
 
 // markClosed records that the request's connection is to be treated as
@@ -290,6 +346,13 @@ type RequestTruth struct {
 	TokenScheduled  []time.Time `json:"token_scheduled"`
 	TokenWriteBegan []time.Time `json:"token_write_began"`
 	TokenWritten    []time.Time `json:"token_written"`
+	// BodyEndBegan and BodyEnd bracket the write that ended a streamed
+	// response's body on the connection: net/http's last chunk, written
+	// after the handler returned, which a client reading late takes in
+	// with the last event. Zero until that write has returned, and when
+	// the simulator does not see it (HTTP/2, behind another's TLS front).
+	BodyEndBegan time.Time `json:"body_end_began,omitzero"`
+	BodyEnd      time.Time `json:"body_end,omitzero"`
 }
 
 // QueueWait is how long the request waited before its prefill started.

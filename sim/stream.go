@@ -507,6 +507,7 @@ func (st *stream) end(how int) {
 	t.Chunks = st.chunks
 	switch how {
 	case finishStop, finishLength:
+		timeBodyEnd(st.r, st.rec)
 		t.FinishReason = finishNames[how]
 		st.countLag()
 		st.s.m.success[how].Add(1)
