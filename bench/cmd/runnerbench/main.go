@@ -59,6 +59,10 @@ func main() {
 		os.Exit(probeChild())
 	case spinRole:
 		os.Exit(spinChild())
+	case miniRole:
+		os.Exit(miniChild())
+	case rawRole:
+		os.Exit(rawChild())
 	}
 	os.Exit(orchestrate())
 }
@@ -161,8 +165,9 @@ type job struct {
 	Requests   int
 	Output     int
 	Input      int
-	HeapEvery  int  // sample HeapInuse every this many finished requests (0 = never)
-	KeepSample bool // record per-request nonces and timings for the accuracy check
+	HeapEvery  int    // sample HeapInuse every this many finished requests (0 = never)
+	KeepSample bool   // record per-request nonces and timings for the accuracy check
+	Prof       string // write a CPU profile of the level here ("": none)
 }
 
 // reqSample is one request's measured timing, for the accuracy check.
@@ -246,7 +251,7 @@ func runJob(j job) (out outcome) {
 		return out
 	}
 	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: plan.Endpoints["bench"], BaseURL: j.URL},
-		runner.Options{Logger: zerolog.Nop()})
+		runner.Options{Logger: benchLogger()})
 	if err != nil {
 		out.Err = err.Error()
 		return out
@@ -257,6 +262,7 @@ func runJob(j job) (out outcome) {
 	debug.FreeOSMemory()
 	out.BaseRSSKiB = procStatus("VmRSS")
 	var ru0, ru1 syscall.Rusage
+	stopProf := profile(j.Prof)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -266,6 +272,7 @@ func runJob(j job) (out outcome) {
 	res := sink.Result()
 	out.WallS = time.Since(t0).Seconds()
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	stopProf()
 	out.CPUS = float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / 1e9
 	out.VmHWMKiB = procStatus("VmHWM")
 	close(samples)
@@ -385,6 +392,8 @@ type options struct {
 	flatRequests  int
 	accuracyConcs []int
 	busy          int // spinning processes beside the wire experiments' second run (0: quiet only)
+	wireStreams   int    // streams of the wire-at-scale experiment
+	prof          string // directory for the wire-at-scale readers' CPU profiles ("": none)
 	extras        []string // files of pre-made Markdown sections (SSE micro-benchmarks)
 }
 
@@ -397,7 +406,9 @@ func orchestrate() int {
 	flag.IntVar(&o.flatRequests, "requests", 1000000, "requests of the flat-memory experiment")
 	flag.StringVar(&concs, "accuracy", "1,100,500,1000", "concurrencies of the accuracy experiment")
 	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
-	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag, coalesce)")
+	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag, coalesce, wirescale)")
+	flag.IntVar(&o.wireStreams, "wire-streams", 16384, "concurrent streams of the wire-at-scale experiment")
+	flag.StringVar(&o.prof, "prof", "", "write the wire-at-scale readers' CPU profiles into this directory")
 	flag.IntVar(&o.busy, "busy", 0, "run the wire experiments again with this many spinning processes beside them")
 	flag.BoolVar(&pinCores, "pin", false, "pin the simulator to CPU 0 and the runner to CPU 1 (taskset, GOMAXPROCS=1 each)")
 	flag.Parse()
@@ -433,6 +444,7 @@ func orchestrate() int {
 		{"sendlag", sendLag},
 		{"embedlag", embedLag},
 		{"coalesce", coalesce},
+		{"wirescale", wireScale},
 	}
 	failed := false
 	for _, s := range steps {
@@ -698,4 +710,13 @@ func startZeroLatencySim() (*simProc, error) {
 	cfg.ZeroLatency = true
 	cfg.MaxNumSeqs = 1024
 	return startSim(cfg, false)
+}
+
+// benchLogger is the runner child's logger: silent unless RUNNERBENCH_DEBUG
+// is set, then debug lines on stderr with times.
+func benchLogger() zerolog.Logger {
+	if os.Getenv("RUNNERBENCH_DEBUG") == "" {
+		return zerolog.Nop()
+	}
+	return zerolog.New(os.Stderr).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 }
