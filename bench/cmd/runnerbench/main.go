@@ -391,9 +391,9 @@ type options struct {
 	scaleStreams  int
 	flatRequests  int
 	accuracyConcs []int
-	busy          int // spinning processes beside the wire experiments' second run (0: quiet only)
-	wireStreams   int    // streams of the wire-at-scale experiment
-	prof          string // directory for the wire-at-scale readers' CPU profiles ("": none)
+	busy          int      // spinning processes beside the wire experiments' second run (0: quiet only)
+	wireStreams   int      // streams of the wire-at-scale experiment
+	prof          string   // directory for the wire-at-scale readers' CPU profiles ("": none)
 	extras        []string // files of pre-made Markdown sections (SSE micro-benchmarks)
 }
 

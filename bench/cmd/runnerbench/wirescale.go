@@ -317,4 +317,3 @@ func (o options) profDir(who string) string {
 	}
 	return o.prof + "/" + strings.ReplaceAll(who, " ", "-") + ".pprof"
 }
-
