@@ -11,7 +11,7 @@ import (
 	"github.com/runnerbench/runner/result"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's table of exported names")
+var update = flag.Bool("update", false, "rewrite docs/export.md's table of exported names")
 
 const (
 	tableBegin = "<!-- export-names:begin (generated: go test ./export -run TestReadmeExportTable -update) -->"
@@ -73,10 +73,10 @@ func exportTable() string {
 	return b.String()
 }
 
-// TestReadmeExportTable holds README.md's table of exported names to the
-// code: a name added or changed without the README following fails here.
+// TestReadmeExportTable holds docs/export.md's table of exported names to the
+// code: a name added or changed without the docs following fails here.
 func TestReadmeExportTable(t *testing.T) {
-	testutil.GeneratedSection(t, "../README.md", tableBegin, tableEnd, exportTable(), *update,
+	testutil.GeneratedSection(t, "../docs/export.md", tableBegin, tableEnd, exportTable(), *update,
 		"go test ./export -run TestReadmeExportTable -update")
 }
 

@@ -86,14 +86,14 @@ func TestWriteAllErrors(t *testing.T) {
 	}
 }
 
-// TestReadmeReportFormats: the README's run flags list every --report
+// TestReadmeReportFormats: the run flags (docs/cli.md) list every --report
 // format, in order (the one list is Formats).
 func TestReadmeReportFormats(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want := "`--report " + strings.Join(Formats, ",") + "`"; !strings.Contains(string(b), want) {
-		t.Fatalf("README.md does not list %s", want)
+		t.Fatalf("docs/cli.md does not list %s", want)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // them. The board groups and names runs by them.
 type Labels map[string]string
 
-// Limits on labels (README "Labels"; the schemas say the same).
+// Limits on labels (docs/plans.md, "Labels"; the schemas say the same).
 const (
 	// MaxLabels is the most labels a run may carry.
 	MaxLabels = 64

@@ -8,15 +8,15 @@ import (
 	"github.com/runnerbench/runner/internal/testutil"
 )
 
-var update = flag.Bool("update", false, "rewrite the README's metric table from the catalogue")
+var update = flag.Bool("update", false, "rewrite docs/metrics.md's metric table from the catalogue")
 
-// The README's table of every metric sits between these lines.
+// docs/metrics.md's table of every metric sits between these lines.
 const (
 	tableBegin = "<!-- metrics:begin (generated from result.Metrics(): go test ./result -run TestReadmeMetricTable -update) -->"
 	tableEnd   = "<!-- metrics:end -->"
 )
 
-// metricTable renders the catalogue as the README's Markdown table.
+// metricTable renders the catalogue as docs/metrics.md's Markdown table.
 func metricTable() string {
 	var b strings.Builder
 	b.WriteString("| metric | unit | kind | better | meaning | reference |\n| --- | --- | --- | --- | --- | --- |\n")
@@ -42,15 +42,15 @@ func metricTable() string {
 	return b.String()
 }
 
-// TestReadmeMetricTable holds README.md's table of every metric to the
-// catalogue: a metric added, renamed or re-described without the README
+// TestReadmeMetricTable holds docs/metrics.md's table of every metric to the
+// catalogue: a metric added, renamed or re-described without the docs
 // following fails here; -update rewrites the table.
 func TestReadmeMetricTable(t *testing.T) {
-	table := testutil.GeneratedSection(t, "../README.md", tableBegin, tableEnd, metricTable(), *update,
+	table := testutil.GeneratedSection(t, "../docs/metrics.md", tableBegin, tableEnd, metricTable(), *update,
 		"go test ./result -run TestReadmeMetricTable -update")
 	for _, m := range Metrics() {
 		if !strings.Contains(table, "| `"+m.Name+"` |") {
-			t.Errorf("README.md's metric table lacks %s", m.Name)
+			t.Errorf("docs/metrics.md's metric table lacks %s", m.Name)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 // TestAPIsAreTheRegistry: the plan's api values are the protocol registry's,
-// in its order, and README.md's plan reference lists the same values (the
+// in its order, and docs/plans.md's plan reference lists the same values (the
 // one copy of that list kept by hand).
 func TestAPIsAreTheRegistry(t *testing.T) {
 	names := protocol.Names()
@@ -26,11 +26,11 @@ func TestAPIsAreTheRegistry(t *testing.T) {
 	if _, ok := protocol.Lookup(string(DefaultAPI)); !ok {
 		t.Errorf("default api %s is not registered", DefaultAPI)
 	}
-	b, err := os.ReadFile("../README.md")
+	b, err := os.ReadFile("../docs/plans.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if row := "| `api` | " + strings.Join(quoted, ` \| `) + " |"; !strings.Contains(string(b), row) {
-		t.Errorf("README.md's plan reference has no row %q", row)
+		t.Errorf("docs/plans.md has no row %q", row)
 	}
 }

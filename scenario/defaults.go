@@ -2,7 +2,7 @@ package scenario
 
 import "time"
 
-// Defaults applied by ApplyDefaults. They are documented in README.md's plan
+// Defaults applied by ApplyDefaults. They are documented in docs/plans.md's plan
 // reference; keep the two in step.
 const (
 	DefaultAPI          = APIChat

@@ -69,7 +69,7 @@ const (
 // Overs are the allowed values of search.over.
 var Overs = []Over{OverConcurrency, OverRate}
 
-// Search defaults, documented in README.md's plan reference.
+// Search defaults, documented in the plan reference (docs/plans.md).
 const (
 	DefaultSearchMin        = 1
 	DefaultConcurrencyStep  = 1

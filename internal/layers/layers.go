@@ -5,7 +5,7 @@
 //
 // Layer 0 holds the leaves everyone may use: the data model and its metric
 // catalogue (result), the histogram, the simulator's configuration and small
-// helpers. The README's "Architecture" section draws the same picture.
+// helpers. docs/architecture.md draws the same picture.
 package layers
 
 // Layers lists each package (its path inside the module) by layer, lowest

@@ -31,7 +31,7 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
-// GeneratedSection holds the part of a checked-in file (the README) between
+// GeneratedSection holds the part of a checked-in file (a docs page) between
 // the markers begin and end to generated: with update it writes generated
 // there, otherwise it fails the test when the section is stale, naming
 // how to regenerate it (regen). It returns the section as it is checked in.

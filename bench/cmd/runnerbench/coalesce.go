@@ -167,7 +167,7 @@ func coalesce(md *strings.Builder, o options) error {
 		return err
 	}
 	fmt.Fprintf(md, "\n### Several events in one read\n\n")
-	fmt.Fprintf(md, "Simulator in its own process (50 ms prefill, 20 ms decode steps, 32 output tokens, one wave of `c` streams); a probe reads every stream through `runner/rxtime` as the engine does. Truth: each token's write on the simulator, [began, returned] (for the end of the stream, the last token's write or the body's end, net/http's last chunk, whichever is nearer). An error is the distance from a stamp to that window (0 inside it), in ms; ITL error is a gap's stamp difference minus the gap between the windows' midpoints. *user*: the clock after the chunk is decoded (Runner before); *read's kernel time*: the kernel time of the read the chunk came in (Runner now); *interpolated*: the earlier tokens of a read spread evenly between the previous read's kernel time and this read's (the stamp not chosen).\n\n")
+	fmt.Fprintf(md, "Simulator in its own process (50 ms prefill, 20 ms decode steps, 32 output tokens, one wave of `c` streams); a probe reads every stream through `runner/rxtime` as the engine does. Truth: each token's write on the simulator, [began, returned] (for the last token and the end of the stream, that write or the body's end, net/http's last chunk, whichever is nearer). An error is the distance from a stamp to that window (0 inside it), in ms; ITL error is a gap's stamp difference minus the gap between the windows' midpoints. *user*: the clock after the chunk is decoded (Runner before); *read's kernel time*: the kernel time of the read the chunk came in (Runner now); *interpolated*: the earlier tokens of a read spread evenly between the previous read's kernel time and this read's (the stamp not chosen).\n\n")
 	fmt.Fprintf(md, "| c | machine | token chunks | sharing a read with a later token | read lag p50 / p99 / max ms | stamp | TTFT error p50 / p99 / max | ITL error p50 / p99 / max | E2E error p50 / p99 / max | tokens inside their write |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, busy := range machines(o) {
 		for _, conc := range []int{64, 512} {
@@ -281,6 +281,9 @@ func (st *study) add(evs []probeEvent, t sim.RequestTruth) error {
 		b, w := win(i)
 		for s := range 3 {
 			d := outside(stamps[s][i], b, w)
+			if i == n-1 {
+				d = nearer(d, stamps[s][i], t)
+			}
 			if d == 0 {
 				st.inside[s]++
 			}
@@ -293,19 +296,25 @@ func (st *study) add(evs []probeEvent, t sim.RequestTruth) error {
 			}
 		}
 	}
-	// [DONE] comes in the last token's write, and a late read takes in the
-	// body's end (net/http's last chunk) with it.
+	// [DONE] comes in the last token's write.
 	b, w := win(n - 1)
 	for s := range 3 {
-		d := outside(stamps[s][n], b, w)
-		if !t.BodyEnd.IsZero() {
-			if e := outside(stamps[s][n], t.BodyEndBegan.UnixNano(), t.BodyEnd.UnixNano()); math.Abs(e) < math.Abs(d) {
-				d = e
-			}
-		}
-		st.e2e[s] = append(st.e2e[s], d)
+		st.e2e[s] = append(st.e2e[s], nearer(outside(stamps[s][n], b, w), stamps[s][n], t))
 	}
 	return nil
+}
+
+// nearer is d, or the distance from at to the body's end when that is
+// nearer: the last token and [DONE] come in the last write, and a late read
+// takes in the body's end (net/http's last chunk) with them.
+func nearer(d float64, at int64, t sim.RequestTruth) float64 {
+	if t.BodyEnd.IsZero() {
+		return d
+	}
+	if e := outside(at, t.BodyEndBegan.UnixNano(), t.BodyEnd.UnixNano()); math.Abs(e) < math.Abs(d) {
+		return e
+	}
+	return d
 }
 
 // interpolate stamps the token chunks of a read that holds several evenly
