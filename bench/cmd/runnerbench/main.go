@@ -161,6 +161,7 @@ func (p *simProc) kill() {
 // job is what the runner child is asked to run.
 type job struct {
 	URL        string
+	Model      string // the endpoint's model ("": sim)
 	Conc       int
 	Requests   int
 	Output     int
@@ -184,6 +185,7 @@ type outcome struct {
 	Point      result.Point
 	WallS      float64
 	CPUS       float64 // user+system over the level, this process only
+	Mallocs    uint64  // heap allocations over the level
 	VmHWMKiB   int64
 	BaseRSSKiB int64       // RSS before the level
 	Heap       []heapPoint // HeapInuse samples by finished requests
@@ -262,6 +264,8 @@ func runJob(j job) (out outcome) {
 	debug.FreeOSMemory()
 	out.BaseRSSKiB = procStatus("VmRSS")
 	var ru0, ru1 syscall.Rusage
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
 	stopProf := profile(j.Prof)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
@@ -273,6 +277,8 @@ func runJob(j job) (out outcome) {
 	out.WallS = time.Since(t0).Seconds()
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	stopProf()
+	runtime.ReadMemStats(&ms1)
+	out.Mallocs = ms1.Mallocs - ms0.Mallocs
 	out.CPUS = float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / 1e9
 	out.VmHWMKiB = procStatus("VmHWM")
 	close(samples)
@@ -296,15 +302,19 @@ func runJob(j job) (out outcome) {
 // benchPlan is the job's plan: one closed-loop level against the job's URL,
 // with the loader's defaults applied, as the engine expects.
 func benchPlan(j job) (*scenario.Plan, error) {
+	model := j.Model
+	if model == "" {
+		model = "sim"
+	}
 	src := fmt.Sprintf(`version: 1
 name: bench
 endpoints:
-  bench: {base_url: %q, model: sim}
+  bench: {base_url: %q, model: %q}
 prompts:
   p: {synthetic: {input_tokens: %d, sizing: reference}}
 stages:
   - {name: bench, endpoint: bench, prompts: p, output_tokens: %d, concurrency: [%d], requests: %d, warmup: 1}
-`, j.URL, j.Input, j.Output, j.Conc, j.Requests)
+`, j.URL, model, j.Input, j.Output, j.Conc, j.Requests)
 	return scenario.LoadBytes("bench.yaml", []byte(src), ".", scenario.Options{})
 }
 
@@ -393,6 +403,7 @@ type options struct {
 	accuracyConcs []int
 	busy          int      // spinning processes beside the wire experiments' second run (0: quiet only)
 	wireStreams   int      // streams of the wire-at-scale experiment
+	reps          int      // turns each reader takes in the chunk-cost and wire-at-scale experiments
 	prof          string   // directory for the wire-at-scale readers' CPU profiles ("": none)
 	extras        []string // files of pre-made Markdown sections (SSE micro-benchmarks)
 }
@@ -406,8 +417,9 @@ func orchestrate() int {
 	flag.IntVar(&o.flatRequests, "requests", 1000000, "requests of the flat-memory experiment")
 	flag.StringVar(&concs, "accuracy", "1,100,500,1000", "concurrencies of the accuracy experiment")
 	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
-	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag, coalesce, wirescale)")
+	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag, coalesce, wirescale, wireacc, infsim, chunkcost)")
 	flag.IntVar(&o.wireStreams, "wire-streams", 16384, "concurrent streams of the wire-at-scale experiment")
+	flag.IntVar(&o.reps, "reps", 5, "turns each reader takes in the chunk-cost and wire-at-scale experiments (medians are shown)")
 	flag.StringVar(&o.prof, "prof", "", "write the wire-at-scale readers' CPU profiles into this directory")
 	flag.IntVar(&o.busy, "busy", 0, "run the wire experiments again with this many spinning processes beside them")
 	flag.BoolVar(&pinCores, "pin", false, "pin the simulator to CPU 0 and the runner to CPU 1 (taskset, GOMAXPROCS=1 each)")
@@ -445,6 +457,9 @@ func orchestrate() int {
 		{"embedlag", embedLag},
 		{"coalesce", coalesce},
 		{"wirescale", wireScale},
+		{"wireacc", wireAccuracy},
+		{"infsim", wireInferenceSim},
+		{"chunkcost", wireChunkCost},
 	}
 	failed := false
 	for _, s := range steps {
