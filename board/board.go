@@ -16,7 +16,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -44,6 +45,12 @@ type Run struct {
 // Stage is one stage of a run.
 type Stage struct {
 	Name string `json:"name"`
+	// Endpoint is where the stage sent its requests: it tells runs of one
+	// load apart, and never groups them.
+	Endpoint result.Endpoint `json:"endpoint"`
+	// Problems say why the stage's numbers do not rank: its fail-severity
+	// checks that failed, and its levels whose every request failed.
+	Problems []string `json:"problems,omitempty"`
 	// Load is concurrency, rate or trace; API chat, completions or
 	// another; Mode pinned or natural, "" for an API without output
 	// (report.json's stage fields).
@@ -112,7 +119,8 @@ func FromReport(rep *result.Report, source string) Run {
 	}
 	ms := result.Metrics()
 	for _, st := range rep.Stages {
-		s := Stage{Name: st.Name, Load: st.Load, API: st.API, Mode: st.Mode, Error: st.Error, Levels: make([]Level, 0, len(st.Points))}
+		s := Stage{Name: st.Name, Endpoint: st.Endpoint, Load: st.Load, API: st.API, Mode: st.Mode, Error: st.Error,
+			Levels: make([]Level, 0, len(st.Points)), Problems: stageProblems(&st)}
 		if sr := st.Search; sr != nil {
 			s.Search = sr.Over
 			for _, t := range sr.Targets {
@@ -136,32 +144,49 @@ func FromReport(rep *result.Report, source string) Run {
 	return run
 }
 
+// stageProblems are what keeps a report's stage out of a ranking: its
+// failed fail-severity checks ("check at c=8") and its levels the run could
+// not carry out (every request failed; a search's probe past capacity is
+// its answer, not a problem: checks.Unserved).
+func stageProblems(st *result.Stage) []string {
+	var out []string
+	for _, c := range checks.FailedChecks(&result.Report{Stages: []result.Stage{*st}}) {
+		out = append(out, "failed its check "+strings.TrimPrefix(c, st.Name+" / "))
+	}
+	for i := range st.Points {
+		if p := &st.Points[i]; checks.Unserved(st, p) {
+			msg := fmt.Sprintf("every request of %s failed", p.Label())
+			if p.Error != nil {
+				msg += " (first: " + *p.Error + ")"
+			}
+			out = append(out, msg)
+		}
+	}
+	return out
+}
+
+// LoadOf is the stage's load (comparison.Load): what runs must share to be
+// ranked against each other.
+func (s *Stage) LoadOf() comparison.Load {
+	kind, search := s.Load, s.Search != ""
+	if search {
+		kind = s.Search
+	}
+	l := comparison.NewLoad(kind, search, s.API, s.Mode)
+	if len(s.Levels) > 0 {
+		in, _ := s.Levels[0].Metric("input_tokens")
+		out, _ := s.Levels[0].Metric("output_tokens")
+		l = l.WithLengths(int(in), int(out))
+	}
+	return l
+}
+
 // Shape describes the stage's load, which runs must share to be compared:
 // how the load was applied (closed loop, open loop, a trace, a search), the
 // API, the mode, and the requested lengths. Two runs of a stage of the same
-// name whose shapes differ measured different things.
-func (s *Stage) Shape() string {
-	load := string(s.Load)
-	if s.Search != "" {
-		load = "search over " + string(s.Search)
-	}
-	parts := []string{load, s.API}
-	if s.Mode != "" && protocol.NameStreams(s.API) {
-		// An API without output has no mode (a report of an earlier
-		// version said pinned: the same measurement).
-		parts = append(parts, s.Mode)
-	}
-	if len(s.Levels) > 0 {
-		l := &s.Levels[0]
-		if v, ok := l.Metric("input_tokens"); ok && v > 0 {
-			parts = append(parts, fmt.Sprintf("in %g", v))
-		}
-		if v, ok := l.Metric("output_tokens"); ok && v > 0 {
-			parts = append(parts, fmt.Sprintf("out %g", v))
-		}
-	}
-	return strings.Join(parts, ", ")
-}
+// name whose shapes differ measured different things; the endpoint, the
+// model and the labels are what the ranking compares.
+func (s *Stage) Shape() string { return s.LoadOf().String() }
 
 // Board is many runs side by side: what board.json holds.
 type Board struct {
@@ -198,6 +223,11 @@ type Group struct {
 	Views []View `json:"views"`
 	// Notes say what a reader must know of the group.
 	Notes []string `json:"notes,omitempty"`
+	// Confidence is the ranking's, for the group's decisions together;
+	// Each is each decision's (Bonferroni); Threshold what tied means.
+	Confidence float64 `json:"confidence,omitempty"`
+	Each       float64 `json:"each,omitempty"`
+	Threshold  float64 `json:"threshold,omitempty"`
 }
 
 // Row is one run in a group, ranked.
@@ -226,7 +256,50 @@ type Row struct {
 	// Warned is set when the row's level carries a validity warning.
 	Warned bool   `json:"warned,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// Apart says why a run with a key is not ranked (Place 0, listed after
+	// the ranked rows): it failed its checks, or every request of a level
+	// failed.
+	Apart string `json:"apart,omitempty"`
+	// Replicates are the runs combined into the row (Options.Replicate),
+	// each with its own key at the row's level; nil for a row of one run,
+	// whose Values are its own (a combined row's are its replicates' mean).
+	Replicates []Replicate `json:"replicates,omitempty"`
+	// VsAbove is the row's key against the ranked row above it: whether the
+	// order is decided at the group's confidence (nil for the first ranked
+	// row and the rows not ranked).
+	VsAbove *Decision `json:"vs_above,omitempty"`
 }
+
+// Replicate is one run combined into a row.
+type Replicate struct {
+	Source    string        `json:"source"`
+	Labels    result.Labels `json:"labels,omitempty"` // its replicate labels (night=3)
+	StartedAt time.Time     `json:"started_at"`
+	Key       *float64      `json:"key"`
+}
+
+// Decision is a ranked row's key against the row above's.
+type Decision struct {
+	// Verdict is decided (this row's key is worse than the row above's at
+	// the group's confidence), tied (the two are within ±Threshold of each
+	// other with that confidence), or undecided.
+	Verdict string `json:"verdict"`
+	// Rel is the change from the row above's key to this row's, a
+	// fraction, with its Interval (nil when not computed).
+	Rel      *float64         `json:"rel,omitempty"`
+	Interval *result.Interval `json:"interval,omitempty"`
+	// By says what decided: replicates (each row's runs' keys, Student's
+	// t) or requests (each run's requests, as runner compare).
+	By     string `json:"by,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Decisions' verdicts.
+const (
+	Decided   = "decided"
+	Tied      = "tied"
+	Undecided = "undecided"
+)
 
 // Apart is a run's stage that cannot be compared, and why.
 type Apart struct {

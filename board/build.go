@@ -4,10 +4,12 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/comparison"
+	"github.com/runnerbench/runner/internal/stats"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -17,7 +19,22 @@ type Options struct {
 	Metrics []string
 	// Rank ranks each group's rows (zero: the default; see Rank).
 	Rank Rank
+	// Replicate are the label keys that tell replicates apart (a night, a
+	// date): a group's runs that differ only by them (the same other
+	// labels, endpoint and model) are one row, their levels' mean, with
+	// their spread.
+	Replicate []string
+	// Confidence is the ranking's: each ranked row is judged against the
+	// row above at it, for a group's comparisons together (0: 95%).
+	Confidence float64
+	// Samples gives a run's level's per-request samples (nil: none), which
+	// decide two single runs' order; replicates decide without them.
+	Samples SamplesFunc
 }
+
+// SamplesFunc returns the per-request samples of a run's (by its Source)
+// stage's level, nil when they are not at hand.
+type SamplesFunc func(source, stage, level string) *aggregate.Samples
 
 // DefaultMetrics are the columns when none are chosen: throughput, then
 // latency as a request experiences it, then failures.
@@ -40,6 +57,12 @@ func Build(runs []Run, o Options) (*Board, error) {
 	}
 	if o.Rank.Metric == "" && o.Rank.Capacity == "" && o.Rank.Where != "" {
 		return nil, fmt.Errorf("rank: a condition without a metric")
+	}
+	if o.Confidence == 0 {
+		o.Confidence = stats.DefaultConfidence
+	}
+	if !(o.Confidence > 0 && o.Confidence < 1) {
+		return nil, fmt.Errorf("confidence %g is not between 0 and 1", o.Confidence)
 	}
 	b := &Board{Rank: o.Rank.String(), Metrics: slices.Clone(o.Metrics), Runs: len(runs), Groups: []Group{}}
 	if b.Rank == "" {
@@ -115,7 +138,10 @@ func stageApart(st *Stage) string {
 	return ""
 }
 
-// buildGroup ranks one group's runs and draws its Pareto views.
+// buildGroup ranks one group's runs (replicates combined into one row),
+// decides each ranked row against the one above, and draws its Pareto
+// views. A run that failed its checks, or a level of which failed every
+// request, is listed after the ranking with the reason.
 func buildGroup(ms []member, o Options) Group {
 	first := ms[0]
 	g := Group{Plan: first.run.Facts.PlanName, Stage: first.stage.Name, Shape: first.stage.Shape()}
@@ -123,7 +149,6 @@ func buildGroup(ms []member, o Options) Group {
 		return cmp.Or(a.run.Facts.StartedAt.Compare(b.run.Facts.StartedAt), cmp.Compare(a.run.Source, b.run.Source))
 	})
 	g.Common = commonLabels(ms)
-	names := runNames(ms, g.Common)
 	rank := o.Rank
 	if rank.Metric == "" && rank.Capacity == "" {
 		rank = Rank{Metric: DefaultRankMetric}
@@ -132,25 +157,29 @@ func buildGroup(ms []member, o Options) Group {
 		}
 	}
 	g.Rank = rank.String()
-	for i, m := range ms {
-		row := rankRow(m, &rank, o.Metrics)
-		row.Name = names[i]
-		g.Rows = append(g.Rows, row)
+	units := replicateUnits(ms, o.Replicate)
+	names := unitNames(units, g.Common, o.Replicate)
+	rows := make([]Row, len(units))
+	reps := make([]member, len(units)) // each row's levels: its run's, or its replicates' mean
+	for i, u := range units {
+		rows[i], reps[i] = unitRow(u, &rank, o.Metrics)
+		rows[i].Name = names[i]
 	}
-	order := rowOrder(g.Rows, &rank)
-	rows := make([]Row, len(g.Rows))
-	mems := make([]member, len(ms))
+	order := rowOrder(rows, &rank)
+	g.Rows = make([]Row, len(rows))
+	mems := make([]member, len(rows))
+	us := make([][]member, len(rows))
 	for i, j := range order {
-		rows[i], mems[i] = g.Rows[j], ms[j]
+		g.Rows[i], mems[i], us[i] = rows[j], reps[j], units[j]
 	}
-	g.Rows = rows
 	place := 0
 	for i := range g.Rows {
-		if g.Rows[i].Key != nil {
+		if ranked(&g.Rows[i]) {
 			place++
 			g.Rows[i].Place = place
 		}
 	}
+	g.Notes = decide(&g, us, &rank, o)
 	g.Views = views(mems, g.Rows)
 	if len(g.Views) > 0 {
 		for _, s := range g.Views[0].Series {
@@ -159,12 +188,17 @@ func buildGroup(ms []member, o Options) Group {
 			}
 		}
 	}
-	g.Notes = groupNotes(mems)
+	g.Notes = append(g.Notes, groupNotes(ms)...)
 	return g
 }
 
+// ranked reports whether a row takes a place: it has a key, and nothing
+// keeps it apart.
+func ranked(r *Row) bool { return r.Key != nil && r.Apart == "" }
+
 // rowOrder sorts the rows best first (by key, in the metric's better
-// direction), unranked last; ties keep start-time order.
+// direction), then the rows kept apart (by key too), then those without a
+// key; ties keep start-time order.
 func rowOrder(rows []Row, rank *Rank) []int {
 	lower := false
 	if rank.Capacity == "" {
@@ -172,23 +206,30 @@ func rowOrder(rows []Row, rank *Rank) []int {
 			lower = true
 		}
 	}
+	class := func(r *Row) int {
+		switch {
+		case r.Key == nil:
+			return 2
+		case r.Apart != "":
+			return 1
+		}
+		return 0
+	}
 	idx := make([]int, len(rows))
 	for i := range idx {
 		idx[i] = i
 	}
 	slices.SortStableFunc(idx, func(a, b int) int {
-		ka, kb := rows[a].Key, rows[b].Key
+		ca, cb := class(&rows[a]), class(&rows[b])
 		switch {
-		case ka == nil && kb == nil:
+		case ca != cb:
+			return cmp.Compare(ca, cb)
+		case ca == 2:
 			return 0
-		case ka == nil:
-			return 1
-		case kb == nil:
-			return -1
 		case lower:
-			return cmp.Compare(*ka, *kb)
+			return cmp.Compare(*rows[a].Key, *rows[b].Key)
 		}
-		return cmp.Compare(*kb, *ka)
+		return cmp.Compare(*rows[b].Key, *rows[a].Key)
 	})
 	return idx
 }
@@ -308,26 +349,6 @@ func commonLabels(ms []member) result.Labels {
 	return out
 }
 
-// runNames name each member's run by the labels that are not common, then
-// by its start time where that leaves two runs alike (or a run nameless),
-// then by its source's last element, then by its source, where even that
-// does.
-func runNames(ms []member, common result.Labels) []string {
-	names := make([]string, len(ms))
-	for i, m := range ms {
-		var parts []string
-		for _, k := range m.run.Labels.Keys() {
-			if _, ok := common[k]; !ok {
-				parts = append(parts, k+"="+m.run.Labels[k])
-			}
-		}
-		names[i] = strings.Join(parts, " ")
-	}
-	names = disambiguate(names, func(i int) string { return ms[i].run.Facts.StartedAt.UTC().Format(TimeFormat) })
-	names = disambiguate(names, func(i int) string { return filepath.Base(ms[i].run.Source) })
-	return disambiguate(names, func(i int) string { return ms[i].run.Source })
-}
-
 // disambiguate appends more(i) to each name that is empty or not unique.
 func disambiguate(names []string, more func(int) string) []string {
 	count := map[string]int{}
@@ -344,17 +365,25 @@ func disambiguate(names []string, more func(int) string) []string {
 }
 
 // groupNotes say what differs between a group's runs without making them
-// incomparable: plan versions (same stage and shape, edited elsewhere) and
-// runner versions.
+// incomparable: plan versions among runs of one endpoint and model (the
+// same stage and load, edited elsewhere: a plan that names another
+// endpoint, with --set or by hand, is another version of it, and the rows'
+// names say the endpoint), and runner versions.
 func groupNotes(ms []member) []string {
 	var notes []string
-	hashes, versions := map[string]bool{}, map[string]bool{}
+	hashes, versions := map[string]map[string]bool{}, map[string]bool{}
+	most := 0
 	for _, m := range ms {
-		hashes[m.run.Facts.PlanHash] = true
+		at := comparison.EndpointName(m.stage.Endpoint) + "\x00" + m.stage.Endpoint.Model
+		if hashes[at] == nil {
+			hashes[at] = map[string]bool{}
+		}
+		hashes[at][m.run.Facts.PlanHash] = true
+		most = max(most, len(hashes[at]))
 		versions[m.run.Facts.RunnerVersion] = true
 	}
-	if len(hashes) > 1 {
-		notes = append(notes, fmt.Sprintf("the runs ran %d versions of the plan (different sha256): this stage's load shape is the same in each", len(hashes)))
+	if most > 1 {
+		notes = append(notes, fmt.Sprintf("runs of one endpoint and model ran up to %d versions of the plan (different sha256): this stage's load is the same in each", most))
 	}
 	if len(versions) > 1 {
 		notes = append(notes, fmt.Sprintf("the runs were made by %d runner versions: %s", len(versions), strings.Join(slices.Sorted(maps.Keys(versions)), ", ")))

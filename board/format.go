@@ -113,6 +113,50 @@ func placeCell(r *Row) string {
 	return strconv.Itoa(r.Place)
 }
 
+// vsAboveHeader heads the column of each ranked row's decision against the
+// row above (Row.VsAbove).
+const vsAboveHeader = "vs above"
+
+// vsAboveCell is a row's decision against the ranked row above: the change
+// of the key with its interval where decided, "tied", "undecided"; empty
+// for the first ranked row and the rows not ranked.
+func vsAboveCell(r *Row) string {
+	d := r.VsAbove
+	if d == nil {
+		return ""
+	}
+	change := ""
+	if d.Rel != nil {
+		change = fmt.Sprintf("%+.1f%%", *d.Rel*100)
+		if d.Interval != nil {
+			change += fmt.Sprintf(" [%+.1f%%, %+.1f%%]", d.Interval.Lo*100, d.Interval.Hi*100)
+		}
+	}
+	switch d.Verdict {
+	case Decided:
+		return strings.TrimSpace("decided " + change)
+	case Tied:
+		return Tied
+	}
+	return Undecided
+}
+
+// rowNote is what a reader must know of a row: why it is not ranked, and
+// its note (its replicates' spread, why it has no key).
+func rowNote(r *Row) string {
+	var parts []string
+	if r.Apart != "" {
+		parts = append(parts, "not ranked: "+r.Apart)
+	}
+	if r.Note != "" {
+		parts = append(parts, r.Note)
+	}
+	if d := r.VsAbove; d != nil && d.Verdict == Undecided && d.Reason != "" {
+		parts = append(parts, "undecided against the run above: "+d.Reason)
+	}
+	return strings.Join(parts, "; ")
+}
+
 // levelCell is the row's level, marked when it carries a validity warning.
 func levelCell(r *Row) string {
 	if r.Level == "" {

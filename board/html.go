@@ -88,7 +88,7 @@ func htmlGroupOf(b *Board, gi int) htmlGroup {
 	hg := htmlGroup{
 		ID: fmt.Sprintf("g%d", gi), Title: safeText(g.title()), Shape: safeText(g.Shape), Rank: safeText(g.Rank),
 		Common: safeText(g.Common.String()), Notes: g.Notes,
-		Headers: []string{"#", "run", "level"},
+		Headers: []string{"#", "run", "level", vsAboveHeader},
 	}
 	if g.showKey(b.Metrics) {
 		hg.Headers = append(hg.Headers, g.keyHeader())
@@ -100,10 +100,11 @@ func htmlGroupOf(b *Board, gi int) htmlGroup {
 		r := &g.Rows[i]
 		hr := htmlRow{
 			Series: fmt.Sprintf("%s-s%d", hg.ID, i), Color: fmt.Sprintf("c%d", i%palette),
-			Place: placeCell(r), Name: safeText(r.Name), Level: safeText(levelCell(r)), Note: safeText(r.Note),
+			Place: placeCell(r), Name: safeText(r.Name), Level: safeText(levelCell(r)), Note: safeText(rowNote(r)),
 			Verdict: safeText(r.Verdict), Frontier: r.Frontier, Unranked: r.Place == 0,
 			Labels: safeText(r.Labels.String()), Source: safeText(r.Source), Time: r.StartedAt.UTC().Format(TimeFormat),
 		}
+		hr.Cells = append(hr.Cells, vsAboveCell(r))
 		if g.showKey(b.Metrics) {
 			hr.Cells = append(hr.Cells, g.formatKey(r))
 		}

@@ -75,7 +75,7 @@ func writeMDGroup(ew *errWriter, b *Board, g *Group) {
 		ew.printf(" Every run: %s.", mdText(g.Common.String()))
 	}
 	ew.printf("\n\n")
-	headers := []string{"#", "run", "level"}
+	headers := []string{"#", "run", "level", vsAboveHeader}
 	if g.showKey(b.Metrics) {
 		headers = append(headers, g.keyHeader())
 	}
@@ -86,7 +86,7 @@ func writeMDGroup(ew *errWriter, b *Board, g *Group) {
 	rows := make([][]string, len(g.Rows))
 	for i := range g.Rows {
 		r := &g.Rows[i]
-		row := []string{placeCell(r), mdText(r.Name), mdText(levelCell(r))}
+		row := []string{placeCell(r), mdText(r.Name), mdText(levelCell(r)), vsAboveCell(r)}
 		if g.showKey(b.Metrics) {
 			row = append(row, g.formatKey(r))
 		}
@@ -98,12 +98,12 @@ func writeMDGroup(ew *errWriter, b *Board, g *Group) {
 			front = "✓"
 		}
 		row = append(row, front, mdText(r.Verdict))
-		if r.Note != "" {
-			row[1] += " _(" + mdText(r.Note) + ")_"
+		if n := rowNote(r); n != "" {
+			row[1] += " _(" + mdText(n) + ")_"
 		}
 		rows[i] = row
 	}
-	writeMDTableAligned(ew, headers, rows, func(i int) bool { return i == 1 || i == 2 || i == len(headers)-1 })
+	writeMDTableAligned(ew, headers, rows, func(i int) bool { return i == 1 || i == 2 || i == 3 || i == len(headers)-1 })
 	ew.printf("\n")
 	for i := range g.Views {
 		v := &g.Views[i]

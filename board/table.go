@@ -50,7 +50,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
 	if len(g.Common) > 0 {
 		ew.printf("every run: %s\n", safeText(g.Common.String()))
 	}
-	headers := []string{"#", "Run", "Level"}
+	headers := []string{"#", "Run", "Level", vsAboveHeader}
 	if g.showKey(b.Metrics) {
 		headers = append(headers, g.keyHeader())
 	}
@@ -61,7 +61,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
 	rows := make([][]string, len(g.Rows))
 	for j := range g.Rows {
 		r := &g.Rows[j]
-		row := []string{placeCell(r), safeText(r.Name), safeText(levelCell(r))}
+		row := []string{placeCell(r), safeText(r.Name), safeText(levelCell(r)), vsAboveCell(r)}
 		if g.showKey(b.Metrics) {
 			row = append(row, g.formatKey(r))
 		}
@@ -78,7 +78,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
 		ew.err = renderTable(buf, headers, rows)
 	}
 	for j := range g.Rows {
-		if n := g.Rows[j].Note; n != "" {
+		if n := rowNote(&g.Rows[j]); n != "" {
 			ew.printf("  · %s: %s\n", safeText(g.Rows[j].Name), safeText(n))
 		}
 	}

@@ -18,8 +18,13 @@ const boardSynopsis = `runner board DIR... [flags]  |  runner board --db DSN [--
 Put many runs side by side: DIR is a result directory, or a directory holding
 them (searched below; the shards of a sharded run are merged first). One
 leaderboard per comparable group (the same plan, stage and load shape), each
-run named by its labels, ranked by --rank, with the Pareto frontier of total
-against per-user throughput. Runs that cannot be compared are listed apart
+run named by its labels (then its endpoint and model), ranked by --rank,
+each ranked run judged against the one above it (vs above: decided at
+--confidence for the group, tied, or undecided), with the Pareto frontier of
+total against per-user throughput. Runs that failed their checks, or a level
+of which every request failed, are listed after the ranking with the reason;
+runs that differ only by a --replicate-label (a night, a date) are one row,
+their mean, with their spread. Runs that cannot be compared are listed apart
 with the reason; a directory that cannot be read is listed as skipped, naming
 the file. Prints the board as a table (--markdown: as Markdown; --json: as
 JSON); --out DIR writes board.md, board.html and board.json. With --db DSN
@@ -36,6 +41,9 @@ type boardOptions struct {
 	json      bool
 	quiet     bool
 	recompute bool
+	// replicate are --replicate-label keys; confidence the ranking's.
+	replicate  stringList
+	confidence float64
 	// db draws the board from a results database (--db, --where, --since).
 	db boardDB
 }
@@ -51,6 +59,8 @@ func cmdBoard(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.json, "json", false, "print the board as JSON")
 	fs.BoolVar(&o.quiet, "quiet", false, "print nothing on stdout (with --out)")
 	fs.BoolVar(&o.recompute, "recompute", false, "compute every run's report from its records, even where a report.json that belongs to them is present (slower, the same numbers)")
+	fs.Var(&o.replicate, "replicate-label", "a label `key` that tells replicates apart (night, date): runs that differ only by it are one row, with their spread (repeatable)")
+	fs.Float64Var(&o.confidence, "confidence", 0.95, "the `confidence` of the ranking's decisions, for each group's together")
 	o.db.register(fs)
 	pos, err := parseArgs(env, fs, boardSynopsis, args)
 	if err != nil {
@@ -67,6 +77,9 @@ func cmdBoard(ctx context.Context, env *Env, args []string) error {
 	}
 	for _, s := range skips {
 		fmt.Fprintf(env.Stderr, "runner: board: skipped %s\n", oneLine(s.String()))
+	}
+	if !o.db.used() {
+		opts.Samples = board.DirSamples(runs)
 	}
 	b, err := board.Build(runs, opts)
 	if err != nil {
@@ -106,6 +119,10 @@ func (o *boardOptions) boardOptions() (board.Options, error) {
 		return opts, exitcode.Errorf(exitcode.Invalid, "board: --rank: %v", err)
 	}
 	opts.Rank = rank
+	if !(o.confidence > 0 && o.confidence < 1) {
+		return opts, exitcode.Errorf(exitcode.Invalid, "board: --confidence %g is not between 0 and 1 (e.g. 0.95)", o.confidence)
+	}
+	opts.Replicate, opts.Confidence = o.replicate, o.confidence
 	return opts, nil
 }
 

@@ -236,7 +236,8 @@ func TestCompare(t *testing.T) {
 }
 
 // TestCompareNeverPassesVacuously (issue 23, point 1): two unrelated runs
-// are exit 2 in one line saying why, never a pass; a comparison of part of
+// are exit 2 in one line saying why, never a pass (runs of two plans are
+// refused as --baseline refuses them, issue 38); a comparison of part of
 // the run says so in its first line, with the counts; a gate that could
 // judge nothing says so first, and --fail-inconclusive fails it.
 func TestCompareNeverPassesVacuously(t *testing.T) {
@@ -255,7 +256,7 @@ func TestCompareNeverPassesVacuously(t *testing.T) {
 	for _, md := range []string{"--markdown", "--all"} {
 		code, out, errs := runCLI(t, nil, "compare", base, write("q.json", "quickstart", "sweep", 1, 2), "--fail-above", "10", md)
 		if code != 2 || out != "" || strings.Count(errs, "\n") != 1 ||
-			!strings.Contains(errs, `nothing was gated: the runs are of plans "baseline-regression" and "quickstart", and no stage is in both`) {
+			!strings.Contains(errs, `does not match `+filepath.Join(dir, "q.json")+`: it is a run of plan "baseline-regression", not "quickstart"`) {
 			t.Errorf("unrelated runs %s: exit %d, want 2 with one line\nstdout %q\nstderr %q", md, code, out, errs)
 		}
 	}

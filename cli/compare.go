@@ -26,8 +26,10 @@ report.json files; the intervals need the records beside report.json
 (requests.jsonl, run.jsonl). The first line says what the gate judged: the
 metrics NEW's plan gates with worse() (every server metric with an interval
 when it gates none; --metrics to choose), at how many levels, with what
-verdicts. Exits 2 when nothing could be gated (no stage, level or metric in
-common); with --fail-above, 1 when a gated metric is worse with the stated
+verdicts. Exits 2 when BASE measured something else, by the rule a run's
+--baseline applies (another plan, or a stage that asked the server for
+another load: API, mode, load, requested lengths), or when nothing could be
+gated (no stage, level or metric in common); with --fail-above, 1 when a gated metric is worse with the stated
 confidence and by more than that percentage.`
 
 // cmdCompare implements "runner compare".
@@ -57,6 +59,11 @@ func cmdCompare(_ context.Context, env *Env, args []string) error {
 			return exitcode.Errorf(exitcode.Invalid, "compare: %s: %w", p, err)
 		}
 		runs[i] = comparison.Run{Report: rep, Samples: samples}
+	}
+	// The rule --baseline applies before a run: another plan, or a stage
+	// that asked the server for another load, is not a change.
+	if err := comparison.Unlike(runs[0].Report, runs[1].Report.Plan.Name, comparison.ReportWants(runs[1].Report)); err != nil {
+		return exitcode.Errorf(exitcode.Invalid, "compare: %s does not match %s: %v", pos[0], pos[1], err)
 	}
 	fam, err := gateFamily(pos[1], runs[1], *metrics)
 	if err != nil {

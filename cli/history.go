@@ -22,7 +22,11 @@ Each metric of a plan's published runs over time (a sparkline per metric,
 latest runs (--window) that differs from the runs before it (--before), judged
 as runner compare judges replicated runs, the family being every window of
 every series, so an unchanged history carries no mark with --confidence
-(docs/statistics.md, "History"). With
+(docs/statistics.md, "History"). A series is one identity: the stage's
+load, endpoint and model and the run's labels; runs that differ in any of
+them are separate series, named, and the note says where it changed
+(--replicate-label KEY: runs that differ only by that label, a night or a
+date, are one series; commit is one unless --replicate-label is given). With
 --fail-on-change, exits 1 when the newest run is in a window significantly
 worse than the runs before it.`
 
@@ -32,12 +36,13 @@ func cmdHistory(ctx context.Context, env *Env, args []string) error {
 	var df dbFlags
 	df.register(fs)
 	var q store.SeriesQuery
-	var metrics, where stringList
+	var metrics, where, replicate stringList
 	fs.StringVar(&q.Plan, "plan", "", "the plan's `name` (required)")
 	fs.StringVar(&q.Stage, "stage", "", "only this `stage`")
 	fs.StringVar(&q.Label, "level", "", "only this level `label` (c=16, rate=4)")
 	fs.Var(&metrics, "metric", "only this `metric` (repeatable; a metric that is not judged is shown too)")
 	fs.Var(&where, "where", "only runs labelled `key=value` (repeatable)")
+	fs.Var(&replicate, "replicate-label", "a label `key` that tells runs of one series apart (night, date): runs that differ only by it are one series (repeatable; default commit)")
 	since := fs.String("since", "", "only runs started in the last `DURATION` (30d, 12h, 2w) or since a date (2026-01-31)")
 	var o history.Options
 	fs.IntVar(&o.Window, "window", history.DefaultWindow, "the latest `runs` judged together")
@@ -66,6 +71,12 @@ func cmdHistory(ctx context.Context, env *Env, args []string) error {
 		}
 	}
 	q.Metrics = metrics
+	o.Replicate = replicate
+	if len(replicate) == 0 {
+		// A commit label names the run (RunName shows it), not what it
+		// measured: a history follows one series across commits.
+		o.Replicate = []string{"commit"}
+	}
 	db, err := openDB(ctx, env, "history", df.dsn, df.allowEnv, true)
 	if err != nil {
 		return err

@@ -35,6 +35,9 @@ type level struct {
 	// server record says as the built-in simulator's lag histograms do.
 	late   int
 	lateBy float64
+	// prompt is the fraction of each TTFT the server says was its own
+	// prompt time (llama.cpp timings); 0: no server timings.
+	prompt float64
 }
 
 // lagRecord is a level's server record from the built-in simulator that
@@ -96,6 +99,9 @@ func synth(seed uint64, levels ...level) Run {
 			}
 			if req.OK {
 				req.TTFTMs, req.TPOTMs, req.OutputTokens, req.InputTokens = &ttft, &tpot, 64, 128
+				if l.prompt > 0 {
+					req.ServerTimings = &result.ServerTimings{PromptN: 128, PromptMs: l.prompt * ttft, PredictedN: 64}
+				}
 			} else {
 				req.ErrorKind = "http_500"
 			}
@@ -334,10 +340,50 @@ func TestPlanWants(t *testing.T) {
 		{Name: "b", Prompts: "one", Rate: []float64{0.5, 4}},
 		{Name: "c", Prompts: "chat", Concurrency: []int{4}},
 	}
-	got := fmt.Sprint(PlanWants(p, stages))
-	want := "[{a [c=1 c=8]} {b [rate=0.5 rate=4]} {c [c=4 c=4 turn=1 c=4 turn=2]}]"
-	if got != want {
+	var got []string
+	for _, w := range PlanWants(p, stages) {
+		got = append(got, fmt.Sprint(w.Stage, " ", w.Load.Kind, " ", w.Labels))
+	}
+	want := "[a concurrency [c=1 c=8] b rate [rate=0.5 rate=4] c concurrency [c=4 c=4 turn=1 c=4 turn=2]]"
+	if fmt.Sprint(got) != want {
 		t.Errorf("wants %s, want %s", got, want)
+	}
+}
+
+// TestLoadOfPlanAndReport (issue 38, item 3): the load a plan's stage will
+// ask for, known before it runs, is the load its report records, so a
+// baseline is matched before the run by what the run will say; another
+// length, mode, API or loop is named from the baseline's to the run's.
+func TestLoadOfPlanAndReport(t *testing.T) {
+	in := scenario.Length{Fixed: 300}
+	p := &scenario.Plan{Prompts: map[string]*scenario.PromptSet{
+		"syn":  {Synthetic: &scenario.Synthetic{InputTokens: scenario.Length{Fixed: 128}}},
+		"file": {},
+	}}
+	stages := []*scenario.Stage{
+		{Name: "a", Prompts: "syn", API: "chat", Mode: scenario.ModePinned, OutputTokens: scenario.Length{Fixed: 32}, Concurrency: []int{1}},
+		{Name: "b", Prompts: "syn", API: "chat", Mode: scenario.ModeNatural, InputTokens: &in, OutputTokens: scenario.Length{Fixed: 64}, Rate: []float64{2}},
+		{Name: "c", Prompts: "file", API: "embeddings", Mode: scenario.ModePinned, OutputTokens: scenario.Length{Fixed: 64}, Concurrency: []int{1}},
+	}
+	wants := PlanWants(p, stages)
+	for i, want := range []string{"concurrency, chat, pinned, in 128, out 32", "rate, chat, natural, in 300, out 64", "concurrency, embeddings"} {
+		if got := wants[i].Load.String(); got != want {
+			t.Errorf("stage %s: load %q, want %q", stages[i].Name, got, want)
+		}
+	}
+	base := &result.Report{Plan: result.Plan{Name: "p"}, Stages: []result.Stage{
+		{Name: "a", API: "chat", Mode: "pinned", Load: result.LoadConcurrency, Points: []result.Point{{Concurrency: 1, InputTokens: 128, OutputTokens: 32}}},
+		{Name: "b", API: "chat", Mode: "pinned", Load: result.LoadConcurrency, Points: []result.Point{{Rate: result.Ptr(2.0), InputTokens: 128, OutputTokens: 64}}},
+		// An earlier version said pinned for an API without output.
+		{Name: "c", API: "embeddings", Mode: "pinned", Load: result.LoadConcurrency, Points: []result.Point{{Concurrency: 1}}},
+	}}
+	err := Unlike(base, "p", wants)
+	want := `its stage "b" ran another load (baseline → this run: load concurrency → rate, mode pinned → natural, input tokens 128 → 300)`
+	if err == nil || err.Error() != want {
+		t.Errorf("unlike:\n got %v\nwant %s", err, want)
+	}
+	if err := Unlike(base, "p", ReportWants(base)); err != nil {
+		t.Errorf("a report against itself: %v", err)
 	}
 }
 
@@ -548,5 +594,35 @@ func TestShownMostImportantFirst(t *testing.T) {
 	if len(all) != n || len(none) != 0 || len(rows)+rest["same"]+rest["inconclusive"]+rest["not judged"] != n ||
 		!strings.HasPrefix(RestLine(rest, "--all"), "Not shown: ") {
 		t.Errorf("--all %d of %d rows, rest %v", len(all), n, rest)
+	}
+}
+
+// TestDiagnosticsAreNeverRegressions (issue 38, item 9): a TTFT 20% better
+// whose part the server does not account for tripled (the server's own
+// prompt time fell from 90% of it to 50%) is better; the overhead is shown
+// with its change and no verdict, never gated, and the largest significant
+// regression is none, so --fail-above 10 passes.
+func TestDiagnosticsAreNeverRegressions(t *testing.T) {
+	base := synth(1, level{conc: 4, n: 200, ttft: 100, tpot: 5, sd: 0.1, prompt: 0.9})
+	cur := synth(2, level{conc: 4, n: 200, ttft: 80, tpot: 5, sd: 0.1, prompt: 0.5})
+	res, err := Compare(base, cur, Options{Threshold: DefaultThreshold})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := row(t, res, "c=4", "ttft_p50_ms"); c.Verdict != "better" {
+		t.Errorf("TTFT 20%% faster: %+v", c)
+	}
+	o := row(t, res, "c=4", "ttft_overhead_p50_ms")
+	if o.Verdict != "" || o.Gated || o.Rel == nil || *o.Rel < 1.5 {
+		t.Errorf("the overhead tripled: shown with its change, never judged: %+v", o)
+	}
+	if f, ok := res.WorstRegression(); ok {
+		t.Errorf("a regression named: %+v", f)
+	}
+	if bad := res.Failures(0.10); len(bad) != 0 {
+		t.Errorf("--fail-above 10 fails on %+v", bad)
+	}
+	if err := scenario.GateableMetric("ttft_overhead_p50_ms"); err == nil || !strings.Contains(err.Error(), "is a diagnostic") {
+		t.Errorf("worse() on a diagnostic: %v", err)
 	}
 }

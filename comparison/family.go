@@ -67,7 +67,7 @@ func (f *Family) Threshold() float64 {
 func Gateable() []string {
 	var out []string
 	for _, m := range result.Metrics() {
-		if m.Kind == result.KindServer && m.Better != result.Neutral && m.Comparable() {
+		if m.Gateable() {
 			out = append(out, m.Name)
 		}
 	}

@@ -110,7 +110,7 @@ func labelsOf(r *result.Report, quoted []string) string {
 	var out []string
 	for _, st := range r.Stages {
 		if slices.Contains(quoted, strconv.Quote(st.Name)) {
-			out = append(out, ReportWants(&result.Report{Stages: []result.Stage{st}})[0].Labels...)
+			out = append(out, pointLabels(&st)...)
 		}
 	}
 	return orNone(out)

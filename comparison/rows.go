@@ -29,7 +29,7 @@ func levelRows(p pair, base, cur Run, fam *Family) ([]result.Comparison, []*job)
 			continue
 		}
 		row := pointRow(m, b, okB, c, okC)
-		if m.Kind == result.KindServer && m.Better != result.Neutral {
+		if m.Judged() {
 			if !fam.Judges(p.stage, m.Name) {
 				row.Reason = NotGated
 				if !m.Comparable() {
@@ -45,17 +45,46 @@ func levelRows(p pair, base, cur Run, fam *Family) ([]result.Comparison, []*job)
 			case why != "":
 				row.Reason = why
 			default:
-				j := &job{row: len(rows), metric: m, seed: seedOf(p.stage, p.label, m.Name), caveat: caveat, out: row,
-					base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample),
-					stretchBase: simStretch(p.base, m.Compare.Sample), stretchNew: simStretch(p.cur, m.Compare.Sample),
-					lateBase: bs.Late(m.Compare.Sample), lateNew: cs.Late(m.Compare.Sample)}
-				j.intervals = caveat == "" && stats.EnoughSamples(j.base, j.cur, m.Compare.Statistic)
+				j := newJob(m, p, bs, cs, caveat, row)
+				j.row = len(rows)
 				jobs = append(jobs, j)
 			}
 		}
 		rows = append(rows, row)
 	}
 	return rows, jobs
+}
+
+// newJob is the interval to compute of metric m at pair p, whose row is
+// row so far.
+func newJob(m *result.Metric, p pair, bs, cs *aggregate.Samples, caveat string, row result.Comparison) *job {
+	j := &job{metric: m, seed: seedOf(p.stage, p.label, m.Name), caveat: caveat, out: row,
+		base: bs.Sample(m.Compare.Sample), cur: cs.Sample(m.Compare.Sample),
+		stretchBase: simStretch(p.base, m.Compare.Sample), stretchNew: simStretch(p.cur, m.Compare.Sample),
+		lateBase: bs.Late(m.Compare.Sample), lateNew: cs.Late(m.Compare.Sample)}
+	j.intervals = caveat == "" && stats.EnoughSamples(j.base, j.cur, m.Compare.Statistic)
+	return j
+}
+
+// Between compares metric m of two levels, which need not be of one
+// stage's same level (a board compares two runs' best levels), as a
+// comparison of runs does: the same samples, intervals, rules for what has
+// none, and verdict (the new run cur against base), at o's confidence and
+// threshold. A metric a gate cannot judge is compared all the same; the
+// caller asks only of what it ranks by.
+func Between(m *result.Metric, base, cur *result.Point, bs, cs *aggregate.Samples, o stats.Options) result.Comparison {
+	p := pair{stage: "board", label: base.Label() + " " + cur.Label(), base: base, cur: cur}
+	b, okB := m.Value(base)
+	c, okC := m.Value(cur)
+	row := pointRow(m, b, okB, c, okC)
+	row.Gated, row.Verdict = true, string(stats.Inconclusive)
+	if why := noInterval(m, p, okB, okC, bs, cs); why != "" {
+		row.Reason = why
+		return row
+	}
+	j := newJob(m, p, bs, cs, levelCaveat(p), row)
+	j.compute(o)
+	return j.out
 }
 
 // NotGated is the reason of a server metric outside the gate's family: it is

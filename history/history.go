@@ -42,6 +42,7 @@ import (
 	"sync"
 
 	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/internal/stats"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/store"
@@ -65,6 +66,11 @@ type Options struct {
 	Confidence, Threshold float64
 	// Resamples is the bootstrap's B before stats raises it (0: default).
 	Resamples int
+	// Replicate are the label keys that tell runs of one series apart (a
+	// commit, a night, a date): runs that differ only by them are one
+	// series. Any other label, the endpoint, the model or the load that
+	// differs makes another series (comparison.Identity).
+	Replicate []string
 }
 
 // SamplesFunc returns the per-request samples of a run's point (nil: none).
@@ -90,11 +96,20 @@ type History struct {
 	Window      int
 	Before      int
 	Threshold   float64
+	// Notes say where a stage's runs are more than one series: each run at
+	// which its identity changed, and what changed.
+	Notes []string
 }
 
-// Series is one metric of one level over the runs.
+// Series is one metric of one level over the runs of one identity: the
+// same load, endpoint, model and labels (less Options.Replicate), so no
+// window joins runs that measured different things.
 type Series struct {
 	Stage, Label, Metric string
+	// Identity is what the series' runs share; Distinct names it against
+	// the stage's other series ("" when the stage's runs are one series).
+	Identity comparison.Identity
+	Distinct string
 	// Judged is set for a server metric with a better direction and an
 	// interval; Why says why not otherwise.
 	Judged bool
@@ -153,24 +168,27 @@ func (o *Options) defaults() error {
 	return nil
 }
 
-// group puts the values into series in catalogue order within each level.
-func group(s *store.Series) []Series {
+// group puts the values into series, one per identity of a stage's runs
+// (in the order the identities first ran), in catalogue order within each
+// level.
+func group(s *store.Series, ids *identities) []Series {
 	order := map[string]int{}
 	ms := result.Metrics()
 	for i := range ms {
 		order[ms[i].Name] = i
 	}
-	byKey := map[[3]string]*Series{}
+	byKey := map[[4]string]*Series{}
 	pos := map[[2]string]int{} // a level's position in its stage, first seen
 	var out []*Series
 	for _, v := range s.Values {
 		if _, ok := pos[[2]string{v.Stage, v.Label}]; !ok {
 			pos[[2]string{v.Stage, v.Label}] = v.Position
 		}
-		k := [3]string{v.Stage, v.Label, v.Metric}
+		id := ids.of(v.Run, v.Stage)
+		k := [4]string{id.Key(), v.Stage, v.Label, v.Metric}
 		se := byKey[k]
 		if se == nil {
-			se = &Series{Stage: v.Stage, Label: v.Label, Metric: v.Metric}
+			se = &Series{Stage: v.Stage, Label: v.Label, Metric: v.Metric, Identity: id, Distinct: ids.distinct(v.Stage, id)}
 			se.Judged, se.Why = judgeable(v.Metric)
 			byKey[k] = se
 			out = append(out, se)
@@ -188,6 +206,9 @@ func group(s *store.Series) []Series {
 			}
 			return a.Label < b.Label
 		}
+		if ia, ib := ids.rank(a.Stage, a.Identity), ids.rank(b.Stage, b.Identity); ia != ib {
+			return ia < ib
+		}
 		return order[a.Metric] < order[b.Metric]
 	})
 	res := make([]Series, len(out))
@@ -201,15 +222,11 @@ func group(s *store.Series) []Series {
 // it: a server metric with a better direction and an interval.
 func judgeable(name string) (bool, string) {
 	m := metricNamed(name)
-	switch {
-	case m == nil:
+	if m == nil {
 		return false, "not in this Runner's catalogue"
-	case m.Kind != result.KindServer:
-		return false, "not a server metric: shown, never judged"
-	case m.Better == result.Neutral:
-		return false, "no better direction: shown, never judged"
-	case !m.Comparable():
-		return false, "no interval: " + m.Compare.Why
+	}
+	if why := m.NotGateable(); why != "" {
+		return false, "it " + why
 	}
 	return true, ""
 }
@@ -220,7 +237,9 @@ func Build(s *store.Series, samples SamplesFunc, o Options) (*History, error) {
 		return nil, err
 	}
 	h := &History{Runs: s.Runs, Confidence: o.Confidence, Window: o.Window, Before: o.Before, Threshold: o.Threshold}
-	h.Series = group(s)
+	ids := newIdentities(s, o.Replicate)
+	h.Series = group(s, ids)
+	h.Notes = ids.changes(h.RunName)
 	for i := range h.Series {
 		if h.Series[i].Judged {
 			h.Judged++

@@ -19,6 +19,17 @@ var day0 = time.Date(2030, 3, 1, 2, 0, 0, 0, time.UTC)
 // database, a day apart, and returns the database.
 func publish(t *testing.T, ttft []float64) *store.DB {
 	t.Helper()
+	specs := make([]synthrun.Spec, len(ttft))
+	for i, m := range ttft {
+		specs[i] = synthrun.Spec{TTFTMs: m}
+	}
+	return publishSpecs(t, specs)
+}
+
+// publishSpecs writes one synthetic run per spec (300 requests, seeded by
+// its place) into a new SQLite database, a day apart.
+func publishSpecs(t *testing.T, specs []synthrun.Spec) *store.DB {
+	t.Helper()
 	ctx := context.Background()
 	tg, _ := store.ParseDSN(filepath.Join(t.TempDir(), "h.db"))
 	db, err := store.Open(ctx, tg, store.Options{})
@@ -26,10 +37,10 @@ func publish(t *testing.T, ttft []float64) *store.DB {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { db.Close() })
-	for i, m := range ttft {
+	for i, sp := range specs {
 		dir := filepath.Join(t.TempDir(), fmt.Sprint(i))
-		err := synthrun.Write(dir, synthrun.Spec{StartedAt: day0.Add(time.Duration(i) * 24 * time.Hour), Seed: uint64(i + 1), TTFTMs: m, Requests: 300})
-		if err != nil {
+		sp.StartedAt, sp.Seed, sp.Requests = day0.Add(time.Duration(i)*24*time.Hour), uint64(i+1), 300
+		if err := synthrun.Write(dir, sp); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := db.Publish(ctx, dir); err != nil {

@@ -128,13 +128,25 @@ func latest(se *Series) (last Point, change *Point) {
 	return se.Points[len(se.Points)-1], change
 }
 
+// LevelName names the series' level: its label, and what tells its runs
+// apart from the stage's other series ("c=4 · engine=llama").
+func (se *Series) LevelName() string {
+	if se.Distinct == "" {
+		return se.Label
+	}
+	return se.Label + " · " + se.Distinct
+}
+
 // Text writes the terminal history: per level, a sparkline per metric
 // with its latest value and its last change.
 func (h *History) Text(w io.Writer, plan string, want []string) error {
 	fmt.Fprintln(w, h.Summary(plan))
+	for _, n := range h.Notes {
+		fmt.Fprintln(w, "note: "+n)
+	}
 	level := ""
 	for _, se := range h.Shown(want) {
-		if k := se.Stage + " " + se.Label; k != level {
+		if k := se.Stage + " " + se.LevelName(); k != level {
 			level = k
 			fmt.Fprintf(w, "\n%s\n", k)
 		}
@@ -162,6 +174,9 @@ func value(metric string, v float64) string {
 // README): one row per series, its changes listed under it.
 func (h *History) Markdown(w io.Writer, plan string, want []string) error {
 	fmt.Fprintf(w, "### %s\n\n", md(h.Summary(plan)))
+	for _, n := range h.Notes {
+		fmt.Fprintf(w, "> %s\n\n", md(n))
+	}
 	fmt.Fprintln(w, "| stage | level | metric | trend | last | last change |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | ---: | --- |")
 	for _, se := range h.Shown(want) {
@@ -170,7 +185,7 @@ func (h *History) Markdown(w io.Writer, plan string, want []string) error {
 		if change != nil {
 			c = "**" + md(h.Describe(*change)) + "**"
 		}
-		fmt.Fprintf(w, "| %s | %s | `%s` | `%s` | %s | %s |\n", md(se.Stage), md(se.Label), se.Metric, h.Sparkline(se), value(se.Metric, last.Value), c)
+		fmt.Fprintf(w, "| %s | %s | `%s` | `%s` | %s | %s |\n", md(se.Stage), md(se.LevelName()), se.Metric, h.Sparkline(se), value(se.Metric, last.Value), c)
 	}
 	return nil
 }
@@ -185,7 +200,7 @@ func (h *History) HTML(w io.Writer, plan string, want []string) error {
 	for _, se := range h.Shown(want) {
 		charts = append(charts, h.chart(se))
 	}
-	return page.Execute(w, map[string]any{"Title": "Runner history: " + plan, "Summary": h.Summary(plan), "Charts": charts})
+	return page.Execute(w, map[string]any{"Title": "Runner history: " + plan, "Summary": h.Summary(plan), "Notes": h.Notes, "Charts": charts})
 }
 
 type chart struct {
@@ -248,7 +263,7 @@ func (h *History) chart(se *Series) chart {
 	}
 	x := func(run int) float64 { return xAt(unix(h.Runs[run].StartedAt)) }
 	y := func(v float64) float64 { return chartH - padBottom - (v-lo)/(hi-lo)*(chartH-padTop-padBottom) }
-	c := chart{Title: se.Stage + " " + se.Label + " " + se.Metric, Left: padL, Right: chartW - padR, Bottom: chartH - padBottom, TickEnd: chartH - padBottom + 5}
+	c := chart{Title: se.Stage + " " + se.LevelName() + " " + se.Metric, Left: padL, Right: chartW - padR, Bottom: chartH - padBottom, TickEnd: chartH - padBottom + 5}
 	for _, t := range ticks {
 		c.YTicks = append(c.YTicks, axisTick{At: round1(y(t.At)), Text: t.Text})
 	}
@@ -291,7 +306,8 @@ figcaption{font-weight:600}.line{fill:none;stroke:#36c;stroke-width:1.5}.bar{str
 .dot.worse{fill:#d33}.dot.better{fill:#2a2}
 </style></head><body>
 <h1>{{.Title}}</h1><p>{{.Summary}}</p>
-<p>Each grey bar is a judged window's interval for its value, drawn at the window's newest run (the runs as replicates, and every request where the runs' values called a change); red and green dots mark the runs where a metric got worse or better. Times are UTC.</p>
+{{range .Notes}}<p>{{.}}</p>
+{{end}}<p>Each grey bar is a judged window's interval for its value, drawn at the window's newest run (the runs as replicates, and every request where the runs' values called a change); red and green dots mark the runs where a metric got worse or better. Times are UTC.</p>
 {{range .Charts}}<figure><figcaption>{{.Title}}</figcaption>
 <svg viewBox="0 0 720 200" role="img" aria-label="{{.Title}}">
 {{$c := .}}{{range .YTicks}}<line class="grid" x1="{{$c.Left}}" x2="{{$c.Right}}" y1="{{.At}}" y2="{{.At}}"/><text class="axis" x="{{$c.Left}}" dx="-6" y="{{.At}}" dy="4" text-anchor="end">{{.Text}}</text>

@@ -14,7 +14,7 @@ func (completions) Encode(r Request) ([]byte, error) {
 	return openAIBody(&r, func(body map[string]any) {
 		text := r.Text
 		if r.Messages != nil {
-			text = flatten(r.Messages)
+			text = Flatten(r.Messages)
 		}
 		body["prompt"] = text
 	})
@@ -29,8 +29,10 @@ func (p completions) Probe(model, text string) (map[string]any, any, func() (int
 	return openAIProbe(p, model, text)
 }
 
-// flatten turns chat messages into one completions prompt.
-func flatten(ms []Message) string {
+// Flatten is chat messages as one text, their contents a line each: the
+// prompt of an API that takes text, not messages (completions, an
+// embeddings input, a rerank query).
+func Flatten(ms []Message) string {
 	var b []byte
 	for i, m := range ms {
 		if i > 0 {

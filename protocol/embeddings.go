@@ -29,7 +29,7 @@ func (embeddings) Encode(r Request) ([]byte, error) {
 	case len(r.Inputs) > 0:
 		body["input"] = r.Inputs
 	case r.Messages != nil:
-		body["input"] = flatten(r.Messages)
+		body["input"] = Flatten(r.Messages)
 	default:
 		body["input"] = r.Text
 	}

@@ -42,7 +42,7 @@ func encodeScoring(r Request, query, docs string, reserved map[string]bool) ([]b
 	body := baseBody(&r, reserved, 3)
 	q := r.Text
 	if r.Messages != nil {
-		q = flatten(r.Messages)
+		q = Flatten(r.Messages)
 	}
 	d := r.Documents
 	if d == nil {

@@ -29,7 +29,7 @@ func rowOf(out, label string) string {
 func TestTableContent(t *testing.T) {
 	out := tableText(t, fixture(t))
 	for _, want := range []string{
-		"TTFT p95 (ms)", "E2E p95 (ms)", "Prefill tok/s", "Spec accept (%)", "Goodput (%)", "Rate (req/s)",
+		"TTFT p95 (ms)", "E2E p95 (ms)", "Prefill tok/s", "Spec accept (%)", "Goodput (%)", "Achieved rate (req/s)",
 		"local (http://127.0.0.1:8000/v1, my-org/my-model) · mode pinned · api chat · load concurrency",
 		"~ low confidence",
 		"c=8: 1 of 64 requests failed (http_429)",
@@ -69,7 +69,7 @@ func TestTableOptionalColumns(t *testing.T) {
 	if strings.Contains(out, "Spec accept") {
 		t.Error("spec column shown though no level has spec numbers")
 	}
-	if strings.Count(out, "Rate (req/s)") != 2 {
+	if strings.Count(out, "Achieved rate (req/s)") != 2 {
 		t.Error("rate column should appear only for the open-loop and replay stages")
 	}
 }

@@ -52,6 +52,11 @@ const (
 	// scheduling latency): they describe the measurement, not the server, and
 	// are shown but never counted as a regression.
 	KindClient
+	// KindDiagnostic is a part of a server metric split out to explain it
+	// (TTFT less the server's own prompt time): shown with its change, never
+	// gated nor called a regression, since the whole it is part of is
+	// judged, and a part can grow while the whole gets better.
+	KindDiagnostic
 )
 
 // String names the kind as reports print it.
@@ -61,6 +66,8 @@ func (k Kind) String() string {
 		return "load"
 	case KindClient:
 		return "client"
+	case KindDiagnostic:
+		return "diagnostic"
 	}
 	return "server"
 }
@@ -114,6 +121,35 @@ type CompareSpec struct {
 
 // Comparable reports whether the metric is compared with an interval.
 func (m *Metric) Comparable() bool { return m.Compare.Sample != SampleNone }
+
+// Judged reports whether a comparison gives the metric a verdict when its
+// gate's family holds it: a server metric with a better direction. Load
+// metrics, the client's own and diagnostics are shown with their change,
+// never judged. Every path that judges (compare, --baseline, worse(),
+// history, the board) asks here.
+func (m *Metric) Judged() bool { return m.Kind == KindServer && m.Better != Neutral }
+
+// Gateable reports whether a gate can judge the metric: Judged, with an
+// interval (what worse(), --metrics and a history judge).
+func (m *Metric) Gateable() bool { return m.Judged() && m.Comparable() }
+
+// NotGateable says why a gate cannot judge the metric, to follow its name
+// ("ttft_overhead_p50_ms is a diagnostic ..."); "" when it can.
+func (m *Metric) NotGateable() string {
+	switch {
+	case m.Kind == KindClient:
+		return "is the runner's own diagnostic: it is shown, never gated"
+	case m.Kind == KindDiagnostic:
+		return "is a diagnostic (a part of a server metric, split out to explain it): it is shown, never gated"
+	case m.Kind == KindLoad:
+		return "is what the level asked for, not what it measured: it is never gated"
+	case m.Better == Neutral:
+		return "has no better direction, so it cannot get worse"
+	case !m.Comparable():
+		return "has no interval: " + m.Compare.Why
+	}
+	return ""
+}
 
 // Sample names a per-request sample of a level: one value per request (or a
 // hit per request, for a share), by the populations the level's metrics are
@@ -441,8 +477,8 @@ func catalogueEntries() []Metric {
 		// --- load ---
 		{Name: "rate", Title: "Rate", Unit: "req/s", Decimals: -1, Kind: KindLoad,
 			Help: "target arrival rate of an open-loop level"},
-		{Name: "achieved_rate", Title: "Rate", Unit: "req/s", Decimals: 3, Better: HigherIsBetter, Kind: KindClient,
-			Help: "rate the requests actually left at (open loop): (n−1) over first-to-last send"},
+		{Name: "achieved_rate", Title: "Achieved rate", Unit: "req/s", Decimals: 3, Better: HigherIsBetter, Kind: KindClient,
+			Help: "rate the requests actually left at (open loop): (n−1) over first-to-last send; the level's label (rate=5) is the rate asked for, and a level of a few seconds departs from it by chance (Poisson: about ±1/√n)"},
 		{Name: "request_tps", Title: "Req/s", Unit: "req/s", Decimals: 3, Better: HigherIsBetter, Kind: KindServer,
 			Aliases: []string{"rps", "qps", "request_throughput", "requests_per_second"},
 			Help:    "completed requests over the measured window", Compare: CompareSpec{Statistic: stats.Rate(), Sample: SampleCompleted}},
@@ -495,10 +531,10 @@ func catalogueEntries() []Metric {
 			Help: "the runner's CPU over the window, in percent of one core"},
 		{Name: "client_sched_p90_ms", Title: "Client sched p90", Unit: "ms", Decimals: 3, Better: LowerIsBetter, Kind: KindClient,
 			Help: "p90 of the Go runtime's scheduling latency: how long the runner's goroutines waited for a core"},
-		{Name: "ttft_overhead_p50_ms", NeedsOutput: true, Title: "TTFT overhead p50", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+		{Name: "ttft_overhead_p50_ms", NeedsOutput: true, Title: "TTFT overhead p50", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindDiagnostic,
 			Help:    "p50 of client TTFT minus the server's own prompt time (llama.cpp timings.prompt_ms): queueing, transport and client delay no server dashboard shows",
 			Compare: CompareSpec{Statistic: stats.Percentile(0.5), Sample: SampleTTFTOverhead}},
-		{Name: "ttft_overhead_p95_ms", NeedsOutput: true, Title: "TTFT overhead p95", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+		{Name: "ttft_overhead_p95_ms", NeedsOutput: true, Title: "TTFT overhead p95", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindDiagnostic,
 			Help: "p95 of client TTFT minus the server's own prompt time", Compare: CompareSpec{Statistic: stats.Percentile(0.95), Sample: SampleTTFTOverhead}},
 		{Name: "error_rate", Title: "Error rate", Unit: "share", Decimals: 4, Better: LowerIsBetter, Kind: KindServer,
 			Aliases: []string{"failure_rate", "fail_rate", "failed_rate", "errors_rate", "err_rate", "error_ratio"},
@@ -612,7 +648,7 @@ func telemetryMetrics() []Metric {
 		}
 	}
 	ms = append(ms,
-		Metric{Name: "ttft_gap_mean_ms", NeedsOutput: true, Title: "TTFT gap", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindServer,
+		Metric{Name: "ttft_gap_mean_ms", NeedsOutput: true, Title: "TTFT gap", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindDiagnostic,
 			Help: "client mean TTFT minus the server's own mean TTFT (its histogram): network, HTTP front end and client time no server dashboard shows", Compare: none},
 		Metric{Name: "gpu_count", Title: "GPUs", Unit: "gpus", Decimals: 0, Kind: KindLoad,
 			Help: "GPUs the telemetry targets reported (DCGM exporter, AMD device metrics exporter)"},

@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/runnerbench/runner/runner/body"
 )
 
 // BenchmarkLevel runs whole closed-loop levels against a zero-latency
@@ -35,7 +37,7 @@ func BenchmarkLevel(b *testing.B) {
 				wall += time.Since(t0)
 				_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 				cpu += int64(cpuTime(&ru1) - cpuTime(&ru0))
-				chunks += int64(st.Requests.Each*out + warmupOutputTokens)
+				chunks += int64(st.Requests.Each*out + body.WarmupOutputTokens)
 			}
 			b.ReportMetric(float64(chunks)/wall.Seconds(), "chunks/s")
 			b.ReportMetric(float64(cpu)/float64(chunks), "cpu-ns/chunk")

@@ -22,9 +22,13 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/wire"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
 )
+
+// ms is a duration in milliseconds, as records carry them.
+var ms = wire.Ms
 
 // simChildEnv makes the test binary serve a simulator instead of running
 // tests (see startRemoteSim).

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/body"
 	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/runner/host"
 	"github.com/runnerbench/runner/runner/servermetrics"
 	"github.com/runnerbench/runner/runner/shape"
+	"github.com/runnerbench/runner/runner/wire"
 )
 
 // durationGrace is how long in-flight requests may run on after a level's
@@ -105,7 +107,7 @@ func (lr *LevelRun) startReplicate(r int) {
 // NewWorker returns a worker whose token gaps count toward the level.
 func (lr *LevelRun) NewWorker() shape.Worker { return lr.newWorker() }
 
-func (lr *LevelRun) newWorker() *Worker {
+func (lr *LevelRun) newWorker() *worker {
 	b := &itlBatch{lr: lr}
 	if lr.lvl.Spec.SliceNs > 0 {
 		b.at = new([itlBatchSize]time.Time)
@@ -113,7 +115,16 @@ func (lr *LevelRun) newWorker() *Worker {
 	lr.itlMu.Lock()
 	lr.batches = append(lr.batches, b)
 	lr.itlMu.Unlock()
-	return lr.e.newWorker(lr.sp.proto, b)
+	return &worker{Worker: wire.NewWorker(lr.e.c, lr.sp.proto, b), itl: b}
+}
+
+// worker is a sending goroutine's state (the shape's opaque Worker): its
+// wire, the batch its token gaps go to, and, in a multi-turn stage, the
+// copy of its conversation's last reply.
+type worker struct {
+	*wire.Worker
+	itl   *itlBatch
+	reply *wire.Capture
 }
 
 // Begin opens the measured window: the dispatcher calls it once, right
@@ -140,7 +151,7 @@ func (lr *LevelRun) Begin() {
 			why = "cut at the end of the level's scheduled slot (its drain bound)"
 		}
 		lr.stopAt = stopAt
-		lr.grace = time.AfterFunc(time.Until(cutAt), func() { lr.cancel(&interruptError{why}) })
+		lr.grace = time.AfterFunc(time.Until(cutAt), func() { lr.cancel(wire.Interrupt(why)) })
 	}
 	lr.stopProg = lr.e.progress(lr)
 }
@@ -148,9 +159,9 @@ func (lr *LevelRun) Begin() {
 // prepared is a measured request built and waiting to be sent.
 type prepared struct {
 	rec  *result.Request
-	job  *job
+	job  *body.Job
 	err  error
-	conv *conversation // multi-turn: the conversation this is the first turn of
+	conv *body.Conversation // multi-turn: the conversation this is the first turn of
 }
 
 // Prepare builds measured request seq (a conversation's first turn, with
@@ -160,7 +171,7 @@ func (lr *LevelRun) Prepare(seq int) shape.Prepared { return lr.unit.prepare(lr,
 // Send sends a prepared request on w (both from this level: its Prepare
 // and NewWorker); due is when it should have gone out.
 func (lr *LevelRun) Send(ctx context.Context, w shape.Worker, p shape.Prepared, due time.Time) {
-	lr.unit.send(ctx, lr, w.(*Worker), p.(*prepared), due)
+	lr.unit.send(ctx, lr, w.(*worker), p.(*prepared), due)
 }
 
 // CapWaited counts an open-loop arrival that waited for a max_concurrency slot.
@@ -181,25 +192,26 @@ func (lr *LevelRun) newRecord(seq int) *result.Request {
 	return rec
 }
 
-// sendOne sends one prepared request on w and records it.
-func (lr *LevelRun) sendOne(ctx context.Context, w *Worker, p *prepared, due time.Time) {
+// sendOne sends one prepared request on w and records it; reply, when
+// set, receives a copy of its answer.
+func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due time.Time, reply *wire.Capture) {
 	rec := p.rec
 	if p.err != nil {
 		rec.Start = time.Now()
-		fail(rec, result.ErrMalformed, p.err.Error())
+		wire.Fail(rec, result.ErrMalformed, p.err.Error())
 	} else {
-		rec.MaxTokens = p.job.maxTokens
-		rec.Inputs = p.job.inputs
-		rec.ImageBytes = p.job.imageBytes
+		rec.MaxTokens = p.job.MaxTokens
+		rec.Inputs = p.job.Inputs
+		rec.ImageBytes = p.job.ImageBytes
 		lr.enter()
-		w.do(ctx, p.job, rec)
+		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
-		if lr.sp.judgeServed(w, rec) {
-			lr.cancel(&interruptError{"stopped: the endpoint does not serve the stage's API"})
+		if lr.sp.served.judge(rec.OK, w.NotServed()) {
+			lr.cancel(wire.Interrupt("stopped: the endpoint does not serve the stage's API"))
 		}
 	}
-	late := ms(rec.Start.Sub(due))
+	late := wire.Ms(rec.Start.Sub(due))
 	rec.DispatchLagMs = max(0, late)
 	if lr.lvl.Spec.Rate != nil && !rec.Start.IsZero() {
 		// Open loop: the latency a user arriving on schedule saw, lag included.
@@ -233,7 +245,7 @@ func (lr *LevelRun) enter() {
 // whole multi-turn conversation (multiturn.go).
 type unit interface {
 	prepare(lr *LevelRun, seq int) *prepared
-	send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time)
+	send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time)
 }
 
 // single is the unit of a stage without turns: one request.
@@ -241,16 +253,16 @@ type single struct{}
 
 func (single) prepare(lr *LevelRun, seq int) *prepared {
 	rec := lr.newRecord(seq)
-	rec.Prompt = lr.sp.promptIndex(seq)
-	j, err := lr.sp.build(lr.idx, seq, false)
+	rec.Prompt = lr.sp.body.PromptIndex(seq)
+	j, err := lr.sp.body.Build(lr.idx, seq, false)
 	if j != nil {
-		rec.Nonce = j.nonce
+		rec.Nonce = j.Nonce
 	}
 	return &prepared{rec: rec, job: j, err: err}
 }
 
-func (single) send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time) {
-	lr.sendOne(ctx, w, p, due)
+func (single) send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time) {
+	lr.sendOne(ctx, w, p, due, nil)
 }
 
 // runLevel measures one level: warm-ups, a counter read, the measured
@@ -270,9 +282,9 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 	tel := e.levelTelemetry(ctx, sp.st.Name, idx, sink)
 	defer tel.Stop()
 	conns := lvl.Load.Conns()
-	e.primeConnections(ctx, conns)
+	e.c.Prime(ctx, conns)
 	e.warmup(ctx, sp, idx, conns, sp.warmups, sink)
-	if sp.notServedErr() != nil {
+	if sp.served.Err() != nil {
 		return rec // the endpoint does not serve the API: nothing to measure
 	}
 	nearOpen(ctx, lvl)
@@ -290,7 +302,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 	lr.ctx, lr.cancel = lctx, cancel
 	lr.measure(rec)
 	if lvl.Slot != nil {
-		rec.LateStartMs = max(0, result.Round(ms(lr.start.Sub(lvl.Slot.Open)), 3))
+		rec.LateStartMs = max(0, result.Round(wire.Ms(lr.start.Sub(lvl.Slot.Open)), 3))
 	}
 
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
@@ -363,96 +375,9 @@ func (e *Engine) readCounters(ctx context.Context, s *servermetrics.Scraper) *se
 	return snap
 }
 
-// itlBatch is a worker's buffer of inter-token gaps: the per-token path
-// writes into it without a lock, and it folds into the level's ITL under the
-// level's lock once per itlBatchSize gaps, so a worker's memory stays a few
-// KiB however many tokens there are.
-type itlBatch struct {
-	lr   *LevelRun
-	n    int
-	live int // buf[:live] is counted in the level's live ITL already
-	buf  [itlBatchSize]time.Duration
-	// at is when each gap's token arrived, kept only when the level is
-	// sliced (nil otherwise).
-	at *[itlBatchSize]time.Time
-}
-
-const itlBatchSize = 256
-
-// add records one gap, whose token arrived at now. It does not allocate.
-func (b *itlBatch) add(gap time.Duration, now time.Time) {
-	b.buf[b.n] = gap
-	if b.at != nil {
-		b.at[b.n] = now
-	}
-	b.n++
-	if b.n == itlBatchSize {
-		b.flush()
-	}
-}
-
-// flush folds the buffered gaps into the level.
-func (b *itlBatch) flush() {
-	if b == nil || b.n == 0 {
-		return
-	}
-	b.toLive()
-	b.lr.itlMu.Lock()
-	for _, g := range b.buf[:b.n] {
-		b.lr.itl.Add(g)
-	}
-	if b.at != nil {
-		b.lr.addSliced(b.buf[:b.n], b.at[:b.n])
-	}
-	b.lr.itlMu.Unlock()
-	if f := b.lr.e.opts.OnGaps; f != nil {
-		f(b.buf[:b.n])
-	}
-	b.n, b.live = 0, 0
-}
-
-// toLive counts the gaps buffered since the last call in the level's live ITL.
-func (b *itlBatch) toLive() {
-	for _, g := range b.buf[b.live:b.n] {
-		b.lr.itlLive.add(g)
-	}
-	b.live = b.n
-}
-
-// live counts a finished request's TTFT and token gaps toward the progress
-// line's medians: on the worker, after its stream, off the token path.
-func (lr *LevelRun) live(w *Worker, rec *result.Request) {
-	if rec.OK && rec.TTFTMs != nil {
-		lr.ttftLive.add(time.Duration(*rec.TTFTMs * float64(time.Millisecond)))
-	}
-	if w.itl != nil {
-		w.itl.toLive()
-	}
-}
-
 // Start is when the current replicate's measured window opened (zero
 // before Begin).
 func (lr *LevelRun) Start() time.Time { return lr.start }
 
 // Level is the level being run.
 func (lr *LevelRun) Level() shape.Level { return lr.lvl }
-
-// addSliced adds gaps to the level's slices by their tokens' arrival, from
-// the level's opening (under itlMu). A gap past result.MaxITLSlices slices
-// is counted in the level's ITL only.
-func (lr *LevelRun) addSliced(gaps []time.Duration, at []time.Time) {
-	w := time.Duration(lr.lvl.Spec.SliceNs)
-	for i, g := range gaps {
-		k := 0
-		if d := at[i].Sub(lr.origin); d > 0 {
-			k = int(d / w)
-		}
-		if k >= result.MaxITLSlices {
-			continue
-		}
-		for len(lr.itlSlices) <= k {
-			lr.itlSlices = append(lr.itlSlices, result.ITL{})
-		}
-		lr.itlSlices[k].Add(g)
-	}
-}

@@ -2,8 +2,6 @@ package runner
 
 import (
 	"context"
-	"net/http"
-	neturl "net/url"
 
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner/servermetrics"
@@ -12,36 +10,16 @@ import (
 
 // scraper reads the endpoint's Prometheus counters.
 func (e *Engine) scraper() *servermetrics.Scraper {
-	url, h := e.metricsURL()
+	url, h := e.c.MetricsURL()
 	var names servermetrics.Names
 	if c := e.t.Endpoint.Counters; c != nil {
 		names = *c
 	}
-	e.mu.Lock()
-	client := e.client
-	e.mu.Unlock()
-	sc := servermetrics.New(client, url, names)
+	sc := servermetrics.New(e.c.Pooled(), url, names)
 	if h != nil {
 		sc.WithHeader(h)
 	}
 	return sc
-}
-
-// metricsURL is the endpoint's /metrics and the headers to read it with.
-// A /metrics behind the API's own auth needs its credentials, but they are
-// sent only to the API's own origin, never to another host named by
-// metrics_url (nil header).
-func (e *Engine) metricsURL() (string, http.Header) {
-	url := e.t.Endpoint.MetricsURL
-	if url == "" {
-		url = e.origin + "/metrics"
-	}
-	if !sameOrigin(url, e.origin) {
-		return url, nil
-	}
-	h := e.headers.Clone()
-	h.Del("Content-Type")
-	return url, h
 }
 
 // TelemetrySink is a Sink that also takes the telemetry reads of each level
@@ -76,22 +54,11 @@ func (e *Engine) endpointTarget() *telemetry.Target {
 		if !e.opts.TelemetryEndpoint {
 			return
 		}
-		url, h := e.metricsURL()
-		tr := e.newTransport()
-		tr.MaxIdleConnsPerHost = 2
+		url, h := e.c.MetricsURL()
 		e.telTarget = &telemetry.Target{
 			Name: e.t.Name, Endpoint: true, URL: url, Header: h, Keep: result.TelemetryKept,
-			Client: &http.Client{Transport: tr, CheckRedirect: e.sameOriginRedirect},
+			Client: e.c.Side(2),
 		}
 	})
 	return e.telTarget
-}
-
-// sameOrigin reports whether u is on origin (scheme://host[:port]).
-func sameOrigin(u, origin string) bool {
-	pu, err := neturl.Parse(u)
-	if err != nil {
-		return false
-	}
-	return pu.Scheme+"://"+pu.Host == origin
 }

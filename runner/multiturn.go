@@ -1,16 +1,10 @@
 package runner
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net/http"
-	"sync"
 	"time"
 
-	"github.com/runnerbench/runner/protocol"
-	"github.com/runnerbench/runner/runner/synth"
-	"github.com/runnerbench/runner/scenario"
+	"github.com/runnerbench/runner/runner/wire"
 )
 
 // Multi-turn conversations (a prompt set's turns: K > 1).
@@ -37,196 +31,39 @@ import (
 // level), no server counters (those are read around the whole level), and
 // their throughputs are over the level's wall time.
 
-// maxReplyStream bounds the raw stream kept per turn while it is read.
-const maxReplyStream = protocol.MaxCapture
-
-// conversation is one multi-turn conversation in progress.
-type conversation struct {
-	idx     int // the claimed sequence number
-	nonce   string
-	history []scenario.Message
-}
-
-// replyKey marks a request context whose response stream should be copied.
-type replyKey struct{}
-
-// replyBuf receives a copy of a response stream, up to maxReplyStream bytes.
-type replyBuf struct{ bytes.Buffer }
-
-func (b *replyBuf) keep(p []byte) {
-	if room := maxReplyStream - b.Len(); room > 0 {
-		b.Write(p[:min(len(p), room)])
-	}
-}
-
-// replyTap is the HTTP transport of a multi-turn stage: a request whose
-// context carries a *replyBuf gets its response body copied into it as the
-// engine reads it (one memory copy per read, nothing parsed while the clock
-// runs). Other requests pass through untouched.
-type replyTap struct{ base http.RoundTripper }
-
-func (t replyTap) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
-	if err != nil || resp == nil {
-		return resp, err
-	}
-	if buf, ok := req.Context().Value(replyKey{}).(*replyBuf); ok && buf != nil {
-		resp.Body = &teeBody{ReadCloser: resp.Body, buf: buf}
-	}
-	return resp, nil
-}
-
-type teeBody struct {
-	io.ReadCloser
-	buf *replyBuf
-}
-
-func (b *teeBody) Read(p []byte) (int, error) {
-	n, err := b.ReadCloser.Read(p)
-	if n > 0 {
-		b.buf.keep(p[:n])
-	}
-	return n, err
-}
-
-// tapReplies makes the engine's client copy reply streams for requests that
-// ask for it, and returns the function that puts the plain client back.
-func (e *Engine) tapReplies() (restore func()) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	orig := e.client
-	tapped := *orig
-	base := orig.Transport
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	tapped.Transport = replyTap{base: base}
-	e.client = &tapped
-	return func() {
-		e.mu.Lock()
-		if e.client == &tapped {
-			e.client = orig
-		}
-		e.mu.Unlock()
-	}
-}
-
-// reply is the assistant's text in a captured response, by the stage's
-// protocol (the plan loader allows turns only on a conversational one).
-func (sp *stagePlan) reply(body []byte) string {
-	return sp.proto.(protocol.Conversational).Reply(body)
-}
-
-// turnSeq numbers turn t (1-based) of conversation conv.
-func (sp *stagePlan) turnSeq(conv, turn int) int { return conv*sp.turns + turn - 1 }
-
-// userTurn returns the new user message of a conversation's turn (the
-// first turn's carrying the conversation's nonce) and its max_tokens.
-// Synthetic prompts draw a fresh prompt of the stage's length (the first
-// turn's after the group's prefix, with shared prefixes); supplied prompts
-// take the set's prompts in order, conversation c turn t using prompt
-// (c·K + t − 1) mod n, so a file of n prompts is read through as n/K
-// conversations. A chat-format prompt opens a conversation with all its
-// messages; after the first turn only its last user message is used.
-func (sp *stagePlan) userTurn(level int, c *conversation, turn int) (text string, opening []scenario.Message, maxTokens int) {
-	seq := sp.turnSeq(c.idx, turn)
-	r := sp.rng(level, seq)
-	if sp.synthetic {
-		if turn == 1 {
-			text = sp.synthText(r, c.idx, c.nonce)
-		} else {
-			text = synth.Filler(sp.sizer.Words(sp.input.Sample(r)))
-		}
-		return text, nil, sp.output.Sample(r)
-	}
-	p := sp.loaded[seq%len(sp.loaded)]
-	maxTokens = p.MaxTokens
-	if maxTokens <= 0 {
-		maxTokens = sp.output.Sample(r)
-	}
-	switch {
-	case len(p.Messages) == 0 && turn == 1:
-		return synth.LeadNonce(c.nonce, p.Text), nil, maxTokens
-	case len(p.Messages) == 0:
-		return p.Text, nil, maxTokens
-	case turn == 1:
-		opening = append([]scenario.Message(nil), p.Messages...)
-		opening[0].Content = synth.LeadNonce(c.nonce, opening[0].Content)
-		return "", opening, maxTokens
-	}
-	for i := len(p.Messages) - 1; i >= 0; i-- {
-		if p.Messages[i].Role == "user" {
-			return p.Messages[i].Content, nil, maxTokens
-		}
-	}
-	return p.Messages[len(p.Messages)-1].Content, nil, maxTokens
-}
-
-// buildTurn builds turn t of conversation c: the history so far plus the
-// turn's new user message.
-func (sp *stagePlan) buildTurn(level int, c *conversation, turn int) (*job, error) {
-	text, opening, maxTokens := sp.userTurn(level, c, turn)
-	j := &job{nonce: c.nonce, maxTokens: maxTokens}
-	switch {
-	case turn == 1 && opening != nil:
-		c.history = opening
-	case turn == 1:
-		c.history = []scenario.Message{{Role: "user", Content: text}}
-	default:
-		c.history = append(c.history, scenario.Message{Role: "user", Content: text})
-	}
-	if err := sp.encode(j, "", c.history, nil, nil, nil); err != nil {
-		return nil, err
-	}
-	return j, nil
-}
-
 // conversations is the unit of a multi-turn stage: each claimed request is
 // a whole conversation, its later turns sent one after another on the same
-// worker.
-type conversations struct {
-	mu   sync.Mutex
-	bufs map[*Worker]*replyBuf // each worker's reply capture buffer
-}
+// worker, each turn's reply copied as the wire reads it (wire.Capture).
+type conversations struct{}
 
 // prepare builds the first turn of conversation seq.
-func (cs *conversations) prepare(lr *LevelRun, seq int) *prepared {
-	c := &conversation{idx: seq, nonce: lr.sp.nonces.Next()}
-	rec := lr.newRecord(lr.sp.turnSeq(seq, 1))
+func (conversations) prepare(lr *LevelRun, seq int) *prepared {
+	c := lr.sp.body.Conversation(seq)
+	rec := lr.newRecord(lr.sp.body.TurnSeq(seq, 1))
 	rec.Turn = 1
-	rec.Nonce = c.nonce
-	j, err := lr.sp.buildTurn(lr.idx, c, 1)
+	rec.Nonce = c.Nonce
+	j, err := lr.sp.body.Turn(lr.idx, c, 1)
 	return &prepared{rec: rec, job: j, err: err, conv: c}
-}
-
-// buf returns w's reply buffer, creating it on first use.
-func (cs *conversations) buf(w *Worker) *replyBuf {
-	cs.mu.Lock()
-	defer cs.mu.Unlock()
-	b := cs.bufs[w]
-	if b == nil {
-		b = &replyBuf{}
-		cs.bufs[w] = b
-	}
-	return b
 }
 
 // send sends a conversation's turns on w, starting with the prepared first
 // turn (due at due), each later turn as soon as the previous reply is in.
-func (cs *conversations) send(ctx context.Context, lr *LevelRun, w *Worker, p *prepared, due time.Time) {
-	buf := cs.buf(w)
+func (conversations) send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time) {
+	if w.reply == nil {
+		w.reply = &wire.Capture{}
+	}
+	buf := w.reply
 	c := p.conv
 	for turn := 1; ; turn++ {
 		buf.Reset()
-		tctx := context.WithValue(ctx, replyKey{}, buf)
-		lr.sendOne(tctx, w, p, due)
-		if !p.rec.OK || turn == lr.sp.turns || ctx.Err() != nil {
+		lr.sendOne(ctx, w, p, due, buf)
+		if !p.rec.OK || turn == lr.sp.body.Turns() || ctx.Err() != nil {
 			return
 		}
-		c.history = append(c.history, scenario.Message{Role: "assistant", Content: lr.sp.reply(buf.Bytes())})
-		rec := lr.newRecord(lr.sp.turnSeq(c.idx, turn+1))
-		rec.Turn, rec.Nonce = turn+1, c.nonce
-		j, err := lr.sp.buildTurn(lr.idx, c, turn+1)
+		lr.sp.body.Answer(c, buf.Bytes())
+		rec := lr.newRecord(lr.sp.body.TurnSeq(c.Seq, turn+1))
+		rec.Turn, rec.Nonce = turn+1, c.Nonce
+		j, err := lr.sp.body.Turn(lr.idx, c, turn+1)
 		p = &prepared{rec: rec, job: j, err: err, conv: c}
 		due = time.Now() // no think time: the next turn is due when the reply is in
 	}

@@ -195,7 +195,7 @@ func TestOpenLoopDuration(t *testing.T) {
 		byLevel[r.Level]++
 	}
 	for i, rate := range st.Rate {
-		want := len(shape.Schedule(1, rate, "gamma", 2, 0, 300*time.Millisecond))
+		want := len(shape.Schedule(shape.LevelSeed(1, i), rate, "gamma", 2, 0, 300*time.Millisecond))
 		p := res.Points[i]
 		if p.NRequests != want || byLevel[i] != want || p.Failed != 0 {
 			t.Errorf("rate %g: %d requests (%d records, %d failed), schedule holds %d", rate, p.NRequests, byLevel[i], p.Failed, want)

@@ -7,29 +7,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/checks"
-	"github.com/runnerbench/runner/scenario"
 )
-
-// TestPreflightModelNotListed: a plan's model the server does not list is
-// warned about before the first stage, naming the models it does list.
-func TestPreflightModelNotListed(t *testing.T) {
-	s := startSim(t, fastSim())
-	e, _ := newEngine(t, s.URL(), &scenario.Endpoint{Model: "llama-3-8b"})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := e.WaitReady(ctx, 5*time.Second); err != nil {
-		t.Fatal(err)
-	}
-	w := strings.Join(e.warnings, "\n")
-	if !strings.Contains(w, `model "llama-3-8b" is not among the models`) || !strings.Contains(w, `("sim")`) {
-		t.Fatalf("no warning naming the listed models: %q", e.warnings)
-	}
-	// The listed model: no warning.
-	e2, _ := newEngine(t, s.URL(), nil)
-	if err := e2.WaitReady(ctx, 5*time.Second); err != nil || len(e2.warnings) != 0 {
-		t.Fatalf("err %v, warnings %q", err, e2.warnings)
-	}
-}
 
 // TestPreflightNoV1: a base_url without /v1 is said to be the likely cause,
 // once when /models answers 404, and again beside a level whose every
@@ -43,8 +21,8 @@ func TestPreflightNoV1(t *testing.T) {
 	if err := e.WaitReady(ctx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if w := strings.Join(e.warnings, "\n"); !strings.Contains(w, "has no /v1") || !strings.Contains(w, "base_url: "+origin+"/v1") {
-		t.Fatalf("no /v1 warning: %q", e.warnings)
+	if w := strings.Join(e.c.Warnings(), "\n"); !strings.Contains(w, "has no /v1") || !strings.Contains(w, "base_url: "+origin+"/v1") {
+		t.Fatalf("no /v1 warning: %q", e.c.Warnings())
 	}
 	st := stage(4, 2)
 	res := runStage(t, e, synthPlan(20, "reference"), st)

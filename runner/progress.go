@@ -15,7 +15,7 @@ func (e *Engine) progress(lr *LevelRun) (stop func()) {
 		el := time.Since(lr.start)
 		p := Progress{
 			Stage: lr.sp.st.Name, Level: lr.idx, Label: lr.lvl.Spec.Label,
-			Done: int(lr.done.Load()), Total: lr.total * max(1, lr.sp.turns), Failed: int(lr.failed.Load()), Elapsed: el,
+			Done: int(lr.done.Load()), Total: lr.total * max(1, lr.sp.body.Turns()), Failed: int(lr.failed.Load()), Elapsed: el,
 			InFlight: int(lr.inFlight.Load()),
 		}
 		p.Sent = p.Done + p.InFlight

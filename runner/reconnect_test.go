@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -164,22 +163,8 @@ type partialServer struct {
 
 func startPartialServer(t *testing.T) *partialServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := &partialServer{ln: ln}
-	var wg sync.WaitGroup
-	t.Cleanup(func() { ln.Close(); wg.Wait() })
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() { ps.serve(c) })
-		}
-	})
+	ps := &partialServer{}
+	ps.ln = testutil.ServeConns(t, ps.serve)
 	return ps
 }
 

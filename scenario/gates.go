@@ -65,15 +65,11 @@ func gateMetric(src string, arg ast.Node) (string, error) {
 // names it may have meant: what worse() and runner compare --metrics accept.
 func GateableMetric(name string) error {
 	m, ok := result.MetricNamed(name)
-	switch {
-	case !ok:
+	if !ok {
 		return fmt.Errorf("unknown metric %s%s", name, metricHint(name, gateable()))
-	case m.Kind == result.KindClient:
-		return fmt.Errorf("%s is the runner's own diagnostic: it is shown, never gated", m.Name)
-	case m.Kind != result.KindServer || m.Better == result.Neutral:
-		return fmt.Errorf("%s has no better direction, so it cannot get worse", m.Name)
-	case !m.Comparable():
-		return fmt.Errorf("%s has no interval: %s", m.Name, m.Compare.Why)
+	}
+	if why := m.NotGateable(); why != "" {
+		return fmt.Errorf("%s %s", m.Name, why)
 	}
 	return nil
 }
@@ -100,7 +96,7 @@ func gatePct(src string, arg ast.Node) (float64, error) {
 func gateable() []string {
 	var out []string
 	for _, m := range result.Metrics() {
-		if m.Kind == result.KindServer && m.Better != result.Neutral && m.Comparable() {
+		if m.Gateable() {
 			out = append(out, m.Name)
 		}
 	}

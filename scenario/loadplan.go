@@ -97,6 +97,25 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 	return lp
 }
 
+// Requested is the tokens each request of the stage asks for, as its
+// levels report them (a point's input_tokens and output_tokens): a synthetic
+// prompt set's input length (the stage's override first), and the output
+// length of an API with output; 0 where it is not fixed (prompts from a
+// file, a trace's own lengths, an API without output).
+func (lp *LoadPlan) Requested() (input, output int) {
+	if protocol.NameStreams(string(lp.API)) {
+		output = lp.OutputTokens.Nominal()
+	}
+	if ps := lp.Prompts; ps != nil && ps.Trace == nil && ps.Synthetic != nil {
+		l := ps.Synthetic.InputTokens
+		if lp.InputTokens != nil {
+			l = *lp.InputTokens
+		}
+		input = l.Nominal()
+	}
+	return input, output
+}
+
 // LoadPlans compiles every stage of stages.
 func (p *Plan) LoadPlans(stages []*Stage) []*LoadPlan {
 	out := make([]*LoadPlan, len(stages))

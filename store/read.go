@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/board"
+	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -35,6 +36,10 @@ type Run struct {
 	// Report is the run's report as published: its facts, stages, points
 	// (every metric) and checks; without baseline comparisons.
 	Report *result.Report
+	// Identities are, by stage name, what each stage measured (its load,
+	// endpoint and model) with the run's labels: what a history's series
+	// must share (Series fills it; Runs leaves it to the report).
+	Identities map[string]comparison.Identity
 }
 
 // where is the SQL condition on runs r for f, and its arguments.
@@ -261,7 +266,7 @@ type SeriesQuery struct {
 
 // Series is a history's data: the runs, oldest first, and their values.
 type Series struct {
-	Runs   []*Run // with ID, StartedAt and Labels (no Report)
+	Runs   []*Run // with ID, StartedAt, Labels and Identities (no Report)
 	Values []Value
 }
 
@@ -287,6 +292,9 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	}
 	cond, args := d.where(q.Filter)
 	if err := d.readLabels(ctx, cond, args, byID); err != nil {
+		return nil, err
+	}
+	if err := d.readIdentities(ctx, cond, args, byID); err != nil {
 		return nil, err
 	}
 	// The levels first (a few per run), then the values alone: a history of
@@ -372,6 +380,65 @@ func (d *DB) series(ctx context.Context, q SeriesQuery) (*Series, error) {
 	}
 	sort.SliceStable(out.Values, func(i, j int) bool { return out.Values[i].Run < out.Values[j].Run })
 	return out, nil
+}
+
+// readIdentities fills each run's Identities: its stages as published
+// (endpoint, model, API, mode, load, search) and the lengths its first
+// level asked for, with the run's labels (read before).
+func (d *DB) readIdentities(ctx context.Context, cond string, args []any, byID map[string]*Run) error {
+	stages := map[[2]string]*result.Stage{}
+	err := d.each(ctx, "SELECT s.run_id, s.detail FROM stages s JOIN runs r ON r.run_id = s.run_id WHERE "+cond, args,
+		func(sc func(...any) error) error {
+			var id string
+			var detail []byte
+			if err := sc(&id, &detail); err != nil {
+				return err
+			}
+			var st result.Stage
+			if err := json.Unmarshal(detail, &st); err != nil {
+				return fmt.Errorf("run %s: stage: %w", id, err)
+			}
+			stages[[2]string{id, st.Name}] = &st
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	lengths := map[[2]string][2]int{}
+	err = d.each(ctx, `SELECT m.run_id, m.stage, m.metric, m.value FROM level_metrics m
+		JOIN levels l ON l.run_id = m.run_id AND l.stage = m.stage AND l.label = m.label
+		JOIN runs r ON r.run_id = m.run_id
+		WHERE l.position = 0 AND m.metric IN ('input_tokens', 'output_tokens') AND `+cond, args,
+		func(sc func(...any) error) error {
+			var id, stage, metric string
+			var v float64
+			if err := sc(&id, &stage, &metric, &v); err != nil {
+				return err
+			}
+			k := [2]string{id, stage}
+			l := lengths[k]
+			l[map[string]int{"input_tokens": 0, "output_tokens": 1}[metric]] = int(v)
+			lengths[k] = l
+			return nil
+		})
+	if err != nil {
+		return err
+	}
+	for k, st := range stages {
+		r := byID[k[0]]
+		if r == nil {
+			continue
+		}
+		id := comparison.StageIdentity(r.Labels, st, nil)
+		if l, ok := lengths[k]; ok {
+			id.Load = id.Load.WithLengths(l[0], l[1])
+		}
+		if r.Identities == nil {
+			r.Identities = map[string]comparison.Identity{}
+		}
+		r.Identities[st.Name] = id
+	}
+	return nil
 }
 
 // pointValues appends every numeric metric of every level q selects, as

@@ -16,7 +16,7 @@ var Layers = [][]string{
 	{"trace"}, // trace files, which the plan loader reads
 	{"scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "scenario"}, // plan: its file and environment policy, its prompt files, the plan itself
 	{"sim", "search"}, // the simulator; a capacity search's decisions
-	{"runner/synth", "runner/shape", "runner/shard", "runner/servermetrics", "runner"}, // load: synthetic inputs, shapes and sharding, then the engine
+	{"runner/client", "runner/wire", "runner/synth", "runner/body", "runner/shape", "runner/shard", "runner/servermetrics", "runner"}, // load: the HTTP client and the wire, synthetic inputs and request bodies, shapes and sharding, then the engine
 	{"records", "export"},       // records; sending figures to Prometheus or OpenTelemetry
 	{"aggregate", "comparison"}, // report: the points, and the comparison with a baseline
 	{"checks"},                  // checks

@@ -4,6 +4,7 @@ package testutil
 
 import (
 	"bytes"
+	"net"
 	"os"
 	"strings"
 	"sync"
@@ -57,4 +58,29 @@ func GeneratedSection(t testing.TB, path, begin, end, generated string, update b
 		t.Errorf("%s's section between %q and %q is stale: %s", path, begin, end, regen)
 	}
 	return text[i:j]
+}
+
+// ServeConns listens on a loopback port and serves every connection it
+// accepts with serve, on a goroutine of its own, until the test ends (then
+// the listener closes and every serve has returned). It is for servers
+// that speak raw bytes: a half-answered response, a connection closed
+// under a request.
+func ServeConns(t testing.TB, serve func(net.Conn)) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	t.Cleanup(func() { ln.Close(); wg.Wait() })
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() { serve(c) })
+		}
+	})
+	return ln
 }

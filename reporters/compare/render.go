@@ -48,8 +48,8 @@ func verdictText(c *result.Comparison) string {
 	if c.Verdict != "" {
 		return c.Verdict
 	}
-	if m, ok := result.MetricNamed(c.Metric); ok && m.Kind == result.KindClient {
-		return "client: not judged"
+	if m, ok := result.MetricNamed(c.Metric); ok && (m.Kind == result.KindClient || m.Kind == result.KindDiagnostic) {
+		return m.Kind.String() + ": not judged"
 	}
 	if c.Reason == comparison.NotGated {
 		return "not gated"

@@ -69,7 +69,7 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 		if i >= len(rates) {
 			return Level{}, false
 		}
-		return s.st.rateLevel(rates[i], st.Requests.At(i), st.Seed), true
+		return s.st.rateLevel(rates[i], st.Requests.At(i), LevelSeed(st.Seed, i)), true
 	}
 	if i >= len(st.Concurrency) {
 		return Level{}, false

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"math"
-	"math/rand/v2"
 	"sync"
 	"time"
 
-	"github.com/runnerbench/runner/internal/dist"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/scenario"
@@ -21,65 +19,6 @@ import (
 // default is for plans built in code.)
 const defaultRateLevel = 10 * time.Second
 
-// arrivals generates an open-loop schedule: the offsets from the level's start
-// at which its requests are due. Offsets are accumulated in float64 seconds
-// and converted once each, so rounding does not drift over a long level, and
-// a constant schedule is exactly i/rate.
-type arrivals struct {
-	rng   *rand.Rand
-	rate  float64
-	kind  scenario.Arrival
-	shape float64 // gamma shape k = 1/burstiness
-	i     int
-	t     float64 // seconds
-}
-
-// newArrivals returns the schedule generator for (seed, rate, arrival,
-// burstiness). The same inputs always give the same schedule.
-func newArrivals(seed int64, rate float64, arrival scenario.Arrival, burstiness float64) *arrivals {
-	a := &arrivals{
-		// A stream of its own (the second PCG word), so the schedule does
-		// not share draws with the prompt and length sampling.
-		rng:  rand.New(rand.NewPCG(uint64(seed), 0x6f70656e6c6f6f70)), // "openloop"
-		rate: rate,
-		kind: arrival,
-	}
-	if a.kind == "" {
-		a.kind = scenario.ArrivalPoisson
-	}
-	if a.kind == scenario.ArrivalGamma {
-		if !(burstiness > 0) {
-			burstiness = 1
-		}
-		a.shape = 1 / burstiness
-		if burstiness == 1 {
-			a.kind = scenario.ArrivalPoisson // gamma with shape 1 is the exponential
-		}
-	}
-	return a
-}
-
-// next returns the next request's offset. The first request is due at once
-// (offset 0); each later one a gap after the previous, with mean gap 1/rate.
-func (a *arrivals) next() time.Duration {
-	i := a.i
-	a.i++
-	if i == 0 {
-		return 0
-	}
-	switch a.kind {
-	case scenario.ArrivalConstant:
-		a.t = float64(i) / a.rate
-	case scenario.ArrivalGamma:
-		// Gamma(k, θ) with θ = 1/(rate·k): mean kθ = 1/rate, CV² = 1/k =
-		// burstiness.
-		a.t += dist.Gamma(a.rng, a.shape) / (a.rate * a.shape)
-	default:
-		a.t += a.rng.ExpFloat64() / a.rate
-	}
-	return time.Duration(math.Round(a.t * float64(time.Second)))
-}
-
 // Schedule is an open-loop schedule as a pure function: the due offsets of a
 // level's requests for (seed, rate in req/s, arrival process, gamma
 // burstiness), stopping after n requests (n > 0) and before offset dur
@@ -89,14 +28,14 @@ func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness flo
 	if !(rate > 0) || (n <= 0 && dur <= 0) {
 		return nil
 	}
-	a := newArrivals(seed, rate, arrival, burstiness)
+	a := NewArrivals(arrival, Pace{Seed: seed, Rate: rate, Burstiness: burstiness})
 	var out []time.Duration
 	if n > 0 {
 		out = make([]time.Duration, 0, n)
 	}
 	for n <= 0 || len(out) < n {
-		off := a.next()
-		if dur > 0 && off >= dur {
+		off, ok := a.Next()
+		if !ok || (dur > 0 && off >= dur) {
 			break
 		}
 		out = append(out, off)
@@ -111,17 +50,16 @@ func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness flo
 // (runner/clock) and sends it; with maxConc > 0 an arrival past the cap waits for
 // a free slot, and that wait shows as the request's dispatch lag and in the
 // latency measured from the schedule. The schedule is the seeded arrival
-// process at rate, or, for a trace replay, times.
+// process (Arrivals) at the pace's rate, or, for a trace replay, times.
 type openLoop struct {
-	rate       float64
-	arrival    scenario.Arrival
-	burstiness float64
-	seed       int64
-	maxConc    int
-	part       result.Shard // a shard's part of the schedule (Count ≤ 1: all of it)
+	arrival scenario.Arrival
+	pace    Pace
+	maxConc int
+	part    result.Shard // a shard's part of the schedule (Count ≤ 1: all of it)
 	// times, when set, is the schedule itself: a replay's send times (the
-	// trace's arrivals over its speedup), in order. rate is then the most
-	// arrivals in any one second, which sizes the connection pool.
+	// trace's arrivals over its speedup), in order. The pace's rate is
+	// then the most arrivals in any one second, which sizes the
+	// connection pool.
 	times []time.Duration
 }
 
@@ -129,17 +67,19 @@ type openLoop struct {
 // the arrival process (gamma: with burstiness), in flight capped at maxConc
 // (0: no cap).
 func Open(rate float64, arrival scenario.Arrival, burstiness float64, seed int64, maxConc int) Dispatcher {
-	return &openLoop{rate: rate, arrival: arrival, burstiness: burstiness, seed: seed, maxConc: maxConc}
+	return &openLoop{arrival: arrival, pace: Pace{Seed: seed, Rate: rate, Burstiness: burstiness}, maxConc: maxConc}
 }
 
 // Replayed is the open loop that sends at times (a trace replay's, in
 // order), whose busiest second holds peak arrivals, capped at maxConc.
 func Replayed(times []time.Duration, peak float64, maxConc int) Dispatcher {
-	return &openLoop{rate: peak, maxConc: maxConc, times: times}
+	return &openLoop{pace: Pace{Rate: peak}, maxConc: maxConc, times: times}
 }
 
 // conns is the cap, or about one second's arrivals (of this shard's part).
-func (o *openLoop) Conns() int { return rateConns(o.rate/float64(max(1, o.part.Count)), o.maxConc) }
+func (o *openLoop) Conns() int {
+	return rateConns(o.pace.Rate/float64(max(1, o.part.Count)), o.maxConc)
+}
 
 // Split gives shard i of N arrivals i, i+N, i+2N, ... of the whole level's
 // seeded schedule (so the union is exactly the plan's schedule), a
@@ -154,64 +94,27 @@ func (o *openLoop) Split(sh result.Shard, dur time.Duration) (Share, error) {
 	if p.maxConc > 0 {
 		p.maxConc = ShareOf(p.maxConc, sh.Index, sh.Count)
 	}
-	rate := p.rate / float64(sh.Count)
+	rate := p.pace.Rate / float64(sh.Count)
 	// Arrival i must fall inside the level for the shard to send anything.
-	empty := len(Schedule(p.seed, p.rate, p.arrival, p.burstiness, sh.Index+1, dur)) <= sh.Index
+	empty := len(Schedule(p.pace.Seed, p.pace.Rate, p.arrival, p.pace.Burstiness, sh.Index+1, dur)) <= sh.Index
 	return Share{Load: &p, Concurrency: p.maxConc, Rate: &rate, Empty: empty}, nil
 }
 
-// arrivalSource gives an open loop's due offsets, one per claimed request.
-type arrivalSource interface{ next() time.Duration }
-
-// arrivals is the open loop's schedule: the whole level's, or shard part's
-// share of it.
-func (o *openLoop) arrivals() arrivalSource {
-	a := newArrivals(o.seed, o.rate, o.arrival, o.burstiness)
+// arrivals is the level's schedule: a replay's recorded times, or the
+// seeded process, whole or this shard's part of it.
+func (o *openLoop) arrivals() Arrivals {
+	if o.times != nil {
+		return &recorded{times: o.times}
+	}
+	a := NewArrivals(o.arrival, o.pace)
 	if o.part.Count <= 1 {
 		return a
 	}
 	return &partArrivals{a: a, stride: o.part.Count, phase: o.part.Index}
 }
 
-// partArrivals is arrivals phase, phase+stride, phase+2·stride, ... of the
-// whole level's schedule: every shard draws the whole schedule (the draws
-// are the schedule's meaning) and keeps its own.
-type partArrivals struct {
-	a             *arrivals
-	stride, phase int
-	started       bool
-}
-
-func (p *partArrivals) next() time.Duration {
-	skip := p.stride - 1
-	if !p.started {
-		skip, p.started = p.phase, true
-	}
-	for range skip {
-		p.a.next()
-	}
-	return p.a.next()
-}
-
-// schedule returns the level's due offsets, one per call; false when the
-// schedule has no more.
-func (o *openLoop) schedule() func() (time.Duration, bool) {
-	if o.times != nil {
-		i := 0
-		return func() (time.Duration, bool) {
-			if i >= len(o.times) {
-				return 0, false
-			}
-			i++
-			return o.times[i-1], true
-		}
-	}
-	a := o.arrivals() // this shard's part of the schedule
-	return func() (time.Duration, bool) { return a.next(), true }
-}
-
 func (o *openLoop) Dispatch(ctx context.Context, r Run) {
-	next := o.schedule()
+	next := o.arrivals()
 	out := newSenders(ctx, r, o.maxConc, r.CoarseSends())
 	defer out.close()
 	// The first request is built before the window opens, like the closed
@@ -219,7 +122,7 @@ func (o *openLoop) Dispatch(ctx context.Context, r Run) {
 	// time, so body building is off the schedule unless the rate leaves no
 	// time for it (then it shows as lag, honestly).
 	seq, ok := r.Claim()
-	off, more := next()
+	off, more := next.Next()
 	if !ok || !more {
 		return
 	}
@@ -230,7 +133,7 @@ func (o *openLoop) Dispatch(ctx context.Context, r Run) {
 		if !clock.SleepUntil(ctx, due.Add(-out.lead)) || !out.send(ctx, p, due) {
 			return // never sent: not a request of the level
 		}
-		if off, more = next(); !more || (r.Level().Duration > 0 && off >= r.Level().Duration) {
+		if off, more = next.Next(); !more || (r.Level().Duration > 0 && off >= r.Level().Duration) {
 			return
 		}
 		if seq, ok = r.Claim(); !ok {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -113,14 +114,77 @@ func TestScheduleBounds(t *testing.T) {
 func BenchmarkSchedule(b *testing.B) {
 	for _, arrival := range scenario.Arrivals {
 		b.Run(string(arrival), func(b *testing.B) {
-			a := newArrivals(1, 1000, arrival, 4)
+			a := NewArrivals(arrival, Pace{Seed: 1, Rate: 1000, Burstiness: 4})
 			var last time.Duration
 			for b.Loop() {
-				last = a.next()
+				last, _ = a.Next()
 			}
 			if last < 0 {
 				b.Fatal("negative offset")
 			}
 		})
 	}
+}
+
+// TestRateLevelsDrawTheirOwnArrivals (issue 38, item 9): the rate levels a
+// stage lists are independent samples of the load: each draws its own
+// arrivals from the stage's seed, so no level's schedule is another's scaled
+// (which gave every level the same excess: a pattern 30% dense in its first
+// seconds was so at every rate), and the same plan still sends the same
+// schedule. The first level keeps the stage's seed.
+func TestRateLevelsDrawTheirOwnArrivals(t *testing.T) {
+	const seed = 7
+	rates := []float64{5, 10, 20}
+	st := Stage{
+		Plan: &scenario.LoadPlan{Kind: result.LoadRate, Rate: rates, Seed: seed, Duration: 10 * time.Second, Arrival: scenario.ArrivalPoisson},
+		Spec: func(label string, conc int, rate *float64) result.LevelSpec {
+			return result.LevelSpec{Label: label, Concurrency: conc, Rate: rate}
+		},
+	}
+	unit := func(n int) [][]float64 { // each level's first 40 offsets in mean gaps
+		var out [][]float64
+		sw := For(st)
+		for i := range rates {
+			lvl, ok := sw.Next(nil)
+			o, isOpen := lvl.Load.(*openLoop)
+			if !ok || !isOpen {
+				t.Fatalf("level %d: %v %T", i, ok, lvl.Load)
+			}
+			offs := Schedule(o.pace.Seed, o.pace.Rate, o.arrival, o.pace.Burstiness, n, 0)
+			u := make([]float64, len(offs))
+			for j, d := range offs {
+				u[j] = d.Seconds() * o.pace.Rate
+			}
+			out = append(out, u)
+		}
+		return out
+	}
+	got := unit(40)
+	if !sameSchedule(got[0], unitOffsets(Schedule(seed, 1, scenario.ArrivalPoisson, 0, 40, 0))) {
+		t.Error("the first level does not keep the stage's seed")
+	}
+	for i := 1; i < len(got); i++ {
+		for j := range i {
+			if sameSchedule(got[i], got[j]) {
+				t.Errorf("rate %g replays rate %g's arrivals scaled", rates[i], rates[j])
+			}
+		}
+	}
+	if again := unit(40); !slices.EqualFunc(got, again, sameSchedule) {
+		t.Error("the same stage drew other arrivals")
+	}
+}
+
+func unitOffsets(offs []time.Duration) []float64 {
+	out := make([]float64, len(offs))
+	for i, d := range offs {
+		out[i] = d.Seconds()
+	}
+	return out
+}
+
+// sameSchedule reports whether two schedules in mean gaps agree within their
+// rounding to the nanosecond.
+func sameSchedule(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Abs(x-y) < 1e-6 })
 }

@@ -48,10 +48,10 @@ func TestShardArrivalsAreThePlansSchedule(t *testing.T) {
 		for _, n := range []int{1, 2, 3, 5} {
 			var union []time.Duration
 			for i := range n {
-				o := &openLoop{rate: rate, arrival: arr.kind, burstiness: arr.burst, seed: 7, part: result.Shard{Index: i, Count: n}}
+				o := &openLoop{arrival: arr.kind, pace: Pace{Seed: 7, Rate: rate, Burstiness: arr.burst}, part: result.Shard{Index: i, Count: n}}
 				src := o.arrivals()
 				for k := 0; ; k++ {
-					off := src.next()
+					off, _ := src.Next()
 					if off >= dur {
 						break
 					}

@@ -38,7 +38,7 @@ func (s *searchSweep) Next(last *result.Point) (Level, bool) {
 	if s.cfg.Over == scenario.OverRate {
 		// Each probe draws its own arrivals (reproducibly), so a repeated
 		// probe is a second sample of the load, not a replay of the first.
-		lvl = s.st.rateLevel(d.Next, s.st.Plan.Requests.Each, probeSeed(s.st.Plan.Seed, probe))
+		lvl = s.st.rateLevel(d.Next, s.st.Plan.Requests.Each, LevelSeed(s.st.Plan.Seed, probe))
 	} else {
 		lvl = s.st.closedLevel(int(d.Next), s.st.Plan.Requests.Each)
 	}
@@ -47,8 +47,14 @@ func (s *searchSweep) Next(last *result.Point) (Level, bool) {
 	return lvl, true
 }
 
-// probeSeed is a probe's arrival seed: the stage's, mixed with the probe's
-// number (a 64-bit odd constant spreads consecutive numbers apart).
-func probeSeed(seed int64, probe int) int64 {
-	return seed ^ int64(uint64(probe)*0x9e3779b97f4a7c15)
+// LevelSeed is the arrival seed of an open loop's n-th level of a stage
+// seeded seed (a listed level's index, from 0, or a probe's number, from
+// 1): the stage's, mixed with n (a 64-bit odd constant spreads consecutive
+// numbers apart), so the first listed level keeps the stage's seed. Each
+// level draws its own arrivals: levels that replayed one pattern scaled
+// would share its luck (a pattern 30% dense in its first seconds is so at
+// every rate), and would not be the independent samples of the server
+// that a comparison of them, or a repeated probe, takes them to be.
+func LevelSeed(seed int64, n int) int64 {
+	return seed ^ int64(uint64(n)*0x9e3779b97f4a7c15)
 }

@@ -41,6 +41,9 @@ type Spec struct {
 	TTFTMs, TPOTMs, Sigma float64
 	// Labels are the run's labels (written where this Runner keeps them).
 	Labels map[string]string
+	// Endpoint is where the run says it sent its requests (default: the
+	// built-in simulator, model "synthetic").
+	Endpoint result.Endpoint
 	// NoReport leaves report.json out (the records alone).
 	NoReport bool
 }
@@ -66,6 +69,9 @@ func (s *Spec) defaults() {
 	}
 	if s.StartedAt.IsZero() {
 		s.StartedAt = time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	}
+	if s.Endpoint == (result.Endpoint{}) {
+		s.Endpoint = result.Endpoint{Name: "sim", Model: "synthetic", Simulator: true}
 	}
 }
 
@@ -104,7 +110,7 @@ func Write(dir string, s Spec) error {
 	}
 	entries := []records.Entry{{Kind: records.KindRun, Run: h},
 		{Kind: records.KindStage, Checks: []*scenario.Check{check}, Stage: &result.StageRecord{Name: "sweep", API: "chat", Mode: "pinned",
-			Load: "concurrency", Endpoint: result.Endpoint{Name: "sim", Model: "synthetic", Simulator: true}}}}
+			Load: "concurrency", Endpoint: s.Endpoint}}}
 	for _, e := range entries {
 		if err := journal.Write(e); err != nil {
 			return err

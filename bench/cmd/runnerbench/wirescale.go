@@ -374,7 +374,7 @@ func wireChunkCost(md *strings.Builder, o options) error {
 				if err != nil {
 					return err
 				}
-				r[i], err = readLevel(k == 1, s.url, conc, n)
+				r[i], err = readLevel(k == 1, s.url, conc, n, o.profDir(fmt.Sprintf("chunks-%d-%d", k, n)))
 				s.kill()
 				if err != nil {
 					return err
@@ -396,16 +396,16 @@ func wireChunkCost(md *strings.Builder, o options) error {
 
 // readLevel reads one level of conc streams of n tokens from url, by the
 // runner or by the raw reader.
-func readLevel(runner bool, url string, conc, n int) (scaleOutcome, error) {
+func readLevel(runner bool, url string, conc, n int, prof string) (scaleOutcome, error) {
 	if !runner {
 		var r scaleOutcome
-		err := runChild(rawRole, rawJob{URL: url, Conc: conc, Tokens: n}, &r)
+		err := runChild(rawRole, rawJob{URL: url, Conc: conc, Tokens: n, Prof: prof}, &r)
 		if err == nil && r.Failed > 0 {
 			err = fmt.Errorf("raw reader: %d of %d failed: %s", r.Failed, conc, r.FirstErr)
 		}
 		return r, err
 	}
-	oc, err := runRunner(job{URL: url, Conc: conc, Requests: conc, Output: n, Input: 8})
+	oc, err := runRunner(job{URL: url, Conc: conc, Requests: conc, Output: n, Input: 8, Prof: prof})
 	if err != nil {
 		return scaleOutcome{}, err
 	}

@@ -1,4 +1,4 @@
-package runner
+package wire
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/protocol/sse"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/client"
 )
 
 // streamClock times a stream's token chunks: one clock read per chunk, and
@@ -48,12 +49,12 @@ func (c *streamClock) record(rec *result.Request) {
 	if c.chunks == 0 {
 		return
 	}
-	rec.TTFTMs = result.Ptr(ms(c.first.Sub(c.start)))
+	rec.TTFTMs = result.Ptr(Ms(c.first.Sub(c.start)))
 	if !c.firstAnswer.IsZero() && !c.firstAnswer.Equal(c.first) {
-		rec.TTFATMs = result.Ptr(ms(c.firstAnswer.Sub(c.start)))
+		rec.TTFATMs = result.Ptr(Ms(c.firstAnswer.Sub(c.start)))
 	}
 	if c.chunks > 1 {
-		rec.MaxITLMs = result.Ptr(ms(c.maxITL))
+		rec.MaxITLMs = result.Ptr(Ms(c.maxITL))
 	}
 }
 
@@ -106,7 +107,7 @@ func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 // read reads the body of a 200 response into rec through the protocol's
 // decoder: every token event timed, the stream's end judged. A stream that
 // does not complete (a finish_reason or its end marker) is a failure with
-// its reason. Token gaps go straight into the worker's batch; nothing is
+// its reason. Token gaps go straight to the worker's Gaps; nothing is
 // stored per chunk.
 func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Request, wd *watchdog, sent int) {
 	clk := streamClock{start: wd.start}
@@ -152,8 +153,8 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			now = time.Now() // the one clock read per token chunk
 			gap := clk.token(now, c.Content, c.Reasoning)
 			wd.token(now, clk.chunks == 1)
-			if clk.chunks > 1 && w.itl != nil {
-				w.itl.add(gap, now)
+			if clk.chunks > 1 && w.gaps != nil {
+				w.gaps.Gap(gap, now)
 			}
 		}
 		st.note(&c.Chunk, now)
@@ -182,7 +183,7 @@ func (s *streamEnd) endOfBody(err error) bool {
 
 // failRead records a stream that ended before it completed.
 func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, err error) {
-	rec.E2EMs = ms(time.Since(clk.start))
+	rec.E2EMs = Ms(time.Since(clk.start))
 	kind, msg, ours := byCause(rctx, ctx)
 	switch {
 	case ours:
@@ -193,9 +194,9 @@ func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, 
 	case errors.Is(err, protocol.ErrLineTooLong):
 		kind, msg = result.ErrMalformed, "stream line longer than the reader's limit"
 	default:
-		kind, msg = result.ErrTruncated, fmt.Sprintf("stream cut after %d chunks: %s", clk.chunks, sample([]byte(err.Error())))
+		kind, msg = result.ErrTruncated, fmt.Sprintf("stream cut after %d chunks: %s", clk.chunks, client.Excerpt([]byte(err.Error())))
 	}
-	fail(rec, kind, msg)
+	Fail(rec, kind, msg)
 	clk.record(rec)
 }
 
@@ -204,18 +205,18 @@ func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, 
 func (w *Worker) readOK(err error, rec *result.Request, clk *streamClock) bool {
 	var other *protocol.OtherAPIError
 	if errors.As(err, &other) {
-		rec.E2EMs = ms(time.Since(clk.start))
-		fail(rec, result.ErrMalformed, other.Error())
+		rec.E2EMs = Ms(time.Since(clk.start))
+		Fail(rec, result.ErrMalformed, other.Error())
 		clk.record(rec)
-		w.notServed = fmt.Sprintf("POST %s answered with %s of api %s, not of api %s", redact.URL(w.e.apiURL(w.proto)), other.Form(), other.Got, other.Want)
+		w.notServed = fmt.Sprintf("POST %s answered with %s of api %s, not of api %s", redact.URL(w.url), other.Form(), other.Got, other.Want)
 		return false
 	}
 	var bad *protocol.MalformedError
 	if !errors.As(err, &bad) {
 		return true
 	}
-	rec.E2EMs = ms(time.Since(clk.start))
-	fail(rec, result.ErrMalformed, "unparseable chunk: "+sample(bad.Data))
+	rec.E2EMs = Ms(time.Since(clk.start))
+	Fail(rec, result.ErrMalformed, "unparseable chunk: "+client.Excerpt(bad.Data))
 	clk.record(rec)
 	return false
 }
@@ -224,13 +225,13 @@ func (w *Worker) readOK(err error, rec *result.Request, clk *streamClock) bool {
 func (w *Worker) chunkOK(rec *result.Request, clk *streamClock) bool {
 	c := &w.ev
 	if c.Error {
-		rec.E2EMs = ms(time.Since(clk.start))
+		rec.E2EMs = Ms(time.Since(clk.start))
 		msg := "error in stream"
 		if c.ErrorMessage != nil {
 			m, _ := sse.Unescape(c.ErrorMessage)
-			msg = sample([]byte(m))
+			msg = client.Excerpt([]byte(m))
 		}
-		fail(rec, result.ErrServer, msg)
+		Fail(rec, result.ErrServer, msg)
 		clk.record(rec)
 		return false
 	}
@@ -241,7 +242,7 @@ func (w *Worker) chunkOK(rec *result.Request, clk *streamClock) bool {
 // bytes, against which its usage is judged.
 func succeed(rec *result.Request, clk *streamClock, st *streamEnd, sent int) {
 	rec.OK = true
-	rec.E2EMs = ms(st.end.Sub(clk.start))
+	rec.E2EMs = Ms(st.end.Sub(clk.start))
 	rec.FinishReason = st.finishReason
 	if why := st.implausibleUsage(rec.MaxTokens, sent); why != "" {
 		// Counted as if the stream had carried none; the level warns.
@@ -295,4 +296,12 @@ func (s *streamEnd) implausibleUsage(maxTokens, sent int) string {
 		return fmt.Sprintf("prompt_tokens %d is far above the %d bytes sent", s.promptTok, sent)
 	}
 	return ""
+}
+
+// serverTimings copies a stream's timings into the request record.
+func serverTimings(t *sse.Timings) *result.ServerTimings {
+	return &result.ServerTimings{
+		PromptN: t.PromptN, PromptMs: t.PromptMs, PredictedN: t.PredictedN, PredictedMs: t.PredictedMs,
+		CacheN: t.CacheN, DraftN: t.DraftN, DraftNAccepted: t.DraftNAccepted,
+	}
 }

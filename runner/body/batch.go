@@ -1,9 +1,10 @@
-package runner
+package body
 
 import (
 	"context"
 	"math/rand/v2"
 
+	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/runner/synth"
 	"github.com/runnerbench/runner/scenario"
 )
@@ -17,22 +18,23 @@ import (
 // compileDocs prepares a rerank stage's documents: their length (the
 // stage's document_tokens, else the synthetic prompt length def) and a
 // sizer to make them that long. It returns the sizer's warning, if any.
-func (e *Engine) compileDocs(ctx context.Context, sp *stagePlan, st *scenario.LoadPlan, def *scenario.Length) []string {
-	if sp.docs <= 0 {
+func (s *Stage) compileDocs(ctx context.Context, cal *Calibrator, def *scenario.Length) []string {
+	st := s.st
+	if s.docs <= 0 {
 		return nil
 	}
 	switch {
 	case st.DocumentTokens != nil:
-		sp.docLen = *st.DocumentTokens
+		s.docLen = *st.DocumentTokens
 	case def != nil:
-		sp.docLen = *def
+		s.docLen = *def
 	}
-	if sp.sizer != nil {
+	if s.sizer != nil {
 		return nil
 	}
 	reference := st.Prompts.Synthetic != nil && st.Prompts.Synthetic.Sizing == scenario.SizingReference
-	s, w := e.sizerFor(ctx, sp.proto, reference)
-	sp.sizer = s
+	sz, w := cal.Sizer(ctx, s.proto, reference)
+	s.sizer = sz
 	if w != "" {
 		return []string{w}
 	}
@@ -42,77 +44,61 @@ func (e *Engine) compileDocs(ctx context.Context, sp *stagePlan, st *scenario.Lo
 // synthInputs is a synthetic embeddings request's batch: first (the
 // request's prompt, with its nonce) and inputs−1 more, drawn from r after
 // it. nil when the request carries the prompt alone.
-func (sp *stagePlan) synthInputs(r *rand.Rand, seq int, first string, j *job) []string {
-	if sp.inputs <= 1 {
-		if sp.inputs == 1 {
-			j.inputs, j.results = 1, 1
-		}
-		return nil
-	}
-	out := make([]string, sp.inputs)
-	out[0] = first
-	for i := 1; i < sp.inputs; i++ {
-		out[i] = sp.synthText(r, seq, sp.nonces.Next())
-	}
-	j.inputs, j.results = sp.inputs, sp.inputs
-	return out
+func (s *Stage) synthInputs(r *rand.Rand, seq int, first string, j *Job) []string {
+	return s.batch(first, j, func(int) string { return s.synthText(r, seq, s.nonces.Next()) })
 }
 
 // fileInputs is an embeddings request's batch over file or inline prompts:
 // the request's own and the next inputs−1 prompts of the set, in order, each
 // led by its own nonce (chat messages are joined into one text).
-func (sp *stagePlan) fileInputs(seq int, first string, messages []scenario.Message, j *job) []string {
-	if sp.inputs <= 1 {
-		if sp.inputs == 1 {
-			j.inputs, j.results = 1, 1
+func (s *Stage) fileInputs(seq int, first string, messages []scenario.Message, j *Job) []string {
+	if messages != nil {
+		first = protocol.Flatten(messages)
+	}
+	return s.batch(first, j, func(i int) string {
+		p := s.loaded[(seq*s.inputs+i)%len(s.loaded)]
+		text, ms := filePrompt(p, s.nonces.Next())
+		if ms != nil {
+			text = protocol.Flatten(ms)
+		}
+		return text
+	})
+}
+
+// batch is an embeddings request's inputs: first, then next(i) for the
+// inputs−1 others, in order; nil when the request carries its prompt
+// alone (one input still asks for one result).
+func (s *Stage) batch(first string, j *Job, next func(i int) string) []string {
+	if s.inputs <= 1 {
+		if s.inputs == 1 {
+			j.Inputs, j.Results = 1, 1
 		}
 		return nil
 	}
-	out := make([]string, sp.inputs)
+	out := make([]string, s.inputs)
 	out[0] = first
-	if messages != nil {
-		out[0] = joinMessages(messages)
+	for i := 1; i < s.inputs; i++ {
+		out[i] = next(i)
 	}
-	for i := 1; i < sp.inputs; i++ {
-		p := sp.loaded[(seq*sp.inputs+i)%len(sp.loaded)]
-		text, ms := filePrompt(p, sp.nonces.Next())
-		if ms != nil {
-			text = joinMessages(ms)
-		}
-		out[i] = text
-	}
-	j.inputs, j.results = sp.inputs, sp.inputs
+	j.Inputs, j.Results = s.inputs, s.inputs
 	return out
-}
-
-// joinMessages is chat messages as one text, as the completions API
-// flattens them.
-func joinMessages(ms []scenario.Message) string {
-	var s []byte
-	for i, m := range ms {
-		if i > 0 {
-			s = append(s, '\n')
-		}
-		s = append(s, m.Content...)
-	}
-	return string(s)
 }
 
 // documents is a rerank request's documents, their lengths drawn from r
 // (after the query's), each led by its own nonce. nil for other APIs.
-func (sp *stagePlan) documents(r *rand.Rand, j *job) []string {
-	if sp.docs <= 0 {
+func (s *Stage) documents(r *rand.Rand, j *Job) []string {
+	if s.docs <= 0 {
 		return nil
 	}
-	out := make([]string, sp.docs)
+	out := make([]string, s.docs)
 	for i := range out {
-		out[i] = synth.LeadNonce(sp.nonces.Next(), synth.Filler(sp.sizer.Words(sp.docLen.Sample(r))))
+		out[i] = synth.LeadNonce(s.nonces.Next(), synth.Filler(s.sizer.Words(s.docLen.Sample(r))))
 	}
-	j.inputs = sp.docs
+	j.Inputs = s.docs
 	// top_n in extra_body asks for fewer results than documents; without
 	// it every document is scored.
-	if _, topN := sp.extra["top_n"]; !topN {
-		j.results = sp.docs
+	if _, topN := s.extra["top_n"]; !topN {
+		j.Results = s.docs
 	}
 	return out
 }

@@ -1,4 +1,4 @@
-package runner
+package body
 
 import (
 	"context"
@@ -29,17 +29,17 @@ type replay struct {
 // compileReplay prepares a stage over trace prompts: the window its replay
 // settings cut, the prompts' sizing (calibrated on the server's tokenizer,
 // as synthetic prompts are) and the trace's summary for the report.
-func (e *Engine) compileReplay(ctx context.Context, sp *stagePlan, tr *scenario.Trace) []string {
-	st := sp.st
+func (s *Stage) compileReplay(ctx context.Context, cal *Calibrator, tr *scenario.Trace) []string {
+	st := s.st
 	var warns []string
 	if tr.Note != "" {
 		warns = append(warns, "trace "+tr.File+": "+tr.Note)
 	}
-	s, w := e.sizerFor(ctx, sp.proto, false)
+	sz, w := cal.Sizer(ctx, s.proto, false)
 	if w != "" {
 		warns = append(warns, w)
 	}
-	sp.sizer = s
+	s.sizer = sz
 	win := trace.Window(tr.Requests, st.ReplayStart, st.ReplayEnd, st.Requests.Each)
 	rp := &replay{
 		reqs:  win,
@@ -50,7 +50,7 @@ func (e *Engine) compileReplay(ctx context.Context, sp *stagePlan, tr *scenario.
 		// replay sends new to the server: neither an earlier stage of the
 		// run nor an earlier run can have cached it, so the hits measured
 		// are the trace's own.
-		salt: synth.Bits(e.nonces.Next()),
+		salt: synth.Bits(s.nonces.Next()),
 	}
 	uses := map[int64]int{}
 	for _, r := range win {
@@ -77,7 +77,7 @@ func (e *Engine) compileReplay(ctx context.Context, sp *stagePlan, tr *scenario.
 	rp.summary = trace.Summarize(win, tr.BlockTokens, st.ReplaySpeedup)
 	rp.summary.File, rp.summary.Format, rp.summary.TraceRequests = tr.File, string(tr.Format), len(tr.Requests)
 	rp.summary.StartS, rp.summary.EndS = st.ReplayStart.Seconds(), st.ReplayEnd.Seconds()
-	sp.replay = rp
+	s.replay = rp
 	return warns
 }
 

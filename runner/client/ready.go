@@ -1,0 +1,171 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// WaitReady polls GET <base>/models, falling back to <origin>/health, until
+// either answers 200 or timeout passes. The error names the URLs tried.
+func (c *Client) WaitReady(ctx context.Context, timeout time.Duration) error {
+	if timeout <= 0 {
+		timeout = scenario.DefaultReadyTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	urls := []string{c.URL("/models"), c.origin + "/health"}
+	var last error
+	delay := 100 * time.Millisecond
+	start := time.Now()
+	every := readyLogEvery(timeout)
+	next := start.Add(every)
+	for {
+		models, err := c.Get(ctx, urls[0])
+		if err == nil {
+			c.checkModels(models)
+			return nil
+		}
+		last = err
+		if _, err := c.Get(ctx, urls[1]); err == nil {
+			c.checkBaseURL(last)
+			return nil
+		} else {
+			last = err
+		}
+		if now := time.Now(); !now.Before(next) && ctx.Err() == nil {
+			// A wrong port or path must not be a silent minute: say what
+			// the endpoint answers (the error is redacted, as every URL is).
+			c.log.Info().Str("waited", now.Sub(start).Round(every/5).String()).Str("timeout", timeout.String()).
+				Str("last_error", Excerpt([]byte(last.Error()))).Msg("still waiting for the endpoint")
+			next = now.Add(every)
+		}
+		t := time.NewTimer(min(delay, max(time.Until(next), time.Millisecond)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("endpoint %s not ready after %s (tried %s): %w",
+				c.name, timeout, strings.Join(redact.URLs(urls), ", "), last)
+		case <-t.C:
+		}
+		delay = min(2*delay, time.Second)
+	}
+}
+
+// readyLogEvery is how often WaitReady says it is still waiting: every 5 s,
+// or every quarter of a shorter timeout (at most twice a second).
+func readyLogEvery(timeout time.Duration) time.Duration {
+	return min(5*time.Second, max(timeout/4, 500*time.Millisecond))
+}
+
+// Get fetches u with the endpoint's credentials and returns the start of
+// its body (up to 1 MiB) when the server answers 200.
+func (c *Client) Get(ctx context.Context, u string) ([]byte, error) {
+	rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	c.setAuth(req)
+	resp, err := c.Pooled().Do(req)
+	if err != nil {
+		return nil, redact.Error(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return nil, &httpStatusError{url: redact.URL(u), status: resp.StatusCode}
+	}
+	return body, nil
+}
+
+// Prime opens n keep-alive connections before a measured window by sending
+// n concurrent GETs of the model list: otherwise every worker's first TTFT
+// would include a TCP (and TLS) handshake, and at high concurrency the
+// burst of dials would delay the streams already running.
+func (c *Client) Prime(ctx context.Context, n int) {
+	if n <= 1 {
+		return
+	}
+	var wg sync.WaitGroup
+	for range n {
+		wg.Go(func() { _, _ = c.Get(ctx, c.URL("/models")) })
+	}
+	wg.Wait()
+}
+
+// httpStatusError is a GET answered with a status other than 200.
+type httpStatusError struct {
+	url    string // redacted
+	status int
+}
+
+func (e *httpStatusError) Error() string { return fmt.Sprintf("GET %s: http %d", e.url, e.status) }
+
+// maxListedModels bounds how many of the server's models a warning names.
+const maxListedModels = 10
+
+// checkModels warns when the server's model list (GET /v1/models, an
+// OpenAI list: {"data": [{"id": ...}]}) does not name the plan's model:
+// every request would then fail, or be served by another model than the one
+// the report names. Nothing is said of an answer that is not such a list.
+func (c *Client) checkModels(body []byte) {
+	var list struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if json.Unmarshal(body, &list) != nil || len(list.Data) == 0 {
+		return
+	}
+	model := c.ep.Model
+	var ids []string
+	for _, m := range list.Data {
+		if m.ID == model {
+			return
+		}
+		ids = append(ids, m.ID)
+	}
+	slices.Sort(ids)
+	shown := make([]string, 0, min(len(ids), maxListedModels)+1)
+	for i, id := range ids {
+		if i == maxListedModels {
+			shown = append(shown, fmt.Sprintf("and %d more", len(ids)-maxListedModels))
+			break
+		}
+		shown = append(shown, strconv.Quote(id)) // server text: quoted, so it cannot break a log line
+	}
+	c.warn(fmt.Sprintf("model %q is not among the models %s lists (%s): requests may fail, or be answered by another model than the report names; set the endpoint's model to one of them",
+		model, redact.URL(c.URL("/models")), strings.Join(shown, ", ")))
+}
+
+// checkBaseURL warns when the server answered its health check but not
+// <base_url>/models with a 404, and base_url has no /v1: the mistake behind
+// most "every request failed with 404" runs (OpenAI-compatible servers
+// serve under /v1, and base_url is the API root, /v1 included).
+func (c *Client) checkBaseURL(modelsErr error) {
+	var se *httpStatusError
+	if !errors.As(modelsErr, &se) || se.status != http.StatusNotFound {
+		return
+	}
+	u, err := url.Parse(c.baseURL)
+	if err != nil || slices.Contains(strings.Split(u.Path, "/"), "v1") {
+		return
+	}
+	base := redact.URL(c.baseURL)
+	c.warn(fmt.Sprintf("GET %s answered 404 and base_url %s has no /v1: OpenAI-compatible servers serve /v1/models and /v1/chat/completions; did you mean base_url: %s/v1?",
+		se.url, base, base))
+}

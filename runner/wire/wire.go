@@ -1,0 +1,212 @@
+// Package wire is the load engine's hot path: one request sent on the
+// endpoint's client (runner/client) and its stream read through the API's
+// decoder (protocol), every token chunk timed with one clock read, the
+// request's timeouts kept by its watchdog, and its outcome classified into
+// the failure taxonomy of the request record. It allocates nothing per
+// chunk.
+//
+// The connection a response is read from (Worker.conn, from the client's
+// Do) is at hand while its stream is read.
+package wire
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/runner/client"
+	"github.com/runnerbench/runner/scenario"
+)
+
+// Request is one request to send: its body built before the clock starts.
+type Request struct {
+	// Body is the request's JSON body.
+	Body []byte
+	// Results is how many items a non-streamed answer must hold (a batch
+	// API's: one per input or document; 0: not judged).
+	Results int
+	// Reply, when set, receives a copy of the response body as it is read
+	// (a multi-turn conversation's reply, parsed after the stream).
+	Reply *Capture
+}
+
+// Gaps receives a measured request's inter-token gaps as its stream is
+// read: one call per token chunk after the first, with the chunk's arrival,
+// on the reading goroutine. It must be quick and must not allocate.
+type Gaps interface {
+	Gap(gap time.Duration, at time.Time)
+}
+
+// Worker sends one request at a time (a Dispatcher holds one per
+// goroutine). Its decoder and event are reused from request to request, so
+// reading a stream allocates nothing per chunk.
+type Worker struct {
+	c     *client.Client
+	proto protocol.Protocol
+	url   string // where the protocol's requests go
+	to    scenario.Timeouts
+	dec   protocol.Decoder
+	ev    protocol.Event
+	// header is the endpoint's headers with the protocol's Accept, cloned
+	// for each request (a clone of a map of its final size: no growth).
+	header http.Header
+	gaps   Gaps // nil for warm-ups: their token gaps are not measured
+	// results is the item count of the last non-streamed answer read.
+	results int
+	// notServed says why the last request's answer shows that the endpoint
+	// does not serve the worker's API at its path ("": it did not show
+	// that): a 404 or 405, or an event stream of another API.
+	notServed string
+
+	// The request in flight, for sent (called by the client as it goes out).
+	rec    *result.Request
+	wd     *watchdog
+	sentFn func(time.Time, bool)
+	// conn is the connection the response is read from.
+	conn net.Conn
+	tee  tee // the reply copy's reader, reused
+}
+
+// NewWorker is a worker sending API p's requests on c; gaps receives its
+// token gaps (nil: not measured, as for warm-ups).
+func NewWorker(c *client.Client, p protocol.Protocol, gaps Gaps) *Worker {
+	h := c.Header(p)
+	h.Set("Accept", p.MediaType())
+	w := &Worker{c: c, proto: p, url: c.APIURL(p), to: c.Timeouts(), dec: p.NewDecoder(), header: h, gaps: gaps}
+	w.sentFn = w.sent
+	return w
+}
+
+// NotServed says why the last request's answer shows that the endpoint
+// does not serve the worker's API at its path: a 404, 405 or 501 there, an
+// event stream where a JSON answer was due, an event or answer of another
+// API ("": it showed no such thing).
+func (w *Worker) NotServed() string { return w.notServed }
+
+// Do sends one request and measures its stream into rec (whose identity
+// fields the caller has filled): open sends it and checks the response,
+// read times the stream.
+func (w *Worker) Do(ctx context.Context, r Request, rec *result.Request) {
+	w.notServed = ""
+	rctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	wd := newWatchdog(w.to, !protocol.Streams(w.proto), cancel)
+	defer wd.stop()
+	w.rec, w.wd = rec, wd
+	defer func() { w.rec, w.wd, w.conn = nil, nil, nil }()
+	resp, ok := w.open(ctx, rctx, r.Body, rec, wd)
+	if !ok {
+		return
+	}
+	defer resp.Body.Close()
+	var body io.Reader = resp.Body
+	if r.Reply != nil {
+		w.tee = tee{r: resp.Body, c: r.Reply}
+		body = &w.tee
+	}
+	w.read(ctx, rctx, body, rec, wd, len(r.Body))
+	if rec.OK && r.Results > 0 && w.results != r.Results {
+		// A batch answered in part is not a success: its usage and latency
+		// are those of less work than was asked.
+		Fail(rec, result.ErrMalformed, fmt.Sprintf("answer holds %d results for the %d inputs sent", w.results, r.Results))
+	}
+}
+
+// sent notes that the request in flight went out at start (again: a
+// re-send on a new connection, its clock restarted).
+func (w *Worker) sent(start time.Time, again bool) {
+	if again {
+		w.rec.Reconnected = true
+	}
+	w.rec.Start = start
+	w.wd.sent(start, again)
+}
+
+// open sends the request and returns its response when it is a 200 of the
+// protocol's media type; any other outcome is recorded in rec as a failure (false).
+func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Request, wd *watchdog) (*http.Response, bool) {
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.url, bytes.NewReader(body))
+	if err != nil {
+		Fail(rec, result.ErrConnect, "building request: "+err.Error())
+		return nil, false
+	}
+	req.Header = w.header.Clone()
+	req.ContentLength = int64(len(body))
+	resp, conn, err := w.c.Do(req, w.sentFn)
+	w.conn = conn
+	if err != nil {
+		kind, msg := classifyTransport(rctx, ctx, err, w.to.Connect.String())
+		rec.E2EMs = Ms(time.Since(wd.start))
+		Fail(rec, kind, msg)
+		return nil, false
+	}
+	rec.Status = resp.StatusCode
+	kind, msg := "", ""
+	if resp.StatusCode != http.StatusOK {
+		kind = "http_" + strconv.Itoa(resp.StatusCode)
+	} else if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != w.proto.MediaType() {
+		ct := resp.Header.Get("Content-Type")
+		if ct == "" {
+			ct = "none"
+		}
+		kind, msg = result.ErrMalformed, "200 response is not "+w.proto.Describe()+" (content-type "+ct+"): "
+	}
+	if kind == "" {
+		return resp, true
+	}
+	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+	resp.Body.Close()
+	rec.E2EMs = Ms(time.Since(wd.start))
+	Fail(rec, kind, msg+client.Excerpt(data))
+	switch {
+	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented:
+		w.notServed = fmt.Sprintf("POST %s answered http %d (%s)", redact.URL(w.url), resp.StatusCode, client.Excerpt(data))
+	case kind == result.ErrMalformed && !protocol.Streams(w.proto) && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):
+		// An event stream where a whole JSON answer was due: another API's path.
+		w.notServed = fmt.Sprintf("POST %s answered with an event stream, not %s", redact.URL(w.url), w.proto.Describe())
+	}
+	return nil, false
+}
+
+// Capture is a copy of a response body as the wire read it, up to
+// protocol.MaxCapture bytes: one memory copy per read, nothing parsed
+// while the clock runs.
+type Capture struct{ buf bytes.Buffer }
+
+// Write keeps what fits under the bound; it never fails.
+func (c *Capture) Write(p []byte) (int, error) {
+	if room := protocol.MaxCapture - c.buf.Len(); room > 0 {
+		c.buf.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// Bytes is what was captured.
+func (c *Capture) Bytes() []byte { return c.buf.Bytes() }
+
+// Reset empties the capture for the next request.
+func (c *Capture) Reset() { c.buf.Reset() }
+
+// tee reads r, copying what it reads into c.
+type tee struct {
+	r io.Reader
+	c *Capture
+}
+
+func (t *tee) Read(p []byte) (int, error) {
+	n, err := t.r.Read(p)
+	if n > 0 {
+		_, _ = t.c.Write(p[:n])
+	}
+	return n, err
+}
