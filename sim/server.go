@@ -188,20 +188,36 @@ func (c *clockConn) Write(p []byte) (int, error) {
 	}
 	began := time.Now()
 	n, err := c.Conn.Write(p)
-	if c.after.CompareAndSwap(r, nil) && err == nil {
-		done := time.Now()
-		c.s.mu.Lock()
-		r.t.BodyEndBegan, r.t.BodyEnd = began, done
-		c.s.mu.Unlock()
+	if c.after.CompareAndSwap(r, nil) {
+		if err == nil {
+			done := time.Now()
+			c.s.mu.Lock()
+			r.t.BodyEndBegan, r.t.BodyEnd = began, done
+			c.s.mu.Unlock()
+		}
+		close(r.bodyEnd)
 	}
 	return n, err
 }
 
+// Close implements net.Conn: a body's end never written is timed as none.
+func (c *clockConn) Close() error {
+	if r := c.after.Swap(nil); r != nil {
+		close(r.bodyEnd)
+	}
+	return c.Conn.Close()
+}
+
 // timeBodyEnd asks the request's connection to time its next write: the
-// end of rec's body, once the handler (past its last write) returns.
+// end of rec's body, once the handler (past its last write) returns. It is
+// called before rec's done closes, which orders bodyEnd's making before
+// every wait for it.
 func timeBodyEnd(r *http.Request, rec *record) {
 	if c, ok := r.Context().Value(connKey{}).(*connState); ok && c.conn != nil {
-		c.conn.after.Store(rec)
+		rec.bodyEnd = make(chan struct{})
+		if old := c.conn.after.Swap(rec); old != nil {
+			close(old.bodyEnd) // an earlier response's end the connection never wrote
+		}
 	}
 }
 
@@ -349,10 +365,28 @@ type RequestTruth struct {
 	// BodyEndBegan and BodyEnd bracket the write that ended a streamed
 	// response's body on the connection: net/http's last chunk, written
 	// after the handler returned, which a client reading late takes in
-	// with the last event. Zero until that write has returned, and when
-	// the simulator does not see it (HTTP/2, behind another's TLS front).
+	// with the last event (Truth, TruthByNonce and TruthByID wait for it).
+	// Zero when the simulator does not see it (HTTP/2, behind another's
+	// TLS front, a client gone before it).
 	BodyEndBegan time.Time `json:"body_end_began,omitzero"`
 	BodyEnd      time.Time `json:"body_end,omitzero"`
+}
+
+// WriteOf says which of the request's writes t (on the wall clock) lies in:
+// a token's index (the write of the chunk that carried it), or
+// len(TokenWritten) for the body's end; -1 for none. A client's kernel
+// receive time of bytes read on loopback lies in the write that sent the
+// last of them.
+func (t RequestTruth) WriteOf(at time.Time) int {
+	for j := range t.TokenWritten {
+		if !at.Before(t.TokenWriteBegan[j]) && !at.After(t.TokenWritten[j]) {
+			return j
+		}
+	}
+	if !t.BodyEnd.IsZero() && !at.Before(t.BodyEndBegan) && !at.After(t.BodyEnd) {
+		return len(t.TokenWritten)
+	}
+	return -1
 }
 
 // QueueWait is how long the request waited before its prefill started.
@@ -376,6 +410,29 @@ type record struct {
 	t         RequestTruth
 	done      chan struct{}
 	finishing bool // under Server.mu: past the point of no more waiting
+	// bodyEnd, when the connection times the write that ends the body
+	// (timeBodyEnd, before done closes), closes once that write returned or
+	// the connection closed without it.
+	bodyEnd chan struct{}
+}
+
+// bodyEndWait bounds how long a truth waits for its body's end to be timed:
+// the write follows the handler's return at once, unless the client is gone.
+const bodyEndWait = 2 * time.Second
+
+// complete waits (at most bodyEndWait, or until ctx ends) for the write that
+// ends rec's body to be timed, when its connection times it.
+func (rec *record) complete(ctx context.Context) {
+	if rec.bodyEnd == nil {
+		return
+	}
+	t := time.NewTimer(bodyEndWait)
+	defer t.Stop()
+	select {
+	case <-rec.bodyEnd:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (s *Server) register(nonce string) (*record, int) {
@@ -434,6 +491,19 @@ func (s *Server) Truth() []RequestTruth {
 		<-r.done // its handler is past its last blocking step
 	}
 	s.mu.Lock()
+	ended := make([]*record, 0, len(s.records))
+	for _, r := range s.records {
+		select {
+		case <-r.done:
+			ended = append(ended, r)
+		default:
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range ended {
+		r.complete(context.Background())
+	}
+	s.mu.Lock()
 	out := make([]RequestTruth, 0, len(s.records))
 	for _, r := range s.records {
 		select {
@@ -474,6 +544,7 @@ func (s *Server) TruthByID(ctx context.Context, id string) (RequestTruth, error)
 func (s *Server) wait(ctx context.Context, rec *record) (RequestTruth, error) {
 	select {
 	case <-rec.done:
+		rec.complete(ctx)
 		s.mu.Lock()
 		t := rec.t
 		s.mu.Unlock()

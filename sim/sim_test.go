@@ -615,12 +615,10 @@ func TestWriteTimesBracketTheKernel(t *testing.T) {
 		}
 	}
 	// The body's end is timed when its write returns, which may be after
-	// the client saw it.
-	var truth RequestTruth
-	for deadline := time.Now().Add(5 * time.Second); truth.BodyEnd.IsZero() && time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		if truth, err = s.TruthByNonce(t.Context(), strings.Trim(n, "[]")); err != nil {
-			t.Fatal(err)
-		}
+	// the client saw it: the truth waits for it.
+	truth, err := s.TruthByNonce(t.Context(), strings.Trim(n, "[]"))
+	if err != nil {
+		t.Fatal(err)
 	}
 	if truth.BodyEnd.Before(truth.BodyEndBegan) || truth.BodyEndBegan.Before(truth.TokenWritten[7]) {
 		t.Fatalf("body end written [%v, %v], the last token's write returned at %v", truth.BodyEndBegan, truth.BodyEnd, truth.TokenWritten[7])
@@ -632,22 +630,9 @@ func TestWriteTimesBracketTheKernel(t *testing.T) {
 		// A reader that comes late takes in later writes with this one, and
 		// the kernel keeps the time of the last: the chunk's time is that
 		// of its own write or of a later one of the same response.
-		if j := writeAt(truth, k); j < i {
+		if j := truth.WriteOf(time.Unix(0, k)); j < i {
 			t.Errorf("token %d: kernel time %+d ns from its write's start, inside no write of token %d or later (%d: before or between writes)", i, k-truth.TokenWriteBegan[i].UnixNano(), i, j)
 		}
 	}
 }
 
-// writeAt is which of the truth's writes the kernel time k (Unix ns) lies
-// in: a token's index, len(TokenWritten) for the body's end, -1 for none.
-func writeAt(t RequestTruth, k int64) int {
-	for j := range t.TokenWritten {
-		if k >= t.TokenWriteBegan[j].UnixNano() && k <= t.TokenWritten[j].UnixNano() {
-			return j
-		}
-	}
-	if !t.BodyEnd.IsZero() && k >= t.BodyEndBegan.UnixNano() && k <= t.BodyEnd.UnixNano() {
-		return len(t.TokenWritten)
-	}
-	return -1
-}

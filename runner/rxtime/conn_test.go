@@ -66,10 +66,13 @@ func TestKernelTimeOfEachWrite(t *testing.T) {
 		if read != uint64(i+1) {
 			t.Errorf("read %d counted as %d", i, read)
 		}
-		at, lag, ok := OnMonotonic(now, k, time.Minute)
-		if !ok {
-			t.Fatalf("read %d: kernel time %d not usable against now %d", i, k, now.UnixNano())
+		if k == 0 {
+			t.Fatalf("read %d: no kernel time", i)
 		}
+		var clk Clock
+		clk.Sync()
+		at := clk.At(k)
+		lag := now.Sub(at)
 		// The clock reads bracket the write to within their own cost; allow
 		// 1 ms for a write the scheduler parks between them.
 		if at.Before(before.Add(-time.Millisecond)) || at.After(after.Add(time.Millisecond)) {
@@ -174,23 +177,27 @@ func TestReadAllocatesNothing(t *testing.T) {
 	}
 }
 
-func TestOnMonotonic(t *testing.T) {
+// TestClock: a kernel time maps onto the monotonic clock: now's wall time
+// maps to now, a time 3 ms earlier to 3 ms before it, and one time always to
+// the same instant.
+func TestClock(t *testing.T) {
+	var c Clock
+	c.Sync()
 	now := time.Now()
-	k := now.UnixNano() - int64(3*time.Millisecond)
-	at, lag, ok := OnMonotonic(now, k, time.Second)
-	if !ok || lag != 3*time.Millisecond || now.Sub(at) != 3*time.Millisecond {
-		t.Errorf("3 ms before now: %v %v %v", now.Sub(at), lag, ok)
+	// now's own two readings may be cut apart by the scheduler; c's offset
+	// is the best of several, so now maps to no later than now plus that.
+	at := c.At(now.UnixNano())
+	if d := now.Sub(at); d < -time.Millisecond || d > time.Millisecond {
+		t.Errorf("now maps %v away from now", d)
 	}
-	// at keeps a monotonic reading: Sub against a later time.Now uses it.
-	if d := time.Since(at); d < 3*time.Millisecond {
-		t.Errorf("since at: %v", d)
+	if d := at.Sub(c.At(now.UnixNano() - int64(3*time.Millisecond))); d != 3*time.Millisecond {
+		t.Errorf("3 ms earlier maps %v earlier", d)
 	}
-	for _, c := range []struct {
-		name string
-		k    int64
-	}{{"none", 0}, {"after now", now.UnixNano() + 1000}, {"too early", now.UnixNano() - int64(2*time.Second)}} {
-		if at, lag, ok := OnMonotonic(now, c.k, time.Second); ok || lag != 0 || !at.Equal(now) {
-			t.Errorf("%s: %v %v %v, want now's own time", c.name, at, lag, ok)
-		}
+	if !c.At(12345).Equal(c.At(12345)) {
+		t.Error("one time maps to two instants")
+	}
+	// The mapped time carries a monotonic reading: Since is taken on it.
+	if d := time.Since(c.At(now.UnixNano() - int64(time.Second))); d < time.Second {
+		t.Errorf("a time 1 s ago is %v ago", d)
 	}
 }

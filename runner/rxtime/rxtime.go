@@ -13,12 +13,13 @@
 // option, Wrap returns the connection unchanged and From finds no stamps:
 // the caller keeps its own (user) time and says so.
 //
-// The kernel's time is the wall clock (CLOCK_REALTIME); OnMonotonic maps it
-// onto the monotonic reading of a time.Time taken after the read.
+// The kernel's time is the wall clock (CLOCK_REALTIME); a Clock maps it onto
+// the monotonic clock.
 package rxtime
 
 import (
 	"crypto/tls"
+	"math"
 	"net"
 	"time"
 )
@@ -47,18 +48,41 @@ func From(c net.Conn) Stamper {
 	return nil
 }
 
-// OnMonotonic places the kernel time k (Unix ns) on now's clock: now moved
-// back by how much earlier than now the kernel's wall clock says the bytes
-// arrived, which keeps now's monotonic reading. lag is that difference
-// (now's wall clock minus k). Both clocks are read at the same instant
-// (time.Now reads them together), so the mapping is exact unless the wall
-// clock is stepped between k and now; ok is false when the lag is negative
-// (the wall clock went back) or longer than maxLag (it jumped forward, or
-// the bytes arrived before the request was sent), and then now is the time.
-func OnMonotonic(now time.Time, k int64, maxLag time.Duration) (at time.Time, lag time.Duration, ok bool) {
-	lag = time.Duration(now.UnixNano() - k)
-	if k == 0 || lag < 0 || lag > maxLag {
-		return now, 0, false
+// Clock places kernel receive times (the wall clock, Unix ns) on the
+// monotonic clock that every duration of a request is taken on. The wall
+// clock and the monotonic clock are slewed alike (NTP's frequency changes
+// move both) and differ only by steps, so one offset maps every time; Sync
+// measures it. time.Now reads the two clocks one after the other, and a
+// reading cut in two by the scheduler gets an offset wrong by the cut, so
+// Sync keeps the best of a few readings: the offset is then right to the
+// tens of nanoseconds that separate the two reads of an uninterrupted one,
+// and it is the same for every time mapped, so two times of one read are
+// equal and times of later reads never come out earlier.
+type Clock struct {
+	base time.Time // a reading with both clocks
+	off  int64     // wall minus monotonic since base, ns
+}
+
+// syncReads is how many readings Sync takes (each about 25 ns).
+const syncReads = 4
+
+// Sync measures the offset between the two clocks now. Call it once per
+// request: a step of the wall clock between two Syncs is then seen by the
+// next.
+func (c *Clock) Sync() {
+	c.base = time.Now()
+	bw := c.base.UnixNano()
+	c.off = math.MinInt64
+	for range syncReads {
+		t := time.Now()
+		// A reading whose monotonic half was taken late (preempted between
+		// the halves) shows a smaller offset: keep the largest.
+		c.off = max(c.off, t.UnixNano()-bw-int64(t.Sub(c.base)))
 	}
-	return now.Add(-lag), lag, true
+}
+
+// At is the kernel time k (Unix ns) on the monotonic clock, as a time.Time
+// that Sub and Since compare on it.
+func (c *Clock) At(k int64) time.Time {
+	return c.base.Add(time.Duration(k - c.base.UnixNano() - c.off))
 }
