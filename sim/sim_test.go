@@ -569,14 +569,55 @@ data: [DONE]
 }
 
 // TestWriteTimesBracketTheKernel: the kernel's receive time of each token
-// chunk, read on loopback through runner/rxtime, lies inside a write the
-// truth records ([TokenWriteBegan, TokenWritten], or the body's end): the
-// token's own, or a later one the reader took in with it. This is the truth
-// the engine's accuracy test holds kernel times to.
+// chunk, read on loopback through runner/rxtime, lies in a write the truth
+// records (WriteOf): the token's own, or a later one the reader took in
+// with it; inside the write call, or at the kernel's transmit time when TCP
+// held the bytes. This is the truth the engine's accuracy test holds kernel
+// times to. The second reader comes 60 ms late to a stream of 40 tokens a
+// millisecond apart, which makes TCP hold the server's later writes: its
+// congestion window waits for acknowledgements the late reader's kernel
+// delays.
 func TestWriteTimesBracketTheKernel(t *testing.T) {
-	cfg := FastConfig()
-	cfg.ITLMs = 10
-	s := startSim(t, cfg)
+	for _, c := range []struct {
+		name      string
+		itl       float64
+		tokens    int
+		lateStart time.Duration
+	}{{"prompt reader", 10, 8, 0}, {"late reader", 1, 40, 60 * time.Millisecond}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := FastConfig()
+			cfg.ITLMs = c.itl
+			s := startSim(t, cfg)
+			got, truth := kernelTimesOf(t, s, cfg.Model, c.tokens, c.lateStart)
+			if truth.BodyEnd.Before(truth.BodyEndBegan) || truth.BodyEndBegan.Before(truth.TokenWritten[c.tokens-1]) {
+				t.Fatalf("body end written [%v, %v], the last token's write returned at %v", truth.BodyEndBegan, truth.BodyEnd, truth.TokenWritten[c.tokens-1])
+			}
+			if len(got) != c.tokens || len(truth.TokenWriteBegan) != c.tokens || len(truth.TokenSent) != c.tokens || truth.BodyEndSent.IsZero() {
+				t.Fatalf("%d token chunks read; the truth has %d writes, %d transmit times, body end sent %v", len(got), len(truth.TokenWriteBegan), len(truth.TokenSent), truth.BodyEndSent)
+			}
+			held := 0
+			for i, k := range got {
+				at := time.Unix(0, k)
+				if sent := truth.TokenSent[i]; sent.Before(truth.TokenWriteBegan[i]) {
+					t.Errorf("token %d transmitted %v before its write began", i, truth.TokenWriteBegan[i].Sub(sent))
+				}
+				if truth.TokenSent[i].After(truth.TokenWritten[i]) {
+					held++ // transmitted after the write call returned
+				}
+				if _, last := truth.WriteOf(at); last < i {
+					t.Errorf("token %d: kernel time %+d ns from its write's start, in no write of token %d or later (%d)", i, k-truth.TokenWriteBegan[i].UnixNano(), i, last)
+				}
+			}
+			t.Logf("%d of %d tokens' writes held by TCP past their call", held, c.tokens)
+		})
+	}
+}
+
+// kernelTimesOf streams a chat answer of n tokens from s through a client
+// whose reads carry kernel times (runner/rxtime), its reading delayed by
+// late, and returns the kernel time of each token chunk and the truth.
+func kernelTimesOf(t *testing.T, s *Server, model string, n int, late time.Duration) ([]int64, RequestTruth) {
+	t.Helper()
 	var conn net.Conn
 	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
@@ -587,9 +628,9 @@ func TestWriteTimesBracketTheKernel(t *testing.T) {
 		return c, err
 	}}
 	defer tr.CloseIdleConnections()
-	n := "[0123456789ab]"
-	b, _ := json.Marshal(map[string]any{"model": cfg.Model, "stream": true, "max_tokens": 8, "ignore_eos": true,
-		"messages": []map[string]string{{"role": "user", "content": n + " hello"}}})
+	nonce := fmt.Sprintf("%012x", n)
+	b, _ := json.Marshal(map[string]any{"model": model, "stream": true, "max_tokens": n, "ignore_eos": true,
+		"messages": []map[string]string{{"role": "user", "content": "[" + nonce + "] hello"}}})
 	resp, err := (&http.Client{Transport: tr}).Post(s.URL()+"/chat/completions", "application/json", bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
@@ -602,8 +643,9 @@ func TestWriteTimesBracketTheKernel(t *testing.T) {
 		}
 		t.Skip("kernel receive timestamps are read on Linux only")
 	}
+	time.Sleep(late)
 	var got []int64
-	br := bufio.NewReader(resp.Body)
+	br := bufio.NewReaderSize(resp.Body, 256) // small reads: a late reader still reads in pieces
 	for {
 		line, err := br.ReadString('\n')
 		if err != nil {
@@ -614,25 +656,11 @@ func TestWriteTimesBracketTheKernel(t *testing.T) {
 			got = append(got, k)
 		}
 	}
-	// The body's end is timed when its write returns, which may be after
-	// the client saw it: the truth waits for it.
-	truth, err := s.TruthByNonce(t.Context(), strings.Trim(n, "[]"))
+	// The body's end and the transmit times are reported after the writes
+	// return, maybe after the client saw them: the truth waits for them.
+	truth, err := s.TruthByNonce(t.Context(), nonce)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if truth.BodyEnd.Before(truth.BodyEndBegan) || truth.BodyEndBegan.Before(truth.TokenWritten[7]) {
-		t.Fatalf("body end written [%v, %v], the last token's write returned at %v", truth.BodyEndBegan, truth.BodyEnd, truth.TokenWritten[7])
-	}
-	if len(got) != 8 || len(truth.TokenWriteBegan) != 8 {
-		t.Fatalf("%d token chunks read, %d in the truth", len(got), len(truth.TokenWriteBegan))
-	}
-	for i, k := range got {
-		// A reader that comes late takes in later writes with this one, and
-		// the kernel keeps the time of the last: the chunk's time is that
-		// of its own write or of a later one of the same response.
-		if j := truth.WriteOf(time.Unix(0, k)); j < i {
-			t.Errorf("token %d: kernel time %+d ns from its write's start, inside no write of token %d or later (%d: before or between writes)", i, k-truth.TokenWriteBegan[i].UnixNano(), i, j)
-		}
-	}
+	return got, truth
 }
-

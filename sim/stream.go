@@ -48,8 +48,12 @@ type stream struct {
 	sent      int // tokens written
 	flushedTo int // tokens whose written time is recorded
 	// began and written are, for each token, when the write of the chunk
-	// carrying it began and when it (and its flush) returned, from epoch.
+	// carrying it began and when it (and its flush) returned, from epoch;
+	// keys its transmit-time key on cc, the connection (nil keys: none).
 	began, written []time.Duration
+	cc             *clockConn
+	keys           []uint32
+	retrans0       uint32 // the connection's retransmitted segments before the response
 	chunks         int
 	faultAt        int
 	faultDone      bool
@@ -74,6 +78,10 @@ func (st *stream) setup(object string) {
 	st.flusher, _ = st.w.(http.Flusher)
 	st.began = make([]time.Duration, st.sq.outputTokens)
 	st.written = make([]time.Duration, st.sq.outputTokens)
+	if cs, ok := st.r.Context().Value(connKey{}).(*connState); ok && cs.conn != nil && cs.conn.tx != nil {
+		st.cc, st.keys = cs.conn, make([]uint32, st.sq.outputTokens)
+		st.retrans0 = st.cc.tx.retransmits()
+	}
 	st.faultAt = -1
 	if f := st.rec.t.Fault; f != FaultNone && f != FaultBadUsage {
 		n := st.sq.outputTokens
@@ -276,8 +284,12 @@ func (st *stream) flush() error {
 		return err
 	}
 	now := time.Since(st.s.epoch)
+	key, keyed := st.cc.key()
 	for i := st.flushedTo; i < st.sent; i++ {
 		st.began[i], st.written[i] = began, now
+		if keyed {
+			st.keys[i] = key
+		}
 	}
 	st.flushedTo = st.sent
 	return nil
@@ -493,6 +505,10 @@ func (st *stream) end(how int) {
 	t.Queued = sq.queued
 	t.SpecDrafts, t.SpecDraftTokens, t.SpecAccepted = sq.drafts, sq.draftTokens, sq.accepted
 	sq.mu.Unlock()
+	if st.keys != nil {
+		st.rec.conn, st.rec.txKeys = st.cc, st.keys[:st.flushedTo]
+		t.Retransmits = int(st.cc.tx.retransmits() - st.retrans0)
+	}
 	t.TokenWriteBegan = make([]time.Time, st.flushedTo)
 	t.TokenWritten = make([]time.Time, st.flushedTo)
 	for i := range st.flushedTo {

@@ -19,7 +19,6 @@ package rxtime
 
 import (
 	"crypto/tls"
-	"math"
 	"net"
 	"time"
 )
@@ -51,38 +50,42 @@ func From(c net.Conn) Stamper {
 // Clock places kernel receive times (the wall clock, Unix ns) on the
 // monotonic clock that every duration of a request is taken on. The wall
 // clock and the monotonic clock are slewed alike (NTP's frequency changes
-// move both) and differ only by steps, so one offset maps every time; Sync
-// measures it. time.Now reads the two clocks one after the other, and a
-// reading cut in two by the scheduler gets an offset wrong by the cut, so
-// Sync keeps the best of a few readings: the offset is then right to the
-// tens of nanoseconds that separate the two reads of an uninterrupted one,
-// and it is the same for every time mapped, so two times of one read are
-// equal and times of later reads never come out earlier.
-type Clock struct {
-	base time.Time // a reading with both clocks
-	off  int64     // wall minus monotonic since base, ns
-}
-
-// syncReads is how many readings Sync takes (each about 25 ns).
-const syncReads = 4
-
-// Sync measures the offset between the two clocks now. Call it once per
+// move both) and differ only by steps, so one reading of both (Now) maps
+// every time, and two times of one read map to one instant. Sync once per
 // request: a step of the wall clock between two Syncs is then seen by the
 // next.
-func (c *Clock) Sync() {
-	c.base = time.Now()
-	bw := c.base.UnixNano()
-	c.off = math.MinInt64
-	for range syncReads {
-		t := time.Now()
-		// A reading whose monotonic half was taken late (preempted between
-		// the halves) shows a smaller offset: keep the largest.
-		c.off = max(c.off, t.UnixNano()-bw-int64(t.Sub(c.base)))
-	}
+type Clock struct {
+	base time.Time // a reading of both clocks, taken together
 }
+
+// Sync takes the clock's reading of both clocks (Now).
+func (c *Clock) Sync() { c.base = Now() }
 
 // At is the kernel time k (Unix ns) on the monotonic clock, as a time.Time
 // that Sub and Since compare on it.
 func (c *Clock) At(k int64) time.Time {
-	return c.base.Add(time.Duration(k - c.base.UnixNano() - c.off))
+	return c.base.Add(time.Duration(k - c.base.UnixNano()))
+}
+
+// nowReads is how many readings Now takes (each about 25 ns).
+const nowReads = 4
+
+// Now is time.Now with its wall-clock and monotonic readings taken together.
+// time.Now reads the wall clock, then the monotonic clock; a reading the
+// scheduler cuts in two carries a monotonic time later than its wall time by
+// the cut, and a wall time derived from it (its wall time plus a monotonic
+// duration) is early by as much. Of a few readings, Now returns the one
+// whose clocks stand closest: the largest wall-minus-monotonic difference,
+// right to the tens of nanoseconds between the two reads of an
+// uninterrupted one.
+func Now() time.Time {
+	first := time.Now()
+	best, bestOff := first, int64(0)
+	for range nowReads - 1 {
+		t := time.Now()
+		if off := t.UnixNano() - first.UnixNano() - int64(t.Sub(first)); off > bestOff {
+			best, bestOff = t, off
+		}
+	}
+	return best
 }

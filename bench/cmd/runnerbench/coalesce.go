@@ -167,7 +167,7 @@ func coalesce(md *strings.Builder, o options) error {
 		return err
 	}
 	fmt.Fprintf(md, "\n### Several events in one read\n\n")
-	fmt.Fprintf(md, "Simulator in its own process (50 ms prefill, 20 ms decode steps, 32 output tokens, one wave of `c` streams); a probe reads every stream through `runner/rxtime` as the engine does. Truth: each token's write on the simulator, [began, returned] (for the last token and the end of the stream, that write or the body's end, net/http's last chunk, whichever is nearer). An error is the distance from a stamp to that window (0 inside it), in ms; ITL error is a gap's stamp difference minus the gap between the windows' midpoints. *user*: the clock after the chunk is decoded (Runner before); *read's kernel time*: the kernel time of the read the chunk came in (Runner now); *interpolated*: the earlier tokens of a read spread evenly between the previous read's kernel time and this read's (the stamp not chosen).\n\n")
+	fmt.Fprintf(md, "Simulator in its own process (50 ms prefill, 20 ms decode steps, 32 output tokens, one wave of `c` streams); a probe reads every stream through `runner/rxtime` as the engine does. Truth: each token's write on the simulator, [began, returned], or its kernel's transmit time when TCP held the bytes past the call (for the last token and the end of the stream, that or the body's end, net/http's last chunk, whichever is nearer). An error is the distance from a stamp to that window (0 inside it), in ms; ITL error is a gap's stamp difference minus the gap between the windows' midpoints. *user*: the clock after the chunk is decoded (Runner before); *read's kernel time*: the kernel time of the read the chunk came in (Runner now); *interpolated*: the earlier tokens of a read spread evenly between the previous read's kernel time and this read's (the stamp not chosen).\n\n")
 	fmt.Fprintf(md, "| c | machine | token chunks | sharing a read with a later token | read lag p50 / p99 / max ms | stamp | TTFT error p50 / p99 / max | ITL error p50 / p99 / max | E2E error p50 / p99 / max | tokens inside their write |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, busy := range machines(o) {
 		for _, conc := range []int{64, 512} {
@@ -272,7 +272,7 @@ func (st *study) add(evs []probeEvent, t sim.RequestTruth) error {
 		stamps[1] = append(stamps[1], evs[i].KernNs)
 	}
 	stamps[2] = interpolate(evs)
-	win := func(i int) (int64, int64) { return t.TokenWriteBegan[i].UnixNano(), t.TokenWritten[i].UnixNano() }
+	win := func(i int) (int64, int64) { return arrival(t, i) }
 	for i := range n {
 		st.tokens++
 		if evs[i+1].Read == evs[i].Read && evs[i+1].Tok >= 0 {
@@ -302,6 +302,16 @@ func (st *study) add(evs []probeEvent, t sim.RequestTruth) error {
 		st.e2e[s] = append(st.e2e[s], nearer(outside(stamps[s][n], b, w), stamps[s][n], t))
 	}
 	return nil
+}
+
+// arrival is when token i's bytes reached the client's kernel, as an
+// interval: its write call, or its transmit time when TCP held the bytes
+// past the call (a late reader's delayed acknowledgements).
+func arrival(t sim.RequestTruth, i int) (int64, int64) {
+	if i < len(t.TokenSent) && t.TokenSent[i].After(t.TokenWritten[i]) {
+		return t.TokenSent[i].UnixNano(), t.TokenSent[i].UnixNano()
+	}
+	return t.TokenWriteBegan[i].UnixNano(), t.TokenWritten[i].UnixNano()
 }
 
 // nearer is d, or the distance from at to the body's end when that is

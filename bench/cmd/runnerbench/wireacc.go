@@ -19,7 +19,7 @@ import (
 // wireAccuracy: 64 and 512 streams, quiet and with -busy spinning processes.
 func wireAccuracy(md *strings.Builder, o options) error {
 	fmt.Fprintf(md, "\n### Token times against the simulator's writes\n\n")
-	fmt.Fprintf(md, "Simulator in its own process (50 ms prefill, 20 ms decode steps, 32 output tokens, one wave of `c` requests). Truth: the simulator's record of each token's write, [began, returned]; an error is the distance from the runner's time (request start + TTFT, start + E2E) to the write of the first token, of the stream's end (or of the body's last chunk, whichever is nearer), in ms, 0 inside it. ITL: the level's percentiles against those of the gaps between the writes' midpoints. Load average at the start: %s.\n\n", loadAvg())
+	fmt.Fprintf(md, "Simulator in its own process (50 ms prefill, 20 ms decode steps, 32 output tokens, one wave of `c` requests). Truth: the simulator's record of each token's write, [began, returned], or its kernel's transmit time when TCP held the bytes past the call; an error is the distance from the runner's time (request start + TTFT, start + E2E) to the write of the first token, of the stream's end (or of the body's last chunk, whichever is nearer), in ms, 0 inside it. ITL: the level's percentiles against those of the gaps between the writes' midpoints. Load average at the start: %s.\n\n", loadAvg())
 	fmt.Fprintf(md, "| c | machine | token times | TTFT error p50 / p99 / max | E2E error p50 / p99 / max | ITL p50 runner / truth | ITL p99 runner / truth | read lag p50 / p99 ms | client-bound by |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, busy := range machines(o) {
 		for _, conc := range []int{64, 512} {
@@ -62,10 +62,12 @@ func wireAccuracyRow(md *strings.Builder, conc, busy int) error {
 			continue
 		}
 		first := smp.StartNs + int64(smp.TTFTMs*1e6)
-		ttft = append(ttft, outside(first, t.TokenWriteBegan[0].UnixNano(), t.TokenWritten[0].UnixNano()))
+		b0, w0 := arrival(t, 0)
+		ttft = append(ttft, outside(first, b0, w0))
 		n := len(t.TokenWritten) - 1
 		end := smp.StartNs + int64(smp.E2EMs*1e6)
-		e2e = append(e2e, nearer(outside(end, t.TokenWriteBegan[n].UnixNano(), t.TokenWritten[n].UnixNano()), end, t))
+		bn, wn := arrival(t, n)
+		e2e = append(e2e, nearer(outside(end, bn, wn), end, t))
 		for i := 1; i <= n; i++ {
 			mid := func(j int) int64 { return (t.TokenWriteBegan[j].UnixNano() + t.TokenWritten[j].UnixNano()) / 2 }
 			gaps = append(gaps, float64(mid(i)-mid(i-1))/1e6)
