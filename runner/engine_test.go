@@ -32,7 +32,8 @@ import (
 // the latest's time; the engine counts those chunks: the level's shared
 // ones). So every TTFT lies in the write of the first token or a later one,
 // never before; every E2E in the write of the last token (which carries
-// [DONE]) or of the body's end; and the level's inter-token gaps of
+// [DONE]) or of the body's end (save after a retransmission, which has no
+// transmit time to hold it to); and the level's inter-token gaps of
 // a request add up to its last token's time minus its first, so their sum
 // lies between the last write's start and the E2E, less the TTFTs. A time
 // read from the runner's clock after the read lands outside every write
@@ -113,9 +114,18 @@ func TestAccuracyFailsOnUserTimes(t *testing.T) {
 // kernelTimeMisses holds a level's records to the simulator's truth as
 // TestAccuracy states (tokens, TTFT, E2E, the sum of the level's gaps) and
 // returns every miss; exact and late count the TTFTs inside the first
-// token's write and inside a later one.
+// token's write and inside a later one. A time after every write of a
+// response whose segments the simulator's kernel retransmitted is not
+// judged (a lost segment's bytes arrive with the retransmission, which has
+// no transmit time), and is logged.
 func kernelTimeMisses(t *testing.T, reqs []*result.Request, truths map[string]sim.RequestTruth, lv *result.LevelRecord, out int) (misses []string, exact, late int) {
 	t.Helper()
+	resent := 0 // times after every write of a response the simulator's kernel retransmitted part of
+	defer func() {
+		if resent > 0 {
+			t.Logf("%d times after every write of responses whose segments the simulator's kernel retransmitted: not judged", resent)
+		}
+	}()
 	var gapLo, gapHi time.Duration // bounds of the sum of the level's gaps
 	for _, r := range reqs {
 		tr, ok := truths[r.Nonce]
@@ -135,11 +145,15 @@ func kernelTimeMisses(t *testing.T, reqs []*result.Request, truths map[string]si
 			exact++
 		case last > 0:
 			late++
+		case tr.Retransmits > 0 && ttft.After(tr.TokenWriteBegan[0]):
+			resent++ // a lost segment arrives with its retransmission, which has no transmit time
 		default:
 			misses = append(misses, fmt.Sprintf("%s: TTFT %.3f ms lies in no write of the response (the first token's began at %.3f ms, returned at %.3f ms)",
 				r.Nonce, *r.TTFTMs, ms(tr.TokenWriteBegan[0].Sub(r.Start)), ms(tr.TokenWritten[0].Sub(r.Start))))
 		}
-		if _, j := writeOf(tr, r.Start, r.E2EMs); j < last {
+		if _, j := writeOf(tr, r.Start, r.E2EMs); j < 0 && tr.Retransmits > 0 && e2e.After(tr.TokenWriteBegan[last]) {
+			resent++
+		} else if j < last {
 			misses = append(misses, fmt.Sprintf("%s: E2E %.3f ms lies in write %d, not the last token's (%d: %.3f to %.3f ms) or the body's end (%.3f to %.3f ms)", r.Nonce, r.E2EMs, j, last,
 				ms(tr.TokenWriteBegan[last].Sub(r.Start)), ms(tr.TokenWritten[last].Sub(r.Start)), ms(tr.BodyEndBegan.Sub(r.Start)), ms(tr.BodyEnd.Sub(r.Start)))+
 				fmt.Sprintf(" [retransmits %d, sent %v, body sent %v]", tr.Retransmits, tr.TokenSent[last].Sub(r.Start), tr.BodyEndSent.Sub(r.Start)))
@@ -253,7 +267,8 @@ func TestRequestBody(t *testing.T) {
 	}
 }
 
-// TestStreamVariants runs the engine against the simulator's stream shapes.
+// TestStreamVariants runs the engine against the simulator's stream shapes,
+// each TTFT held to a write of the response (TestAccuracy's bound).
 func TestStreamVariants(t *testing.T) {
 	tests := []struct {
 		name string
@@ -292,8 +307,10 @@ func TestStreamVariants(t *testing.T) {
 				if !r.OK || r.OutputTokens != tr.OutputTokens || r.OutputTokens != 10 || r.Chunks != tr.Chunks || !r.UsageReported || r.FinishReason != tr.FinishReason || r.FinishReason == "" {
 					t.Errorf("record %+v vs sim tokens %d chunks %d", r, tr.OutputTokens, tr.Chunks)
 				}
-				if want := ms(tr.TokenWritten[0].Sub(r.Start)); r.TTFTMs == nil || !within(*r.TTFTMs, want) {
-					t.Errorf("TTFT %v, sim %.3f", deref(r.TTFTMs), want)
+				if r.TTFTMs == nil {
+					t.Errorf("%s: no TTFT", r.Nonce)
+				} else if _, last := writeOf(tr, r.Start, *r.TTFTMs); last < 0 {
+					t.Errorf("%s: TTFT %.3f ms lies in no write of the response (the first token's returned at %.3f ms)", r.Nonce, *r.TTFTMs, ms(tr.TokenWritten[0].Sub(r.Start)))
 				}
 				if r.TPOTMs == nil || math.Abs(*r.TPOTMs-(r.E2EMs-*r.TTFTMs)/9) > 1e-9 {
 					t.Errorf("TPOT %v does not follow (E2E-TTFT)/(n-1)", deref(r.TPOTMs))
@@ -318,11 +335,13 @@ func TestReasoningTTFT(t *testing.T) {
 				if r.TTFTMs == nil || r.TTFATMs == nil {
 					t.Fatalf("ttft %v ttfat %v", deref(r.TTFTMs), deref(r.TTFATMs))
 				}
-				if want := ms(tr.TokenWritten[0].Sub(r.Start)); !within(*r.TTFTMs, want) {
-					t.Errorf("TTFT %.3f, sim's first reasoning token %.3f", *r.TTFTMs, want)
+				// As TestAccuracy: each time lies in the write of its token
+				// or of a later one (a read that took both in).
+				if _, last := writeOf(tr, r.Start, *r.TTFTMs); last < 0 {
+					t.Errorf("TTFT %.3f lies in no write; the sim's first reasoning token was written at %.3f", *r.TTFTMs, ms(tr.TokenWritten[0].Sub(r.Start)))
 				}
-				if want := ms(tr.TokenWritten[4].Sub(r.Start)); !within(*r.TTFATMs, want) {
-					t.Errorf("TTFAT %.3f, sim's first answer token %.3f", *r.TTFATMs, want)
+				if _, last := writeOf(tr, r.Start, *r.TTFATMs); last < 4 {
+					t.Errorf("TTFAT %.3f lies in write %d, not the first answer token's (4, written at %.3f) or a later one", *r.TTFATMs, last, ms(tr.TokenWritten[4].Sub(r.Start)))
 				}
 				if *r.TTFATMs <= *r.TTFTMs || r.ReasoningChunks != 4 {
 					t.Errorf("ttfat %.3f <= ttft %.3f or reasoning chunks %d", *r.TTFATMs, *r.TTFTMs, r.ReasoningChunks)
