@@ -44,6 +44,7 @@
 package aggregate
 
 import (
+	"slices"
 	"sync"
 
 	"github.com/runnerbench/runner/result"
@@ -163,6 +164,22 @@ func (l *Level) Samples(rec *result.LevelRecord) (*Samples, []*Samples) {
 		turns[i] = t.done(rec)
 	}
 	return l.keep.done(rec), turns
+}
+
+// Peek is the level's point and a copy of its samples so far (nil unless
+// kept), given a record of it so far: what a look at a level in progress
+// reads while its requests go on arriving.
+func (l *Level) Peek(rec *result.LevelRecord) (result.Point, *Samples) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	b := builder{spec: &l.spec, rec: rec, a: l.all, limit: l.limit, reads: l.reads, dropped: l.dropped, sl: l.sl}
+	p := b.point(true)
+	if l.keep == nil {
+		return p, nil
+	}
+	c := *l.keep
+	c.rows = slices.Clone(l.keep.rows)
+	return p, c.done(rec)
 }
 
 // Point is the level's metrics given its record. A multi-turn level's

@@ -41,6 +41,7 @@ func (b *builder) point(whole bool) result.Point {
 		b.server()
 		b.serverLatency()
 		b.telemetry(b.reads, b.dropped)
+		b.ttftGap() // after telemetry: the waiting gauge says whether requests queued
 		b.simLag()
 		b.client()
 		b.inFlight()
@@ -74,6 +75,10 @@ func (b *builder) counts() {
 		ErrorsByKind: make(map[string]int, len(a.kinds)),
 		Interrupted:  b.rec.Interrupted,
 	}
+	if st := b.rec.Stop; st != nil && b.turn == 0 {
+		c := *st
+		p.Stop = &c // what the run's until: rule decided, as it recorded it
+	}
 	if spec.Rate != nil {
 		p.Rate = result.Ptr(*spec.Rate)
 		// The rate requests actually left at: (n−1) gaps over the span from
@@ -91,8 +96,8 @@ func (b *builder) counts() {
 		p.RequestTPS = result.Round(float64(a.completed)/wallS, 3)
 	}
 	if a.batchN > 0 {
-		// A batch API (embeddings, rerank, score): its throughput is the input it
-		// took, as the server counted it.
+		// A batch API (one that answers whole): its throughput is the input
+		// it took, as the server counted it.
 		p.MeanInputsPerRequest = result.Ptr(result.Round(float64(a.batchSum)/float64(a.batchN), 2))
 		if wallS > 0 && a.inN > 0 {
 			p.InputTPSTotal = result.Ptr(result.Round(float64(a.inSum)/wallS, 2))

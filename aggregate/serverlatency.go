@@ -3,9 +3,11 @@ package aggregate
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/runnerbench/runner/internal/hist"
 	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/sim/simconfig"
 )
 
 // serverLatencyFamilies are the server's latency histograms each family of
@@ -39,8 +41,7 @@ var serverLatencyFamilies = []struct {
 }
 
 // serverLatency sets the server's own latency percentiles and means from
-// its histograms' deltas over the window, and the gap between the client's
-// mean TTFT and the server's.
+// its histograms' deltas over the window.
 func (b *builder) serverLatency() {
 	d, p := b.rec.Server, &b.p
 	if d == nil || len(d.Histograms) == 0 {
@@ -78,11 +79,11 @@ func (b *builder) serverLatency() {
 	if len(above) > 0 {
 		p.Notes = append(p.Notes, fmt.Sprintf("%v fell past the histogram's last bucket bound: the value is that bound, a lower bound of the true one", above))
 	}
-	b.ttftGap()
 }
 
-// ttftGap sets ttft_gap_mean_ms: the client's mean TTFT minus the server's,
-// with a note saying where the client's time went.
+// ttftGap sets ttft_gap_mean_ms, the client's mean TTFT minus the
+// server's, with a note saying where the client's time went, as far as the
+// server's own figures show it.
 func (b *builder) ttftGap() {
 	p := &b.p
 	if p.TTFTMeanMs == nil || p.ServerTTFTMeanMs == nil {
@@ -90,22 +91,121 @@ func (b *builder) ttftGap() {
 	}
 	gap := result.Round(*p.TTFTMeanMs-*p.ServerTTFTMeanMs, 2)
 	p.TTFTGapMeanMs = &gap
+	sp := ttftSplit{ttft: *p.ServerTTFTMeanMs, gap: gap, prefill: p.ServerPrefillMeanMs, waitingMax: p.ServerWaitingMax}
+	if _, ok := b.rec.Server.Histograms[simconfig.MetricLagRatio]; ok && b.rec.Server != nil {
+		sp.simulator = true // only the built-in simulator exposes its lag
+	}
+	if qh, _ := firstHistogram(b.rec.Server, serverLatencyFamilies[1].names); qh != nil && qh.Count > 0 {
+		// Over the client's requests: a server that times only the
+		// requests that waited (llm-d-inference-sim) spreads its sum over
+		// those that did not too, as vLLM's zeros do.
+		sp.queued, sp.over = qh.Count, max(qh.Count, float64(p.Completed))
+		sp.queue = result.Ptr(result.Round(1000*qh.Sum/sp.over, 2))
+		sp.queueMean = 1000 * qh.Sum / qh.Count
+	}
 	h, _ := firstHistogram(b.rec.Server, serverLatencyFamilies[0].names)
-	parts := fmt.Sprintf("of the client's mean TTFT %.2f ms, the server's own TTFT is %.2f ms", *p.TTFTMeanMs, *p.ServerTTFTMeanMs)
-	if p.ServerQueueMeanMs != nil {
-		parts += fmt.Sprintf(" (queue %.2f ms", *p.ServerQueueMeanMs)
-		if p.ServerPrefillMeanMs != nil {
-			parts += fmt.Sprintf(", prefill %.2f ms", *p.ServerPrefillMeanMs)
-		}
-		parts += ")"
-	} else if p.ServerPrefillMeanMs != nil {
-		parts += fmt.Sprintf(" (prefill %.2f ms; the server has no queue-time histogram)", *p.ServerPrefillMeanMs)
-	}
-	parts += fmt.Sprintf(", and %.2f ms is network, the HTTP front end and the client", gap)
+	note := fmt.Sprintf("of the client's mean TTFT %.2f ms, the server's own TTFT is %.2f ms", *p.TTFTMeanMs, *p.ServerTTFTMeanMs) + sp.parts()
 	if h != nil && int(h.Count) != p.Completed {
-		parts += fmt.Sprintf("; the server's histogram counted %.0f requests over the window where the client completed %d, so the two means are of different populations", h.Count, p.Completed)
+		note += fmt.Sprintf("; the server's histogram counted %.0f requests over the window where the client completed %d, so the two means are of different populations", h.Count, p.Completed)
 	}
-	p.Notes = append(p.Notes, parts)
+	p.Notes = append(p.Notes, note)
+}
+
+// ttftSplit is what the server's figures say of the client's mean TTFT.
+type ttftSplit struct {
+	ttft, gap float64 // the server's mean TTFT; the client's less it
+	// queue is the server's queue time a client request on average: its
+	// queue-time histogram's sum over the requests (nil: no histogram);
+	// queued is how many that histogram counted, over how many requests
+	// the sum is spread, queueMean its own mean.
+	queue        *float64
+	queued, over float64
+	queueMean    float64
+	prefill      *float64 // the server's mean prefill time
+	waitingMax   *float64 // the most requests its waiting gauge showed
+	simulator    bool     // the server is the built-in simulator
+}
+
+// queueInTTFT is whether the server's TTFT histogram counts the time a
+// request waited in its queue, as far as its own histograms say, and which
+// says it: vLLM's does (its TTFT runs from arrival), llm-d-inference-sim's
+// does not (its TTFT is the prefill alone). why is "" when they do not say.
+func (sp *ttftSplit) queueInTTFT() (in bool, why string) {
+	switch {
+	case sp.queue == nil:
+		return false, ""
+	case sp.simulator:
+		return true, "the built-in simulator's runs from arrival"
+	case *sp.queue > sp.ttft:
+		// A TTFT that held the queue would be at least the queue, on
+		// average over the same requests.
+		return false, "its mean is below the queue's"
+	case sp.prefill != nil:
+		// The TTFT is the prefill alone, or the queue and the prefill:
+		// whichever it is nearer.
+		if math.Abs(sp.ttft-(*sp.queue+*sp.prefill)) < math.Abs(sp.ttft-*sp.prefill) {
+			return true, "it matches the queue and the prefill together"
+		}
+		return false, "it matches the prefill alone"
+	}
+	return false, ""
+}
+
+// parts is the rest of the TTFT note: the server's queue and prefill, and
+// what the gap holds. The gap is called network, the HTTP front end and the
+// client only where the server's figures rule its queue out: its TTFT
+// histogram counts the queue, or nothing waited (its waiting gauge read 0
+// at every read in the window). Where its TTFT starts after the queue, the
+// queue is taken out of the gap; where that cannot be told, or requests
+// waited and no histogram times the wait, the gap is said to hold the queue
+// too.
+func (sp *ttftSplit) parts() string {
+	s := sp.detail()
+	q, gap := sp.queue, sp.gap
+	in, why := sp.queueInTTFT()
+	const outside = "network, the HTTP front end and the client"
+	switch {
+	case q != nil && *q <= max(0.5, 0.05*math.Abs(gap)):
+		// Too short a queue to change the split, whichever side it is on.
+		return s + fmt.Sprintf(", and %.2f ms is %s", gap, outside)
+	case q != nil && why != "" && !in:
+		s += fmt.Sprintf(", which starts after the queue (%s); of the %.2f ms outside it, ", why, gap)
+		if rest := result.Round(gap-*q, 2); rest >= 0 {
+			return s + fmt.Sprintf("the queue is %.2f ms and %.2f ms is %s", *q, rest, outside)
+		}
+		return s + "the queue accounts for all (its histogram and the client's count other requests at the window's edges)"
+	case q != nil && why == "":
+		return s + fmt.Sprintf(", and %.2f ms is outside it: %s, and the %.2f ms of queue too if this server's TTFT starts after its queue (its histograms do not say)", gap, outside, *q)
+	case q != nil:
+		return s + fmt.Sprintf(", and %.2f ms is %s", gap, outside)
+	case sp.waitingMax != nil && *sp.waitingMax > 0:
+		return s + fmt.Sprintf(", and %.2f ms is outside it: the server's queue (up to %.0f requests waited, and no histogram times the wait), %s", gap, *sp.waitingMax, outside)
+	case sp.waitingMax != nil:
+		return s + fmt.Sprintf(", and %.2f ms is %s (the server's waiting gauge read 0 at every read in the window)", gap, outside)
+	}
+	return s + fmt.Sprintf(", and %.2f ms is outside it: %s, or a queue the server does not report", gap, outside)
+}
+
+// detail is the note's parenthesis: the server's queue a request, and its
+// prefill.
+func (sp *ttftSplit) detail() string {
+	var parts []string
+	switch {
+	case sp.queue != nil && sp.queued < sp.over:
+		parts = append(parts, fmt.Sprintf("queue %.2f ms a request: %.0f of %.0f waited, %.2f ms each on average", *sp.queue, sp.queued, sp.over, sp.queueMean))
+	case sp.queue != nil:
+		parts = append(parts, fmt.Sprintf("queue %.2f ms", *sp.queue))
+	}
+	if sp.prefill != nil {
+		parts = append(parts, fmt.Sprintf("prefill %.2f ms", *sp.prefill))
+		if sp.queue == nil {
+			parts[len(parts)-1] += "; the server has no queue-time histogram"
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 func firstHistogram(d *result.ServerDelta, names []string) (*result.HistogramDelta, string) {

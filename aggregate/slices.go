@@ -478,37 +478,22 @@ func (b *builder) sliceTelemetry(s *result.Slices) {
 		}
 		SliceMeans(s, name, times, values)
 	}
-	add("server requests running", Series(endpoint, result.RunningGauges, CombineSum))
-	add("server requests waiting", Series(endpoint, result.WaitingGauges, CombineSum))
-	add("KV-cache usage (0–1)", Series(endpoint, result.KVCacheGauges, CombineMean))
+	add(SeriesRunning, Series(endpoint, result.RunningGauges, CombineSum))
+	add(SeriesWaiting, Series(endpoint, result.WaitingGauges, CombineSum))
+	add(SeriesKVCache, Series(endpoint, result.KVCacheGauges, CombineMean))
 	// Each target's reads are its own series (a read holds one target's
 	// GPUs): the slice's power is the sum of the targets' means in it.
 	power := map[string][]TimeValue{}
 	var order []string
 	for _, r := range targets {
-		sum, n := 0.0, 0
-		for _, v := range gpuVendors {
-			for _, name := range v.power { // the first name present wins, as for the level's figures
-				k := 0
-				for _, smp := range r.Samples {
-					if smp.Metric == name && !blank(smp.Value, false) && (v.primary == nil || v.primary(smp.Labels)) {
-						sum, k = sum+smp.Value, k+1
-					}
-				}
-				if k > 0 {
-					n += k
-					break
-				}
-			}
-		}
-		if n > 0 {
+		if sum, ok := readPower(r); ok {
 			if _, ok := power[r.Target]; !ok {
 				order = append(order, r.Target)
 			}
 			power[r.Target] = append(power[r.Target], TimeValue{T: r.Time, V: sum})
 		}
 	}
-	const gpuPower = "GPU power (W, all GPUs)"
+	const gpuPower = SeriesGPUPower
 	for _, t := range order {
 		add(gpuPower+"\x00"+t, power[t])
 	}
@@ -530,6 +515,29 @@ func (b *builder) sliceTelemetry(s *result.Slices) {
 			w.Series = nil
 		}
 	}
+}
+
+// readPower is the GPUs' power in one read, summed over the GPUs it
+// reports (the first power name of a vendor present wins, as for the
+// level's figures; a DCGM blank value is no reading), and whether it holds
+// any.
+func readPower(r *result.TelemetryScrape) (float64, bool) {
+	sum, n := 0.0, 0
+	for _, v := range gpuVendors {
+		for _, name := range v.power {
+			k := 0
+			for _, smp := range r.Samples {
+				if smp.Metric == name && !blank(smp.Value, false) && (v.primary == nil || v.primary(smp.Labels)) {
+					sum, k = sum+smp.Value, k+1
+				}
+			}
+			if k > 0 {
+				n += k
+				break
+			}
+		}
+	}
+	return sum, n > 0
 }
 
 // SliceMeans is the hook for time series sampled during a level (telemetry:

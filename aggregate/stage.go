@@ -117,6 +117,19 @@ func (s *Stage) LevelDone(rec *result.LevelRecord) result.Point {
 	return p
 }
 
+// Peek is a level in progress's point and samples so far (see
+// Level.Peek); false when the level is not open.
+func (s *Stage) Peek(rec *result.LevelRecord) (result.Point, *Samples, bool) {
+	s.mu.RLock()
+	l := s.levels[rec.Level]
+	s.mu.RUnlock()
+	if l == nil {
+		return result.Point{}, nil, false
+	}
+	p, smp := l.Peek(rec)
+	return p, smp, true
+}
+
 // Error records that the stage could not run, or stopped early.
 func (s *Stage) Error(msg string) {
 	s.mu.Lock()

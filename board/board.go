@@ -51,9 +51,9 @@ type Stage struct {
 	// Problems say why the stage's numbers do not rank: its fail-severity
 	// checks that failed, and its levels whose every request failed.
 	Problems []string `json:"problems,omitempty"`
-	// Load is concurrency, rate or trace; API chat, completions or
-	// another; Mode pinned or natural, "" for an API without output
-	// (report.json's stage fields).
+	// Load, API and Mode are report.json's stage fields: what the levels
+	// vary, the API as the plan names it, and its mode ("" for an API
+	// without output).
 	Load result.LoadKind `json:"load"`
 	API  string          `json:"api"`
 	Mode string          `json:"mode"`

@@ -224,6 +224,10 @@ func TestRankConditions(t *testing.T) {
 			t.Errorf("ParseRank(%q): a multi-line error: %v", bad, err)
 		}
 	}
+	// The condition's errors carry the plan loader's hints.
+	if _, err := ParseRank("output_tps_total at ttft_p95_ms < 300ms"); err == nil || !strings.Contains(err.Error(), "write 300 for 300ms") {
+		t.Errorf("a condition with a unit: %v", err)
+	}
 	if _, err := Build(runs, Options{Metrics: []string{"ttft_p95"}}); err == nil || !strings.Contains(err.Error(), "ttft_p95_ms") {
 		t.Errorf("unknown metric: %v", err)
 	}

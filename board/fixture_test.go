@@ -102,7 +102,7 @@ func writeReport(t testing.TB, dir string, rep *result.Report) {
 	if err := enc.Encode(rep); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, FileReport), b.Bytes(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, records.FileReport), b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -157,7 +157,7 @@ func editHeader(t testing.TB, dir string, edit func(*records.Header)) {
 func relabel(t testing.TB, dir string, labels result.Labels) {
 	t.Helper()
 	editHeader(t, dir, func(h *records.Header) { h.Labels = labels })
-	rp := filepath.Join(dir, FileReport)
+	rp := filepath.Join(dir, records.FileReport)
 	if b, err := os.ReadFile(rp); err == nil {
 		var rep result.Report
 		if err := json.Unmarshal(b, &rep); err != nil {

@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/runnerbench/runner/records"
 )
 
-// FuzzReadReport: whatever a report.json holds, reading it and drawing its
-// board is a report or an error, never a panic.
+// FuzzReadReport: whatever a report.json holds, opening its directory and
+// drawing its board is a report or an error, never a panic.
 func FuzzReadReport(f *testing.F) {
-	good, err := os.ReadFile(filepath.Join(fixtures, "search", "one", FileReport))
+	good, err := os.ReadFile(filepath.Join(fixtures, "search", "one", records.FileReport))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -20,15 +22,11 @@ func FuzzReadReport(f *testing.F) {
 	f.Add([]byte(`[]`))
 	dir := f.TempDir()
 	f.Fuzz(func(t *testing.T, data []byte) {
-		path := filepath.Join(dir, FileReport)
+		path := filepath.Join(dir, records.FileReport)
 		if err := os.WriteFile(path, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		rep, err := ReadReport(path)
-		if err != nil {
-			return
-		}
-		run, skip := checked(rep, dir, path)
+		run, skip := readDir(dir, LoadOptions{})
 		if skip != nil {
 			return
 		}

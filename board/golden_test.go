@@ -10,6 +10,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
+	"github.com/runnerbench/runner/internal/render/termtable"
 	"github.com/runnerbench/runner/records"
 )
 
@@ -128,7 +131,7 @@ func TestGolden(t *testing.T) {
 	}{
 		{"board.md", func(w *bytes.Buffer, b *Board) error { return WriteMarkdown(w, b) }},
 		{"board.json", func(w *bytes.Buffer, b *Board) error { return WriteJSON(w, b) }},
-		{"board.txt", func(w *bytes.Buffer, b *Board) error { return WriteTable(w, b) }},
+		{"board.txt", func(w *bytes.Buffer, b *Board) error { return WriteTable(w, b, 0) }},
 	} {
 		var buf bytes.Buffer
 		if err := f.write(&buf, b); err != nil {
@@ -141,4 +144,36 @@ func TestGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "board-rank.md", buf.Bytes())
+}
+
+// TestTableFitsItsWidth: the board's terminal table is fitted as the run's
+// is: at 100 and 80 columns no table line is wider (long run names wrap,
+// then the numbers go into parts that repeat place, run and level), and
+// every run's figures are still there.
+func TestTableFitsItsWidth(t *testing.T) {
+	b := goldenBoard(t, "")
+	var wide bytes.Buffer
+	if err := WriteTable(&wide, b, 0); err != nil {
+		t.Fatal(err)
+	}
+	if termtable.Widest(wide.Bytes()) <= 100 {
+		t.Fatalf("the board's table is %d columns: the test needs one wider than 100", termtable.Widest(wide.Bytes()))
+	}
+	for _, width := range []int{100, 80} {
+		var buf bytes.Buffer
+		if err := WriteTable(&buf, b, width); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		for _, l := range strings.Split(out, "\n") {
+			if strings.ContainsAny(l[:min(len(l), 4)], "┌│├└") && twwidth.Width(l) > width {
+				t.Errorf("width %d: a table line of %d columns: %q", width, twwidth.Width(l), l)
+			}
+		}
+		for _, v := range []string{"4692.90", "1433.71", "44.72", "2885.97", "night-2"} {
+			if !strings.Contains(out, v) {
+				t.Errorf("width %d: %s lost:\n%s", width, v, out)
+			}
+		}
+	}
 }

@@ -1,8 +1,6 @@
 package board
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,11 +14,8 @@ import (
 
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/records"
-	"github.com/runnerbench/runner/result"
+	"github.com/runnerbench/runner/store"
 )
-
-// FileReport is the report a result directory holds (reporters writes it).
-const FileReport = "report.json"
 
 // LoadOptions say how result directories are read.
 type LoadOptions struct {
@@ -36,10 +31,6 @@ type LoadOptions struct {
 // DefaultMaxDepth is how deep below a given directory result directories
 // are looked for (results/<submission>/<run>/ is two).
 const DefaultMaxDepth = 6
-
-// maxReport bounds a report.json the board reads (a report of 1,000 levels
-// with their histograms is a few MiB).
-const maxReport = 256 << 20
 
 // Load reads the runs of the given paths: each a result directory, or a
 // directory searched for them (hidden directories and symbolic links are
@@ -82,16 +73,6 @@ func Load(paths []string, o LoadOptions) ([]Run, []Skip, error) {
 	return runs, skips, nil
 }
 
-// isResultDir reports whether dir holds a run's records or report.
-func isResultDir(dir string) bool {
-	for _, f := range []string{records.FileRun, FileReport} {
-		if st, err := os.Lstat(filepath.Join(dir, f)); err == nil && st.Mode().IsRegular() {
-			return true
-		}
-	}
-	return false
-}
-
 // findResultDirs returns p when it is a result directory, else the result
 // directories below it (not below one: a result directory holds one run),
 // in lexical order.
@@ -103,7 +84,7 @@ func findResultDirs(p string, maxDepth int) ([]string, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory (give a result directory, or one that holds them)", p)
 	}
-	if isResultDir(p) {
+	if records.IsResultDir(p) {
 		return []string{filepath.Clean(p)}, nil
 	}
 	var out []string
@@ -121,7 +102,7 @@ func findResultDirs(p string, maxDepth int) ([]string, error) {
 		if strings.HasPrefix(d.Name(), ".") || strings.Count(path[len(root):], string(filepath.Separator)) > maxDepth {
 			return filepath.SkipDir
 		}
-		if isResultDir(path) {
+		if records.IsResultDir(path) {
 			out = append(out, path)
 			return filepath.SkipDir
 		}
@@ -194,184 +175,53 @@ func readAll(dirs []string, o LoadOptions) ([]Run, []Skip) {
 	return runs, skips
 }
 
-// readDir reads one whole run's result directory.
+// readDir reads one whole run's result directory (pipeline.Open); one it
+// refuses is a Skip naming the file at fault.
 func readDir(dir string, o LoadOptions) (*Run, *Skip) {
-	hasRecords := fileExists(filepath.Join(dir, records.FileRun))
-	var hdr *records.Header
-	if hasRecords {
-		h, err := records.ReadHeader(dir)
-		if err != nil {
-			return nil, &Skip{Path: filepath.Join(dir, records.FileRun), Reason: err.Error()}
-		}
-		hdr = h
-	}
-	reportPath := filepath.Join(dir, FileReport)
-	if fileExists(reportPath) && !(o.Recompute && hasRecords) {
-		rep, err := ReadReport(reportPath)
-		if err != nil {
-			return nil, &Skip{Path: reportPath, Reason: err.Error()}
-		}
-		if hdr == nil || belongs(rep, hdr) {
-			return checked(rep, dir, reportPath)
-		}
-		// A report.json of another run (or an older one) beside the
-		// records: the records are the truth.
-	}
-	if !hasRecords {
-		return nil, &Skip{Path: filepath.Join(dir, records.FileRun), Reason: "missing: not a result directory"}
-	}
-	rep, err := pipeline.Recompute(dir, nil)
+	op, err := pipeline.Open(dir, pipeline.OpenOptions{Recompute: o.Recompute})
 	if err != nil {
-		return nil, &Skip{Path: dir, Reason: "recomputing its report from the records: " + err.Error()}
+		return nil, skipOf(dir, err)
 	}
-	return checked(rep, dir, filepath.Join(dir, records.FileRun))
-}
-
-// belongs reports whether a report.json was computed from the records whose
-// header is h.
-func belongs(rep *result.Report, h *records.Header) bool {
-	return rep.Plan.Hash == h.Plan.Hash && rep.StartedAt.Equal(h.StartedAt) && rep.RunnerVersion == h.RunnerVersion
-}
-
-// checked is the run of a report read from dir, unless its report holds
-// what the board refuses (a shard's part, labels past their limits).
-func checked(rep *result.Report, dir, file string) (*Run, *Skip) {
-	if rep.Shard != nil {
-		return nil, &Skip{Path: file, Reason: fmt.Sprintf("shard %d of %d alone: give every shard's directory (they are merged first)", rep.Shard.Index, rep.Shard.Count)}
-	}
-	if err := rep.Labels.Check(); err != nil {
-		return nil, &Skip{Path: file, Reason: err.Error()}
-	}
-	run := FromReport(rep, dir)
+	run := FromReport(op.Report, op.Dir)
 	return &run, nil
 }
 
-// ReadReport reads a report.json, refusing a file that is not one: not
-// JSON, truncated, another program's JSON, or a report of a newer Runner
-// (a schema version this one does not know). One decoding pass reads a
-// good report; a bad one is looked at again only to say what it is.
-func ReadReport(path string) (*result.Report, error) {
-	data, err := readBounded(path, maxReport)
-	if err != nil {
-		return nil, err
+// skipOf is the Skip of an error opening dir: the file it names, else dir.
+func skipOf(dir string, err error) *Skip {
+	var oe *pipeline.OpenError
+	if errors.As(err, &oe) {
+		return &Skip{Path: oe.Path, Reason: oe.Err.Error()}
 	}
-	var rep result.Report
-	if err := json.Unmarshal(data, &rep); err != nil {
-		if why := probeReport(data); why != nil {
-			return nil, why
-		}
-		return nil, jsonError(data, err)
-	}
-	switch {
-	case rep.SchemaVersion > result.SchemaVersion:
-		return nil, newerReport(rep.SchemaVersion)
-	case rep.SchemaVersion < 1 || rep.Plan.Hash == "" || rep.Stages == nil:
-		return nil, fmt.Errorf("not a Runner report (no schema_version, plan or stages)")
-	}
-	return &rep, nil
+	return &Skip{Path: dir, Reason: err.Error()}
 }
 
-// probeReport says what a report.json that does not decode is, when its
-// first fields say so: a newer Runner's (whose fields may have changed).
-func probeReport(data []byte) error {
-	var probe struct {
-		SchemaVersion int `json:"schema_version"`
-	}
-	if json.Unmarshal(data, &probe) == nil && probe.SchemaVersion > result.SchemaVersion {
-		return newerReport(probe.SchemaVersion)
-	}
-	return nil
-}
-
-func newerReport(v int) error {
-	return fmt.Errorf("schema_version %d: written by a newer Runner (this one reads %d); upgrade runner", v, result.SchemaVersion)
-}
-
-// jsonError says where a JSON file stops being what it should be.
-func jsonError(data []byte, err error) error {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn) && syn.Offset >= int64(len(bytes.TrimRight(data, " \t\r\n"))):
-		return fmt.Errorf("truncated JSON (it ends after %d bytes)", len(data))
-	case errors.As(err, &syn):
-		line, col := position(data, syn.Offset)
-		return fmt.Errorf("%d:%d: malformed JSON: %v", line, col, err)
-	case errors.As(err, &typ):
-		line, col := position(data, typ.Offset)
-		return fmt.Errorf("%d:%d: not a Runner report: %v", line, col, err)
-	case err.Error() == "unexpected end of JSON input":
-		return fmt.Errorf("truncated JSON (it ends after %d bytes)", len(data))
-	}
-	return fmt.Errorf("malformed JSON: %v", err)
-}
-
-// position is the 1-based line and column of a byte offset.
-func position(data []byte, off int64) (int, int) {
-	off = min(max(off, 0), int64(len(data)))
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := len(before) - bytes.LastIndexByte(before, '\n')
-	return line, col
-}
-
-// readBounded reads a regular file of at most limit bytes.
-func readBounded(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errors.Unwrap(err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("not a regular file")
-	}
-	if st.Size() > limit {
-		return nil, fmt.Errorf("%d bytes, more than the %d MiB a report may be", st.Size(), limit>>20)
-	}
-	data := make([]byte, 0, st.Size())
-	buf := bytes.NewBuffer(data)
-	_, err = buf.ReadFrom(f)
-	return buf.Bytes(), err
-}
-
-func fileExists(path string) bool {
-	st, err := os.Lstat(path)
-	return err == nil && st.Mode().IsRegular()
-}
-
-// mergeShards merges the shards of one sharded run into a temporary result
-// directory (the code `runner merge` runs) and reads the merged run; shards
-// that do not make a whole run are each a Skip saying why.
+// mergeShards reads the shards of one sharded run as the whole run
+// (pipeline.OpenShards: merged first, with the code runner merge runs);
+// shards that do not make a whole run are each a Skip saying why.
 func mergeShards(dirs []string) ([]Run, []Skip) {
-	skipAll := func(reason string) []Skip {
+	op, err := pipeline.OpenShards(dirs)
+	var oe *pipeline.OpenError
+	switch {
+	case errors.As(err, &oe):
+		return nil, []Skip{*skipOf("", err)}
+	case err != nil:
+		reason := strings.TrimPrefix(err.Error(), pipeline.ErrRefused.Error()+": ")
 		var out []Skip
 		for _, d := range dirs {
 			out = append(out, Skip{Path: d, Reason: reason})
 		}
-		return out
+		return nil, out
 	}
-	s, err := pipeline.ReadShards(dirs)
-	if err != nil {
-		return nil, skipAll(strings.TrimPrefix(err.Error(), pipeline.ErrRefused.Error()+": "))
+	return []Run{FromReport(op.Report, op.Dir)}, nil
+}
+
+// FromStore are the runs of a results database as the board reads them:
+// each published report, named by the directory it was published from, so
+// a board drawn from the database is the board of those directories.
+func FromStore(runs []*store.Run) []Run {
+	out := make([]Run, len(runs))
+	for i, r := range runs {
+		out[i] = FromReport(r.Report, r.Source)
 	}
-	tmp, err := os.MkdirTemp("", "runner-board-merge-")
-	if err != nil {
-		return nil, skipAll("merging the shards: " + err.Error())
-	}
-	defer os.RemoveAll(tmp)
-	rep, err := s.Write(filepath.Join(tmp, "merged"), nil)
-	if err != nil {
-		return nil, skipAll("merging the shards: " + err.Error())
-	}
-	sorted := slices.Clone(dirs)
-	slices.Sort(sorted)
-	run, skip := checked(rep, strings.Join(sorted, ", "), sorted[0])
-	if skip != nil {
-		return nil, []Skip{*skip}
-	}
-	return []Run{*run}, nil
+	return out
 }

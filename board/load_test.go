@@ -28,29 +28,29 @@ func TestLoadBadInput(t *testing.T) {
 		}
 		return filepath.Join(d, name)
 	}
-	report, err := os.ReadFile(filepath.Join(good, FileReport))
+	report, err := os.ReadFile(filepath.Join(good, records.FileReport))
 	if err != nil {
 		t.Fatal(err)
 	}
 	copyDir(t, good, filepath.Join(root, "ok"))
 	want := map[string]string{
-		put("truncated", FileReport, string(report[:len(report)/2])):                                                                      "truncated JSON",
-		put("foreign", FileReport, `{"name": "not ours", "items": [1, 2]}`):                                                               "not a Runner report",
-		put("newer", FileReport, `{"schema_version": 2, "plan": {"name": "p", "hash": "h"}, "stages": []}`):                               "written by a newer Runner",
-		put("typed", FileReport, `{"schema_version": 1, "plan": {"name": "p", "hash": "h"}, "stages": 7}`):                                "not a Runner report",
-		put("garbage", FileReport, "\x00\x01 not json"):                                                                                   "malformed JSON",
-		put("badrun", records.FileRun, "{\"kind\": \"level\"}\n"):                                                                         "not a run's header",
-		put("shard", FileReport, strings.Replace(string(report), `"stop_reason"`, `"shard": {"index": 1, "count": 2}, "stop_reason"`, 1)): "shard 1 of 2 alone",
-		put("hostile", FileReport, strings.Replace(string(report), `"hardware": "sim"`, `"hardware": "sim\u001b[31m"`, 1)):                "not allowed in a value",
+		put("truncated", records.FileReport, string(report[:len(report)/2])):                                                                      "truncated JSON",
+		put("foreign", records.FileReport, `{"name": "not ours", "items": [1, 2]}`):                                                               "not a Runner report",
+		put("newer", records.FileReport, `{"schema_version": 2, "plan": {"name": "p", "hash": "h"}, "stages": []}`):                               "written by a newer Runner",
+		put("typed", records.FileReport, `{"schema_version": 1, "plan": {"name": "p", "hash": "h"}, "stages": 7}`):                                "not a Runner report",
+		put("garbage", records.FileReport, "\x00\x01 not json"):                                                                                   "malformed JSON",
+		put("badrun", records.FileRun, "{\"kind\": \"level\"}\n"):                                                                                 "not a run's header",
+		put("shard", records.FileReport, strings.Replace(string(report), `"stop_reason"`, `"shard": {"index": 1, "count": 2}, "stop_reason"`, 1)): "shard 1 of 2 alone",
+		put("hostile", records.FileReport, strings.Replace(string(report), `"hardware": "sim"`, `"hardware": "sim\u001b[31m"`, 1)):                "not allowed in a value",
 	}
 	// Records beside a malformed report.json: the report is at fault, named.
 	copyDir(t, good, filepath.Join(root, "badreport"))
-	want[put("badreport", FileReport, "{\"schema_version\": 1,")] = "truncated JSON"
+	want[put("badreport", records.FileReport, "{\"schema_version\": 1,")] = "truncated JSON"
 	// A shard without its sibling: its directory is skipped, saying which
 	// shard is missing.
 	lone := filepath.Join(root, "lone-shard")
 	copyDir(t, good, lone)
-	os.Remove(filepath.Join(lone, FileReport))
+	os.Remove(filepath.Join(lone, records.FileReport))
 	editHeader(t, lone, func(h *records.Header) { h.Shard = &result.Shard{Index: 0, Count: 2} })
 	want[lone] = "shard 1 is missing"
 	runs, skips, err := Load([]string{root}, LoadOptions{})
@@ -90,7 +90,7 @@ func TestLoadFromRecords(t *testing.T) {
 	root := t.TempDir()
 	killed := filepath.Join(root, "killed")
 	copyDir(t, good, killed)
-	if err := os.Remove(filepath.Join(killed, FileReport)); err != nil {
+	if err := os.Remove(filepath.Join(killed, records.FileReport)); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(killed, records.FileRun)
@@ -104,8 +104,8 @@ func TestLoadFromRecords(t *testing.T) {
 	}
 	stale := filepath.Join(root, "stale")
 	copyDir(t, good, stale)
-	other, _ := os.ReadFile(filepath.Join(realRuns(t), "alpha", "night-1", FileReport))
-	if err := os.WriteFile(filepath.Join(stale, FileReport), other, 0o644); err != nil {
+	other, _ := os.ReadFile(filepath.Join(realRuns(t), "alpha", "night-1", records.FileReport))
+	if err := os.WriteFile(filepath.Join(stale, records.FileReport), other, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	relabel(t, stale, labelsOf("engine=gamma"))

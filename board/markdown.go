@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/internal/mdtext"
+	"github.com/runnerbench/runner/internal/render/mdtable"
 )
 
 // WriteMarkdown writes the board as Markdown (board.md; a README section or
@@ -27,7 +28,7 @@ func WriteMarkdown(w io.Writer, b *Board) error {
 		for i, a := range b.Apart {
 			rows[i] = []string{mdText(a.Source), mdText(a.Labels.String()), mdText(a.Plan), mdText(a.Stage), mdText(a.Reason)}
 		}
-		writeMDTable(ew, []string{"run", "labels", "plan", "stage", "reason"}, rows)
+		writeMDTable(ew, []string{"run", "labels", "plan", "stage", "reason"}, rows, nil)
 		ew.printf("\n")
 	}
 	if len(b.Skipped) > 0 {
@@ -36,7 +37,7 @@ func WriteMarkdown(w io.Writer, b *Board) error {
 		for i, s := range b.Skipped {
 			rows[i] = []string{mdText(s.Path), mdText(s.Reason)}
 		}
-		writeMDTable(ew, []string{"file", "reason"}, rows)
+		writeMDTable(ew, []string{"file", "reason"}, rows, nil)
 		ew.printf("\n")
 	}
 	for _, n := range b.Notes {
@@ -103,7 +104,7 @@ func writeMDGroup(ew *errWriter, b *Board, g *Group) {
 		}
 		rows[i] = row
 	}
-	writeMDTableAligned(ew, headers, rows, func(i int) bool { return i == 1 || i == 2 || i == 3 || i == len(headers)-1 })
+	writeMDTable(ew, headers, rows, func(i int) bool { return i == 1 || i == 2 || i == 3 || i == len(headers)-1 })
 	ew.printf("\n")
 	for i := range g.Views {
 		v := &g.Views[i]
@@ -130,37 +131,13 @@ func hasWarned(g *Group) bool {
 	return false
 }
 
-// writeMDTable writes a GFM table of left-aligned text columns; cells must
-// be escaped already.
-func writeMDTable(ew *errWriter, headers []string, rows [][]string) {
-	writeMDTableAligned(ew, headers, rows, func(int) bool { return true })
-}
-
-// writeMDTableAligned writes a GFM table whose columns are left-aligned
-// where left says, right-aligned (numbers) elsewhere.
-func writeMDTableAligned(ew *errWriter, headers []string, rows [][]string, left func(int) bool) {
-	var b strings.Builder
-	b.WriteString("|")
-	for _, h := range headers {
-		b.WriteString(" " + mdText(h) + " |")
+// writeMDTable writes a GFM table (the kit's) whose columns are
+// left-aligned where left says (nil: every one), right-aligned numbers
+// elsewhere; cells must be escaped already.
+func writeMDTable(ew *errWriter, headers []string, rows [][]string, left func(int) bool) {
+	if ew.err == nil {
+		ew.err = mdtable.Write(ew.w, mdtable.Columns(headers, func(i int) bool { return left != nil && !left(i) }), rows)
 	}
-	b.WriteString("\n|")
-	for i := range headers {
-		if left(i) {
-			b.WriteString(" --- |")
-		} else {
-			b.WriteString(" ---: |")
-		}
-	}
-	b.WriteString("\n")
-	for _, row := range rows {
-		b.WriteString("|")
-		for _, c := range row {
-			b.WriteString(" " + c + " |")
-		}
-		b.WriteString("\n")
-	}
-	ew.printf("%s", b.String())
 }
 
 // mdText is untrusted text made safe for a Markdown line or table cell.

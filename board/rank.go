@@ -64,7 +64,7 @@ func ParseRank(s string) (Rank, error) {
 	}
 	prog, reads, err := scenario.CompileCheck(where, scenario.ScopeLevel)
 	if err != nil {
-		return Rank{}, fmt.Errorf("rank %q: condition: %v", s, oneLine(err))
+		return Rank{}, fmt.Errorf("rank %q: condition: %s", s, scenario.ExplainExpr(where, scenario.ScopeLevel, err))
 	}
 	r.prog, r.reads = prog, reads
 	return r, nil
@@ -116,10 +116,4 @@ func numericMetric(name string) (*result.Metric, error) {
 		return nil, fmt.Errorf("metric %q is not a number", name)
 	}
 	return m, nil
-}
-
-// oneLine is an error's first line (expr's errors draw a caret below).
-func oneLine(err error) string {
-	s, _, _ := strings.Cut(err.Error(), "\n")
-	return s
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/pipeline"
+	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -27,7 +28,7 @@ func DirSamples(runs []Run) SamplesFunc {
 		f, ok := cache[source]
 		if !ok {
 			cache[source] = nil
-			if r := byDir[source]; r != nil && !strings.Contains(source, ", ") && pipeline.HasRecords(source) {
+			if r := byDir[source]; r != nil && !strings.Contains(source, ", ") && records.HasRecords(source) {
 				rep := &result.Report{Plan: result.Plan{Hash: r.Facts.PlanHash}, StartedAt: r.Facts.StartedAt}
 				if s, err := pipeline.RecordSamples(source, rep); err == nil {
 					cache[source] = s

@@ -5,21 +5,22 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
+	"github.com/runnerbench/runner/internal/render/termtable"
 )
 
-// WriteTable writes the board for a terminal: per group a table like the
-// run's (numbers right-aligned, units in the headers), the frontier's runs
-// under it, then the runs not compared and the inputs skipped. Untrusted
-// text is made one safe line (no escape sequence reaches the terminal).
-func WriteTable(w io.Writer, b *Board) error {
+// WriteTable writes the board for a terminal: per group a table drawn as
+// the run's are (internal/render/termtable: numbers right-aligned, units in
+// the headers, fitted to width, 0 for as wide as its content: a long run
+// name wraps, then the numbers go into parts that repeat the run's place,
+// name and level), the frontier's runs under it, then the runs not compared
+// and the inputs skipped. Untrusted text is made one safe line (no escape
+// sequence reaches the terminal).
+func WriteTable(w io.Writer, b *Board, width int) error {
 	var buf bytes.Buffer
 	ew := &errWriter{w: &buf}
 	ew.printf("%s; ranked by %s\n", summary(b), safeText(b.Rank))
 	for i := range b.Groups {
-		writeTableGroup(ew, &buf, b, &b.Groups[i])
+		writeTableGroup(ew, &buf, b, &b.Groups[i], width)
 	}
 	if len(b.Apart) > 0 {
 		ew.printf("\nnot compared:\n")
@@ -45,7 +46,7 @@ func WriteTable(w io.Writer, b *Board) error {
 }
 
 // writeTableGroup writes one group's table and the notes under it.
-func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
+func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group, width int) {
 	ew.printf("\n%s  (%s; ranked by %s)\n", safeText(g.title()), safeText(g.Shape), safeText(g.Rank))
 	if len(g.Common) > 0 {
 		ew.printf("every run: %s\n", safeText(g.Common.String()))
@@ -75,7 +76,13 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
 		rows[j] = append(row, front, safeText(r.Verdict))
 	}
 	if ew.err == nil {
-		ew.err = renderTable(buf, headers, rows)
+		aligns := make([]termtable.Align, len(headers))
+		for i := range aligns {
+			if i == 0 || i > 2 && i < len(headers)-2 {
+				aligns[i] = termtable.Right
+			}
+		}
+		ew.err = termtable.Write(buf, termtable.Table{Headers: headers, Rows: rows, Aligns: aligns, Keep: 3, Wrap: []int{1}}, width)
 	}
 	for j := range g.Rows {
 		if n := rowNote(&g.Rows[j]); n != "" {
@@ -92,30 +99,4 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group) {
 	for _, n := range g.Notes {
 		ew.printf("  · %s\n", safeText(n))
 	}
-}
-
-// renderTable draws one table with the run reports' style: text columns
-// (run, level, verdict) left, numbers right, no wrapping.
-func renderTable(w io.Writer, headers []string, rows [][]string) error {
-	per := make([]tw.Align, len(headers))
-	for i := range per {
-		per[i] = tw.AlignRight
-		if i == 1 || i == 2 || i >= len(headers)-2 {
-			per[i] = tw.AlignLeft
-		}
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})),
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: per}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: per}),
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-	)
-	t.Header(headers)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return err
-		}
-	}
-	return t.Render()
 }

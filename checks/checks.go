@@ -28,6 +28,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 	if stage == nil || res == nil {
 		return nil
 	}
+	until := stage.UntilPlan()
 	for _, c := range stage.Checks {
 		if c == nil || c.Scope == scenario.ScopeStage {
 			continue
@@ -35,6 +36,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 		for i := range res.Points {
 			base := matchLevel(baseline, res, i)
 			o := evalLevel(c, i, &res.Points[i], base)
+			judgeUntil(c, &res.Points[i], until, &o)
 			if baseline != nil && base == nil && readsBaseline(c) {
 				// Name the gap: a guarded check passes here without having
 				// compared anything, and an unguarded one must not claim
@@ -64,10 +66,20 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 			out = append(out, o)
 			continue
 		}
+		if !slices.ContainsFunc(res.Points, func(p result.Point) bool { return p.NRequests > 0 }) {
+			o := newOutcome(c)
+			o.Status, o.Message = result.StatusSkipped, "the stage measured no request: nothing to judge"
+			out = append(out, o)
+			continue
+		}
 		out = append(out, evalStage(c, env, baseline != nil))
 	}
 	return out
 }
+
+// NothingMeasured is the message of a level-scope check skipped on a level
+// that measured no request.
+const NothingMeasured = "the level measured no request: nothing to judge"
 
 // BaselineStage returns the stage of the baseline report with that name, or
 // nil (no baseline, or the baseline has no such stage).
@@ -174,6 +186,13 @@ func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOu
 		// The run was stopped inside this level: its numbers cover part of
 		// the level, so neither a pass nor a fail would be honest.
 		o.Status, o.Message = result.StatusSkipped, "level was interrupted: its metrics are partial"
+		return o
+	}
+	if p.NRequests == 0 {
+		// failed == 0 holds on nothing: a level that measured no request
+		// (its stage stopped before it sent one) has nothing to judge. The
+		// run fails on the level itself (RunProblems), not on its checks.
+		o.Status, o.Message = result.StatusSkipped, NothingMeasured
 		return o
 	}
 	if c.Program == nil {

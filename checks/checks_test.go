@@ -116,7 +116,7 @@ func TestBaseline(t *testing.T) {
 }
 
 func TestRateLabelAndUncompiled(t *testing.T) {
-	res := &result.Stage{Points: []result.Point{{Rate: result.Ptr(2.5), Completed: 3}}}
+	res := &result.Stage{Points: []result.Point{{Rate: result.Ptr(2.5), NRequests: 3, Completed: 3}}}
 	stage := &scenario.Stage{Checks: []*scenario.Check{{Expr: "completed > 0"}}}
 	out := EvaluateStage(stage, res, nil)
 	if len(out) != 1 || out[0].Status != result.StatusFail || out[0].LevelLabel != "rate=2.5" || out[0].Name != "completed > 0" {
@@ -360,5 +360,31 @@ func TestGateProblem(t *testing.T) {
 	rep.Comparison.Same = 1
 	if msg, _ := GateProblem(rep); msg != "" {
 		t.Errorf("judged something: %q", msg)
+	}
+}
+
+// TestEmptyLevelFailsTheRun: a level that measured no request skips its
+// checks (failed == 0 would hold on nothing), so the level itself fails the
+// run, unless the stage's error or an interruption already says why, or it
+// is one shard's part of a level (a shard may get none of a small level).
+func TestEmptyLevelFailsTheRun(t *testing.T) {
+	st := &scenario.Stage{Name: "s", Checks: []*scenario.Check{check(t, "no failures", "failed == 0", "level", "fail", "")}}
+	res := result.Stage{Name: "s", Points: []result.Point{{Concurrency: 1}}}
+	res.Checks = EvaluateStage(st, &res, nil)
+	if o := res.Checks[0]; o.Status != result.StatusSkipped || o.Message != NothingMeasured {
+		t.Errorf("check on an empty level: %s (%s)", o.Status, o.Message)
+	}
+	rep := &result.Report{StopReason: result.StopCompleted, Stages: []result.Stage{res}}
+	if got := RunProblems(rep); len(got) != 1 || got[0] != "stage s c=1: no request was measured" || Verdict(rep) != result.StatusFail {
+		t.Errorf("run problems %q, verdict %s", got, Verdict(rep))
+	}
+	rep.Stages[0].Error = "api embeddings: ..."
+	if got := RunProblems(rep); len(got) != 1 || !strings.HasPrefix(got[0], "stage s: api embeddings") {
+		t.Errorf("with the stage's error: %q", got)
+	}
+	rep.Stages[0].Error = ""
+	rep.Shard = &result.Shard{}
+	if got := RunProblems(rep); len(got) != 0 {
+		t.Errorf("a shard's empty part: %q", got)
 	}
 }

@@ -30,3 +30,25 @@ func TestFailureHintPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestFailureHintModel: a level whose every request answered 404 saying the
+// model does not exist is told the model is wrong, not the API or base_url
+// (llm-d-inference-sim's and the built-in simulator's answer, seen on
+// loopback); a 404 that says nothing of the model keeps the API hint.
+func TestFailureHintModel(t *testing.T) {
+	notExist := `http_404: {"error":{"message":"The model ` + "`tiny`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}}`
+	for _, c := range []struct {
+		base, sample, want, not string
+	}{
+		{"http://h:1/v1", notExist, `the server does not serve model "tiny"`, "does not serve api"},
+		{"http://h:1", notExist, "one GET http://h:1/models lists", "did you mean"},
+		{"http://h:1/v1", "http_404: 404 page not found", "does not serve api: chat", "model"},
+	} {
+		st := &result.Stage{API: "chat", Endpoint: result.Endpoint{BaseURL: c.base, Model: "tiny"}}
+		p := &result.Point{NRequests: 4, Failed: 4, ErrorsByKind: map[string]int{"http_404": 4}, Error: &c.sample}
+		hint := FailureHint(st, p)
+		if !strings.Contains(hint, c.want) || strings.Contains(hint, c.not) {
+			t.Errorf("%s, %s: hint %q, want %q and not %q", c.base, c.sample, hint, c.want, c.not)
+		}
+	}
+}

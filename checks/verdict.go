@@ -48,6 +48,9 @@ func RunProblems(rep *result.Report) []string {
 			out = append(out, fmt.Sprintf("stage %s: %s", st.Name, st.Error))
 		}
 		for _, pt := range st.Points {
+			if rep.Shard == nil && Unmeasured(&st, &pt) { // a shard's part of a level may be empty
+				out = append(out, fmt.Sprintf("stage %s %s: no request was measured", st.Name, pt.Label()))
+			}
 			if Unserved(&st, &pt) {
 				msg := fmt.Sprintf("stage %s %s: every request failed", st.Name, pt.Label())
 				if pt.Error != nil {
@@ -75,6 +78,16 @@ func Unserved(st *result.Stage, p *result.Point) bool {
 	return p.Probe == 0 || !slices.ContainsFunc(st.Points, func(q result.Point) bool { return q.Completed > 0 })
 }
 
+// Unmeasured reports whether p is a level of st that measured no request
+// and that nothing else accounts for: not an interrupted level (the stop
+// reason says why), not a level of a stage that could not run (its error
+// says why). Its checks are skipped (nothing to judge), so it must fail the
+// run itself: a run whose every check was skipped on empty levels is not a
+// pass.
+func Unmeasured(st *result.Stage, p *result.Point) bool {
+	return p.NRequests == 0 && !p.Interrupted && !st.Interrupted && st.Error == ""
+}
+
 // AllFailed reports whether a level sent requests and none succeeded.
 func AllFailed(p *result.Point) bool { return p.NRequests > 0 && p.Completed == 0 }
 
@@ -99,6 +112,9 @@ func FailedChecks(rep *result.Report) []string {
 
 // FailureHint says what most likely went wrong when every request of a
 // level failed the same way, or "" when it has no guess:
+//   - every request answered 404 saying the server does not serve the
+//     endpoint's model (protocol.ModelNotFound): the model is wrong, not
+//     the API or base_url;
 //   - every request answered HTTP 404 and the stage's base_url has no /v1
 //     path segment, the mistake behind most 404s (OpenAI-compatible servers
 //     serve /v1/chat/completions; base_url is the API root, /v1 included);
@@ -112,6 +128,10 @@ func FailureHint(st *result.Stage, p *result.Point) string {
 		return ""
 	}
 	base := st.Endpoint.BaseURL
+	if p.ErrorsByKind["http_404"] == p.Failed && protocol.ModelNotFound(errorSample(p, "http_404"), st.Endpoint.Model) {
+		return fmt.Sprintf("the server does not serve model %q (it answered 404 to every request, saying so): set the endpoint's model to one GET %s lists",
+			st.Endpoint.Model, strings.TrimRight(strings.SplitN(base, "?", 2)[0], "/")+"/models")
+	}
 	if p.ErrorsByKind["http_404"] == p.Failed && !rooted(st.API) { // a rooted API's path drops /v1: adding it changes nothing
 		u, err := url.Parse(base)
 		if err == nil && !slices.Contains(strings.Split(u.Path, "/"), "v1") {
@@ -120,6 +140,17 @@ func FailureHint(st *result.Stage, p *result.Point) string {
 		}
 	}
 	return unservedAPI(st, p)
+}
+
+// errorSample is the first answer of a failure kind that p kept.
+func errorSample(p *result.Point, kind string) string {
+	if s, ok := p.ErrorSamples[kind]; ok {
+		return s
+	}
+	if p.Error != nil {
+		return *p.Error
+	}
+	return ""
 }
 
 // unservedAPI is the hint for a level whose every request says the endpoint

@@ -11,6 +11,7 @@ import (
 	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/internal/atomicfile"
 	"github.com/runnerbench/runner/internal/exitcode"
+	"github.com/runnerbench/runner/records"
 )
 
 const boardSynopsis = `runner board DIR... [flags]  |  runner board --db DSN [--where key=value] [--since 30d]
@@ -44,6 +45,7 @@ type boardOptions struct {
 	// replicate are --replicate-label keys; confidence the ranking's.
 	replicate  stringList
 	confidence float64
+	wide       bool
 	// db draws the board from a results database (--db, --where, --since).
 	db boardDB
 }
@@ -61,6 +63,7 @@ func cmdBoard(ctx context.Context, env *Env, args []string) error {
 	fs.BoolVar(&o.recompute, "recompute", false, "compute every run's report from its records, even where a report.json that belongs to them is present (slower, the same numbers)")
 	fs.Var(&o.replicate, "replicate-label", "a label `key` that tells replicates apart (night, date): runs that differ only by it are one row, with their spread (repeatable)")
 	fs.Float64Var(&o.confidence, "confidence", 0.95, "the `confidence` of the ranking's decisions, for each group's together")
+	registerWide(fs, &o.wide)
 	o.db.register(fs)
 	pos, err := parseArgs(env, fs, boardSynopsis, args)
 	if err != nil {
@@ -152,7 +155,7 @@ func (o *boardOptions) load(ctx context.Context, env *Env) ([]board.Run, []board
 // file. A result directory is refused as --out: its next run would find
 // files it did not write there.
 func writeBoard(dir string, b *board.Board) error {
-	if isRunDir(dir) {
+	if records.IsResultDir(dir) {
 		return exitcode.Errorf(exitcode.Invalid, "board: --out %s is a result directory: write the board elsewhere", dir)
 	}
 	files := []struct {
@@ -182,16 +185,6 @@ func writeBoard(dir string, b *board.Board) error {
 	return nil
 }
 
-// isRunDir reports whether dir holds a run's records or report.
-func isRunDir(dir string) bool {
-	for _, f := range []string{"run.jsonl", board.FileReport} {
-		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
 // printBoard prints the board on stdout in the chosen form.
 func printBoard(env *Env, o *boardOptions, b *board.Board) error {
 	var err error
@@ -202,7 +195,7 @@ func printBoard(env *Env, o *boardOptions, b *board.Board) error {
 	case o.json:
 		err = board.WriteJSON(env.Stdout, b)
 	default:
-		err = board.WriteTable(env.Stdout, b)
+		err = board.WriteTable(env.Stdout, b, fitWidth(env, o.wide))
 	}
 	if err != nil {
 		return exitcode.Errorf(exitcode.RunFailed, "board: %v", err)

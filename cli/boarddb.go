@@ -43,10 +43,11 @@ func (b *boardDB) load(ctx context.Context, env *Env) ([]board.Run, error) {
 		return nil, err
 	}
 	defer db.Close()
-	runs, err := db.BoardRuns(ctx, f)
+	published, err := db.Runs(ctx, f)
 	if err != nil {
 		return nil, exitcode.Errorf(exitcode.RunFailed, "board: %v", err)
 	}
+	runs := board.FromStore(published)
 	if len(runs) == 0 {
 		return nil, exitcode.Errorf(exitcode.Invalid, "board: no published run in %s matches", db)
 	}

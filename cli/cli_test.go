@@ -188,6 +188,24 @@ func TestHelpAndVersion(t *testing.T) {
 	}
 }
 
+// TestHelpShowsNoSentinelDefaults: no command's help shows a default that
+// stands for "off" (compare's --fail-above once showed "(default -1)"), and
+// compare refuses a negative --fail-above instead of reading it as off.
+func TestHelpShowsNoSentinelDefaults(t *testing.T) {
+	for cmd := range commands {
+		_, out, errs := runCLI(t, nil, cmd, "--help")
+		for _, l := range strings.Split(out+errs, "\n") {
+			if strings.Contains(l, "(default -") {
+				t.Errorf("%s --help: %s", cmd, strings.TrimSpace(l))
+			}
+		}
+	}
+	code, _, errs := runCLI(t, nil, "compare", "a", "b", "--fail-above", "-1")
+	if code != 2 || !strings.Contains(errs, "-fail-above") || !strings.Contains(errs, "not a percentage") {
+		t.Errorf("compare --fail-above -1: exit %d\n%s", code, errs)
+	}
+}
+
 func TestSchemaCommand(t *testing.T) {
 	for _, which := range []string{"plan", "report"} {
 		code, out, _ := runCLI(t, nil, "schema", which)
@@ -210,7 +228,7 @@ func TestCompare(t *testing.T) {
 		for _, c := range levels {
 			st.Points = append(st.Points, result.Point{Concurrency: c, NRequests: 10, Completed: 10, TTFTP95Ms: &ttft})
 		}
-		r := result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan}, Stages: []result.Stage{st}}
+		r := result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan, Hash: "h-" + plan}, Stages: []result.Stage{st}}
 		b, _ := json.Marshal(r)
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, b, 0o644)
@@ -247,7 +265,7 @@ func TestCompareNeverPassesVacuously(t *testing.T) {
 		for _, c := range levels {
 			st.Points = append(st.Points, result.Point{Concurrency: c, NRequests: 10, Completed: 9, Failed: 1, TTFTP95Ms: result.Ptr(100.0)})
 		}
-		b, _ := json.Marshal(result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan}, Stages: []result.Stage{st}})
+		b, _ := json.Marshal(result.Report{SchemaVersion: result.SchemaVersion, Plan: result.Plan{Name: plan, Hash: "h-" + plan}, Stages: []result.Stage{st}})
 		p := filepath.Join(dir, name)
 		os.WriteFile(p, b, 0o644)
 		return p

@@ -9,15 +9,11 @@ import (
 	"github.com/runnerbench/runner/reporters"
 )
 
-// CommonFlags are the flags every subcommand accepts, so a script can pass
-// the same ones to each: --log-format, --log-level, --no-progress and
-// --quiet. Where one has nothing to act on (no log, no progress, or an
-// output that is the command's answer, as version's and schema's are) it is
-// accepted and does nothing.
-var CommonFlags = []string{"log-format", "log-level", "no-progress", "quiet"}
-
-// commonOpts holds the values of the common flags a command does not
-// define itself: accepted, checked, and otherwise without effect.
+// commonOpts holds the values of the common flags every subcommand accepts
+// (addCommonFlags), so a script can pass the same ones to each, where a
+// command does not define them itself: accepted, checked, and otherwise
+// without effect (no log, no progress, or an output that is the command's
+// answer, as version's and schema's are).
 type commonOpts struct {
 	LogFormat, LogLevel string
 	NoProgress, Quiet   bool
@@ -64,16 +60,24 @@ func checkCommon(fs *flag.FlagSet) error {
 }
 
 // registerWide registers --wide on a command that draws the terminal table.
-func (o *RunOptions) registerWide(fs *flag.FlagSet) {
-	fs.BoolVar(&o.Wide, "wide", false, "draw the terminal table as wide as its content, not fitted to the terminal's width")
+func (o *RunOptions) registerWide(fs *flag.FlagSet) { registerWide(fs, &o.Wide) }
+
+// registerWide registers --wide on any command that draws terminal tables
+// (run, report, compare, board): one flag, one meaning.
+func registerWide(fs *flag.FlagSet, wide *bool) {
+	fs.BoolVar(wide, "wide", false, "draw the terminal table as wide as its content, not fitted to the terminal's width")
 }
 
 // tableWidth is the width the terminal table is fitted to: the terminal's,
 // reporters.DefaultWidth when stdout is not a terminal (or its width is
 // unknown), 0 (as wide as the content) with --wide.
-func tableWidth(env *Env, o *RunOptions) int {
+func tableWidth(env *Env, o *RunOptions) int { return fitWidth(env, o.Wide) }
+
+// fitWidth is the width every command's terminal tables are fitted to (see
+// tableWidth).
+func fitWidth(env *Env, wide bool) int {
 	switch {
-	case o.Wide:
+	case wide:
 		return 0
 	case env.StdoutIsTerminal && env.StdoutColumns > 0:
 		return env.StdoutColumns

@@ -3,15 +3,17 @@ package cli
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/pipeline"
-	"github.com/runnerbench/runner/reporters"
+	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters/compare"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
@@ -38,10 +40,13 @@ func cmdCompare(_ context.Context, env *Env, args []string) error {
 	markdown := fs.Bool("markdown", false, "write a Markdown table (for a pull-request comment)")
 	all := fs.Bool("all", false, "show every row, not only what was judged worse or better")
 	fs.Bool("changed-only", false, "kept for scripts: what was judged worse or better is all that is shown by default")
-	failAbove := fs.Float64("fail-above", -1, "exit 1 when a gated metric is significantly worse by more than this `percent`")
+	var failAbove percentFlag
+	fs.Var(&failAbove, "fail-above", "exit 1 when a gated metric is significantly worse by more than this `percent` (default: never)")
 	failInconclusive := fs.Bool("fail-inconclusive", false, "exit 1 when the gate could judge nothing it matched (every gated comparison inconclusive)")
 	metrics := fs.String("metrics", "", "the `metrics` the gate judges, comma-separated, or all (default: those NEW's worse() checks name, else all)")
 	confidence := fs.Float64("confidence", 0.95, "the `confidence` that no unchanged metric is called worse, for all comparisons together")
+	var wide bool
+	registerWide(fs, &wide)
 	pos, err := parseArgs(env, fs, compareSynopsis, args)
 	if err != nil {
 		return err
@@ -69,11 +74,11 @@ func cmdCompare(_ context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	o := compare.Options{All: *all, Family: fam}
+	o := compare.Options{All: *all, Family: fam, Width: fitWidth(env, wide)}
 	threshold := fam.Threshold()
-	if *failAbove >= 0 {
-		o.FailAbove = failAbove
-		threshold = min(threshold, *failAbove/100)
+	if failAbove.v != nil {
+		o.FailAbove = failAbove.v
+		threshold = min(threshold, *failAbove.v/100)
 	}
 	res, err := comparison.Compare(runs[0], runs[1], comparison.Options{Confidence: *confidence, Threshold: threshold, Family: fam, FailInconclusive: *failInconclusive})
 	if err != nil {
@@ -164,21 +169,16 @@ func pctText(f float64) string { return fmt.Sprintf("%.4g%%", f*100) }
 func readRun(path string) (*result.Report, func(stage, label string) *aggregate.Samples, error) {
 	file, dir := path, runDir(path)
 	if dir == path {
-		file = filepath.Join(path, reporters.FileJSON)
+		file = filepath.Join(path, records.FileReport)
 	}
-	f, err := os.Open(file)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	rep, err := reporters.ReadJSON(f)
+	rep, err := records.ReadReport(file)
 	if err != nil {
 		if file != path {
 			err = fmt.Errorf("%s: %w", file, err)
 		}
 		return nil, nil, err
 	}
-	if !pipeline.HasRecords(dir) {
+	if !records.HasRecords(dir) {
 		return rep, nil, nil
 	}
 	samples, err := pipeline.RecordSamples(dir, rep)
@@ -186,4 +186,26 @@ func readRun(path string) (*result.Report, func(stage, label string) *aggregate.
 		return nil, nil, err
 	}
 	return rep, samples, nil
+}
+
+// percentFlag is an optional percentage: unset until given, so its help
+// shows no default (a -1 standing for "never" meant nothing to a reader),
+// and never negative.
+type percentFlag struct{ v *float64 }
+
+func (f *percentFlag) String() string {
+	if f == nil || f.v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*f.v, 'g', -1, 64)
+}
+
+// Set implements flag.Value.
+func (f *percentFlag) Set(s string) error {
+	x, err := strconv.ParseFloat(s, 64)
+	if err != nil || x < 0 || math.IsInf(x, 0) || math.IsNaN(x) {
+		return fmt.Errorf("%q is not a percentage (a number of at least 0, e.g. 10)", s)
+	}
+	f.v = &x
+	return nil
 }

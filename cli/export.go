@@ -91,10 +91,13 @@ func cmdExport(ctx context.Context, env *Env, args []string) error {
 	if len(to) == 0 {
 		return exitcode.Errorf(exitcode.Invalid, "export: no --to PROTOCOL=URL given")
 	}
-	rep, err := pipeline.Recompute(pos[0], nil)
+	// The report from the records, as the live run computed it; a shard's
+	// part is sent as its live run sent it.
+	op, err := pipeline.Open(pos[0], pipeline.OpenOptions{Recompute: true, Records: true, Shard: true})
 	if err != nil {
 		return exitcode.Errorf(exitcode.Invalid, "export: %w", err)
 	}
+	rep := op.Report
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	failed := 0

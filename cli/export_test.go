@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"math"
@@ -25,7 +24,7 @@ func startPrometheus(t *testing.T) *engines.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+	ctx, cancel := engines.TestContext(t)
 	defer cancel()
 	t0 := time.Now()
 	bin, err := engines.BuildPrometheus(ctx, root)

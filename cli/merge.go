@@ -67,6 +67,6 @@ func cmdMerge(ctx context.Context, env *Env, args []string) error {
 		}
 		return exitcode.Errorf(code, "merge: %w", err)
 	}
-	writeErr := writeReports(env, o, o.Out, rep, baseline, log)
+	writeErr := writeReports(env, o, o.Out, o.Out, rep, baseline, log)
 	return exitError(rep, after.publish(ctx, env, "merge", o.Out), writeErr)
 }

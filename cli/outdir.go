@@ -17,13 +17,12 @@ import (
 
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/records"
-	"github.com/runnerbench/runner/reporters"
 )
 
 // resultFiles are the files a run writes into its result directory: its
 // records and every report.
 func resultFiles() []string {
-	return append(slices.Clone(records.Files), reporters.FileJSON, reporters.FileJUnit, reporters.FileMarkdown, reporters.FileHTML)
+	return append(slices.Clone(records.Files), records.ReportFiles...)
 }
 
 // isResultFile reports whether name is a file a run writes, or the
@@ -96,7 +95,7 @@ func earlierRun(dir string) (string, bool) {
 	if h, err := records.ReadHeader(dir); err == nil {
 		return "plan " + h.Plan.Name + ", started " + h.StartedAt.Format(time.RFC3339), true
 	}
-	f, err := os.Open(filepath.Join(dir, reporters.FileJSON))
+	f, err := os.Open(filepath.Join(dir, records.FileReport))
 	if err != nil {
 		return "", false
 	}
@@ -116,7 +115,7 @@ func earlierRun(dir string) (string, bool) {
 	if _, isNum := toks[2].(float64); !isNum {
 		return "", false
 	}
-	return "reports only (" + reporters.FileJSON + ")", true
+	return "reports only (" + records.FileReport + ")", true
 }
 
 // refuseOutDir is the error for a directory that is not (only) a result

@@ -156,7 +156,7 @@ func resultDirs(p string) ([]string, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("%s: not a directory", p)
 	}
-	if hasRunRecords(p) {
+	if records.HasRun(p) {
 		return []string{p}, nil
 	}
 	var out []string
@@ -170,7 +170,7 @@ func resultDirs(p string) ([]string, error) {
 		if path != p && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
 		}
-		if hasRunRecords(path) {
+		if records.HasRun(path) {
 			out = append(out, path)
 			return filepath.SkipDir
 		}
@@ -184,11 +184,6 @@ func resultDirs(p string) ([]string, error) {
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-func hasRunRecords(dir string) bool {
-	st, err := os.Stat(filepath.Join(dir, records.FileRun))
-	return err == nil && st.Mode().IsRegular()
 }
 
 // publishAfter is --publish of run and merge: the database is checked

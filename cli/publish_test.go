@@ -57,8 +57,9 @@ func TestPublishAndHistory(t *testing.T) {
 	if code != 1 || !strings.Contains(errs, "ttft_p50_ms: worse") || strings.Contains(errs, "tpot_p50_ms") {
 		t.Errorf("history --fail-on-change: exit %d, want 1 for ttft_p50_ms alone:\n%s%s", code, out, errs)
 	}
-	if !strings.Contains(out, "ttft_p50_ms") || !strings.Contains(out, "!") || !strings.Contains(out, "since 2030-03-") {
-		t.Errorf("history: no sparkline with a marked change:\n%s", out)
+	// The step is at run 10 (commit c10): the change is said to begin there.
+	if !strings.Contains(out, "ttft_p50_ms") || !strings.Contains(out, "!") || !strings.Contains(out, "from 2030-03-11 02:00 c10 ") {
+		t.Errorf("history: no sparkline with a change marked where it began:\n%s", out)
 	}
 	html := filepath.Join(t.TempDir(), "h.html")
 	code, out, errs = runCLI(t, nil, "history", "--db", db, "--plan", "nightly", "--markdown", "--html", html, "--metric", "tpot_p50_ms")

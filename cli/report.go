@@ -58,7 +58,7 @@ func cmdReport(_ context.Context, env *Env, args []string) error {
 			return err
 		}
 	}
-	writeErr := writeReports(env, o, out, rep, baseline, log)
+	writeErr := writeReports(env, o, out, dir, rep, baseline, log)
 	return exitError(rep, nil, writeErr)
 }
 

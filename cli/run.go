@@ -10,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/internal/exitcode"
@@ -17,6 +18,7 @@ import (
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters"
+	"github.com/runnerbench/runner/reporters/html"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
 )
@@ -104,7 +106,7 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 	if err := recs.Close(); err != nil {
 		log.Error().Err(err).Msg("closing the records")
 	}
-	writeErr := writeReports(env, opts, outDir, rep, baseline, log)
+	writeErr := writeReports(env, opts, outDir, outDir, rep, baseline, log)
 	if rep.StopReason != result.StopInterrupted {
 		runErr = errors.Join(runErr, after.publish(ctx, env, "run", outDir))
 	}
@@ -112,12 +114,16 @@ func cmdRun(ctx context.Context, env *Env, args []string) error {
 }
 
 // writeReports writes the file reports, the terminal table and the GitHub
-// step summary. Every output is attempted; the errors are joined.
-func writeReports(env *Env, opts *RunOptions, outDir string, rep *result.Report, baseline *pipeline.Baseline, log zerolog.Logger) error {
+// step summary; recDir holds the run's records (the HTML report draws its
+// telemetry). Every output is attempted; the errors are joined.
+func writeReports(env *Env, opts *RunOptions, outDir, recDir string, rep *result.Report, baseline *pipeline.Baseline, log zerolog.Logger) error {
 	var errs []error
 	var ro reporters.Options
 	if baseline != nil {
 		ro.Baseline = baseline.Report
+	}
+	if opts.HasReport(reporters.FormatHTML) {
+		ro.Telemetry = telemetryOf(recDir, log)
 	}
 	err := reporters.WriteAll(outDir, rep, opts.Reports, ro)
 	if err != nil {
@@ -217,7 +223,8 @@ func logLevel(log zerolog.Logger, stage string, p *result.Point) {
 // progressUpdate is the bar's part of the engine's progress.
 func progressUpdate(u runner.Progress) reporters.ProgressUpdate {
 	return reporters.ProgressUpdate{Stage: u.Stage, Level: u.Level, Label: u.Label, Done: u.Done,
-		Total: u.Total, Failed: u.Failed, Elapsed: u.Elapsed, OutputTPS: u.OutputTPS}
+		Total: u.Total, Failed: u.Failed, Elapsed: u.Elapsed, OutputTPS: u.OutputTPS,
+		TTFTP50Ms: u.TTFTP50Ms, ITLP50Ms: u.ITLP50Ms, Duration: u.Duration}
 }
 
 // hostName is the machine's name as the run's facts record it; empty when
@@ -228,4 +235,23 @@ func hostName() string {
 		return ""
 	}
 	return h
+}
+
+// telemetryOf is the run's telemetry reads (telemetry.jsonl in dir) as the
+// HTML report draws them; nil when there are none, or when they cannot be
+// read (said in the log: the report is written without them).
+func telemetryOf(dir string, log zerolog.Logger) *html.Telemetry {
+	var reads []*result.TelemetryScrape
+	if err := records.EachTelemetry(dir, func(r *result.TelemetryScrape) error {
+		reads = append(reads, r)
+		return nil
+	}); err != nil {
+		log.Warn().Err(err).Msg("the HTML report is drawn without the telemetry")
+		return nil
+	}
+	if len(reads) == 0 {
+		return nil
+	}
+	tracks, undrawn := aggregate.Tracks(reads)
+	return &html.Telemetry{Tracks: tracks, Undrawn: undrawn}
 }

@@ -59,8 +59,13 @@ func TestShardFlagsRefused(t *testing.T) {
 			}
 		})
 	}
+	until := writePlan(t, strings.Replace(shardPlan, "    duration: 1s\n", "    until: decided\n    max_requests: 100\n    checks: [{expr: ttft_p95_ms < 500}]\n", 1))
+	code, _, stderr := runCLI(t, nil, until, "--out", t.TempDir(), "--stage", "timed", "--shard", "0/2", "--start-at", future)
+	if code != 2 || strings.Count(strings.TrimSpace(stderr), "\n") > 0 || !strings.Contains(stderr, "stage timed runs its levels until: (decided): a sharded or scheduled (--start-at) run refuses it") {
+		t.Errorf("until sharded: exit %d\n%s", code, stderr)
+	}
 	capped := writePlan(t, strings.Replace(shardPlan, "requests: 10", "duration: 1s", 1))
-	code, _, stderr := runCLI(t, nil, capped, "--out", t.TempDir(), "--shard", "0/3", "--start-at", future)
+	code, _, stderr = runCLI(t, nil, capped, "--out", t.TempDir(), "--shard", "0/3", "--start-at", future)
 	if code != 2 || !strings.Contains(stderr, "stage counted: max_concurrency 2 cannot be split over 3 shards") {
 		t.Errorf("cap under the shard count: exit %d\n%s", code, stderr)
 	}

@@ -118,6 +118,12 @@ stages:
 	if !strings.Contains(stderr, "timeout=2s") || !strings.Contains(stderr, "not ready after 2s") {
 		t.Errorf("the wait is not --ready-timeout's:\n%s", stderr)
 	}
+	// A refused connection is said at once: before the first "still
+	// waiting" line, which comes after a quarter of the wait.
+	refused, waiting := strings.Index(stderr, "connection refused: nothing listens there yet"), strings.Index(stderr, "still waiting")
+	if refused < 0 || waiting >= 0 && refused > waiting {
+		t.Errorf("the refused connection is not said before the first wait line:\n%s", stderr)
+	}
 	// Every 500 ms within a 2 s timeout: at least twice on a busy machine.
 	if n := strings.Count(stderr, "still waiting for the endpoint"); n < 2 {
 		t.Errorf("%d lines while waiting, want at least 2:\n%s", n, stderr)

@@ -597,6 +597,38 @@ func TestShownMostImportantFirst(t *testing.T) {
 	}
 }
 
+// TestTTFATRowsOnlyWhenTheyDiffer: a level where nothing reasoned has its
+// TTFAT equal to its TTFT in every statistic; its ttfat_* rows would repeat
+// the ttft_* rows (and a gate judging both would count one change twice),
+// so there are none. Where a run's TTFAT differs (a reasoning model), they
+// are back.
+func TestTTFATRowsOnlyWhenTheyDiffer(t *testing.T) {
+	l := level{conc: 1, n: 60, ttft: 20, tpot: 2, sd: 0.05}
+	base, cur := synth(1, l), synth(2, l)
+	ttfat := func(res *Result) (n int) {
+		for _, lv := range res.Levels {
+			for _, c := range lv.Rows {
+				if strings.HasPrefix(c.Metric, "ttfat_") {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	res, err := Compare(base, cur, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := ttfat(res); n != 0 || row(t, res, "c=1", "ttft_p95_ms").Metric == "" {
+		t.Errorf("%d ttfat rows where TTFAT is TTFT", n)
+	}
+	p := &cur.Report.Stages[0].Points[0]
+	p.TTFATP95Ms = result.Ptr(*p.TTFTP95Ms + 40) // it reasoned first
+	if res, _ = Compare(base, cur, Options{}); ttfat(res) == 0 {
+		t.Error("no ttfat rows where the new run's TTFAT differs")
+	}
+}
+
 // TestDiagnosticsAreNeverRegressions (issue 38, item 9): a TTFT 20% better
 // whose part the server does not account for tripled (the server's own
 // prompt time fell from 90% of it to 50%) is better; the overhead is shown

@@ -18,10 +18,14 @@ func levelRows(p pair, base, cur Run, fam *Family) ([]result.Comparison, []*job)
 	var rows []result.Comparison
 	var jobs []*job
 	ms := result.Metrics()
+	sameTTFAT := ttfatIsTTFT(p.base) && ttfatIsTTFT(p.cur)
 	for i := range ms {
 		m := &ms[i]
 		if m.Kind == result.KindLoad || !m.Numeric() {
 			continue
+		}
+		if sameTTFAT && strings.HasPrefix(m.Name, "ttfat_") {
+			continue // the TTFT's rows, again: nothing reasoned before it answered
 		}
 		b, okB := m.Value(p.base)
 		c, okC := m.Value(p.cur)
@@ -189,4 +193,21 @@ func caveatText(what, in, why string) string {
 		sep = " "
 	}
 	return what + " in " + in + sep + why
+}
+
+// ttfatIsTTFT reports whether a level's time to the first answer token is
+// its time to the first token in every statistic: no request reasoned
+// before it answered (a TTFAT is its request's TTFT then), so ttfat_* rows
+// would repeat the ttft_* rows, and a gate judging both would count one
+// change twice.
+func ttfatIsTTFT(p *result.Point) bool {
+	for _, pair := range [][2]*float64{
+		{p.TTFATP50Ms, p.TTFTP50Ms}, {p.TTFATP90Ms, p.TTFTP90Ms}, {p.TTFATP95Ms, p.TTFTP95Ms},
+		{p.TTFATP99Ms, p.TTFTP99Ms}, {p.TTFATMeanMs, p.TTFTMeanMs}, {p.TTFATMaxMs, p.TTFTMaxMs},
+	} {
+		if (pair[0] == nil) != (pair[1] == nil) || pair[0] != nil && *pair[0] != *pair[1] {
+			return false
+		}
+	}
+	return true
 }

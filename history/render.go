@@ -1,6 +1,7 @@
 package history
 
 import (
+	_ "embed"
 	"fmt"
 	"html/template"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/mdtext"
+	"github.com/runnerbench/runner/internal/render/chart"
+	"github.com/runnerbench/runner/internal/render/mdtable"
+	"github.com/runnerbench/runner/result"
 )
 
 // RunName names a run in a history: its start (UTC, to the minute) and,
@@ -23,14 +27,41 @@ func (h *History) RunName(i int) string {
 	return name
 }
 
-// Summary is the history's first line.
+// Summary is the history's first line. It says how many windows were
+// judged only when some were: with too few runs it says how many a
+// judgement needs.
 func (h *History) Summary(plan string) string {
 	if len(h.Runs) == 0 {
 		return fmt.Sprintf("history of plan %q: no runs", plan)
 	}
-	return fmt.Sprintf("history of plan %q: %d runs, %s … %s; %d series judged, %d windows in all (%s for all together, %s each); each window of %d runs against up to %d before it",
-		plan, len(h.Runs), day(h.Runs[0].StartedAt), day(h.Runs[len(h.Runs)-1].StartedAt), h.Judged, h.Windows,
-		pct(h.Confidence), pct(h.Each), h.Window, h.Before)
+	head := fmt.Sprintf("history of plan %q: %d runs, %s … %s", plan, len(h.Runs), day(h.Runs[0].StartedAt), day(h.Runs[len(h.Runs)-1].StartedAt))
+	need := h.Window + MinBefore
+	switch {
+	case h.Judged == 0:
+		return head + "; no series is judged (only a server metric with a better direction and an interval is)"
+	case h.Windows == 0:
+		return fmt.Sprintf("%s; nothing judged yet: a window of %d runs is judged against at least %d runs before it, so a series needs %d runs it can compare (the most any of the %d judgeable series has is %d)",
+			head, h.Window, MinBefore, need, h.Judged, h.mostJudgeable())
+	}
+	return fmt.Sprintf("%s; %d series judged, %d windows in all (%s for all together, %s each); each window of %d runs against up to %d before it",
+		head, h.Judged, h.Windows, pct(h.Confidence), pct(h.Each), h.Window, h.Before)
+}
+
+// mostJudgeable is the most judgeable runs any judged series has.
+func (h *History) mostJudgeable() int {
+	most := 0
+	for i := range h.Series {
+		n := 0
+		for _, p := range h.Series[i].Points {
+			if p.Judgeable {
+				n++
+			}
+		}
+		if h.Series[i].Judged {
+			most = max(most, n)
+		}
+	}
+	return most
 }
 
 func day(t time.Time) string { return t.UTC().Format("2006-01-02") }
@@ -52,9 +83,10 @@ func pct(f float64) string {
 var sparks = []rune("▁▂▃▄▅▆▇█")
 
 // Sparkline is the series' values as one line of block characters, one a
-// run; a run the series has no value in is a space.
+// run; a run the series has no value in is a space. Heights are read from
+// zero, as the page's axes are, so noise of 0.1% is no step.
 func (h *History) Sparkline(se *Series) string {
-	lo, hi := math.Inf(1), math.Inf(-1)
+	lo, hi := 0.0, math.Inf(-1)
 	for _, p := range se.Points {
 		lo, hi = math.Min(lo, p.Value), math.Max(hi, p.Value)
 	}
@@ -69,21 +101,25 @@ func (h *History) Sparkline(se *Series) string {
 	return string(line)
 }
 
-// marks is a line under the sparkline: ! under a run where the metric got
-// worse, + where better.
+// marks is a line under the sparkline: ! under the run where the metric
+// began to get worse, + where better.
 func (h *History) marks(se *Series) string {
 	line := []rune(strings.Repeat(" ", len(h.Runs)))
-	for _, p := range se.Points {
+	for i, p := range se.Points {
 		if p.Change {
-			line[p.Run] = map[bool]rune{true: '!', false: '+'}[p.Verdict == "worse"]
+			line[h.Began(se, i)] = map[bool]rune{true: '!', false: '+'}[p.Verdict == "worse"]
 		}
 	}
 	return strings.TrimRight(string(line), " ")
 }
 
-// Describe is a change in words: "worse +29.8% [+22.0%, +38.1%] since
-// 2030-03-11 00:00 (3 runs against 10)".
+// Describe is a window's verdict in words: "worse +29.8% [+22.0%, +38.1%]
+// since 2030-03-11 00:00 (3 runs against 10)".
 func (h *History) Describe(p Point) string {
+	return h.verdictText(p) + fmt.Sprintf(" since %s (%d runs against %d)", h.RunName(p.Since), h.Window, p.Base)
+}
+
+func (h *History) verdictText(p Point) string {
 	s := p.Verdict
 	if p.Rel != nil {
 		s += fmt.Sprintf(" %+.1f%%", *p.Rel*100)
@@ -91,7 +127,17 @@ func (h *History) Describe(p Point) string {
 	if p.Interval != nil {
 		s += fmt.Sprintf(" [%+.1f%%, %+.1f%%]", p.Interval.Lo*100, p.Interval.Hi*100)
 	}
-	return s + fmt.Sprintf(" since %s (%d runs against %d)", h.RunName(p.Since), h.Window, p.Base)
+	return s
+}
+
+// DescribeChange is the change marked at se.Points[i] in words: where it
+// began, and the window that found it: "worse +29.8% [+22.0%, +38.1%] from
+// 2030-03-21 02:00 (found by the 3 runs to 2030-03-23 02:00 against the 10
+// before them)".
+func (h *History) DescribeChange(se *Series, i int) string {
+	p := se.Points[i]
+	return h.verdictText(p) + fmt.Sprintf(" from %s (found by the %d runs to %s against the %d before them)",
+		h.RunName(h.Began(se, i)), h.Window, h.RunName(p.Run), p.Base)
 }
 
 // Shown are the series to show: the judged ones, and any of want.
@@ -115,14 +161,16 @@ func contains(s []string, v string) bool {
 	return false
 }
 
-// latest is the last point of a series, and the last change in it.
-func latest(se *Series) (last Point, change *Point) {
+// latest is the last point of a series, and the index of its last change
+// (-1: none).
+func latest(se *Series) (last Point, change int) {
+	change = -1
 	if len(se.Points) == 0 {
-		return Point{}, nil
+		return Point{}, change
 	}
 	for i := range se.Points {
 		if se.Points[i].Change {
-			change = &se.Points[i]
+			change = i
 		}
 	}
 	return se.Points[len(se.Points)-1], change
@@ -152,8 +200,8 @@ func (h *History) Text(w io.Writer, plan string, want []string) error {
 		}
 		last, change := latest(se)
 		line := fmt.Sprintf("  %-26s %s  last %s", se.Metric, h.Sparkline(se), value(se.Metric, last.Value))
-		if change != nil {
-			line += "  " + h.Describe(*change)
+		if change >= 0 {
+			line += "  " + h.DescribeChange(se, change)
 		}
 		fmt.Fprintln(w, line)
 		if m := h.marks(se); m != "" {
@@ -171,151 +219,127 @@ func value(metric string, v float64) string {
 }
 
 // Markdown writes the history as a Markdown table (a pull request, a
-// README): one row per series, its changes listed under it.
+// README): one row per series, its last change beside it.
 func (h *History) Markdown(w io.Writer, plan string, want []string) error {
-	fmt.Fprintf(w, "### %s\n\n", md(h.Summary(plan)))
-	for _, n := range h.Notes {
-		fmt.Fprintf(w, "> %s\n\n", md(n))
-	}
-	fmt.Fprintln(w, "| stage | level | metric | trend | last | last change |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | ---: | --- |")
+	var rows [][]string
 	for _, se := range h.Shown(want) {
 		last, change := latest(se)
 		c := ""
-		if change != nil {
-			c = "**" + md(h.Describe(*change)) + "**"
+		if change >= 0 {
+			c = "**" + mdtext.Text(h.DescribeChange(se, change)) + "**"
 		}
-		fmt.Fprintf(w, "| %s | %s | `%s` | `%s` | %s | %s |\n", md(se.Stage), md(se.LevelName()), se.Metric, h.Sparkline(se), value(se.Metric, last.Value), c)
+		rows = append(rows, []string{mdtext.Text(se.Stage), mdtext.Text(se.LevelName()), mdtext.Code(se.Metric), mdtext.Code(h.Sparkline(se)), value(se.Metric, last.Value), c})
 	}
-	return nil
+	fmt.Fprintf(w, "### %s\n\n", mdtext.Text(h.Summary(plan)))
+	for _, n := range h.Notes {
+		fmt.Fprintf(w, "> %s\n\n", mdtext.Text(n))
+	}
+	return mdtable.Write(w, []mdtable.Column{{Head: "stage"}, {Head: "level"}, {Head: "metric"}, {Head: "trend"}, {Head: "last", Right: true}, {Head: "last change"}}, rows)
 }
 
-// md escapes text for a Markdown table cell.
-func md(s string) string { return mdtext.Text(s) }
+//go:embed page.html.tmpl
+var pageSrc string
 
-// HTML writes a self-contained page: per series an SVG chart of the value
-// over the runs, each judged window's interval as a bar, changes marked.
+var page = template.Must(template.New("history").Parse(pageSrc))
+
+// HTML writes a self-contained page: per series a chart of the value over
+// the runs (the chart kit's), each judged window's interval as a bar, the
+// runs where changes began marked.
 func (h *History) HTML(w io.Writer, plan string, want []string) error {
-	var charts []chart
-	for _, se := range h.Shown(want) {
-		charts = append(charts, h.chart(se))
+	type fig struct {
+		Title string
+		SVG   template.HTML
 	}
-	return page.Execute(w, map[string]any{"Title": "Runner history: " + plan, "Summary": h.Summary(plan), "Notes": h.Notes, "Charts": charts})
+	var figs []fig
+	for i, se := range h.Shown(want) {
+		c := h.chart(se, i)
+		figs = append(figs, fig{Title: c.Title, SVG: c.SVG()})
+	}
+	return page.Execute(w, map[string]any{"Title": "Runner history: " + plan, "Summary": h.Summary(plan), "Notes": h.Notes, "Charts": figs, "CSS": chart.CSS()})
 }
 
-type chart struct {
-	Title  string
-	Line   string
-	Dots   []dot
-	Bars   []bar
-	YTicks []axisTick
-	XTicks []axisTick
-	// Left, Right and Bottom are the plot area's edges.
-	// TickEnd is where a date's tick mark ends, below the plot.
-	Left, Right, Bottom, TickEnd float64
-}
-
-type dot struct {
-	X, Y float64
-	Tip  string
-	Mark string // "", worse, better
-}
-
-type bar struct{ X, Y1, Y2 float64 }
-
-// axisTick is a tick at its place on the chart.
-type axisTick struct {
-	At   float64
-	Text string
-}
-
-// The chart's size (the SVG's viewBox) and its plot area's margins: the
-// left one holds the value labels, the bottom one the dates.
-const (
-	chartW, chartH                = 720.0, 200.0
-	padL, padR, padTop, padBottom = 58.0, 36.0, 10.0, 30.0
-	valueTickCount, timeTickCount = 4, 6
-)
-
-// chart draws a series against time: round value ticks (the range widened
-// to them), dates on round days, weeks or months, each judged window's
-// interval as a bar at its newest run, the changes marked.
-func (h *History) chart(se *Series) chart {
-	lo, hi := math.Inf(1), math.Inf(-1)
-	for _, p := range se.Points {
-		lo, hi = math.Min(lo, p.Value), math.Max(hi, p.Value)
-		if p.Low != nil && p.High != nil && p.Verdict != "" {
-			lo, hi = math.Min(lo, *p.Low), math.Max(hi, *p.High)
+// chart draws a series against time. Its value axis starts at zero (a
+// height is the value: a change of 0.1% cannot fill the chart); each judged
+// window's interval is a bar at its newest run, drawn from zero where a
+// quantity that is never negative has an interval reaching below it (the
+// hover gives the interval as computed); the run where each change began
+// is marked in the change's colour.
+func (h *History) chart(se *Series, n int) chart.Line {
+	m := metricNamed(se.Metric)
+	percent := m != nil && m.Percent()
+	scaleOf := 1.0
+	if percent {
+		scaleOf = 100
+	}
+	c := chart.Line{ID: fmt.Sprintf("series-%d", n), Title: se.Stage + " " + se.LevelName() + " " + se.Metric, Wide: true,
+		X: chart.Axis{Label: "run (UTC)", Scale: chart.Time}, Y: chart.Axis{Label: yLabel(se.Metric, m), Percent: percent}}
+	began := map[int]string{} // run → verdict of the change that began there
+	for i, p := range se.Points {
+		if p.Change {
+			began[h.Began(se, i)] = p.Verdict
 		}
 	}
-	percent := false
-	if m := metricNamed(se.Metric); m != nil {
-		percent = m.Percent()
-	}
-	ticks, lo, hi := valueTicks(lo, hi, valueTickCount, percent)
-	t0, t1 := h.Runs[0].StartedAt, h.Runs[len(h.Runs)-1].StartedAt
-	span := unix(t1) - unix(t0)
-	xAt := func(sec float64) float64 {
-		if span <= 0 {
-			return (padL + chartW - padR) / 2
-		}
-		return padL + (sec-unix(t0))/span*(chartW-padL-padR)
-	}
-	x := func(run int) float64 { return xAt(unix(h.Runs[run].StartedAt)) }
-	y := func(v float64) float64 { return chartH - padBottom - (v-lo)/(hi-lo)*(chartH-padTop-padBottom) }
-	c := chart{Title: se.Stage + " " + se.LevelName() + " " + se.Metric, Left: padL, Right: chartW - padR, Bottom: chartH - padBottom, TickEnd: chartH - padBottom + 5}
-	for _, t := range ticks {
-		c.YTicks = append(c.YTicks, axisTick{At: round1(y(t.At)), Text: t.Text})
-	}
-	for _, t := range timeTicks(t0, t1, timeTickCount) {
-		c.XTicks = append(c.XTicks, axisTick{At: round1(xAt(t.At)), Text: t.Text})
-	}
-	var pts []string
-	for _, p := range se.Points {
-		px, py := round1(x(p.Run)), round1(y(p.Value))
-		pts = append(pts, fmt.Sprintf("%.1f,%.1f", px, py))
-		d := dot{X: px, Y: py, Tip: h.RunName(p.Run) + ": " + value(se.Metric, p.Value)}
+	nonNeg := nonNegative(se, m)
+	s := chart.Series{Name: se.Metric}
+	for i, p := range se.Points {
+		pt := chart.Point{X: chart.Unix(h.Runs[p.Run].StartedAt), Y: chart.F(p.Value * scaleOf), Tip: h.RunName(p.Run) + ": " + value(se.Metric, p.Value)}
 		if p.Verdict != "" {
-			d.Tip += " · " + h.Describe(p)
+			pt.Tip += " · window to here: " + h.Describe(p)
+		}
+		if p.Low != nil && p.High != nil && p.Verdict != "" {
+			lo, hi := *p.Low, *p.High
+			pt.Tip += " · its value's interval " + value(se.Metric, lo) + " to " + value(se.Metric, hi)
+			if nonNeg && lo < 0 {
+				lo = 0
+				pt.Tip += " (drawn from 0: the quantity is never negative)"
+			}
+			pt.Lo, pt.Hi = chart.F(lo*scaleOf), chart.F(hi*scaleOf)
 		}
 		if p.Change {
-			d.Mark = p.Verdict
+			pt.Tip += " · the change was found here: " + h.DescribeChange(se, i)
 		}
-		c.Dots = append(c.Dots, d)
-		if p.Low != nil && p.High != nil && p.Verdict != "" {
-			c.Bars = append(c.Bars, bar{X: px, Y1: round1(y(*p.Low)), Y2: round1(y(*p.High))})
+		if v, ok := began[p.Run]; ok {
+			pt.Class = v
+			pt.Tip += " · " + v + " from this run"
 		}
+		s.Points = append(s.Points, pt)
 	}
-	c.Line = strings.Join(pts, " ")
+	c.Series = []chart.Series{s}
 	return c
 }
 
-func round1(v float64) float64 { return math.Round(v*10) / 10 }
+// yLabel is the value axis' title: the metric's title and unit.
+func yLabel(name string, m *result.Metric) string {
+	if m == nil {
+		return name
+	}
+	switch {
+	case m.Percent():
+		return m.Title + " (%)"
+	case m.Unit != "" && m.Unit != "share" && !strings.EqualFold(m.Unit, m.Title):
+		return m.Title + " (" + m.Unit + ")"
+	}
+	return m.Title
+}
 
-var page = template.Must(template.New("history").Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<title>{{.Title}}</title>
-<style>
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5rem auto;max-width:760px;padding:0 1rem;color:#222;background:#fff}
-h1{font-size:1.2rem}svg{width:100%;height:auto;display:block}figure{margin:1.2rem 0}
-figcaption{font-weight:600}.line{fill:none;stroke:#36c;stroke-width:1.5}.bar{stroke:#999;stroke-width:3;opacity:.5}
-.dot{fill:#36c}.axis{font-size:11px;fill:#666}.grid{stroke:#ddd;stroke-width:1}
-.frame{stroke:#999;stroke-width:1}
-@media (prefers-color-scheme:dark){body{background:#111;color:#ddd}.axis{fill:#aaa}.grid{stroke:#333}.frame{stroke:#777}.line{stroke:#6af}.dot{fill:#6af}}
-.dot.worse{fill:#d33}.dot.better{fill:#2a2}
-</style></head><body>
-<h1>{{.Title}}</h1><p>{{.Summary}}</p>
-{{range .Notes}}<p>{{.}}</p>
-{{end}}<p>Each grey bar is a judged window's interval for its value, drawn at the window's newest run (the runs as replicates, and every request where the runs' values called a change); red and green dots mark the runs where a metric got worse or better. Times are UTC.</p>
-{{range .Charts}}<figure><figcaption>{{.Title}}</figcaption>
-<svg viewBox="0 0 720 200" role="img" aria-label="{{.Title}}">
-{{$c := .}}{{range .YTicks}}<line class="grid" x1="{{$c.Left}}" x2="{{$c.Right}}" y1="{{.At}}" y2="{{.At}}"/><text class="axis" x="{{$c.Left}}" dx="-6" y="{{.At}}" dy="4" text-anchor="end">{{.Text}}</text>
-{{end}}<line class="frame" x1="{{.Left}}" x2="{{.Right}}" y1="{{.Bottom}}" y2="{{.Bottom}}"/>
-{{range .XTicks}}<line class="frame" x1="{{.At}}" x2="{{.At}}" y1="{{$c.Bottom}}" y2="{{$c.TickEnd}}"/><text class="axis" x="{{.At}}" y="{{$c.Bottom}}" dy="18" text-anchor="middle">{{.Text}}</text>
-{{end}}{{range .Bars}}<line class="bar" x1="{{.X}}" x2="{{.X}}" y1="{{.Y1}}" y2="{{.Y2}}"/>{{end}}
-<polyline class="line" points="{{.Line}}"/>
-{{range .Dots}}<circle class="dot {{.Mark}}" cx="{{.X}}" cy="{{.Y}}" r="{{if .Mark}}5{{else}}3{{end}}"><title>{{.Tip}}</title></circle>{{end}}
-</svg></figure>{{end}}
-</body></html>
-`))
+// nonNegative reports whether the series is of a quantity that is never
+// negative (a latency, a rate, a count, a share) and holds no negative value.
+func nonNegative(se *Series, m *result.Metric) bool {
+	if m == nil {
+		return false
+	}
+	switch m.Unit {
+	case "ms", "s", "tok/s", "req/s", "tokens", "requests", "share", "%":
+	default:
+		return false
+	}
+	if strings.Contains(m.Name, "_gap_") || strings.Contains(m.Name, "overhead") {
+		return false // a difference of two times
+	}
+	for _, p := range se.Points {
+		if p.Value < 0 {
+			return false
+		}
+	}
+	return true
+}

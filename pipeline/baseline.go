@@ -2,8 +2,6 @@ package pipeline
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/comparison"
@@ -23,17 +21,6 @@ type Baseline struct {
 	// FailInconclusive is --fail-inconclusive: a comparison that could judge
 	// nothing it matched fails the run.
 	FailInconclusive bool
-}
-
-// HasRecords reports whether dir holds a run's records (plan.yaml, run.jsonl
-// and requests.jsonl), from which its samples can be read.
-func HasRecords(dir string) bool {
-	for _, f := range []string{records.FilePlan, records.FileRun, records.FileRequests} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			return false
-		}
-	}
-	return true
 }
 
 // RecordSamples reads the records of the run in dir, whose report is rep,

@@ -172,9 +172,6 @@ func (s *Shards) checkStages() error {
 	return nil
 }
 
-// Count is the run's shard count.
-func (s *Shards) Count() int { return len(s.runs) }
-
 // Write writes the merged result directory into out (plan.yaml,
 // requests.jsonl with every shard's requests, run.jsonl with the merged
 // records) and returns its report, computed from what it wrote, checks

@@ -30,6 +30,8 @@ type stageResult struct {
 	plan *scenario.Stage
 	// interrupted: the run stopped before the stage's levels were done.
 	interrupted bool
+	// sweepStop: why the sweep stopped at saturation (nil: it did not).
+	sweepStop *result.SweepStop
 }
 
 // assemble builds the report from a run's header, its stages and how it
@@ -60,6 +62,7 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, base *B
 		if s := sr.plan.Search; s != nil {
 			res.Search = search.Decide(s, res.Points).Result
 		}
+		finishStops(res, sr)
 		rep.Stages = append(rep.Stages, *res)
 	}
 	var baseline *result.Report
@@ -104,7 +107,7 @@ func baselineGaps(path string, base, res *result.Stage) []string {
 // stageEntry is the stage's record with the checks that judge it, so a
 // report can be recomputed (and re-gated) from the records alone.
 func stageEntry(rec *result.StageRecord, st *scenario.Stage) records.Entry {
-	return records.Entry{Kind: records.KindStage, Stage: rec, Checks: st.Checks, Search: st.Search}
+	return records.Entry{Kind: records.KindStage, Stage: rec, Checks: st.Checks, Search: st.Search, Until: st.UntilPlan()}
 }
 
 // utcNow is the wall-clock time reports carry.

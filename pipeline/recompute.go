@@ -63,8 +63,8 @@ func replay(runs []*records.Run, dirs []string, keep bool) ([]stageResult, error
 			return nil, err
 		}
 		agg := aggregate.NewStage(0)
-		if keep {
-			agg.KeepSamples()
+		if keep || plan.UntilPlan() != nil {
+			agg.KeepSamples() // a baseline's comparison, until:'s intervals
 		}
 		agg.StageStarted(&sr.Record)
 		for _, lvl := range sr.Levels {
@@ -76,7 +76,11 @@ func replay(runs []*records.Run, dirs []string, keep bool) ([]stageResult, error
 		byName[sr.Record.Name] = agg
 		// A stage without its end was running when the run was killed.
 		interrupted := sr.Done == nil || sr.Done.Interrupted
-		out = append(out, stageResult{agg: agg, plan: plan, interrupted: interrupted})
+		var sweep *result.SweepStop
+		if sr.Done != nil {
+			sweep = sr.Done.SweepStop
+		}
+		out = append(out, stageResult{agg: agg, plan: plan, interrupted: interrupted, sweepStop: sweep})
 	}
 	cut := map[*result.LevelRecord]*time.Time{} // killed levels: their last completion
 	for _, dir := range dirs {
@@ -117,6 +121,7 @@ func replay(runs []*records.Run, dirs []string, keep bool) ([]stageResult, error
 // stagePlan rebuilds the plan stage a stage's checks need from its records.
 func stagePlan(sr *records.StageRun) (*scenario.Stage, error) {
 	st := &scenario.Stage{Name: sr.Record.Name, Checks: sr.Checks, Search: sr.Search}
+	st.SetUntil(sr.Until)
 	for _, c := range st.Checks {
 		if err := c.Compile(); err != nil {
 			return nil, fmt.Errorf("stage %s: %w", st.Name, err)

@@ -76,6 +76,9 @@ func Regate(dir string, base *Baseline, next *scenario.Plan) (*result.Report, er
 			rg.SLOChanged = append(rg.SLOChanged, st.Name)
 		}
 		sr.Checks = st.Checks
+		// The same rules (LoadDiff held them), judged at the new plan's
+		// confidence and undecided: rule.
+		sr.Until = st.UntilPlan()
 	}
 	rep, err := recompute(dir, run, base)
 	if err != nil {

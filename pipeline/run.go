@@ -23,6 +23,7 @@ import (
 	"github.com/runnerbench/runner/runner/telemetry"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
+	"github.com/runnerbench/runner/stopping"
 )
 
 // Options configure a run.
@@ -221,10 +222,11 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		if r.o.Baseline != nil {
 			sink.agg.KeepSamples() // for the comparison with the baseline
 		}
+		sink.look = stopping.NewLive(st, sink.agg)
 		err := engines[st.Endpoint].RunStage(ctx, r.o.Plan.LoadPlan(st), sink)
 		// A cancelled run may have stopped the stage between two levels,
 		// where no level is marked interrupted: the stage says so.
-		done := &records.StageDone{Name: st.Name, Interrupted: ctx.Err() != nil}
+		done := &records.StageDone{Name: st.Name, Interrupted: ctx.Err() != nil, SweepStop: sink.look.SweepStop()}
 		if err != nil && ctx.Err() == nil {
 			done.Error = err.Error()
 			sink.agg.Error(done.Error)
@@ -232,7 +234,7 @@ func (r *run) execute(ctx context.Context) ([]stageResult, error) {
 		}
 		r.write(records.Entry{Kind: records.KindStageDone, StageDone: done})
 		r.sync()
-		out = append(out, stageResult{agg: sink.agg, plan: st, interrupted: done.Interrupted})
+		out = append(out, stageResult{agg: sink.agg, plan: st, interrupted: done.Interrupted, sweepStop: done.SweepStop})
 		r.log.Info().Str("stage", st.Name).Msg("stage done")
 	}
 	return out, nil
@@ -334,6 +336,7 @@ type stageSink struct {
 	agg      *aggregate.Stage
 	plan     *scenario.Stage
 	endpoint string
+	look     *stopping.Live // the stage's stopping rules (nil: none)
 }
 
 func (s *stageSink) StageStarted(st *result.StageRecord) {
@@ -376,6 +379,7 @@ func (s *stageSink) Telemetry(r *result.TelemetryScrape) {
 }
 
 func (s *stageSink) LevelDone(rec *result.LevelRecord) result.Point {
+	s.look.Annotate(rec)
 	s.run.write(records.Entry{Kind: records.KindLevel, Level: rec})
 	s.run.sync()
 	if f := s.run.o.OnLevelDone; f != nil {
@@ -388,8 +392,21 @@ func (s *stageSink) LevelDone(rec *result.LevelRecord) result.Point {
 	if f := s.run.o.OnLevel; f != nil {
 		f(rec.Stage, &p)
 	}
+	s.look.LevelDone(&p)
 	return p
 }
+
+// Look answers the engine's look at an until level (runner.Looker).
+func (s *stageSink) Look(rec *result.LevelRecord, done int) *result.LevelStop {
+	return s.look.Look(rec, done)
+}
+
+// StopSweep reports whether the sweep reached saturation
+// (runner.SweepStopper).
+func (s *stageSink) StopSweep() bool { return s.look.StopSweep() }
+
+// Skipped notes the levels a stopped sweep did not run.
+func (s *stageSink) Skipped(specs []result.LevelSpec) { s.look.Skipped(specs) }
 
 // filesNeeded is the most sockets any selected level keeps open at once (its
 // concurrency, or max_concurrency in open loop), counted twice for an

@@ -114,15 +114,20 @@ stages:
 		t.Errorf("reads from %v to %v do not bracket the window %v .. %v", first, last, lvl.Start, lvl.End)
 	}
 
-	// The simulator runs at most 2 of the 4 streams: the rest wait, and no
-	// read sees more requests than the 4 streams (a stream whose request
-	// finished sends its next one, which waits while one runs).
+	// The simulator runs at most 2 of the 4 streams: the rest wait. A read
+	// sees at most the 4 streams' requests plus the 2 a step just finished:
+	// the simulator hands out a step's last tokens, and the client sends its
+	// next requests, before the simulator books the finished ones out of
+	// its running gauge; on a busy machine its loop can wait for a core in
+	// between (a read saw 5 at load average 7).
 	if pt.ServerRunningMax == nil || *pt.ServerRunningMax > 2 || *pt.ServerRunningMax < 1 {
 		t.Errorf("server_running_max %v", *pt.ServerRunningMax)
 	}
 	if pt.ServerWaitingMax == nil || *pt.ServerWaitingMax < 1 || *pt.ServerWaitingMax > 3 {
 		t.Errorf("server_waiting_max %v", *pt.ServerWaitingMax)
 	}
+	most := 0.0
+	defer func() { t.Logf("the most requests a read inside the window saw: %v", most) }()
 	for _, r := range reads {
 		if !r.Endpoint || r.Time.Before(lvl.Start) || r.Time.After(lvl.End) {
 			continue
@@ -133,8 +138,9 @@ stages:
 				n += s.Value
 			}
 		}
-		if n > 4 {
-			t.Errorf("a read inside the window at %v sees %v requests of 4 streams", r.Time, n)
+		most = max(most, n)
+		if n > 4+2 {
+			t.Errorf("a read inside the window at %v sees %v requests of 4 streams and 2 slots", r.Time, n)
 		}
 	}
 	// The simulator's own TTFT histogram: at least its 30 ms; the client's

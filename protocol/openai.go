@@ -6,7 +6,7 @@ import (
 	"fmt"
 )
 
-// The OpenAI-compatible APIs (chat and completions) share their request
+// The OpenAI-compatible APIs (chat.go, completions.go) share their request
 // fields and their streamed answer: server-sent events of JSON chunks ending
 // in [DONE], with usage in a chunk of its own when asked for.
 

@@ -103,8 +103,8 @@ type Event struct {
 	sse.Chunk
 	// Done: the stream's explicit end ([DONE]); the engine drains the rest.
 	Done bool
-	// Results is how many items a non-streamed answer carries (embeddings,
-	// rerank scores), for the engine to hold against what was sent.
+	// Results is how many items a non-streamed answer carries (vectors,
+	// scores), for the engine to hold against what was sent.
 	Results int
 }
 
@@ -188,8 +188,8 @@ type Authenticator interface {
 type OtherAPIError struct {
 	// Want is the API asked for, Got the one the events belong to.
 	Want, Got string
-	// Whole: the response is one JSON answer (to a whole-answer API:
-	// embeddings, rerank, score), not an event stream.
+	// Whole: the response is one JSON answer (to an API that answers
+	// whole, whole.go), not an event stream.
 	Whole bool
 }
 
@@ -250,4 +250,19 @@ func Names() []string {
 		out[i] = p.Name()
 	}
 	return out
+}
+
+// ModelNotFound reports whether body, a server's answer to a request for
+// model, says the server does not serve that model, as vLLM and
+// llm-d-inference-sim say it (404, "The model `m` does not exist."), OpenAI
+// (404, "code": "model_not_found") and Ollama (404, "model \"m\" not found,
+// try pulling it first"). Such a 404 is the model's, not the API path's:
+// the endpoint serves the API.
+func ModelNotFound(body, model string) bool {
+	l := strings.ToLower(body)
+	if strings.Contains(l, "model_not_found") {
+		return true
+	}
+	return model != "" && strings.Contains(body, model) && strings.Contains(l, "model") &&
+		(strings.Contains(l, "does not exist") || strings.Contains(l, "not found"))
 }

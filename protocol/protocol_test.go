@@ -141,3 +141,27 @@ func TestProbe(t *testing.T) {
 		}
 	}
 }
+
+// TestModelNotFound: the answers real servers give for a model they do not
+// serve are told from a 404 of a path they do not serve.
+func TestModelNotFound(t *testing.T) {
+	for _, c := range []struct {
+		name, body string
+		want       bool
+	}{
+		// vLLM and llm-d-inference-sim v0.10.2 (seen on loopback), the
+		// built-in simulator.
+		{"vllm", `{"error":{"message":"The model ` + "`tiny`" + ` does not exist.","type":"NotFoundError","param":null,"code":404}}`, true},
+		{"openai", `{"error":{"message":"The model ` + "`tiny`" + ` does not exist or you do not have access to it.","type":"invalid_request_error","param":null,"code":"model_not_found"}}`, true},
+		{"ollama", `{"error":"model \"tiny\" not found, try pulling it first"}`, true},
+		// A path the server does not serve: Go's mux, llama-server.
+		{"go mux", "404 page not found", false},
+		{"llama-server", `{"error":{"code":404,"message":"File Not Found","type":"not_found_error"}}`, false},
+		// Another model's name: not the request's.
+		{"other model", `{"error":{"message":"The model ` + "`big`" + ` does not exist."}}`, false},
+	} {
+		if got := ModelNotFound(c.body, "tiny"); got != c.want {
+			t.Errorf("%s: ModelNotFound = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

@@ -10,7 +10,7 @@ import (
 	"github.com/runnerbench/runner/protocol/sse"
 )
 
-// The non-streamed APIs (embeddings, rerank) answer with one JSON document:
+// The non-streamed APIs (NameStreams false) answer with one JSON document:
 // their decoder reads the whole body and turns it into one event, which
 // finishes the request (so it has an E2E, and neither a first token nor
 // output tokens) and carries the server's usage.
@@ -162,9 +162,10 @@ func badItem(data []byte, api string, why error) error {
 }
 
 // otherAnswer names the API whose JSON answer data is, when it is not api's
-// (whose list the caller found missing or empty): one with choices (chat,
-// completions), an object or type naming another API (Responses, Messages),
-// or another whole-answer API's list. "" when it is none of these.
+// (whose list the caller found missing or empty): one with choices (an
+// OpenAI-compatible answer), an object or type naming another API (a
+// typed-event API's), or another whole-answer API's list. "" when it is
+// none of these.
 func otherAnswer(data []byte, api string) string {
 	var a struct {
 		Object  string          `json:"object"`

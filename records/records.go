@@ -33,17 +33,6 @@ import (
 	"github.com/runnerbench/runner/scenario"
 )
 
-// File names inside a result directory.
-const (
-	FilePlan     = "plan.yaml"
-	FileRequests = "requests.jsonl"
-	FileRun      = "run.jsonl"
-	// FileTelemetry is written by a run that reads telemetry (the
-	// endpoint's /metrics or the plan's telemetry targets); a result
-	// directory without it has none.
-	FileTelemetry = "telemetry.jsonl"
-)
-
 // Entry kinds of run.jsonl.
 const (
 	KindRun        = "run"
@@ -97,6 +86,9 @@ type StageDone struct {
 	// Interrupted is set when the run was stopped before the stage's
 	// levels were done: its stage-scope checks are not judged.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// SweepStop is why a sweep with stop_at_saturation ended before its
+	// last listed level, as the run decided it (nil: it did not).
+	SweepStop *result.SweepStop `json:"sweep_stop,omitempty"`
 }
 
 // Entry is one line of run.jsonl: one of its records is set, as Kind says.
@@ -108,7 +100,10 @@ type Entry struct {
 	Checks []*scenario.Check `json:"checks,omitempty"`
 	// Search is a search stage's search block as the plan wrote it (defaults
 	// applied), with the stage: the report replays its decisions.
-	Search    *scenario.Search    `json:"search,omitempty"`
+	Search *scenario.Search `json:"search,omitempty"`
+	// Until is a stage's until: and stop_at_saturation settings (defaults
+	// applied), with the stage: the report judges its levels by them.
+	Until     *scenario.UntilPlan `json:"until,omitempty"`
 	Level     *result.LevelRecord `json:"level,omitempty"`
 	StageDone *StageDone          `json:"stage_done,omitempty"`
 	End       *End                `json:"end,omitempty"`
@@ -207,6 +202,7 @@ type StageRun struct {
 	Record result.StageRecord
 	Checks []*scenario.Check
 	Search *scenario.Search
+	Until  *scenario.UntilPlan
 	// Levels are the records of the levels that ended, in order; Started
 	// holds a level that started and never ended (the run was killed in it).
 	Levels  []*result.LevelRecord
@@ -235,7 +231,7 @@ func ReadRun(dir string) (*Run, error) {
 		case line == 1:
 			return fmt.Errorf("line 1: want the run's header, got %q", e.Kind)
 		case e.Kind == KindStage && e.Stage != nil:
-			stage = &StageRun{Record: *e.Stage, Checks: e.Checks, Search: e.Search}
+			stage = &StageRun{Record: *e.Stage, Checks: e.Checks, Search: e.Search, Until: e.Until}
 			run.Stages = append(run.Stages, stage)
 		case e.Kind == KindLevelStart && e.Level != nil && stage != nil && e.Level.Stage == stage.Record.Name:
 			stage.Started = e.Level
@@ -358,25 +354,4 @@ func readLong(r *bufio.Reader, first []byte) ([]byte, error) {
 			return line, err
 		}
 	}
-}
-
-// Files are the record files a result directory holds.
-var Files = []string{FilePlan, FileRequests, FileRun, FileTelemetry}
-
-// ReadHeader reads only the run's header, the first line of run.jsonl: what
-// tells a result directory from any other (every run writes it first).
-func ReadHeader(dir string) (*Header, error) {
-	f, err := os.Open(filepath.Join(dir, FileRun))
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// A header is a few hundred bytes; 1 MiB bounds what a stranger's
-	// file can make us read.
-	line, _ := bufio.NewReader(io.LimitReader(f, 1<<20)).ReadBytes('\n')
-	var e Entry
-	if err := json.Unmarshal(bytes.TrimSpace(line), &e); err != nil || e.Kind != KindRun || e.Run == nil {
-		return nil, fmt.Errorf("%s: its first line is not a run's header", FileRun)
-	}
-	return e.Run, nil
 }

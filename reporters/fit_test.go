@@ -8,6 +8,7 @@ import (
 
 	"github.com/olekukonko/tablewriter/pkg/twwidth"
 
+	"github.com/runnerbench/runner/internal/render/termtable"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -35,8 +36,8 @@ func TestTableFitsItsWidth(t *testing.T) {
 	if err := WriteTable(&wide, r, TableOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if widest(wide.Bytes()) < 300 {
-		t.Fatalf("the wide table is %d columns: the test needs the wide check", widest(wide.Bytes()))
+	if termtable.Widest(wide.Bytes()) < 300 {
+		t.Fatalf("the wide table is %d columns: the test needs the wide check", termtable.Widest(wide.Bytes()))
 	}
 	for _, width := range []int{72, DefaultWidth, 140} {
 		var b bytes.Buffer
@@ -112,21 +113,35 @@ func cells(out, label string) int {
 	return n
 }
 
-func TestWrapText(t *testing.T) {
+// TestQuickstartTableIsOneBlock: the level table of the quickstart (ten
+// columns: the default ones and prefill) at the 100 columns a pipe gets is
+// one table, its headers a word a line, not split into a second block
+// repeating the level and its counts. Its values are the quickstart's on
+// the built-in simulator.
+func TestQuickstartTableIsOneBlock(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	st := result.Stage{Name: "sweep", API: "chat", Mode: "pinned", Load: result.LoadConcurrency}
 	for _, c := range []struct {
-		in    string
-		limit int
-		want  string
+		c, n                                           int
+		tps, stream, t50, t95, tpot, itl, e2e, prefill float64
 	}{
-		{"a bb ccc dddd", 6, "a bb\nccc\ndddd"},
-		{"abcdefghij", 4, "abcd\nefgh\nij"},
-		{"x  y", 10, "x y"},
+		{1, 20, 346.94, 366.41, 23.99, 79.92, 2.19, 8.28, 335.06, 3749.5},
+		{4, 40, 996.20, 267.42, 54.50, 80.54, 2.65, 23.16, 409.67, 2521.3},
+		{16, 80, 2328.97, 173.99, 92.72, 134.04, 3.15, 52.40, 670.50, 1393.1},
 	} {
-		if got := wrapText(c.in, c.limit); got != c.want {
-			t.Errorf("wrapText(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
-		}
+		st.Points = append(st.Points, result.Point{Concurrency: c.c, NRequests: c.n, Completed: c.n, OutputTPSTotal: c.tps, OutputTPSPerStream: c.stream,
+			TTFTP50Ms: f(c.t50), TTFTP95Ms: f(c.t95), TPOTP50Ms: f(c.tpot), ITLP99Ms: f(c.itl), E2EP95Ms: f(c.e2e), PrefillTPS: f(c.prefill)})
 	}
-	if got := wrapHeaders([]string{"TTFT p95 (ms)", "Level"}); got[0] != "TTFT p95\n(ms)" || got[1] != "Level" {
-		t.Errorf("wrapHeaders: %q", got)
+	var b bytes.Buffer
+	if err := WriteTable(&b, &result.Report{Stages: []result.Stage{st}}, TableOptions{Width: DefaultWidth}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	wide := 0
+	for _, l := range strings.Split(out, "\n") {
+		wide = max(wide, twwidth.Width(l))
+	}
+	if n := strings.Count(out, "┌"); n != 1 || wide > DefaultWidth || !strings.Contains(out, "Prefill") || !strings.Contains(out, "1393.1") {
+		t.Errorf("%d tables, %d columns wide:\n%s", n, wide, out)
 	}
 }

@@ -75,7 +75,7 @@ func displayDecimals(m *result.Metric) int {
 // throughput first, then latency as a request experiences it.
 var columns = []column{
 	{metric: "achieved_rate", show: reported("rate")},
-	// An API answered whole (embeddings, rerank, score) has no first token and no
+	// An API answered whole (one that does not stream) has no first token and no
 	// output tokens: its throughput is requests and input tokens, its
 	// latency the E2E.
 	{metric: "request_tps", show: whole},
@@ -135,6 +135,9 @@ type stageGrid struct {
 	headers []string
 	rows    [][]string
 	lowConf bool // some cell carries lowConfMark; print the legend
+	// textCols is how many leading columns are text: the label,
+	// completed/failed and, on a stage with until:, why each level stopped.
+	textCols int
 }
 
 func buildGrid(st *result.Stage) stageGrid {
@@ -144,13 +147,20 @@ func buildGrid(st *result.Stage) stageGrid {
 			cols = append(cols, c)
 		}
 	}
-	g := stageGrid{headers: []string{"Level", "OK/Failed"}}
+	g := stageGrid{headers: []string{"Level", "OK/Failed"}, textCols: 2}
+	stops := anyPoint(st, func(p *result.Point) bool { return p.Stop != nil })
+	if stops {
+		g.headers, g.textCols = append(g.headers, "Stopped"), 3
+	}
 	for _, c := range cols {
 		g.headers = append(g.headers, mustMetric(c.metric).Header())
 	}
 	for i := range st.Points {
 		p := &st.Points[i]
 		row := []string{p.Label(), strconv.Itoa(p.Completed) + "/" + strconv.Itoa(p.Failed)}
+		if stops {
+			row = append(row, p.Stop.Short())
+		}
 		for _, c := range cols {
 			m := mustMetric(c.metric)
 			cell := nullCell
@@ -269,8 +279,9 @@ func levelLabel(c *result.CheckOutcome) string {
 
 // tally counts check outcomes and errors over a whole report.
 type tally struct {
-	pass, fail, warn, skipped int
-	stageErrors, levelErrors  int
+	pass, fail, warn, skipped, undecided int
+	stageErrors, levelErrors             int
+	unmeasured                           int // levels that measured no request, nothing else saying why
 }
 
 func count(r *result.Report) tally {
@@ -284,6 +295,9 @@ func count(r *result.Report) tally {
 			if checks.Unserved(st, &st.Points[j]) {
 				t.levelErrors++
 			}
+			if r.Shard == nil && checks.Unmeasured(st, &st.Points[j]) {
+				t.unmeasured++
+			}
 		}
 		for j := range st.Checks {
 			switch st.Checks[j].Status {
@@ -295,6 +309,8 @@ func count(r *result.Report) tally {
 				t.warn++
 			case result.StatusSkipped:
 				t.skipped++
+			case result.StatusUndecided:
+				t.undecided++
 			}
 		}
 	}
@@ -319,11 +335,17 @@ func verdictText(r *result.Report, t tally) string {
 		strconv.Itoa(t.warn) + " warned",
 		strconv.Itoa(t.skipped) + " skipped",
 	}
+	if t.undecided > 0 {
+		parts = append(parts, strconv.Itoa(t.undecided)+" undecided")
+	}
 	if t.levelErrors > 0 {
 		parts = append(parts, plural(t.levelErrors, "level with every request failed", "levels with every request failed"))
 	}
 	if t.stageErrors > 0 {
 		parts = append(parts, plural(t.stageErrors, "stage could not run", "stages could not run"))
+	}
+	if t.unmeasured > 0 {
+		parts = append(parts, plural(t.unmeasured, "level measured no request", "levels measured no request"))
 	}
 	s := strings.Join(parts, ", ")
 	if r.StopReason != "" && r.StopReason != result.StopCompleted {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -31,14 +32,9 @@ func recorded(t testing.TB) *result.Report {
 
 func readFixture(t testing.TB, path string) *result.Report {
 	t.Helper()
-	f, err := os.Open(path)
+	r, err := records.ReadReport(path)
 	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r, err := ReadJSON(f)
-	if err != nil {
-		t.Fatalf("read fixture: %v", err)
+		t.Fatalf("read fixture %s: %v", path, err)
 	}
 	return r
 }

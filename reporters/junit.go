@@ -221,16 +221,28 @@ func buildSuite(r *result.Report, st *result.Stage) builtSuite {
 		p := &st.Points[i]
 		secs += finite(p.DurationS)
 		c := junitCase{Name: st.Name + " / " + p.Label() + " / level ran", Classname: class, Time: seconds(p.DurationS)}
-		if checks.Unserved(st, p) {
+		switch {
+		case checks.Unserved(st, p):
 			msg := fmt.Sprintf("every request failed (%d of %d)", p.Failed, p.NRequests)
 			if p.Error != nil {
 				msg += ": " + oneLine(*p.Error)
 			}
 			c.Error = &junitResult{Message: msg, Type: "level_error", Body: textBody(levelSummary(p))}
-		} else {
+		case checks.Unmeasured(st, p):
+			c.Error = &junitResult{Message: "no request was measured", Type: "level_error"}
+		case p.NRequests == 0:
+			// The stage's error, or the interruption, says why.
+			c.Skipped = &junitResult{Message: "no request was measured: the stage stopped before this level sent one"}
+		default:
 			c.SystemOut = &junitTextBlock{Body: textBody(levelSummary(p))}
 		}
 		add(c)
+	}
+	if ss := st.SweepStop; ss != nil {
+		for _, label := range ss.Skipped {
+			add(junitCase{Name: st.Name + " / " + label + " / level ran", Classname: class, Time: seconds(0),
+				Skipped: &junitResult{Message: oneLine("not run: the sweep stopped: " + ss.Text)}})
+		}
 	}
 	for _, c := range searchCases(st, class) {
 		add(c)
@@ -268,6 +280,17 @@ func checkCase(st *result.Stage, c *result.CheckOutcome, class string) junitCase
 		jc.Skipped = &junitResult{Message: oneLine(why)}
 	case result.StatusWarn:
 		jc.SystemOut = &junitTextBlock{Body: textBody("WARNING (severity warn, does not fail the build): " + oneLine(msg) + "\n" + body)}
+	case result.StatusUndecided:
+		// JUnit has no "undecided": skipped fails nothing, as the status
+		// does, and its message says why.
+		jc.Skipped = &junitResult{Message: oneLine("UNDECIDED (does not fail the build): " + c.Message)}
+	case result.StatusPass:
+		if c.Undecided {
+			jc.SystemOut = &junitTextBlock{Body: textBody("UNDECIDED, passed on its point value: " + oneLine(msg) + "\n" + body)}
+		}
+	}
+	if c.Undecided && jc.Failure != nil {
+		jc.Failure.Type = "check_undecided"
 	}
 	return jc
 }
@@ -308,6 +331,9 @@ func levelSummary(p *result.Point) string {
 	fmt.Fprintf(&b, "output tok/s %s total, %s per stream\n", formatFloat(p.OutputTPSTotal, 2), formatFloat(p.OutputTPSPerStream, 2))
 	fmt.Fprintf(&b, "ttft p50 %s ms, p95 %s ms; tpot p50 %s ms; itl p99 %s ms; e2e p95 %s ms",
 		ptrCell(p.TTFTP50Ms, 2), ptrCell(p.TTFTP95Ms, 2), ptrCell(p.TPOTP50Ms, 2), ptrCell(p.ITLP99Ms, 2), ptrCell(p.E2EP95Ms, 2))
+	if p.Stop != nil {
+		b.WriteString("\nstopped: " + p.Stop.Text())
+	}
 	for _, w := range p.Warnings {
 		b.WriteString("\nwarning: " + w)
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/runnerbench/runner/internal/mdtext"
+	"github.com/runnerbench/runner/internal/render/mdtable"
 	"github.com/runnerbench/runner/reporters/compare"
 	"github.com/runnerbench/runner/result"
 )
@@ -23,6 +24,8 @@ func statusEmoji(s string) string {
 		return "⚠️"
 	case result.StatusSkipped:
 		return "⏭️"
+	case result.StatusUndecided:
+		return "❓"
 	default:
 		return "❔"
 	}
@@ -88,7 +91,7 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 	}
 	if len(st.Points) > 0 {
 		g := buildGrid(st)
-		writeMDTable(ew, g.headers, mdRows(g.rows), 2)
+		writeMDTable(ew, g.headers, mdRows(g.rows), g.textCols)
 		if g.lowConf {
 			ew.printf("\n%s low confidence: drawn from too few samples to mean much\n", mdText(lowConfMark))
 		}
@@ -154,31 +157,13 @@ func mdMeasured(c *result.CheckOutcome) string {
 	return s
 }
 
-// writeMDTable writes a GFM table; the first textCols columns are left-aligned
-// text, the rest right-aligned numbers. Cells must already be escaped.
+// writeMDTable writes a GFM table (the kit's); the first textCols columns
+// are left-aligned text, the rest right-aligned numbers. Cells must already
+// be escaped.
 func writeMDTable(ew *errWriter, headers []string, rows [][]string, textCols int) {
-	var b strings.Builder
-	b.WriteString("|")
-	for _, h := range headers {
-		b.WriteString(" " + mdText(h) + " |")
+	if ew.err == nil {
+		ew.err = mdtable.Write(ew.w, mdtable.Columns(headers, func(i int) bool { return i >= textCols }), rows)
 	}
-	b.WriteString("\n|")
-	for i := range headers {
-		if i < textCols {
-			b.WriteString(" --- |")
-		} else {
-			b.WriteString(" ---: |")
-		}
-	}
-	b.WriteString("\n")
-	for _, row := range rows {
-		b.WriteString("|")
-		for _, c := range row {
-			b.WriteString(" " + c + " |")
-		}
-		b.WriteString("\n")
-	}
-	ew.printf("%s", b.String())
 }
 
 func mdText(s string) string { return mdtext.Text(s) }

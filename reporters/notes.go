@@ -1,6 +1,9 @@
 package reporters
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/result"
 )
@@ -15,6 +18,7 @@ const (
 	noteWarning                      // a level's warning
 	noteInfo                         // a level's note
 	noteStageWarning                 // the stage's warning
+	noteStop                         // why a level of a stage with until: stopped, or why its sweep did
 )
 
 // stageNote is one line of what a reader must know before trusting a
@@ -28,12 +32,17 @@ type stageNote struct {
 }
 
 // stageNotes lists the stage's error, each level's first failure (with its
-// hint), warnings and notes, then the stage's warnings.
+// hint), warnings and notes, then the stage's warnings. A warning or note
+// that several levels carry word for word (how server latencies are read,
+// under each of a search's probes) is listed once, where it first comes,
+// with the levels it is on.
 func stageNotes(st *result.Stage) []stageNote {
 	var out []stageNote
 	if st.Error != "" {
 		out = append(out, stageNote{kind: noteStageError, text: oneLine(st.Error)})
 	}
+	on := levelsOf(st)
+	said := map[string]bool{}
 	for i := range st.Points {
 		p := &st.Points[i]
 		if p.Error != nil {
@@ -46,17 +55,31 @@ func stageNotes(st *result.Stage) []stageNote {
 				out = append(out, stageNote{kind: noteHint, text: hint})
 			}
 		}
-		for _, w := range p.Warnings {
-			out = append(out, stageNote{kind: noteWarning, label: p.Label(), text: oneLine(w)})
-		}
-		for _, n := range p.Notes {
-			out = append(out, stageNote{kind: noteInfo, label: p.Label(), text: oneLine(n)})
+		for _, n := range append(notesOf(p.Warnings, noteWarning), notesOf(p.Notes, noteInfo)...) {
+			if said[n.text] {
+				continue
+			}
+			said[n.text] = true
+			n.label = levelsLabel(on[n.text], len(st.Points))
+			out = append(out, n)
 		}
 	}
 	for _, w := range st.Warnings {
 		out = append(out, stageNote{kind: noteStageWarning, text: oneLine(w)})
 	}
+	for _, n := range st.StopNotes() {
+		out = append(out, stageNote{kind: noteStop, label: n.Label, text: oneLine(n.Text)})
+	}
 	return out
+}
+
+// stopLine is a stop note as a line of text: "c=8: decided at …", or the
+// sweep's own.
+func stopLine(n stageNote) string {
+	if n.label == "" {
+		return n.text
+	}
+	return n.label + ": " + n.text
 }
 
 // writeMDNotes writes the stage's notes (stageNotes) as a list.
@@ -76,9 +99,51 @@ func writeMDNotes(ew *errWriter, st *result.Stage) {
 			ew.printf("- %s: %s\n", mdText(n.label), mdText(n.text))
 		case noteStageWarning:
 			ew.printf("- ⚠️ %s\n", mdText(n.text))
+		case noteStop:
+			ew.printf("- ⏹️ %s\n", mdText(stopLine(n)))
 		}
 	}
 	if len(notes) > 0 {
 		ew.printf("\n")
 	}
+}
+
+// notesOf is a level's warnings or notes, as notes of kind k.
+func notesOf(texts []string, k noteKind) []stageNote {
+	out := make([]stageNote, len(texts))
+	for i, t := range texts {
+		out[i] = stageNote{kind: k, text: oneLine(t)}
+	}
+	return out
+}
+
+// levelsOf maps each warning's and note's text to the labels of the levels
+// that carry it, in order.
+func levelsOf(st *result.Stage) map[string][]string {
+	on := map[string][]string{}
+	for i := range st.Points {
+		p := &st.Points[i]
+		seen := map[string]bool{}
+		for _, t := range append(append([]string(nil), p.Warnings...), p.Notes...) {
+			if t = oneLine(t); !seen[t] {
+				seen[t] = true
+				on[t] = append(on[t], p.Label())
+			}
+		}
+	}
+	return on
+}
+
+// levelsLabel names the levels a note is on: its level, "every level", a
+// few levels by name, or how many.
+func levelsLabel(labels []string, levels int) string {
+	switch {
+	case len(labels) == 1:
+		return labels[0]
+	case len(labels) == levels:
+		return "every level"
+	case len(labels) <= 3:
+		return strings.Join(labels, ", ")
+	}
+	return fmt.Sprintf("%s and %d more levels", labels[0], len(labels)-1)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/atomicfile"
+	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters/html"
 	"github.com/runnerbench/runner/result"
 )
@@ -36,10 +37,12 @@ type format struct {
 // list the command line's --report and WriteAll read.
 var formats = []format{
 	{FormatTable, "", nil},
-	{FormatJSON, FileJSON, func(w io.Writer, r *result.Report, _ Options) error { return WriteJSON(w, r) }},
-	{FormatJUnit, FileJUnit, func(w io.Writer, r *result.Report, _ Options) error { return WriteJUnit(w, r) }},
-	{FormatMarkdown, FileMarkdown, func(w io.Writer, r *result.Report, _ Options) error { return WriteMarkdown(w, r) }},
-	{FormatHTML, FileHTML, func(w io.Writer, r *result.Report, o Options) error { return html.Write(w, r, o.Baseline) }},
+	{FormatJSON, records.FileReport, func(w io.Writer, r *result.Report, _ Options) error { return WriteJSON(w, r) }},
+	{FormatJUnit, records.FileJUnit, func(w io.Writer, r *result.Report, _ Options) error { return WriteJUnit(w, r) }},
+	{FormatMarkdown, records.FileSummary, func(w io.Writer, r *result.Report, _ Options) error { return WriteMarkdown(w, r) }},
+	{FormatHTML, records.FileHTML, func(w io.Writer, r *result.Report, o Options) error {
+		return html.WriteWith(w, r, html.Options{Baseline: o.Baseline, Telemetry: o.Telemetry})
+	}},
 }
 
 // Formats lists every format --report accepts, in the order they are written.
@@ -51,20 +54,14 @@ var Formats = func() []string {
 	return out
 }()
 
-// File names inside the output directory.
-const (
-	FileJSON     = "report.json"
-	FileJUnit    = "junit.xml"
-	FileMarkdown = "summary.md"
-	FileHTML     = "report.html"
-	FileRequests = "requests.jsonl"
-)
-
 // Options carry what WriteAll cannot know by itself.
 type Options struct {
 	// Baseline is the report the run was compared with (nil: none); the
 	// HTML report draws its curves beside the new ones.
 	Baseline *result.Report
+	// Telemetry is the run's telemetry reads as the HTML report draws them
+	// over time (nil: none).
+	Telemetry *html.Telemetry
 }
 
 // DefaultOutDir is where a run writes when --out is not given:

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/reporters/html"
 )
 
@@ -71,7 +72,7 @@ func TestWriteAllErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `unknown format "pdf"`) {
 		t.Errorf("err = %v, want the unknown format", err)
 	}
-	if _, statErr := os.Stat(filepath.Join(dir, FileJSON)); statErr != nil {
+	if _, statErr := os.Stat(filepath.Join(dir, records.FileReport)); statErr != nil {
 		t.Errorf("report.json not written after another format failed: %v", statErr)
 	}
 	if err := WriteAll(dir, nil, []string{"json"}, Options{}); err == nil {
@@ -95,5 +96,20 @@ func TestReadmeReportFormats(t *testing.T) {
 	}
 	if want := "`--report " + strings.Join(Formats, ",") + "`"; !strings.Contains(string(b), want) {
 		t.Fatalf("docs/cli.md does not list %s", want)
+	}
+}
+
+// TestFormatsWriteReportFiles: the files the --report formats write are
+// records.ReportFiles, the result directory's report files (which runner
+// run --out clears and the board and compare read), each once.
+func TestFormatsWriteReportFiles(t *testing.T) {
+	var files []string
+	for _, f := range formats {
+		if f.file != "" {
+			files = append(files, f.file)
+		}
+	}
+	if !reflect.DeepEqual(files, records.ReportFiles) {
+		t.Errorf("the formats write %v; records.ReportFiles lists %v", files, records.ReportFiles)
 	}
 }

@@ -71,3 +71,50 @@ func TestSearchInEveryTextReport(t *testing.T) {
 		t.Error("probe levels missing")
 	}
 }
+
+// TestSearchAndNotesAt100Columns: at the 100 columns a pipe gets, a
+// capacity search's targets too wide for their table are listed with every
+// figure labelled (the figures at capacity were once a line of bare
+// numbers under the summary), and a note every probe carries word for word
+// (how server latencies are read: 14 times in this search) is said once
+// for the stage, in the terminal and in summary.md.
+func TestSearchAndNotesAt100Columns(t *testing.T) {
+	r := searchFixture(t)
+	const same = "server_* latencies come from the server's own histograms over the window"
+	st := &r.Stages[0]
+	for i := range st.Points {
+		st.Points[i].Notes = append(st.Points[i].Notes, same)
+	}
+	st.Points[1].Notes = append(st.Points[1].Notes, "a note of one level")
+	var b bytes.Buffer
+	if err := WriteTable(&b, r, TableOptions{Width: DefaultWidth}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	search := out[strings.Index(out, "capacity search over"):]
+	search = search[:strings.Index(search, "\n\n")]
+	for _, l := range strings.Split(search, "\n") {
+		if strings.TrimSpace(strings.Trim(l, "0123456789.–~ ")) == "" {
+			t.Errorf("an unlabelled line under the search: %q\n%s", l, search)
+		}
+	}
+	if !strings.Contains(search, "Out tok/s at capacity: 3000.00") {
+		t.Errorf("the figures at capacity are not labelled:\n%s", search)
+	}
+	var md bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, doc := range map[string]string{"table": out, "summary.md": md.String()} {
+		same := same
+		if name == "summary.md" {
+			same = mdText(same)
+		}
+		if n := strings.Count(doc, same); n != 1 || !strings.Contains(doc, "every level: "+same) {
+			t.Errorf("%s: the note every level carries is said %d times, want once for every level", name, n)
+		}
+		if !strings.Contains(doc, st.Points[1].Label()+": a note of one level") {
+			t.Errorf("%s: a level's own note lost its level", name)
+		}
+	}
+}

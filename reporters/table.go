@@ -5,10 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
-
+	"github.com/runnerbench/runner/internal/render/termtable"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -19,11 +16,15 @@ type TableOptions struct {
 	// sniffs the file it writes to, so tests and pipes get plain text.
 	Color bool
 	// Width is the widest a table may be, in columns: tables are narrowed
-	// to it (headers on two lines, long text wrapped or listed below, a
-	// table of numbers split into parts); prose lines are not broken. 0: as
-	// wide as the content (the CLI's --wide).
+	// to it (internal/render/termtable: headers on two lines, long text
+	// wrapped or listed below, a table of numbers split into parts); prose
+	// lines are not broken. 0: as wide as the content (the CLI's --wide).
 	Width int
 }
+
+// DefaultWidth is the width the CLI fits the terminal tables to when stdout
+// is not a terminal (a pipe, a CI log): termtable's, for every command.
+const DefaultWidth = termtable.DefaultWidth
 
 // ANSI SGR sequences; kept to the eight basic colours every terminal has.
 const (
@@ -48,7 +49,7 @@ func statusColor(s string) string {
 		return ansiGreen
 	case result.StatusFail:
 		return ansiRed
-	case result.StatusWarn:
+	case result.StatusWarn, result.StatusUndecided:
 		return ansiYellow
 	default:
 		return ansiDim
@@ -73,7 +74,7 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		}
 		if len(st.Points) > 0 {
 			g := buildGrid(st)
-			if err := fit(ew, table{headers: g.headers, rows: g.rows, textCols: 2, keep: 2}, opts.Width); err != nil {
+			if err := termtable.Write(ew, termtable.Table{Headers: g.headers, Rows: g.rows, TextCols: g.textCols, Keep: 2}, opts.Width); err != nil {
 				return fmt.Errorf("render stage %q table: %w", st.Name, err)
 			}
 			if g.lowConf {
@@ -103,9 +104,9 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 		// tablewriter's display-width measure, so columns stay aligned.
 		// Too wide (a worse() check measures many metrics), the expression
 		// and measured values wrap inside their cells, then the check's name.
-		t := table{headers: []string{"Status", "Stage", "Check", "Level", "Expression", "Measured"}, rows: checks,
-			aligns: []tw.Align{tw.AlignLeft}, wrap: []int{4, 5}, wrapLast: []int{2}}
-		if err := fit(ew, t, opts.Width); err != nil {
+		t := termtable.Table{Headers: []string{"Status", "Stage", "Check", "Level", "Expression", "Measured"}, Rows: checks,
+			Aligns: []termtable.Align{termtable.Left}, Wrap: []int{4, 5}, WrapLast: []int{2}}
+		if err := termtable.Write(ew, t, opts.Width); err != nil {
 			return fmt.Errorf("render checks table: %w", err)
 		}
 		ew.printf("\n")
@@ -148,6 +149,8 @@ func writeStageNotes(ew *errWriter, st *result.Stage, opts TableOptions) {
 			ew.printf("  %s\n", paint(color, ansiDim, "· "+n.label+": "+n.text))
 		case noteStageWarning:
 			ew.println("  " + paint(color, ansiYellow, "!") + " " + n.text)
+		case noteStop:
+			ew.println("  ■ " + stopLine(n))
 		}
 	}
 }
@@ -161,7 +164,14 @@ func writeSearchTable(ew *errWriter, sr *result.SearchResult, opts TableOptions)
 	ew.printf("\n")
 	ew.println("  " + searchLine(sr))
 	headers, rows := searchGrid(sr)
-	if err := fit(ew, table{headers: headers, rows: rows, textCols: 5, wrap: []int{0, 1, 2, 3, 4}}, opts.Width); err != nil {
+	// Too narrow for the table, each target is listed: its name, then every
+	// other column below it, labelled (its figures at capacity were once
+	// a line of bare numbers).
+	below := make([]int, 0, len(headers)-1)
+	for c := 1; c < len(headers); c++ {
+		below = append(below, c)
+	}
+	if err := termtable.Write(ew, termtable.Table{Headers: headers, Rows: rows, TextCols: 5, Wrap: []int{0, 1, 2, 3, 4}, Below: below}, opts.Width); err != nil {
 		return err
 	}
 	for _, n := range searchNotes(sr) {
@@ -183,38 +193,6 @@ func checkRows(r *result.Report, color bool) [][]string {
 		}
 	}
 	return rows
-}
-
-// renderTable draws one light-ruled table. The first textCols columns are
-// left-aligned text, the rest right-aligned numbers; aligns overrides that.
-func renderTable(w io.Writer, headers []string, rows [][]string, textCols int, aligns []tw.Align) error {
-	per := make([]tw.Align, len(headers))
-	for i := range per {
-		switch {
-		case i < len(aligns):
-			per[i] = aligns[i]
-		case i < textCols || textCols == 0:
-			per[i] = tw.AlignLeft
-		default:
-			per[i] = tw.AlignRight
-		}
-	}
-	t := tablewriter.NewTable(w,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{Symbols: tw.NewSymbols(tw.StyleLight)})),
-		// Keep headers as written: "TTFT p95 (ms)", not "TTFT P95 (MS)".
-		tablewriter.WithHeaderAutoFormat(tw.Off),
-		tablewriter.WithHeaderAlignmentConfig(tw.CellAlignment{PerColumn: per}),
-		tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: per}),
-		// No wrapping: a wrapped number is worse than a wide table.
-		tablewriter.WithRowAutoWrap(tw.WrapNone),
-	)
-	t.Header(headers)
-	for _, row := range rows {
-		if err := t.Append(row); err != nil {
-			return err
-		}
-	}
-	return t.Render()
 }
 
 // oneLine keeps a multi-line message from breaking a table or a list.

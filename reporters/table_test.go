@@ -101,3 +101,20 @@ func TestTableNoPanicOnOddInput(t *testing.T) {
 		t.Errorf("empty report: %v", err)
 	}
 }
+
+// TestVerdictNamesAnEmptyLevel: a level that measured no request, with no
+// stage error or interruption to say why, fails the run (its checks are
+// skipped: nothing to judge), and the verdict line says why it failed.
+func TestVerdictNamesAnEmptyLevel(t *testing.T) {
+	r := &result.Report{StopReason: result.StopCompleted, Stages: []result.Stage{{Name: "s",
+		Points: []result.Point{{Concurrency: 1}},
+		Checks: []result.CheckOutcome{{Name: "no failures", Status: result.StatusSkipped, Message: "the level measured no request: nothing to judge"}},
+	}}}
+	var b bytes.Buffer
+	if err := WriteVerdict(&b, r, false); err != nil {
+		t.Fatal(err)
+	}
+	if want := "FAIL: 0 passed, 0 failed, 0 warned, 1 skipped, 1 level measured no request\n"; b.String() != want {
+		t.Errorf("verdict %q, want %q", b.String(), want)
+	}
+}

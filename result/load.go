@@ -11,5 +11,7 @@ const (
 	LoadTrace       LoadKind = "trace"       // a trace replayed on its own clock
 )
 
-// LoadKinds lists them, in the order the schema does.
+// LoadKinds lists them: the report schema's enum of a stage's load
+// (go generate ./schema). TestLoadKindsListsEveryKind holds it to the
+// constants above.
 var LoadKinds = []LoadKind{LoadConcurrency, LoadRate, LoadTrace}

@@ -100,8 +100,8 @@ type Metric struct {
 	Compare CompareSpec
 	// NeedsOutput is set on the metrics that need a streamed answer's first
 	// token or output tokens (TTFT, TPOT, output throughput, tool calls,
-	// energy per output token): an API without output (embeddings, rerank,
-	// score) leaves them null or meaningless, so the plan loader refuses a
+	// energy per output token): an API without output (one that answers
+	// whole) leaves them null or meaningless, so the plan loader refuses a
 	// check of its stage that reads one.
 	NeedsOutput bool
 
@@ -649,7 +649,7 @@ func telemetryMetrics() []Metric {
 	}
 	ms = append(ms,
 		Metric{Name: "ttft_gap_mean_ms", NeedsOutput: true, Title: "TTFT gap", Unit: "ms", Decimals: 2, Better: LowerIsBetter, Kind: KindDiagnostic,
-			Help: "client mean TTFT minus the server's own mean TTFT (its histogram): network, HTTP front end and client time no server dashboard shows", Compare: none},
+			Help: "client mean TTFT minus the server's own mean TTFT (its histogram): the time outside the server's TTFT histogram, which the level's note splits as far as the server's figures allow (its queue, where its TTFT starts after it; network, HTTP front end and client)", Compare: none},
 		Metric{Name: "gpu_count", Title: "GPUs", Unit: "gpus", Decimals: 0, Kind: KindLoad,
 			Help: "GPUs the telemetry targets reported (DCGM exporter, AMD device metrics exporter)"},
 		Metric{Name: "gpu_power_mean_w", Title: "GPU power mean", Unit: "W", Decimals: 1, Kind: KindServer,

@@ -50,6 +50,11 @@ type LevelSpec struct {
 	// Tools is set when the stage's requests carry tools, so the level
 	// reports the share of responses that called one.
 	Tools bool `json:"tools,omitempty"`
+	// Until is the level's until: rule as the plan gave it ("decided",
+	// "ttft_p95_ms within 5%", "fixed"); empty on a stage without until:.
+	// The level's requests then go out until the rule is met or a cap is
+	// reached, and the engine asks the sink after each batch.
+	Until string `json:"until,omitempty"`
 }
 
 // SLO is a per-request service-level objective in ms; a zero bound is unset.
@@ -130,6 +135,10 @@ type LevelRecord struct {
 	MaxInFlight int `json:"max_in_flight,omitempty"`
 	// Interrupted is set when the run was stopped inside the level.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// Stop is what the until: rule decided, when a look stopped the level
+	// before its cap (nil: it ran to its cap or, without until:, its
+	// count); the report says the rest (capped, undecided).
+	Stop *LevelStop `json:"stop,omitempty"`
 	// Windows are the measured windows of the level's replicates, in order,
 	// when it ran as several (nil for one); Start, End and WallNs then span
 	// them, WallNs being the sum of their lengths: the time under load.

@@ -51,9 +51,8 @@ type Request struct {
 	// MaxTokens is the max_tokens the request asked for (lengths may vary
 	// per request: sampled output lengths, per-line max_tokens in a file).
 	MaxTokens int `json:"max_tokens,omitempty"`
-	// Inputs is the texts a batch API's request carried: an embeddings
-	// request's inputs, a rerank or score request's documents (0, omitted: one
-	// prompt).
+	// Inputs is the texts a batch API's request carried: its inputs, or the
+	// documents it scored against the prompt (0, omitted: one prompt).
 	Inputs int `json:"inputs,omitempty"`
 	// ImageBytes is the bytes of the images the request sent (before
 	// their base64 encoding in data URLs; 0, omitted: none).
@@ -173,12 +172,11 @@ type Point struct {
 	MeanOutputTokens *float64 `json:"mean_output_tokens" expr:"mean_output_tokens"`
 	// InputTPSTotal is the server-reported input tokens of successes over
 	// the measured window: the throughput of an API without output tokens
-	// (embeddings, rerank, score). Null (omitted) for a level whose successes
+	// (one that answers whole). Null (omitted) for a level whose successes
 	// carried output tokens or reported no usage.
 	InputTPSTotal *float64 `json:"input_tps_total,omitempty" expr:"input_tps_total"`
 	// MeanInputsPerRequest is the mean texts per measured request of a
-	// batch API (embeddings' inputs, the documents of rerank and score);
-	// omitted otherwise.
+	// batch API (its inputs, or the documents it scored); omitted otherwise.
 	MeanInputsPerRequest *float64 `json:"mean_inputs_per_request,omitempty" expr:"mean_inputs_per_request"`
 	Turn                 int      `json:"turn,omitempty" expr:"turn"` // multi-turn per-turn points
 	// MaxInFlight is the most measured requests the level had in flight at
@@ -416,6 +414,14 @@ type Point struct {
 	// --baseline run, metric by metric (nil without a baseline); worse() in
 	// checks reads it.
 	BaselineComparison []Comparison `json:"baseline_comparison,omitempty" expr:"-"`
+
+	// Stop says why a level of a stage with until: stopped sending (nil on
+	// a stage without until:, whose levels send their fixed count).
+	Stop *LevelStop `json:"stop,omitempty" expr:"-"`
+	// Anytime are the anytime-valid intervals, over the level's requests,
+	// of the metrics its checks read (and its until: metric), which decide
+	// those checks on a stage with until: (nil on other stages).
+	Anytime []AnytimeInterval `json:"anytime,omitempty" expr:"-"`
 }
 
 // LevelEnv is what a level-scope check expression sees: every Point metric by
@@ -452,8 +458,13 @@ type CheckOutcome struct {
 	// Level is the index of the level for level-scope checks; nil for stage scope.
 	Level      *int   `json:"level,omitempty"`
 	LevelLabel string `json:"level_label,omitempty"` // "c=32" or "rate=4"
-	Status     string `json:"status"`                // pass | fail | warn | skipped
+	Status     string `json:"status"`                // pass | fail | warn | skipped | undecided
 	Message    string `json:"message,omitempty"`
+	// Undecided is set on a check of a level of a stage with until: whose
+	// interval still straddled its threshold when the level stopped: its
+	// status is then the stage's undecided rule's (undecided, or the point
+	// value's pass or fail, or fail).
+	Undecided bool `json:"undecided,omitempty"`
 	// Values are the metric values the expression read, by name.
 	Values map[string]any `json:"values,omitempty"`
 }
@@ -470,9 +481,9 @@ type Endpoint struct {
 type Stage struct {
 	Name     string   `json:"name"`
 	Endpoint Endpoint `json:"endpoint"`
-	API      string   `json:"api"`  // chat | completions
-	Mode     string   `json:"mode"` // pinned | natural; "" for an API without output (embeddings, rerank, score)
-	Load     LoadKind `json:"load"` // concurrency | rate | trace
+	API      string   `json:"api"`  // the API the stage called, as the plan names it
+	Mode     string   `json:"mode"` // the plan's mode; "" for an API without output
+	Load     LoadKind `json:"load"` // what the stage's levels vary
 	// Trace is a replay stage's trace, as it asked: requests, span, rates,
 	// lengths and the prefix-cache hit rate it implies (nil for other stages).
 	Trace    *TraceSummary  `json:"trace,omitempty"`
@@ -488,6 +499,10 @@ type Stage struct {
 	// were done (inside a level or between two): its points are part of
 	// what it would have measured, so its stage-scope checks are skipped.
 	Interrupted bool `json:"interrupted,omitempty"`
+	// SweepStop says why a sweep that stops at saturation ended before its
+	// last listed level, and which levels it skipped (nil: it ran them all,
+	// or does not stop at saturation).
+	SweepStop *SweepStop `json:"sweep_stop,omitempty"`
 }
 
 // Plan identifies the plan a report came from.

@@ -26,6 +26,7 @@ import (
 	"github.com/runnerbench/runner/runner/wire"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
+	"github.com/runnerbench/runner/stopping"
 )
 
 // ms is a duration in milliseconds, as records carry them.
@@ -318,13 +319,39 @@ func runStageCtx(ctx context.Context, e *Engine, plan *scenario.Plan, st *scenar
 	if c, ok := collectors.Load(e); ok {
 		sink.col = c.(*collector)
 	}
-	err := e.RunStage(ctx, plan.LoadPlan(st), sink)
+	var run Sink = sink
+	live := stopping.NewLive(st, sink.Stage)
+	if live != nil {
+		run = stopSink{testSink: sink, live: live}
+	}
+	err := e.RunStage(ctx, plan.LoadPlan(st), run)
 	res := sink.Result()
 	if err != nil {
 		res.Error = err.Error()
 	}
+	stopping.New(st).FinishStage(res, sink.Samples, live.SweepStop())
 	return res, err
 }
+
+// stopSink is a testSink that answers a stage's looks and its sweep's
+// saturation as a run's does (stopping.Live).
+type stopSink struct {
+	testSink
+	live *stopping.Live
+}
+
+func (s stopSink) LevelDone(rec *result.LevelRecord) result.Point {
+	s.live.Annotate(rec)
+	p := s.testSink.LevelDone(rec)
+	s.live.LevelDone(&p)
+	return p
+}
+
+func (s stopSink) Look(rec *result.LevelRecord, done int) *result.LevelStop {
+	return s.live.Look(rec, done)
+}
+func (s stopSink) StopSweep() bool                  { return s.live.StopSweep() }
+func (s stopSink) Skipped(specs []result.LevelSpec) { s.live.Skipped(specs) }
 
 // synthPlan is a plan with one synthetic prompt set of the given input length.
 func synthPlan(input int, sizing string) *scenario.Plan {

@@ -64,6 +64,11 @@ type LevelRun struct {
 	// live TTFT and ITL medians for the progress line, fed between a
 	// worker's requests (never while it reads a stream).
 	ttftLive, itlLive liveQuantile
+
+	// looker answers the looks of a level with until: (nil: the level
+	// sends its count); stop is what a look decided.
+	looker Looker
+	stop   atomic.Pointer[result.LevelStop]
 }
 
 // Claim hands out the next request's sequence number, or false when the
@@ -72,6 +77,9 @@ type LevelRun struct {
 func (lr *LevelRun) Claim() (int, bool) {
 	if !lr.stopAt.IsZero() && !time.Now().Before(lr.stopAt) {
 		return 0, false
+	}
+	if lr.stop.Load() != nil {
+		return 0, false // the level's until: rule is met
 	}
 	n := lr.claimed.Add(1) - 1
 	if lr.repTotal > 0 && n >= int64(lr.repTotal) {
@@ -208,7 +216,7 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
-		if lr.sp.served.judge(rec.OK, w.NotServed()) {
+		if lr.sp.served.judge(rec.OK, w.NotServed(), w.NoModel()) {
 			lr.cancel(wire.Interrupt("stopped: the endpoint does not serve the stage's API"))
 		}
 	}
@@ -228,6 +236,41 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		lr.failed.Add(1)
 	}
 	lr.sink.Request(rec)
+	lr.look()
+}
+
+// look asks the level's until: rule, once a request has finished, whether
+// the level has its answer; the first stop ends the level's claims.
+func (lr *LevelRun) look() {
+	if lr.looker == nil || lr.stop.Load() != nil || lr.start.IsZero() {
+		return
+	}
+	now := time.Now()
+	rec := &result.LevelRecord{Stage: lr.sp.st.Name, Level: lr.idx, Spec: lr.lvl.Spec,
+		Start: lr.start.Round(0), End: now.Round(0), WallNs: int64(now.Sub(lr.start))}
+	if st := lr.looker.Look(rec, int(lr.done.Load())); st != nil {
+		lr.stop.CompareAndSwap(nil, st)
+	}
+}
+
+// untilStop is the stop of a level with until: for its record: what a look
+// decided, else the cap it reached (nil for another level, or one
+// interrupted before either).
+func (lr *LevelRun) untilStop(interrupted bool) *result.LevelStop {
+	if lr.lvl.Spec.Until == "" {
+		return nil
+	}
+	if st := lr.stop.Load(); st != nil {
+		return st
+	}
+	if interrupted {
+		return nil
+	}
+	cap := "max_duration"
+	if lr.total > 0 && int(lr.claimed.Load()) >= lr.total {
+		cap = "max_requests"
+	}
+	return &result.LevelStop{Rule: lr.lvl.Spec.Until, Reason: result.StopCapped, Cap: cap}
 }
 
 // enter counts a measured request going on the wire, for the level's live
@@ -277,6 +320,9 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 		return rec // this shard's part of the level is empty
 	}
 	lr := &LevelRun{e: e, sp: sp, idx: idx, lvl: lvl, unit: sp.unit(), sink: sink, total: lvl.Requests}
+	if l, ok := sink.(Looker); ok && lvl.Spec.Until != "" {
+		lr.looker = l
+	}
 	// Telemetry reads start with the level (their first round beside the
 	// warm-ups, awaited before the window opens) and end with a round
 	// after the window closes, so both edges are bracketed.
@@ -326,6 +372,7 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 	rec.CapWaits = lr.capWaits.Load()
 	rec.MaxInFlight = int(lr.peak.Load())
 	rec.Interrupted = ctx.Err() != nil
+	rec.Stop = lr.untilStop(rec.Interrupted)
 	e.log.Debug().Str("stage", sp.st.Name).Str("level_label", lvl.Spec.Label).
 		Int64("done", lr.done.Load()).Int64("failed", lr.failed.Load()).Dur("wall", rec.Wall()).Msg("level done")
 	return rec

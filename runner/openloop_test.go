@@ -190,15 +190,32 @@ func TestOpenLoopDuration(t *testing.T) {
 	if len(res.Points) != 2 {
 		t.Fatalf("%d points", len(res.Points))
 	}
-	byLevel := map[int]int{}
+	byLevel := map[int][]*result.Request{}
 	for _, r := range col.measured() {
-		byLevel[r.Level]++
+		byLevel[r.Level] = append(byLevel[r.Level], r)
 	}
 	for i, rate := range st.Rate {
-		want := len(shape.Schedule(shape.LevelSeed(1, i), rate, "gamma", 2, 0, 300*time.Millisecond))
-		p := res.Points[i]
-		if p.NRequests != want || byLevel[i] != want || p.Failed != 0 {
-			t.Errorf("rate %g: %d requests (%d records, %d failed), schedule holds %d", rate, p.NRequests, byLevel[i], p.Failed, want)
+		sched := shape.Schedule(shape.LevelSeed(1, i), rate, "gamma", 2, 0, 300*time.Millisecond)
+		p, recs := res.Points[i], byLevel[i]
+		// What a busy machine cannot take away: the level sends the
+		// schedule's first arrivals, each due at its scheduled offset, none
+		// past the duration, and fails none. It may send fewer than the
+		// schedule holds: a dispatcher that a loaded machine holds off the
+		// core past the duration's end claims no more (a level at rate 150
+		// sent 36 of 46 at load average 7).
+		if p.NRequests != len(recs) || len(recs) == 0 || len(recs) > len(sched) || p.Failed != 0 {
+			t.Errorf("rate %g: %d requests (%d records, %d failed), schedule holds %d", rate, p.NRequests, len(recs), p.Failed, len(sched))
+			continue
+		}
+		if len(recs) < len(sched) {
+			t.Logf("rate %g: %d of the schedule's %d arrivals sent before the duration's end (dispatch lag max %v ms)", rate, len(recs), len(sched), deref(p.DispatchLagMaxMs))
+		}
+		due0 := recs[0].Start.Add(-time.Duration(recs[0].DispatchLagMs * float64(time.Millisecond)))
+		for j, r := range recs {
+			due := r.Start.Add(-time.Duration(r.DispatchLagMs * float64(time.Millisecond))).Sub(due0)
+			if r.Seq != j || (due-sched[j]+sched[0]).Abs() > time.Millisecond {
+				t.Errorf("rate %g: record %d is seq %d due at %v, the schedule's is at %v", rate, j, r.Seq, due, sched[j]-sched[0])
+			}
 		}
 		if *p.Rate != rate || p.DurationS < 0.25 {
 			t.Errorf("rate %v, duration %.3f", deref(p.Rate), p.DurationS)

@@ -71,7 +71,7 @@ func searchTarget(t *testing.T, sr *result.SearchResult, name string) result.Sea
 func describe(res *result.Stage) string {
 	var b strings.Builder
 	for _, p := range res.Points {
-		fmt.Fprintf(&b, "\n  %s: tpot p50 %v ttft p95 %v goodput %v", p.Label(), deref0(p.TPOTP50Ms), deref0(p.TTFTP95Ms), deref0(p.Goodput))
+		fmt.Fprintf(&b, "\n  %s: tpot p50 %v ttft p95 %v goodput %v sim_behind %t client_bottleneck %t", p.Label(), deref0(p.TPOTP50Ms), deref0(p.TTFTP95Ms), deref0(p.Goodput), p.SimBehind, p.ClientBottleneck)
 	}
 	return b.String()
 }
@@ -271,48 +271,57 @@ func TestSearchOverRate(t *testing.T) {
 `)
 	res, sr := runSearch(t, plan, st)
 	tg := searchTarget(t, sr, "t")
-	if tg.Status != result.SearchFound || tg.Capacity == nil {
-		t.Fatalf("%+v%s", tg, describe(res))
-	}
-	c, f := *tg.Capacity, tg.Fail.Load
-	if f > c*1.05*(1+1e-9) {
-		t.Errorf("bracket %g..%g wider than 5%%", c, f)
-	}
-	// A confident bracket holds the model's 50 req/s, give or take 3% for
-	// what the model leaves out (the client's timing, prefill steps). A
-	// probe disturbed by the machine (a stalled client sends a burst, and
-	// the queue it builds outlasts a short probe) makes the noise estimate
-	// large: then the search must say it is not confident, and why.
-	//
-	// The model holds only while the simulator keeps its clock: a lone
-	// sequence's step is 2 ms, so the probes at up to 32 req/s (at most one
-	// other sequence in flight most of the time) measure a TPOT p50 of
-	// 2.00-2.06 ms on a quiet machine. Where the machine is so busy that they
-	// measure more (2.19-2.68 ms, seen with -race and both cores held), every
-	// step runs late, the server really is slower, and its capacity is lower
-	// than the model's: then the bracket must not lie above it.
-	kept := true
-	for _, p := range res.Points {
-		if p.Rate != nil && *p.Rate <= 32 && p.TPOTP50Ms != nil && *p.TPOTP50Ms > 2.1 {
-			kept = false
-		}
-	}
-	switch truth := 50.0; {
-	case !kept && c > truth*1.03:
-		t.Errorf("bracket %g..%g lies above the %g req/s a simulator on time would take%s", c, f, truth, describe(res))
-	case !kept:
-		t.Logf("the simulator ran late on this busy machine; its capacity %g req/s is below the model's %g%s", c, truth, describe(res))
-	case tg.Confident && (c > truth*1.03 || f < truth*0.97):
-		t.Errorf("confident bracket %g..%g does not hold %g req/s%s", c, f, truth, describe(res))
-	case !tg.Confident && !strings.Contains(strings.Join(tg.Notes, " "), "decided by its estimate"):
-		t.Errorf("not confident without saying why: %q%s", tg.Notes, describe(res))
-	}
 	seen := map[float64]bool{}
 	for _, p := range res.Points {
 		if p.Rate == nil || p.AchievedRate == nil {
 			t.Fatalf("%s: rate %v achieved %v", p.Label(), p.Rate, p.AchievedRate)
 		}
 		seen[*p.Rate] = true
+	}
+	if tg.Status == result.SearchFound {
+		if c, f := *tg.Capacity, tg.Fail.Load; f > c*1.05*(1+1e-9) {
+			t.Errorf("bracket %g..%g wider than 5%%", c, f)
+		}
+	}
+	// The model holds only while the simulator keeps its clock: a lone
+	// sequence's step is 2 ms, so the probes at up to 32 req/s (at most one
+	// other sequence in flight most of the time) measure a TPOT p50 of
+	// 2.00-2.06 ms on a quiet machine. Where the machine is so busy that they
+	// measure more (2.19-2.68 ms, seen with -race and both cores held; 41.8
+	// ms once, at 8 req/s, under a load average of 15), every step runs
+	// late, the server really is slower and its capacity lower, down to
+	// below the search's minimum: then no capacity found may lie above the
+	// model's. (The probes' sim_behind flag cannot tell: under -race it was
+	// set on every probe of runs without busy loops whose probes up to 32
+	// req/s measured 2.04-2.08 ms.)
+	kept := true
+	for _, p := range res.Points {
+		if *p.Rate <= 32 && p.TPOTP50Ms != nil && *p.TPOTP50Ms > 2.1 {
+			kept = false
+		}
+	}
+	const truth = 50.0
+	if !kept {
+		if tg.Capacity != nil && *tg.Capacity > truth*1.03 {
+			t.Fatalf("capacity %g lies above the %g req/s a simulator on time would take%s", *tg.Capacity, truth, describe(res))
+		}
+		t.Logf("the simulator ran late on this busy machine: %s, capacity %v, not above the model's %g%s", tg.Status, deref0(tg.Capacity), truth, describe(res))
+		return
+	}
+	if tg.Status != result.SearchFound || tg.Capacity == nil {
+		t.Fatalf("%+v%s", tg, describe(res))
+	}
+	// A confident bracket holds the model's 50 req/s, give or take 3% for
+	// what the model leaves out (the client's timing, prefill steps). A
+	// probe disturbed by the machine (a stalled client sends a burst, and
+	// the queue it builds outlasts a short probe) makes the noise estimate
+	// large: then the search must say it is not confident, and why.
+	c, f := *tg.Capacity, tg.Fail.Load
+	switch {
+	case tg.Confident && (c > truth*1.03 || f < truth*0.97):
+		t.Errorf("confident bracket %g..%g does not hold %g req/s%s", c, f, truth, describe(res))
+	case !tg.Confident && !strings.Contains(strings.Join(tg.Notes, " "), "decided by its estimate"):
+		t.Errorf("not confident without saying why: %q%s", tg.Notes, describe(res))
 	}
 	t.Logf("%d probes over %d rates: capacity %g req/s, fails at %g (confident %t)", len(res.Points), len(seen), c, f, tg.Confident)
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"sync/atomic"
 
@@ -39,21 +40,26 @@ func newServedCheck(api protocol.Protocol) *servedCheck {
 }
 
 // judge decides, while the stage is undecided, by one request's answer: ok
-// (it succeeded) and why (the wire's NotServed: "" when the answer showed
-// nothing of it). It reports whether the stage must stop, because the
-// endpoint does not serve its API.
-func (c *servedCheck) judge(ok bool, why string) bool {
+// (it succeeded), why (the wire's NotServed: "" when the answer showed
+// nothing of it) and noModel (the wire's NoModel: the server said it does
+// not serve the endpoint's model, which stops the stage as well, with that
+// said instead). It reports whether the stage must stop, because the
+// endpoint does not serve its API or its model.
+func (c *servedCheck) judge(ok bool, why, noModel string) bool {
 	switch s := c.state.Load(); {
 	case s != undecided:
 		return s == notServed
 	case ok:
 		c.state.CompareAndSwap(undecided, served)
 		return false
-	case why == "":
+	case why == "" && noModel == "":
 		return false
 	}
 	err := fmt.Errorf("api %s: %s: the endpoint does not serve the %s API at this path (is base_url right, and does the server implement it?)",
 		c.api.Name(), why, c.api.Name())
+	if noModel != "" {
+		err = errors.New(noModel)
+	}
 	c.err.CompareAndSwap(nil, &err) // the first such answer names the error
 	c.state.CompareAndSwap(undecided, notServed)
 	return c.state.Load() == notServed

@@ -25,18 +25,18 @@ func TestServedCheckDecidesOnce(t *testing.T) {
 	const why = "POST http://h/v1/embeddings answered http 404 (nope)"
 
 	c := newServedCheck(api("embeddings"))
-	if c.judge(false, "") || c.Err() != nil {
+	if c.judge(false, "", "") || c.Err() != nil {
 		t.Fatal("a failure that shows nothing decided the stage")
 	}
-	if c.judge(true, "") || c.judge(false, why) || c.Err() != nil {
+	if c.judge(true, "", "") || c.judge(false, why, "") || c.Err() != nil {
 		t.Fatal("a 404 after a success stopped the stage")
 	}
 
 	c = newServedCheck(api("embeddings"))
-	if !c.judge(false, why) {
+	if !c.judge(false, why, "") {
 		t.Fatal("a 404 before any success did not stop the stage")
 	}
-	if !c.judge(true, "") || !c.judge(false, "") {
+	if !c.judge(true, "", "") || !c.judge(false, "", "") {
 		t.Fatal("a request after the decision did not see it")
 	}
 	if err := c.Err(); err == nil || !strings.HasPrefix(err.Error(), "api embeddings: "+why+": the endpoint does not serve the embeddings API") {
@@ -44,7 +44,7 @@ func TestServedCheckDecidesOnce(t *testing.T) {
 	}
 
 	c = newServedCheck(api("chat"))
-	if c.judge(false, why) || c.Err() != nil {
+	if c.judge(false, why, "") || c.Err() != nil {
 		t.Fatal("chat's stage stopped: it has no not-served rule")
 	}
 }
@@ -57,7 +57,7 @@ func TestServedCheckConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	stops := make([]bool, 64)
 	for i := range stops {
-		wg.Go(func() { stops[i] = c.judge(false, "answer "+string(rune('a'+i%26))) })
+		wg.Go(func() { stops[i] = c.judge(false, "answer "+string(rune('a'+i%26)), "") })
 	}
 	wg.Wait()
 	for i, s := range stops {

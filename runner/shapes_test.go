@@ -296,7 +296,7 @@ func TestExamplePlans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs several seconds of example plans")
 	}
-	for _, name := range []string{"open-loop", "lengths", "shared-prefix", "multi-turn", "responses", "messages", "tools", "embeddings", "images"} {
+	for _, name := range []string{"open-loop", "lengths", "shared-prefix", "multi-turn", "responses", "messages", "tools", "embeddings", "images", "until"} {
 		t.Run(name, func(t *testing.T) {
 			plan, err := scenario.Load("../plans/"+name+".yaml", noEnv)
 			if err != nil {
@@ -329,8 +329,27 @@ func TestExamplePlans(t *testing.T) {
 						t.Errorf("stage %s: check %q failed: %s %v", st.Name, o.Name, o.Message, o.Values)
 					}
 				}
+				untilDecided(t, st, res)
 			}
 		})
+	}
+}
+
+// untilDecided: every level of an example's stage with until: stopped
+// decided, before its cap (the example's thresholds are far from the
+// simulator's truth), and said so.
+func untilDecided(t *testing.T, st *scenario.Stage, res *result.Stage) {
+	t.Helper()
+	if !st.UntilPlan().HasUntil() {
+		return
+	}
+	for _, p := range res.Points {
+		if p.Stop == nil || p.Stop.Reason != result.StopDecided {
+			t.Errorf("stage %s %s: stop %+v", st.Name, p.Label(), p.Stop)
+		}
+	}
+	if ss := res.SweepStop; ss != nil {
+		t.Logf("stage %s: %s; skipped %v", st.Name, ss.Text, ss.Skipped)
 	}
 }
 

@@ -19,3 +19,23 @@ type Sink interface {
 	// shapes (a capacity search) decide their next level by.
 	LevelDone(rec *result.LevelRecord) result.Point
 }
+
+// Looker is a Sink that can end a level of a stage with until: before its
+// cap: it is asked as the level's measured requests finish (LevelSpec.Until
+// set), and a stop it returns ends the level. The engine then claims no
+// more requests; those in flight finish and are recorded, and the stop
+// goes into the level's record.
+type Looker interface {
+	// Look is asked after done of level rec's measured requests finished
+	// (rec holds the level so far: its spec and window). It is called from
+	// the workers, concurrently, and must be quick when it does not look.
+	Look(rec *result.LevelRecord, done int) *result.LevelStop
+}
+
+// SweepStopper is a Sink that can end a stage's sweep before its last
+// level (a stage with stop_at_saturation): asked after each level, and
+// told which levels the sweep then skipped.
+type SweepStopper interface {
+	StopSweep() bool
+	Skipped(specs []result.LevelSpec)
+}

@@ -110,6 +110,22 @@ func (e *Engine) RunStage(ctx context.Context, st *scenario.LoadPlan, sink Sink)
 		if err := sp.served.Err(); err != nil {
 			return err
 		}
+		if ss, ok := sink.(SweepStopper); ok && st.StopAtSaturation && ss.StopSweep() {
+			ss.Skipped(rest(sweep, last))
+			break
+		}
 	}
 	return shape.Err(sweep)
+}
+
+// rest are the levels a sweep had left, which a stop at saturation skips.
+func rest(sweep shape.Sweep, last *result.Point) []result.LevelSpec {
+	var out []result.LevelSpec
+	for {
+		lvl, ok := sweep.Next(last)
+		if !ok {
+			return out
+		}
+		out = append(out, lvl.Spec)
+	}
 }

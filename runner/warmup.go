@@ -39,7 +39,7 @@ func (e *Engine) warmup(ctx context.Context, sp *stagePlan, idx, conc, n int, si
 					e.log.Debug().Str("kind", rec.ErrorKind).Str("error", rec.Error).Msg("warm-up request failed")
 				}
 				sink.Request(rec)
-				if sp.served.judge(rec.OK, w.NotServed()) {
+				if sp.served.judge(rec.OK, w.NotServed(), w.NoModel()) {
 					return // the API is not served: the stage stops (runLevel)
 				}
 			}

@@ -9,16 +9,17 @@ import (
 	"github.com/runnerbench/runner/result"
 )
 
-// The non-streamed APIs (embeddings, rerank, score): a request carries a
-// batch of texts (embeddings' inputs, the documents of rerank and score
-// beside the prompt as their query), and its answer comes whole, so it has an end-to-end latency and
-// input tokens, and no first token or output tokens.
+// The non-streamed APIs (protocol.NameStreams false): a request carries a
+// batch of texts (an InputBatcher's inputs, a DocumentScorer's documents
+// beside the prompt as their query), and its answer comes whole, so it has
+// an end-to-end latency and input tokens, and no first token or output
+// tokens.
 
 // Bounds on a batch request's texts.
 const (
 	MaxInputsPerRequest    = 2048
 	MaxDocumentsPerRequest = 1000
-	// DefaultDocumentsPerRequest is a rerank or score request's documents
+	// DefaultDocumentsPerRequest is a document-scoring request's documents
 	// when the stage does not say.
 	DefaultDocumentsPerRequest = 8
 )
@@ -28,15 +29,16 @@ const (
 func streams(api API) bool { return protocol.NameStreams(string(api)) }
 
 // scoresDocuments reports whether api's requests score documents against
-// the prompt as their query (rerank, score); an unknown api is the enum
-// check's error, not this one's: false.
+// the prompt as their query (protocol.DocumentScorer); an unknown api is
+// the enum check's error, not this one's: false.
 func scoresDocuments(api API) bool { return is[protocol.DocumentScorer](api, false) }
 
 // batchesInputs reports whether api's requests carry several inputs
-// (embeddings); false for an unknown api.
+// (protocol.InputBatcher); false for an unknown api.
 func batchesInputs(api API) bool { return is[protocol.InputBatcher](api, false) }
 
-// documentAPIs names the APIs that score documents ("rerank or score").
+// documentAPIs names the APIs that score documents, from the registry, as
+// a message lists them ("a or b").
 func documentAPIs() string { return namesOf[protocol.DocumentScorer]() }
 
 // outputMetric reports whether metric needs a streamed answer's first token

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -129,7 +130,7 @@ func (v *validator) compileChecks() {
 			}
 			prog, metrics, err := CompileCheck(c.Expr, c.Scope)
 			if err != nil {
-				v.exprError(cp+".expr", c.Scope, err)
+				v.exprError(cp+".expr", c.Expr, c.Scope, err)
 			} else {
 				c.Program, c.Metrics, c.Gates = prog, metrics, GatesOf(prog)
 				v.capacityRefs(cp+".expr", s, c)
@@ -137,7 +138,7 @@ func (v *validator) compileChecks() {
 			if c.When != "" && c.Scope == ScopeLevel {
 				prog, metrics, err := CompileCheck(c.When, ScopeLevel)
 				if err != nil {
-					v.exprError(cp+".when", ScopeLevel, err)
+					v.exprError(cp+".when", c.When, ScopeLevel, err)
 				} else {
 					c.WhenProgram, c.WhenMetrics = prog, metrics
 					c.Gates = append(c.Gates, GatesOf(prog)...)
@@ -145,12 +146,13 @@ func (v *validator) compileChecks() {
 			}
 		}
 		v.batchChecks(i, s)
+		v.untilChecks(i, s)
 	}
 }
 
 // exprError reports a compile error at its place inside the expression, with
 // the closest metric names for an unknown one.
-func (v *validator) exprError(path string, scope Scope, err error) {
+func (v *validator) exprError(path, src string, scope Scope, err error) {
 	at := v.pos(path)
 	msg := err.Error()
 	var fe *file.Error
@@ -176,8 +178,33 @@ func (v *validator) exprError(path string, scope Scope, err error) {
 			at.line += fe.Line - 1
 		}
 	}
+	msg = explain(src, msg, scope)
+	what := "check"
+	if strings.Contains(path, ".search.targets[") {
+		what = "target"
+	}
+	v.probs.add(at, "%s: invalid %s expression: %s", path, what, msg)
+}
+
+// ExplainExpr is the message of err, a compile error of expression src in
+// scope, with the hint a newcomer needs: the closest metric names for an
+// unknown one, how to write a number or a comparison. For anything that
+// compiles a check expression outside a plan (the board's --rank).
+func ExplainExpr(src string, scope Scope, err error) string {
+	msg, _, _ := strings.Cut(err.Error(), "\n") // expr's errors draw a caret below
+	var fe *file.Error
+	if errors.As(err, &fe) {
+		msg = fe.Message
+	}
+	return explain(src, msg, scope)
+}
+
+// explain adds its hint to msg, the message of a compile error of src.
+func explain(src, msg string, scope Scope) string {
 	if m := notBoolRE.FindStringSubmatch(msg); m != nil {
-		msg = fmt.Sprintf("the expression must be true or false, but it gives %s", m[1])
+		msg = notBool(src, m[1])
+	} else if hint := syntaxHint(src, msg); hint != "" {
+		msg += hint
 	}
 	names := metrics()
 	if scope == ScopeStage {
@@ -199,16 +226,90 @@ func (v *validator) exprError(path string, scope Scope, err error) {
 			break
 		}
 	}
-	what := "check"
-	if strings.Contains(path, ".search.targets[") {
-		what = "target"
+	return msg
+}
+
+// notBool is the message for an expression that is not true or false: a
+// number (a bare metric, "ttft_p95_ms") is a comparison left unfinished.
+func notBool(src, got string) string {
+	got = strings.TrimPrefix(got, "*")
+	src = strings.TrimSpace(src)
+	switch got {
+	case "float64", "int", "int64", "float32", "int32", "uint", "uint64":
+		return fmt.Sprintf("a check must be a comparison that is true or false, but %q is a number: compare it with a limit (e.g. %s < 500)", src, src)
 	}
-	v.probs.add(at, "%s: invalid %s expression: %s", path, what, msg)
+	return fmt.Sprintf("the expression must be true or false, but it gives %s", got)
+}
+
+// unitRE finds a number written with a unit ("300ms", "1.5 s", "2%").
+var unitRE = regexp.MustCompile(`((\d+(?:\.\d+)?)\s*(ms|us|µs|ns|s|sec|secs|seconds|m|min|h|%))(?:$|[^\w/])`)
+
+// wordRE finds the names in an expression.
+var wordRE = regexp.MustCompile(`\w+`)
+
+// timeUnits are the units unitRE finds that a _ms or _s metric converts, in
+// seconds.
+var timeUnits = map[string]float64{"ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "secs": 1, "seconds": 1, "m": 60, "min": 60, "h": 3600}
+
+// syntaxHint says how to write what a newcomer most often writes wrong, for
+// an expression expr could not parse: a number with a unit ("< 300ms": the
+// unit is in the metric's name), or "=" for "==".
+func syntaxHint(src, msg string) string {
+	if m := unitRE.FindStringSubmatch(src); m != nil {
+		return unitHint(src, m[1], m[2], m[3])
+	}
+	if strings.Contains(msg, `Operator("=")`) {
+		return " (to compare, write ==)"
+	}
+	return ""
+}
+
+// unitHint is syntaxHint's for num written with unit: the number to write,
+// converted to the unit in the name of the metric src reads (ttft_p95_ms:
+// milliseconds) when it can be.
+func unitHint(src, written, num, unit string) string {
+	var m *result.Metric
+	for _, w := range wordRE.FindAllString(src, -1) {
+		if mm, ok := result.MetricNamed(w); ok {
+			m = mm
+			break
+		}
+	}
+	if m == nil {
+		return fmt.Sprintf(" (numbers take no unit: write %s, in the unit the metric's name ends with: _ms, _s)", num)
+	}
+	per, isTime := timeUnits[unit]
+	switch {
+	case isTime && (m.Unit == "ms" || m.Unit == "s"):
+		v, _ := strconv.ParseFloat(num, 64)
+		if m.Unit == "ms" {
+			v *= per * 1000
+		} else {
+			v *= per
+		}
+		return fmt.Sprintf(" (numbers take no unit: write %s for %s; the unit is in the metric's name: %s is in %s)",
+			strconv.FormatFloat(v, 'f', -1, 64), written, m.Name, unitWord(m.Unit))
+	case unit == "%" && m.Percent():
+		v, _ := strconv.ParseFloat(num, 64)
+		return fmt.Sprintf(" (numbers take no unit: %s is a share from 0 to 1, so write %s for %s)", m.Name, strconv.FormatFloat(v/100, 'f', -1, 64), written)
+	}
+	return fmt.Sprintf(" (numbers take no unit: write %s; %s is counted in %s)", num, m.Name, m.Unit)
+}
+
+// unitWord spells a time unit out.
+func unitWord(u string) string {
+	if u == "ms" {
+		return "milliseconds"
+	}
+	return "seconds"
 }
 
 // metricHint suggests the metric a synonym stands for ("tpot_median_ms"),
 // else up to three metric names close to s.
 func metricHint(s string, names []string) string {
+	if lower := strings.ToLower(s); lower != s && slices.Contains(names, lower) {
+		return fmt.Sprintf(" (did you mean %s? names are lower case)", lower)
+	}
 	if m, ok := result.MetricForAlias(s); ok {
 		return fmt.Sprintf(" (did you mean %s?)", m.Name)
 	}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 
@@ -34,6 +35,7 @@ var (
 	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 	lengthType          = reflect.TypeFor[Length]()
 	perLevelType        = reflect.TypeFor[PerLevel]()
+	untilType           = reflect.TypeFor[UntilRules]()
 )
 
 // decoder walks a yaml.Node tree into a Go value, recording problems and the
@@ -113,7 +115,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string, depth int) 
 		d.decode(n, v.Elem(), path, depth)
 	case t == lengthType:
 		d.decodeLength(n, v, path, depth)
-	case t == perLevelType:
+	case t == perLevelType || t == untilType:
 		d.decodePerLevel(n, v, path, depth)
 	case reflect.PointerTo(t).Implements(unmarshalerType):
 		d.decodeUnmarshaler(n, v, path, depth)
@@ -295,16 +297,38 @@ func yamlFields(t reflect.Type) []field {
 	return out
 }
 
+// structFieldsOf holds each struct type's fields and their names, read by
+// reflection once: a plan decodes the same few types over and over (a
+// stage's checks, and an alias bomb's many copies until MaxValues stops it,
+// where reading them anew was a third of the time).
+var structFieldsOf sync.Map // reflect.Type → structInfo
+
+type structInfo struct {
+	fields []field
+	names  []string
+}
+
+// structFields is yamlFields of t and the fields' names, cached; callers
+// must not change them.
+func structFields(t reflect.Type) ([]field, []string) {
+	if si, ok := structFieldsOf.Load(t); ok {
+		return si.(structInfo).fields, si.(structInfo).names
+	}
+	fields := yamlFields(t)
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.name
+	}
+	structFieldsOf.Store(t, structInfo{fields, names})
+	return fields, names
+}
+
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path string, depth int) {
 	if n.Kind != yaml.MappingNode {
 		d.fail(n, path, "expected a mapping, got %s", kindName(n))
 		return
 	}
-	fields := yamlFields(v.Type())
-	names := make([]string, len(fields))
-	for i, f := range fields {
-		names[i] = f.name
-	}
+	fields, names := structFields(v.Type())
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]

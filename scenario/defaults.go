@@ -106,6 +106,12 @@ func (p *Plan) ApplyDefaults() {
 				s.Burstiness = 1
 			}
 		}
+		if !s.Until.IsZero() || s.StopAtSaturation {
+			if s.Confidence == 0 {
+				s.Confidence = DefaultConfidence
+			}
+			setStr(&s.Undecided, DefaultUndecided)
+		}
 		if s.Warmup == nil {
 			w := DefaultWarmup
 			s.Warmup = &w

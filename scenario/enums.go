@@ -15,10 +15,9 @@ type API string
 
 // The APIs the defaults and tests name; APIs lists them all.
 const (
-	APIChat        API = "chat"        // /v1/chat/completions
-	APICompletions API = "completions" // /v1/completions
-	APIEmbeddings  API = "embeddings"  // /v1/embeddings (not streamed)
-	APIRerank      API = "rerank"      // /v1/rerank (not streamed)
+	APIChat       API = "chat"
+	APIEmbeddings API = "embeddings"
+	APIRerank     API = "rerank"
 )
 
 // Mode is how a stage's requests end.

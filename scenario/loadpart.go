@@ -44,7 +44,7 @@ func Written(name string, data []byte) (*Plan, error) {
 // are, how long to wait for it). Everything else decides what was sent.
 var (
 	notLoadEndpoint = []string{"api_key", "headers", "metrics_url", "counters", "ready_timeout", "tls"}
-	notLoadStage    = []string{"name", "checks", "slo"}
+	notLoadStage    = []string{"name", "checks", "slo", "undecided", "confidence"}
 )
 
 // LoadDiff returns the first difference between two plans' load parts

@@ -29,8 +29,18 @@ type LoadPlan struct {
 	Search      *Search
 	Requests    PerLevel
 	Duration    time.Duration
-	Ramp        time.Duration
-	Replicates  int
+	// Until is each level's until: rule (UntilRule.Fixed for a level that
+	// sends Requests or Duration); an until level sends at most
+	// MaxRequests (0: no count cap) for at most MaxDuration (0: no time
+	// cap), and its Sink's looks may stop it sooner.
+	Until       UntilRules
+	MaxRequests PerLevel
+	MaxDuration time.Duration
+	// StopAtSaturation: the sweep may end before its last level, when its
+	// sink says the server is saturated.
+	StopAtSaturation bool
+	Ramp             time.Duration
+	Replicates       int
 	// Slices is the width of each level's time slices (0: none).
 	Slices time.Duration
 	// Open loop: the arrival process and the in-flight cap (0: none).
@@ -72,6 +82,7 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		Name: st.Name, API: st.API, Mode: st.Mode, Pinned: st.Mode != ModeNatural,
 		Kind:        st.loadKind(ps),
 		Concurrency: st.Concurrency, Rate: st.Rate, Search: st.Search, Requests: st.Requests,
+		Until: st.Until, MaxRequests: st.MaxRequests, MaxDuration: st.MaxDuration.D(), StopAtSaturation: st.StopAtSaturation,
 		Duration: st.Duration.D(), Ramp: st.Ramp.D(), Replicates: st.Replicates, Slices: st.Slices.D(),
 		Arrival: st.Arrival, Burstiness: st.Burstiness, MaxConcurrency: st.MaxConcurrency,
 		OutputTokens: st.OutputTokens, InputTokens: st.InputTokens,
@@ -95,6 +106,12 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 		lp.TracePrompts = p.PromptSet(ps.Trace.Prompts)
 	}
 	return lp
+}
+
+// UntilAt is level i's until: rule (fixed when none).
+func (lp *LoadPlan) UntilAt(i int) UntilRule {
+	r, _ := ParseUntil(lp.Until.At(i))
+	return r
 }
 
 // Requested is the tokens each request of the stage asks for, as its

@@ -11,107 +11,123 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// PerLevel is a count a stage gives once for every level (requests: 64) or
-// once per level, in the order its levels are listed (requests: [8, 32, 64]
-// beside concurrency: [1, 8, 32]): a low level should not have to send as
-// many requests as the highest needs. In YAML it is a number or a list.
-type PerLevel struct {
-	// Each is every level's count; 0 when not given (or given per level).
-	Each int
-	// List is one count per level; nil when given once for every level.
-	List []int
+// PerLevelOf is a value a stage gives once for every level (requests: 64,
+// until: decided) or once per level, in the order its levels are listed
+// (requests: [8, 32, 64] beside concurrency: [1, 8, 32]): a low level
+// should not have to send as many requests as the highest needs. In YAML
+// it is a value or a list.
+type PerLevelOf[T int | string] struct {
+	// Each is every level's value; the zero value when not given (or given
+	// per level).
+	Each T
+	// List is one value per level; nil when given once for every level.
+	List []T
 }
 
-// IsZero reports whether the count was not given.
-func (c PerLevel) IsZero() bool { return c.Each == 0 && len(c.List) == 0 }
+// PerLevel is a count given once or per level (requests, min_requests,
+// max_requests).
+type PerLevel = PerLevelOf[int]
 
-// At is level i's count: its own from the list, else the one for every
-// level; 0 when not given.
-func (c PerLevel) At(i int) int {
+// IsZero reports whether the value was not given.
+func (c PerLevelOf[T]) IsZero() bool {
+	var zero T
+	return c.Each == zero && len(c.List) == 0
+}
+
+// At is level i's value: its own from the list, else the one for every
+// level; the zero value when not given.
+func (c PerLevelOf[T]) At(i int) T {
 	if c.List != nil {
 		if i >= 0 && i < len(c.List) {
 			return c.List[i]
 		}
-		return 0
+		var zero T
+		return zero
 	}
 	return c.Each
 }
 
-// String formats the count as a plan writes it.
-func (c PerLevel) String() string {
+// String formats the value as a plan writes it.
+func (c PerLevelOf[T]) String() string {
 	if c.List == nil {
-		return strconv.Itoa(c.Each)
+		return fmt.Sprint(c.Each)
 	}
 	parts := make([]string, len(c.List))
-	for i, n := range c.List {
-		parts[i] = strconv.Itoa(n)
+	for i, v := range c.List {
+		parts[i] = fmt.Sprint(v)
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
 }
 
-// MarshalYAML writes a number, or a list when given per level.
-func (c PerLevel) MarshalYAML() (any, error) {
+// MarshalYAML writes a value, or a list when given per level.
+func (c PerLevelOf[T]) MarshalYAML() (any, error) {
 	if c.List != nil {
 		return c.List, nil
 	}
 	return c.Each, nil
 }
 
-// MarshalJSON writes a number, or a list when given per level.
-func (c PerLevel) MarshalJSON() ([]byte, error) {
+// MarshalJSON writes a value, or a list when given per level.
+func (c PerLevelOf[T]) MarshalJSON() ([]byte, error) {
 	if c.List != nil {
 		return json.Marshal(c.List)
 	}
 	return json.Marshal(c.Each)
 }
 
-// UnmarshalYAML accepts a number or a list, for code that decodes with
+// UnmarshalYAML accepts a value or a list, for code that decodes with
 // yaml.v3 directly. Load does not use it: it decodes plans strictly itself.
-func (c *PerLevel) UnmarshalYAML(n *yaml.Node) error {
+func (c *PerLevelOf[T]) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind == yaml.SequenceNode {
-		var l []int
+		var l []T
 		if err := n.Decode(&l); err != nil {
 			return err
 		}
-		*c = PerLevel{List: l}
+		*c = PerLevelOf[T]{List: l}
 		return nil
 	}
-	var i int
-	if err := n.Decode(&i); err != nil {
-		return fmt.Errorf("expected a count or a list of counts, got %q", n.Value)
+	var v T
+	if n.Kind != yaml.ScalarNode || n.Decode(&v) != nil {
+		return fmt.Errorf("expected a value or a list of one per level, got %q", n.Value)
 	}
-	*c = PerLevel{Each: i}
+	*c = PerLevelOf[T]{Each: v}
 	return nil
 }
 
-// UnmarshalJSON accepts a number or a list.
-func (c *PerLevel) UnmarshalJSON(b []byte) error {
-	var i int
-	if err := json.Unmarshal(b, &i); err == nil {
-		*c = PerLevel{Each: i}
+// UnmarshalJSON accepts a value or a list (a run's records).
+func (c *PerLevelOf[T]) UnmarshalJSON(b []byte) error {
+	var v T
+	if err := json.Unmarshal(b, &v); err == nil {
+		*c = PerLevelOf[T]{Each: v}
 		return nil
 	}
-	var l []int
+	var l []T
 	if err := json.Unmarshal(b, &l); err != nil {
-		return fmt.Errorf("expected a count or a list of counts: %w", err)
+		return fmt.Errorf("expected a value or a list of one per level: %w", err)
 	}
-	*c = PerLevel{List: l}
+	*c = PerLevelOf[T]{List: l}
 	return nil
 }
 
-// decodePerLevel decodes a number or a list of numbers, each strictly an
-// integer, each element at its own path ("stages[0].requests[1]").
+// perLevelWhat says what a per-level value is, for a decoding error.
+var perLevelWhat = map[reflect.Type]string{
+	perLevelType: "a count or a list of one count per level",
+	untilType:    "a rule (decided, or METRIC within P%) or a list of one rule per level",
+}
+
+// decodePerLevel decodes a value or a list of values, each strictly of its
+// type, each element at its own path ("stages[0].requests[1]").
 func (d *decoder) decodePerLevel(n *yaml.Node, v reflect.Value, path string, depth int) {
-	c := v.Addr().Interface().(*PerLevel)
+	each, list := v.FieldByName("Each"), v.FieldByName("List")
+	v.SetZero()
 	switch n.Kind {
 	case yaml.ScalarNode:
-		*c = PerLevel{}
-		d.decodeScalar(n, reflect.ValueOf(&c.Each).Elem(), path)
+		d.decodeScalar(n, each, path)
 	case yaml.SequenceNode:
-		*c = PerLevel{List: []int{}}
-		d.decodeSlice(n, reflect.ValueOf(&c.List).Elem(), path, depth)
+		list.Set(reflect.MakeSlice(list.Type(), 0, len(n.Content)))
+		d.decodeSlice(n, list, path, depth)
 	default:
-		d.fail(n, path, "expected a count or a list of one count per level, got %s", kindName(n))
+		d.fail(n, path, "expected %s, got %s", perLevelWhat[v.Type()], kindName(n))
 	}
 }
 
@@ -162,6 +178,9 @@ func (v *validator) requestsHoldConcurrency(rp string, s *Stage) {
 		fixed[i] = strconv.Itoa(max(n, c))
 		if n < 1 || n > MaxRequests || n >= c || c > MaxConcurrency {
 			continue // in range and enough, or refused already
+		}
+		if u, err := ParseUntil(s.Until.At(i)); err == nil && !u.Fixed() {
+			continue // an until level's count is max_requests
 		}
 		if r.List != nil {
 			ip := fmt.Sprintf("%s[%d]", rp, i)

@@ -225,7 +225,7 @@ func (v *validator) compileTargets(i int, st *Stage) {
 		}
 		tp := fmt.Sprintf("stages[%d].search.targets[%d].expr", i, j)
 		if err := t.compile(); err != nil {
-			v.exprError(tp, ScopeLevel, err)
+			v.exprError(tp, t.Expr, ScopeLevel, err)
 			continue
 		}
 		if readsIdent(t.Program.Node(), "baseline") {

@@ -201,7 +201,7 @@ type PromptSet struct {
 	Turns int `yaml:"turns,omitempty" json:"turns,omitempty"`
 	// Trace replays a trace file: each request's arrival time, prompt and output lengths, and the prefixes prompts share. A stage over it is a replay.
 	Trace *Trace `yaml:"trace,omitempty" json:"trace,omitempty"`
-	// Images adds images to every request (chat, responses): synthetic ones of a size and format, or image files.
+	// Images adds images to every request, for an API whose content can carry them: synthetic ones of a size and format, or image files.
 	Images *Images `yaml:"images,omitempty" json:"images,omitempty"`
 
 	// Loaded holds the prompts read from File or Inline (filled by the loader).
@@ -270,15 +270,15 @@ type Stage struct {
 	Endpoint string `yaml:"endpoint" json:"endpoint"`
 	// Prompts names an entry of prompts.
 	Prompts string `yaml:"prompts" json:"prompts"`
-	// API is chat (/v1/chat/completions, default), completions (/v1/completions), responses (OpenAI's Responses API, /v1/responses), messages (Anthropic's Messages API, /v1/messages), embeddings (/v1/embeddings), rerank (/v1/rerank) or score (vLLM's /score, at the server's root); embeddings, rerank and score are not streamed: they have an E2E and input tokens, no first token or output tokens.
+	// API is the API the stage calls, a name in the protocol registry (default chat); one that is not streamed has an E2E and input tokens, no first token or output tokens.
 	API API `yaml:"api,omitempty" json:"api,omitempty"`
-	// InputsPerRequest is how many texts an embeddings request carries (its batch), each a prompt of the prompt set. Default 1.
+	// InputsPerRequest is how many texts a request of an API that batches inputs carries (its batch), each a prompt of the prompt set. Default 1.
 	InputsPerRequest int `yaml:"inputs_per_request,omitempty" json:"inputs_per_request,omitempty"`
-	// DocumentsPerRequest is how many documents a rerank or score request scores against its query (the prompt). Default 8.
+	// DocumentsPerRequest is how many documents a request of an API that scores documents scores against its query (the prompt). Default 8.
 	DocumentsPerRequest int `yaml:"documents_per_request,omitempty" json:"documents_per_request,omitempty"`
-	// DocumentTokens is each rerank or score document's length in tokens, generated like a synthetic prompt. Default: the prompt set's input_tokens.
+	// DocumentTokens is each scored document's length in tokens, generated like a synthetic prompt. Default: the prompt set's input_tokens.
 	DocumentTokens *Length `yaml:"document_tokens,omitempty" json:"document_tokens,omitempty"`
-	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops); an API that is not streamed (embeddings, rerank, score) has none.
+	// Mode is pinned (ignore_eos, exactly output_tokens; default) or natural (the model stops); an API that is not streamed has none.
 	Mode Mode `yaml:"mode,omitempty" json:"mode,omitempty"`
 	// InputTokens overrides the synthetic prompt set's input length for this stage.
 	InputTokens *Length `yaml:"input_tokens,omitempty" json:"input_tokens,omitempty"`
@@ -303,6 +303,20 @@ type Stage struct {
 	Requests PerLevel `yaml:"requests,omitempty" json:"requests,omitempty"`
 	// Duration bounds each level by time instead of (or as well as) requests.
 	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// Until makes levels run until their answer is known instead of for a fixed count: decided (every level-scope check that applies to the level is decided: the anytime-valid interval, at the stage's confidence, of each metric it reads lies wholly on one side of its threshold) or "METRIC within P%" (the metric's interval lies within ±P% of its value); one rule for every level, or a list with one per level (fixed: that level sends its requests or duration as usual). Needs max_requests or max_duration; not on a search, a replay or replicates, and a sharded run refuses it.
+	Until UntilRules `yaml:"until,omitempty" json:"until,omitempty"`
+	// MinRequests is the fewest requests an until level sends before its rule may stop it: one number, or one per level. Default: what the percentiles its checks read need (a p50 5, a p95 20, a p99 100), and at least the level's concurrency (three waves of it with stop_at_saturation).
+	MinRequests PerLevel `yaml:"min_requests,omitempty" json:"min_requests,omitempty"`
+	// MaxRequests caps an until level's requests: one number, or one per level. A level that reaches it (or max_duration) undecided says so.
+	MaxRequests PerLevel `yaml:"max_requests,omitempty" json:"max_requests,omitempty"`
+	// MaxDuration caps an until level's measured time.
+	MaxDuration Duration `yaml:"max_duration,omitempty" json:"max_duration,omitempty"`
+	// Confidence is the two-sided confidence of the intervals until decides by and of the saturation test of stop_at_saturation. Default 0.95.
+	Confidence float64 `yaml:"confidence,omitempty" json:"confidence,omitempty"`
+	// Undecided is what a check reads when its until level reaches a cap with the check undecided: point (default: pass or fail on its value, as a fixed count would), undecided (status undecided, which fails nothing) or fail.
+	Undecided Undecided `yaml:"undecided,omitempty" json:"undecided,omitempty"`
+	// StopAtSaturation ends a concurrency or rate sweep at the server's saturation: at the first level whose output throughput (request throughput for an API without output) grew by less than 10% over the level before, within its interval, while TTFT p50 (E2E p50) or the server's waiting queue grew; an open loop also when its requests could not be sent at 90% of the offered rate. The levels left are reported as skipped, with the reason.
+	StopAtSaturation bool `yaml:"stop_at_saturation,omitempty" json:"stop_at_saturation,omitempty"`
 	// Ramp spreads worker starts over this time at the start of each closed-loop level.
 	Ramp Duration `yaml:"ramp,omitempty" json:"ramp,omitempty"`
 	// Slices cuts each level into time windows of this length (e.g. 10s, at least 1s), from its measured window's opening: per slice the request rate, output tok/s, TTFT, ITL and E2E p50 and p95 and requests in flight, in report.json (slices in each level's point) and drawn over time in report.html; a level that was not steady across them (a first slice far from the rest, or a real trend) is warned about, and the metric steady says so to a check. Off by default; --slices sets it for every stage.
@@ -315,7 +329,7 @@ type Stage struct {
 	Temperature *float64 `yaml:"temperature,omitempty" json:"temperature,omitempty"`
 	// ExtraBody is merged into every request body.
 	ExtraBody map[string]any `yaml:"extra_body,omitempty" json:"extra_body,omitempty"`
-	// Tools are functions the model may call, in OpenAI's chat form ({type: function, function: {name, description, parameters}}), sent with every request in the stage's API's own form (api chat, responses or messages). A call the server returns is recorded (tool_calls, tool_call_rate), never executed; its argument deltas are output tokens.
+	// Tools are functions the model may call, in OpenAI's chat form ({type: function, function: {name, description, parameters}}), sent with every request in the stage's API's own form (an API whose requests can carry tools). A call the server returns is recorded (tool_calls, tool_call_rate), never executed; its argument deltas are output tokens.
 	Tools []*ToolDef `yaml:"tools,omitempty" json:"tools,omitempty"`
 	// ToolChoice is how the model is asked to use the tools: auto, none, required, or {type: function, function: {name: NAME}}. Default: the server's (auto).
 	ToolChoice *ToolChoice `yaml:"tool_choice,omitempty" json:"tool_choice,omitempty"`

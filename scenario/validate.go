@@ -443,6 +443,7 @@ func (v *validator) stage(path string, s *Stage) {
 		v.stageLoad(path, s)
 	}
 	v.stageReplicates(path, s, ps)
+	v.stageUntil(path, s, ps)
 	v.stageBatch(path, s, ps)
 	v.stageImages(path, s, ps)
 	v.stageTools(path, s)
@@ -504,7 +505,7 @@ func (v *validator) stageLoad(path string, s *Stage) {
 	if hasR {
 		levelList(v, path+".rate", "rate", s.Rate, func(r float64) bool { return r > 0 && r <= MaxRate && !math.IsInf(r, 0) },
 			fmt.Sprintf("must be above 0 and at most %g requests/s", MaxRate))
-		if s.Requests.IsZero() && s.Duration == 0 {
+		if s.Requests.IsZero() && s.Duration == 0 && s.Until.IsZero() {
 			v.errf(path, "%s: a rate stage needs requests or duration, to know when a level ends", path)
 		}
 	}

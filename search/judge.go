@@ -4,9 +4,6 @@ import (
 	"math"
 	"slices"
 
-	"github.com/expr-lang/expr"
-	"github.com/expr-lang/expr/vm"
-
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
@@ -26,9 +23,6 @@ const (
 	// clipAt is how many typical deviations from its load's median a probe
 	// may weigh at most (see values).
 	clipAt = 3
-	// maxCorners bounds the corners tried: past it only the all-low and
-	// all-high corners are (a target reading more than ten noisy metrics).
-	maxCorners = 10
 )
 
 // verdict is a target's outcome at one load.
@@ -53,19 +47,13 @@ func (v *verdict) exact() bool {
 	return true
 }
 
-// box is a noisy metric's interval.
-type box struct {
-	m      *result.Metric
-	lo, hi float64
-}
-
 // judge decides a target at a load: it evaluates the target on an estimate
 // of the load's metrics (their mean over its probes, flags and text from the
 // latest), then at every corner of their intervals.
 func (s *state) judge(t *scenario.Target, l *load) *verdict {
 	est := *l.probes[len(l.probes)-1]
 	v := &verdict{}
-	var boxes []box
+	var boxes []scenario.Box
 	nullAll, nullSome, lowConf := false, false, false
 	for _, name := range t.Metrics {
 		m, ok := result.MetricNamed(name)
@@ -86,7 +74,7 @@ func (s *state) judge(t *scenario.Target, l *load) *verdict {
 		}
 		v.est = append(v.est, e)
 	}
-	v.passed = holds(t.Program, &est)
+	v.passed = scenario.Evaluate(t.Program, &est)
 	switch {
 	case nullAll && !nullSome:
 		// No probe at this load produced the metric (every request failed):
@@ -95,7 +83,7 @@ func (s *state) judge(t *scenario.Target, l *load) *verdict {
 	case nullSome, lowConf:
 		v.clear = false
 	default:
-		v.clear = sameAtCorners(t.Program, est, boxes, v.passed)
+		v.clear = scenario.SameAtCorners(t.Program, est, boxes, v.passed)
 	}
 	v.decided = v.clear || len(l.probes) > *s.cfg.Repeats
 	return v
@@ -103,7 +91,7 @@ func (s *state) judge(t *scenario.Target, l *load) *verdict {
 
 // estimate is a metric's estimate at a load, its interval (nil: exact), and
 // how many probes had it null.
-func (s *state) estimate(m *result.Metric, l *load) (result.SearchEstimate, *box, int) {
+func (s *state) estimate(m *result.Metric, l *load) (result.SearchEstimate, *scenario.Box, int) {
 	e := result.SearchEstimate{Metric: m.Name, Interval: result.IntervalExact}
 	k, n := 0.0, 0.0 // goodput: requests meeting the SLO, of all
 	for _, p := range l.probes {
@@ -142,7 +130,7 @@ func (s *state) estimate(m *result.Metric, l *load) (result.SearchEstimate, *box
 		lo, hi = math.Floor(lo), math.Ceil(hi)
 	}
 	e.Low, e.High = &lo, &hi
-	return e, &box{m: m, lo: lo, hi: hi}, nulls
+	return e, &scenario.Box{Metric: m, Low: lo, High: hi}, nulls
 }
 
 // raw is a metric's non-null values at a load, in probe order.
@@ -258,38 +246,4 @@ func median(xs []float64) float64 {
 		return s[n/2]
 	}
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
-// holds runs a target on a point; an expression that cannot be evaluated
-// (a null metric) does not hold, as a check that reads one fails.
-func holds(prog *vm.Program, p *result.Point) bool {
-	out, err := expr.Run(prog, result.LevelEnv{Point: *p})
-	b, _ := out.(bool)
-	return err == nil && b
-}
-
-// sameAtCorners reports whether the target gives want at every corner of the
-// boxes (for a target monotone in each metric, which latency and throughput
-// bounds are, that is everywhere inside them).
-func sameAtCorners(prog *vm.Program, est result.Point, boxes []box, want bool) bool {
-	corner := func(mask func(i int) bool) bool {
-		p := est
-		for i, b := range boxes {
-			x := b.lo
-			if mask(i) {
-				x = b.hi
-			}
-			b.m.SetValue(&p, &x)
-		}
-		return holds(prog, &p) == want
-	}
-	if len(boxes) > maxCorners {
-		return corner(func(int) bool { return false }) && corner(func(int) bool { return true })
-	}
-	for c := range 1 << len(boxes) {
-		if !corner(func(i int) bool { return c&(1<<i) != 0 }) {
-			return false
-		}
-	}
-	return true
 }

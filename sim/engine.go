@@ -17,7 +17,7 @@ type seq struct {
 	outputTokens int      // tokens this request will generate
 	arrival      time.Duration
 	rng          *rand.Rand // per-request, so acceptance draws do not depend on batching
-	// pooled: a batch request (embeddings, rerank), whose one "token" is
+	// pooled: a batch request (answered whole), whose one "token" is
 	// its answer at the end of its prefill, not a generated token.
 	pooled bool
 	// drift0 is the engine's drift when the sequence was submitted: what

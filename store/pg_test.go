@@ -162,7 +162,7 @@ func TestPostgresReadOnlyRole(t *testing.T) {
 	if err == nil || exitcode.Of(err) != exitcode.RunFailed || !strings.Contains(err.Error(), "permission denied") || strings.Contains(err.Error(), "reader-pw") {
 		t.Fatalf("publish as a read-only role: %v (exit %d), want exit 3 saying permission denied", err, exitcode.Of(err))
 	}
-	runs, err := reader.BoardRuns(ctx, store.Filter{})
+	runs, err := reader.Runs(ctx, store.Filter{})
 	if err != nil || len(runs) != 1 {
 		t.Fatalf("the read-only role's board: %d runs, %v", len(runs), err)
 	}

@@ -43,7 +43,7 @@ func (d *DB) Publish(ctx context.Context, dir string) (Published, error) {
 		out.Already = ok
 		return out, d.fail(err)
 	}
-	in, err := readDir(dir)
+	in, err := readDir(dir, id)
 	if err != nil {
 		return out, err
 	}

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/result"
 )
@@ -491,7 +490,8 @@ func levelFilter(sel, t string, q SeriesQuery, args []any) (string, []any) {
 	return sel, args
 }
 
-// Tables are the schema's tables.
+// Tables are the schema's tables: schema_version, then those the migrations
+// create, in their order (TestMigrationsAgree holds the list to them).
 var Tables = []string{"schema_version", "runs", "run_labels", "stages", "levels", "level_metrics", "level_records", "checks", "requests"}
 
 // CountRows counts every table's rows.
@@ -503,21 +503,6 @@ func (d *DB) CountRows(ctx context.Context) (map[string]int64, error) {
 			return nil, d.fail(err)
 		}
 		out[t] = n
-	}
-	return out, nil
-}
-
-// BoardRuns are the runs f selects as the board reads them (board.FromReport
-// of each published report, named by the directory it was published from),
-// so a board drawn from the database is the board of those directories.
-func (d *DB) BoardRuns(ctx context.Context, f Filter) ([]board.Run, error) {
-	runs, err := d.Runs(ctx, f)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]board.Run, len(runs))
-	for i, r := range runs {
-		out[i] = board.FromReport(r.Report, r.Source)
 	}
 	return out, nil
 }

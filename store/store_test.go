@@ -16,7 +16,6 @@ import (
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/records"
-	"github.com/runnerbench/runner/reporters"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/store"
 	"github.com/runnerbench/runner/store/synthrun"
@@ -153,12 +152,7 @@ func sameSamples(t *testing.T, db *store.DB, id, dir string, rep *result.Report)
 
 func readReport(t testing.TB, dir string) *result.Report {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, reporters.FileJSON))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	rep, err := reporters.ReadJSON(f)
+	rep, err := records.ReadReport(filepath.Join(dir, records.FileReport))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +181,8 @@ func TestPublishMalformed(t *testing.T) {
 	}{
 		"requests line": {records.FileRequests, func(p string) error { return corruptLine(p, 150) }, "requests.jsonl: line 150"},
 		"run header":    {records.FileRun, func(p string) error { return os.WriteFile(p, []byte("{\"kind\":\"stage\"}\n"), 0o644) }, "run.jsonl"},
-		"foreign json":  {reporters.FileJSON, func(p string) error { return os.WriteFile(p, []byte(`{"name":"not ours"}`), 0o644) }, "report.json"},
-		"newer report":  {reporters.FileJSON, func(p string) error { return os.WriteFile(p, []byte(`{"schema_version": 99}`), 0o644) }, "report.json"},
+		"foreign json":  {records.FileReport, func(p string) error { return os.WriteFile(p, []byte(`{"name":"not ours"}`), 0o644) }, "report.json"},
+		"newer report":  {records.FileReport, func(p string) error { return os.WriteFile(p, []byte(`{"schema_version": 99}`), 0o644) }, "report.json"},
 		"no run.jsonl":  {records.FileRun, os.Remove, "run.jsonl"},
 	}
 	for name, c := range cases {
@@ -296,10 +290,11 @@ func TestBoardFromDatabase(t *testing.T) {
 	if err != nil || len(skips) > 0 {
 		t.Fatal(err, skips)
 	}
-	fromDB, err := db.BoardRuns(ctx, store.Filter{})
+	published, err := db.Runs(ctx, store.Filter{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	fromDB := board.FromStore(published)
 	if len(fromDB) != 4 {
 		t.Fatalf("%d runs from the database, want 4", len(fromDB))
 	}
@@ -311,7 +306,7 @@ func TestBoardFromDatabase(t *testing.T) {
 		at := firstDiff(got, want)
 		t.Fatalf("the board from the database differs at byte %d:\n got …%s…\nwant …%s…", at, clip(got, at), clip(want, at))
 	}
-	vllm, err := db.BoardRuns(ctx, store.Filter{Where: map[string]string{"engine": "vllm"}, Since: day0.Add(30 * time.Minute)})
+	vllm, err := db.Runs(ctx, store.Filter{Where: map[string]string{"engine": "vllm"}, Since: day0.Add(30 * time.Minute)})
 	if err != nil {
 		t.Fatal(err)
 	}

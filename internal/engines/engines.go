@@ -48,6 +48,21 @@ func Unavailable(t testing.TB, err error) {
 	t.Fatalf("engine: %v", err)
 }
 
+// TestContext is the context to build or start an engine under for t: it
+// ends halfway between now and the test binary's deadline (go test's
+// -timeout, 10 minutes by default), so a first build that would outlast the
+// binary (Prometheus took an hour on two busy cores) gives up with an
+// *UnavailableError, and the test skips with one line, instead of the
+// binary panicking on its timeout with every other test of the package.
+func TestContext(t testing.TB) (context.Context, context.CancelFunc) {
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		if dl, ok := d.Deadline(); ok {
+			return context.WithDeadline(context.Background(), time.Now().Add(time.Until(dl)/2))
+		}
+	}
+	return context.WithCancel(context.Background())
+}
+
 // Engine is a running engine process.
 type Engine struct {
 	Name    string
@@ -60,8 +75,14 @@ type Engine struct {
 	stop sync.Once
 }
 
-// Log returns the end of the engine's output, for failure messages.
-func (e *Engine) Log() string { return e.log.String() }
+// Log returns the end of the engine's output, for failure messages ("" for
+// an Engine a test made itself, such as a proxy in front of one).
+func (e *Engine) Log() string {
+	if e.log == nil {
+		return ""
+	}
+	return e.log.String()
+}
 
 // Stop ends the process: SIGTERM, and SIGKILL after 5 s. Safe to call twice.
 func (e *Engine) Stop() {

@@ -1,8 +1,13 @@
 package engines
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestOffline: a build that could not download its modules is told apart
@@ -35,5 +40,52 @@ func TestTail(t *testing.T) {
 	_, _ = tl.Write([]byte(strings.Repeat("z", 25)))
 	if got := tl.String(); got != strings.Repeat("z", 10) {
 		t.Errorf("tail after a long write = %q", got)
+	}
+}
+
+// TestBuildGivesUpInTime: a tool's build that cannot finish before its
+// context ends (TestContext: half of what the test binary has left), or a
+// wait on another process's build of it, is an *UnavailableError saying how
+// to build it beforehand: the test skips with that line instead of the test
+// binary panicking on go test's -timeout (a first Prometheus build took an
+// hour on two busy cores).
+func TestBuildGivesUpInTime(t *testing.T) {
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	root, err := RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, _ := os.UserCacheDir()
+	dir = filepath.Join(dir, "runner-test-engines")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	unlock, err := lockFile(ctx, filepath.Join(dir, "prometheus.lock")) // another build under way
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = BuildPrometheus(ctx, root)
+	unlock()
+	var ue *UnavailableError
+	if !errors.As(err, &ue) || !strings.Contains(ue.Reason, "another process's build of it did not finish") || !strings.Contains(ue.Reason, "build it beforehand") {
+		t.Errorf("waiting on another build: %v", err)
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), time.Nanosecond)
+	defer cancel()
+	<-ctx.Done()
+	// The lock is free now; the build itself is out of time. (An expired
+	// context fails to take even the lock on a loaded machine: both say
+	// how to build it beforehand.)
+	if _, err = BuildPrometheus(ctx, root); !errors.As(err, &ue) || !strings.Contains(ue.Reason, "build it beforehand") {
+		t.Errorf("a build out of time: %v", err)
+	}
+	tctx, tcancel := TestContext(t)
+	defer tcancel()
+	if dl, ok := t.Deadline(); ok {
+		if got, _ := tctx.Deadline(); !got.Before(dl) {
+			t.Errorf("TestContext ends at %v, not before the binary's deadline %v", got, dl)
+		}
 	}
 }

@@ -29,7 +29,13 @@ func BuildInferenceSim(ctx context.Context, root string) (string, error) {
 }
 
 // buildTool builds the tools module's main package pkg into the user's
-// cache as name (see BuildInferenceSim).
+// cache as name (see BuildInferenceSim). The build and the wait for another
+// process's build of the same tool (a lock per tool, so a long Prometheus
+// build does not hold up the simulator's) end with ctx: a first build that
+// does not finish in time (TestContext gives it half of what go test's
+// -timeout left) is an *UnavailableError that says how to build it
+// beforehand, not a test binary that panics on its timeout. Go keeps what
+// it compiled, so the next try goes further.
 func buildTool(ctx context.Context, root, name, pkg string) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -43,12 +49,16 @@ func buildTool(ctx context.Context, root, name, pkg string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	unlock, err := lockFile(filepath.Join(dir, "build.lock"))
+	bin := filepath.Join(dir, name)
+	beforehand := fmt.Sprintf("build it beforehand, as .ci/run does: (cd tools/engines && GOWORK=off go build -o %s %s)", bin, pkg)
+	unlock, err := lockFile(ctx, filepath.Join(dir, name+".lock"))
 	if err != nil {
+		if ctx.Err() != nil {
+			return "", &UnavailableError{Reason: name + ": another process's build of it did not finish in time for this test binary; " + beforehand}
+		}
 		return "", err
 	}
 	defer unlock()
-	bin := filepath.Join(dir, name)
 	cmd := exec.CommandContext(ctx, goBin, "build", "-o", bin, pkg)
 	cmd.Dir = filepath.Join(root, "tools", "engines")
 	cmd.Env = append(os.Environ(), "GOWORK=off")
@@ -58,6 +68,9 @@ func buildTool(ctx context.Context, root, name, pkg string) (string, error) {
 		msg := strings.TrimSpace(out.String())
 		if line, ok := offline(msg); ok {
 			return "", &UnavailableError{Reason: name + ": cannot fetch its modules (no module proxy?): " + line}
+		}
+		if ctx.Err() != nil {
+			return "", &UnavailableError{Reason: name + ": its first build did not finish in time for this test binary (half of what go test's -timeout left); " + beforehand}
 		}
 		return "", fmt.Errorf("building %s: %w\n%s", name, err, msg)
 	}

@@ -33,6 +33,10 @@ type LlamaOptions struct {
 	// a pooling type it answers 400 "Pooling type 'none' is not OAI
 	// compatible"); such a server is for embeddings, not chat.
 	Embeddings bool
+	// DefaultBatch keeps llama-server's default physical batch (512
+	// tokens) for embeddings and reranking, as a user who starts it with
+	// --embeddings --pooling mean alone gets: a longer input is refused.
+	DefaultBatch bool
 	// Reranking serves /v1/rerank (--reranking).
 	Reranking bool
 	// APIKey makes the server require this key (--api-key), as a bearer
@@ -67,12 +71,16 @@ func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, erro
 	// A pooled input (an embedding's text, a rerank's query and document)
 	// must fit one physical batch (-ub, 512 by default): a longer one is
 	// refused with a 500 "input is too large to process". 4096 is a slot's
-	// whole context, so Runner's ~1,000-token calibration probes fit.
+	// whole context, so longer inputs fit (DefaultBatch keeps 512).
+	batch := []string{"-b", "4096", "-ub", "4096"}
+	if o.DefaultBatch {
+		batch = nil
+	}
 	if o.Embeddings {
-		args = append(args, "--embeddings", "--pooling", "mean", "-b", "4096", "-ub", "4096")
+		args = append(append(args, "--embeddings", "--pooling", "mean"), batch...)
 	}
 	if o.Reranking {
-		args = append(args, "--reranking", "-b", "4096", "-ub", "4096")
+		args = append(append(args, "--reranking"), batch...)
 	}
 	if o.APIKey != "" {
 		args = append(args, "--api-key", o.APIKey)

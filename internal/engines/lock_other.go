@@ -2,6 +2,8 @@
 
 package engines
 
-// lockFile is a no-op where flock is not available: concurrent builds of the
-// simulator are then not serialised.
-func lockFile(string) (func(), error) { return func() {}, nil }
+import "context"
+
+// lockFile is a no-op where flock is not available: concurrent builds of a
+// tool are then not serialised.
+func lockFile(context.Context, string) (func(), error) { return func() {}, nil }

@@ -20,9 +20,10 @@ type pooled struct {
 	err  error
 }
 
-// Get returns the engine called name, starting it with start the first time.
-// An engine that cannot be had ends t (see Unavailable); so does one that
-// failed to start for an earlier test.
+// Get returns the engine called name, starting it with start the first time
+// (under TestContext: a build it needs has half the time the test binary
+// has left). An engine that cannot be had ends t (see Unavailable); so does
+// one that failed to start for an earlier test.
 func (p *Pool) Get(t testing.TB, name string, start func(ctx context.Context) (*Engine, error)) *Engine {
 	t.Helper()
 	p.mu.Lock()
@@ -35,7 +36,11 @@ func (p *Pool) Get(t testing.TB, name string, start func(ctx context.Context) (*
 		p.m[name] = e
 	}
 	p.mu.Unlock()
-	e.once.Do(func() { e.e, e.err = start(context.Background()) })
+	e.once.Do(func() {
+		ctx, cancel := TestContext(t)
+		defer cancel()
+		e.e, e.err = start(ctx)
+	})
 	if e.err != nil {
 		Unavailable(t, e.err)
 	}

@@ -182,9 +182,6 @@ func pgReady(log string) bool {
 	return strings.Contains(log, "database system is ready to accept connections")
 }
 
-// Log returns the end of the server's log, for failure messages.
-func (pg *Postgres) Log() string { return pg.e.Log() }
-
 // Stop stops the server (SIGINT: a fast shutdown; SIGKILL after 10 s) and
 // removes its data directory.
 func (pg *Postgres) Stop() {

@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -55,9 +54,6 @@ type Exporter struct {
 	start time.Time
 	lines []line
 	power float64 // W, every GPU together
-
-	mu    sync.Mutex
-	reads int
 }
 
 // line is one line of the page; energy lines carry their GPU's power and
@@ -132,17 +128,7 @@ func (e *Exporter) PowerW() float64 { return e.power }
 // constant power over the interval.
 func (e *Exporter) EnergyJ(a, b time.Time) float64 { return e.power * b.Sub(a).Seconds() }
 
-// Reads is how many times the page was read.
-func (e *Exporter) Reads() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.reads
-}
-
 func (e *Exporter) serve(w http.ResponseWriter, _ *http.Request) {
-	e.mu.Lock()
-	e.reads++
-	e.mu.Unlock()
 	// The values the exporter last collected: a refresh every Collect.
 	at := time.Since(e.start)
 	if c := e.opt.Collect; c > 0 {

@@ -12,7 +12,7 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry", "runner/clock", "runner/host", "runner/rxtime"},
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "internal/render/chart", "internal/render/termtable", "internal/render/mdtable", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry", "runner/clock", "runner/host", "runner/rxtime"},
 	{"trace"}, // trace files, which the plan loader reads
 	{"scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "scenario"}, // plan: its file and environment policy, its prompt files, the plan itself
 	{"sim", "search"}, // the simulator; a capacity search's decisions
@@ -20,9 +20,11 @@ var Layers = [][]string{
 	{"records", "export"},       // records; sending figures to Prometheus or OpenTelemetry
 	{"aggregate", "comparison"}, // report: the points, and the comparison with a baseline
 	{"checks"},                  // checks
-	{"pipeline"},                // run a plan
+	{"stopping"},                // when a level has its answer (until:), when a sweep is saturated
+	{"pipeline"},                // run a plan; open a finished run
+	{"store"},                   // the results database: published runs' reports and its own rows
 	{"board"},                   // many runs side by side: the board's model, build and loader
-	{"reporters/html", "reporters", "reporters/compare", "store", "history", "store/synthrun"}, // outputs; the results database and history
-	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy"},
+	{"reporters/html", "reporters", "reporters/compare", "history", "store/synthrun"}, // outputs; history
+	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy", "bench/cmd/untilstudy"},
 	{"cmd/runner", "deploy/kubernetes"},
 }

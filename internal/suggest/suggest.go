@@ -40,16 +40,20 @@ func Hint(s string, candidates []string) string {
 }
 
 // Several returns up to n candidates close to s, nearest first: those within
-// a third of its length in edits (at least 2), and those containing it.
+// a third of its length in edits (at least 2), and those containing it. Case
+// is ignored, as Closest ignores it: TTFT_p95_ms is one edit from nothing
+// but ttft_p95_ms.
 func Several(s string, candidates []string, n int) []string {
 	type cand struct {
 		name string
 		d    int
 	}
 	var cs []cand
+	ls := strings.ToLower(s)
 	for _, c := range candidates {
-		d := Distance(s, c)
-		if d <= max(2, len(s)/3) || (len(s) >= 4 && strings.Contains(c, s)) {
+		lc := strings.ToLower(c)
+		d := Distance(ls, lc)
+		if d <= max(2, len(s)/3) || (len(s) >= 4 && strings.Contains(lc, ls)) {
 			cs = append(cs, cand{c, d})
 		}
 	}

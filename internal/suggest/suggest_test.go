@@ -33,6 +33,9 @@ func TestSeveral(t *testing.T) {
 	if len(got) != 3 || !slices.Contains(got, "ttft_p50_ms") || !slices.Contains(got, "ttft_p99_ms") {
 		t.Errorf("Several = %v", got)
 	}
+	if got := Several("TTFT_p95_ms", names, 3); len(got) == 0 || got[0] != "ttft_p95_ms" {
+		t.Errorf("Several ignores case: got %v, want ttft_p95_ms first", got)
+	}
 	if got := Several("nothing-like-it", names, 3); len(got) != 0 {
 		t.Errorf("Several of a stranger = %v", got)
 	}

@@ -20,7 +20,7 @@ const (
 	// KindEnd is the API's terminal event (response.completed or
 	// response.incomplete; message_stop): the stream is complete.
 	KindEnd
-	// KindChat is an OpenAI chat or completions chunk (choices, no type):
+	// KindChat is an OpenAI-compatible chunk (choices, no type):
 	// the endpoint answered another API than the one asked for.
 	KindChat
 	// KindResponses and KindMessages are the other typed API's events.

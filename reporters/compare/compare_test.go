@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+
 	"github.com/runnerbench/runner/comparison"
+	"github.com/runnerbench/runner/internal/render/termtable"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -184,5 +187,30 @@ func TestMarkdownEscapesPlanText(t *testing.T) {
 	}
 	if !strings.Contains(out, `\[click\]\(http://evil)&lt;img src=x&gt;\# x`) {
 		t.Errorf("the stage name is not shown escaped:\n%s", out)
+	}
+}
+
+// TestTableFitsItsWidth: runner compare's table is fitted to the terminal
+// as the run's is, with headers as written: at 100 and 72 columns no
+// table line is wider, and every reason is still there whole.
+func TestTableFitsItsWidth(t *testing.T) {
+	res := fixture()
+	wide := render(t, false, res, Options{All: true})
+	if termtable.Widest([]byte(wide)) <= 100 || !strings.Contains(wide, "│ Stage ") || strings.Contains(wide, "STAGE") {
+		t.Fatalf("the fixture's table (as wide as its content, headers as written):\n%s", wide)
+	}
+	for _, width := range []int{100, 72} {
+		out := render(t, false, res, Options{All: true, Width: width})
+		for _, l := range strings.Split(out, "\n") {
+			if strings.ContainsAny(l[:min(len(l), 4)], "┌│├└") && twwidth.Width(l) > width {
+				t.Errorf("width %d: a table line of %d columns: %q", width, twwidth.Width(l), l)
+			}
+		}
+		flat := strings.Join(strings.Fields(strings.ReplaceAll(out, "│", " ")), " ")
+		for _, why := range []string{"not gated: not a metric the gate judges", "p50 of 120 and 120 requests", "[+40.0%, +60.0%]"} {
+			if !strings.Contains(flat, why) {
+				t.Errorf("width %d: %q lost:\n%s", width, why, out)
+			}
+		}
 	}
 }

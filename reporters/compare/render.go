@@ -11,11 +11,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/tw"
-
 	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/internal/mdtext"
+	"github.com/runnerbench/runner/internal/render/mdtable"
+	"github.com/runnerbench/runner/internal/render/termtable"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -28,6 +27,9 @@ type Options struct {
 	FailAbove *float64
 	// Family is the gate's family (nil: every failure fails).
 	Family *comparison.Family
+	// Width is the widest the terminal table may be (0: as wide as its
+	// content): the reasons wrap, then, narrower, each row becomes a list.
+	Width int
 }
 
 // Gate splits the comparisons that fail the gate at pct into those that
@@ -114,23 +116,19 @@ func Text(w io.Writer, res *comparison.Result, o Options) error {
 	}
 	rows, rest := res.Shown(o.All)
 	if len(rows) > 0 {
-		table := tablewriter.NewTable(&b,
-			tablewriter.WithHeader([]string{"stage", "level", "metric", "base", "new", "change", "interval", "verdict", "samples or reason"}),
-			tablewriter.WithRowAlignmentConfig(tw.CellAlignment{PerColumn: []tw.Align{
-				tw.AlignLeft, tw.AlignLeft, tw.AlignLeft, tw.AlignRight, tw.AlignRight, tw.AlignRight, tw.AlignLeft, tw.AlignLeft, tw.AlignLeft,
-			}}),
-		)
-		for _, f := range rows {
+		cells := make([][]string, len(rows))
+		for i, f := range rows {
 			c := &f.Comparison
 			why := c.Samples()
 			if c.Reason != "" {
 				why = c.Reason
 			}
-			if err := table.Append([]string{f.Stage, f.Label, c.Metric, fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), verdictText(c), why}); err != nil {
-				return err
-			}
+			cells[i] = []string{f.Stage, f.Label, c.Metric, fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), verdictText(c), why}
 		}
-		if err := table.Render(); err != nil {
+		l, r := termtable.Left, termtable.Right
+		t := termtable.Table{Headers: []string{"Stage", "Level", "Metric", "Base", "New", "Change", "Interval", "Verdict", "Samples or reason"},
+			Rows: cells, Aligns: []termtable.Align{l, l, l, r, r, r, l, l, l}, Wrap: []int{8}, WrapLast: []int{0}}
+		if err := termtable.Write(&b, t, o.Width); err != nil {
 			return err
 		}
 	} else {
@@ -200,26 +198,27 @@ func Markdown(w io.Writer, res *comparison.Result, o Options) error {
 	return err
 }
 
-// MarkdownRows writes rows as a Markdown table (nothing when there are
-// none), with a stage column when stage is set; esc escapes the text that
-// comes from the plan and the records (stage names, reasons).
+// MarkdownRows writes rows as a Markdown table (the kit's; nothing when
+// there are none), with a stage column when stage is set; esc escapes the
+// text that comes from the plan and the records (stage names, reasons).
 func MarkdownRows(b *strings.Builder, rows []comparison.Finding, stage bool, esc func(string) string) {
 	if len(rows) == 0 {
 		return
 	}
+	heads := []string{"level", "metric", "base", "new", "change", "interval", "verdict"}
 	if stage {
-		b.WriteString("| stage | level | metric | base | new | change | interval | verdict |\n| --- | --- | --- | ---: | ---: | ---: | --- | --- |\n")
-	} else {
-		b.WriteString("| level | metric | base | new | change | interval | verdict |\n| --- | --- | ---: | ---: | ---: | --- | --- |\n")
+		heads = append([]string{"stage"}, heads...)
 	}
-	for _, f := range rows {
+	right := func(i int) bool { h := heads[i]; return h == "base" || h == "new" || h == "change" }
+	cells := make([][]string, len(rows))
+	for i, f := range rows {
 		c := &f.Comparison
+		cells[i] = []string{f.Label, "`" + c.Metric + "`", fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), mdVerdict(c, esc)}
 		if stage {
-			fmt.Fprintf(b, "| %s ", esc(f.Stage))
+			cells[i] = append([]string{esc(f.Stage)}, cells[i]...)
 		}
-		fmt.Fprintf(b, "| %s | `%s` | %s | %s | %s | %s | %s |\n", f.Label, c.Metric,
-			fmtNum(c.Base), fmtNum(c.New), c.Change(), c.IntervalText(), mdVerdict(c, esc))
 	}
+	_ = mdtable.Write(b, mdtable.Columns(heads, right), cells) // a strings.Builder does not fail
 }
 
 // mdEscape makes untrusted text (a plan's stage names, notes naming them)

@@ -1,10 +1,11 @@
 // Package html renders a run's result as one self-contained HTML page: the
-// verdict, the validity warnings and the checks first, then per stage the
-// throughput, latency, trade-off, distribution and failure charts.
+// verdict, the validity warnings, the checks and the telemetry targets first,
+// then per stage the throughput, latency, trade-off, distribution and failure
+// charts, and the telemetry over time.
 //
-// The page fetches nothing: CSS is inline, charts are inline SVG drawn by this
-// package (chart.go), and there is no script, so it opens from disk, from a CI
-// artifact or from an air-gapped machine alike. Tooltips are SVG <title>
+// The page fetches nothing: CSS is inline, charts are inline SVG drawn by
+// the chart kit (internal/render/chart), and there is no script, so it
+// opens from disk, from a CI artifact or from an air-gapped machine alike. Tooltips are SVG <title>
 // elements, which every browser shows without script. Light and dark mode
 // follow prefers-color-scheme through CSS variables. A Content-Security-Policy
 // of default-src 'none' makes the "fetches nothing" promise enforced by the
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/internal/render/chart"
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 )
@@ -39,17 +41,23 @@ var pageTmpl = template.Must(template.New("page").Parse(pageSrc))
 // nil, each stage's load curves are drawn beside the baseline's curves of the
 // stage with the same name (dashed, labelled "baseline").
 func Write(w io.Writer, r *result.Report, baseline *result.Report) error {
+	return WriteWith(w, r, Options{Baseline: baseline})
+}
+
+// WriteWith renders r as Write does, with what o adds: the baseline's
+// curves, the run's telemetry over time.
+func WriteWith(w io.Writer, r *result.Report, o Options) error {
 	if r == nil {
 		return fmt.Errorf("html report: no report to render")
 	}
-	if err := pageTmpl.Execute(w, buildPage(r, baseline)); err != nil {
+	if err := pageTmpl.Execute(w, buildPage(r, o)); err != nil {
 		return fmt.Errorf("html report: %w", err)
 	}
 	return nil
 }
 
 // page is the template's view of a report: every string is plain text (the
-// template escapes it) except the charts, which chart.go escapes itself.
+// template escapes it) except the charts, which the chart kit escapes itself.
 type page struct {
 	Title         string
 	Plan          result.Plan
@@ -66,9 +74,12 @@ type page struct {
 	Counts   checkCounts
 	Checks   []checkRow
 	Stages   []stageView
-	Palette  []int // 0..paletteLen-1, for the series colour rules in the CSS
+	// CSS is the charts' and the page colours' style sheet (the kit's).
+	CSS template.CSS
 	// Labels and Host say what the run is and where it ran (report.json's).
 	Labels, Host string
+	// Telemetry is each telemetry target's account of the run.
+	Telemetry []result.TelemetryStat
 }
 
 type baselineInfo struct {
@@ -86,18 +97,19 @@ type warning struct {
 	Text  string
 }
 
-type checkCounts struct{ Pass, Fail, Warn, Skipped, Other int }
+type checkCounts struct{ Pass, Fail, Warn, Skipped, Undecided, Other int }
 
 type checkRow struct {
-	Stage    string
-	Name     string
-	Level    string
-	Scope    string
-	Severity string
-	Status   string
-	Values   []kv
-	Message  string
-	Expr     string
+	Stage  string
+	Name   string
+	Level  string
+	Scope  string
+	Status string
+	Values []kv
+	// Outcome says what is true of this outcome: held; false, and whether
+	// that fails the run or only warns; why it was not judged.
+	Outcome string
+	Expr    string
 }
 
 type kv struct{ K, V string }
@@ -115,8 +127,9 @@ type stageView struct {
 	Natural      bool // natural mode: the levels table shows the length spread
 	Compare      *cmpView
 	Levels       []levelRow
-	LowConf      bool     // some cell is marked low-confidence
-	Notes        []string // how numbers were obtained ("c=4: ...")
+	LowConf      bool              // some cell is marked low-confidence
+	Notes        []string          // how numbers were obtained ("c=4: ...")
+	Stops        []result.StopNote // why levels of a stage with until: stopped, why its sweep did
 	Search       *searchView
 	Charts       []chartView
 	Samples      []sampleRow
@@ -152,11 +165,12 @@ type chartView struct {
 	ID     string
 	Title  string
 	SVG    template.HTML
-	Legend []legendItem
+	Legend template.HTML
 	Note   string
 }
 
-func buildPage(r *result.Report, base *result.Report) page {
+func buildPage(r *result.Report, o Options) page {
+	base := o.Baseline
 	p := page{
 		Title:         r.Plan.Name,
 		Plan:          r.Plan,
@@ -166,10 +180,8 @@ func buildPage(r *result.Report, base *result.Report) page {
 		Verdict:       r.Verdict,
 		StopReason:    r.StopReason,
 	}
-	p.Labels, p.Host = r.Labels.String(), r.Host
-	for i := range paletteLen {
-		p.Palette = append(p.Palette, i)
-	}
+	p.Labels, p.Host, p.Telemetry = r.Labels.String(), r.Host, r.Telemetry
+	p.CSS = chart.CSS()
 	if p.Title == "" {
 		p.Title = "runner report"
 	}
@@ -204,6 +216,8 @@ func buildPage(r *result.Report, base *result.Report) page {
 				p.Counts.Warn++
 			case result.StatusSkipped:
 				p.Counts.Skipped++
+			case result.StatusUndecided:
+				p.Counts.Undecided++
 			default:
 				p.Counts.Other++
 			}
@@ -215,7 +229,7 @@ func buildPage(r *result.Report, base *result.Report) page {
 				note = "The baseline has no stage named “" + st.Name + "”; no baseline curves for this stage."
 			}
 		}
-		sv := buildStage(st, bst, anchor(st.Name, si, anchors))
+		sv := buildStage(st, bst, anchor(st.Name, si, anchors), o.Telemetry)
 		sv.BaselineNote = note
 		sv.Compare = comparisonOf(r, st)
 		p.Stages = append(p.Stages, sv)
@@ -283,13 +297,43 @@ func stageWarnings(st *result.Stage) []warning {
 }
 
 func checkRowOf(stage string, c result.CheckOutcome) checkRow {
-	row := checkRow{Stage: stage, Name: c.Name, Level: c.LevelLabel, Scope: c.Scope, Severity: c.Severity,
-		Status: c.Status, Message: c.Message, Expr: c.Expr}
+	row := checkRow{Stage: stage, Name: c.Name, Level: c.LevelLabel, Scope: c.Scope,
+		Status: c.Status, Outcome: outcome(c), Expr: c.Expr}
 	if row.Level == "" && c.Scope == "stage" {
 		row.Level = "(stage)"
 	}
 	row.Values = sortedKV(c.Values, anyString)
 	return row
+}
+
+// outcome says what is true of a check's outcome: a passing check held (its
+// severity, what a failure would have done, is beside the point); a failed
+// one was false, or could not be judged true (a null, an error), and fails
+// the run; a warning is the same with severity warn, and does not fail it;
+// a skipped one was not judged, and why.
+func outcome(c result.CheckOutcome) string {
+	why := c.Message
+	if why == "expression is false" {
+		why = "false"
+	}
+	switch c.Status {
+	case result.StatusPass:
+		return "held"
+	case result.StatusFail:
+		return join(why, "fails the run")
+	case result.StatusWarn:
+		return join(why, "warns only (severity warn), the run does not fail on it")
+	case result.StatusSkipped:
+		return join("not judged", why)
+	}
+	return why
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + ": " + b
 }
 
 // sortedKV lists a map's entries in key order, each value shown by show.
@@ -309,14 +353,14 @@ func anyString(v any) string {
 	case nil:
 		return "null"
 	case float64:
-		return num(x)
+		return chart.Num(x)
 	case float32:
-		return num(float64(x))
+		return chart.Num(float64(x))
 	case *float64:
 		if x == nil {
 			return "null"
 		}
-		return num(*x)
+		return chart.Num(*x)
 	case *int64:
 		if x == nil {
 			return "null"
@@ -346,10 +390,10 @@ func fmtTime(t time.Time) string {
 
 // fmtPtr shows a nullable metric: the number as stored, or an em dash.
 func fmtPtr(p *float64) string {
-	if p == nil || !finite(*p) {
+	if p == nil || !chart.Finite(*p) {
 		return "—"
 	}
-	return num(*p)
+	return chart.Num(*p)
 }
 
 // loadX is a level's position on the load axis: its concurrency, or its
@@ -391,8 +435,8 @@ type metric struct {
 
 // loadSeries builds one series of metric m against load for the points of a
 // stage; prefix labels baseline tooltips.
-func loadSeries(st *result.Stage, m metric, dashed bool) series {
-	s := series{Name: m.name, Color: m.color, Dashed: dashed}
+func loadSeries(st *result.Stage, m metric, dashed bool) chart.Series {
+	s := chart.Series{Name: m.name, Color: m.color, Dashed: dashed}
 	prefix := ""
 	if dashed {
 		s.Name = "baseline " + m.name
@@ -409,9 +453,9 @@ func loadSeries(st *result.Stage, m metric, dashed bool) series {
 		if y == nil {
 			tip += "null"
 		} else {
-			tip += num(*y) + " " + m.unit
+			tip += chart.Num(*y) + " " + m.unit
 		}
-		s.Points = append(s.Points, xy{X: x, Y: y, Tip: tip})
+		s.Points = append(s.Points, chart.Point{X: x, Y: y, Tip: tip})
 	}
 	return s
 }
@@ -445,8 +489,8 @@ func chartStage(st *result.Stage) *result.Stage {
 	return &c
 }
 
-func loadChart(id string, st, bst *result.Stage, ylabel string, ms []metric) lineChart {
-	c := lineChart{ID: id, XLabel: loadLabel(st), YLabel: ylabel, XLogAuto: true, XIntTicks: !isRate(st)}
+func loadChart(id string, st, bst *result.Stage, ylabel string, ms []metric) chart.Line {
+	c := chart.Line{ID: id, X: chart.Axis{Label: loadLabel(st), Scale: chart.LogAuto, Ints: !isRate(st)}, Y: chart.Axis{Label: ylabel}}
 	for _, m := range ms {
 		c.Series = append(c.Series, loadSeries(st, m, false))
 	}
@@ -458,9 +502,7 @@ func loadChart(id string, st, bst *result.Stage, ylabel string, ms []metric) lin
 	return c
 }
 
-func f(v float64) *float64 { return &v }
-
-func buildStage(st, bst *result.Stage, anchor string) stageView {
+func buildStage(st, bst *result.Stage, anchor string, tel *Telemetry) stageView {
 	sv := stageView{Name: st.Name, Anchor: anchor, Endpoint: st.Endpoint, API: st.API, Mode: st.Mode,
 		Load: string(st.Load), Error: st.Error, Natural: st.Mode == "natural"}
 	if !protocol.NameStreams(st.API) {
@@ -477,20 +519,18 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 			sv.Notes = append(sv.Notes, p.Label()+": "+n)
 		}
 	}
+	sv.Stops = st.StopNotes()
 	sv.Search = buildSearch(st)
 	sv.Charts = searchCharts(st, anchor)
 	orig := st
 	st, bst = chartStage(st), chartStage(bst)
-	add := func(title string, c interface {
-		svg(string) template.HTML
-		legend() []legendItem
-	}, id string) {
-		sv.Charts = append(sv.Charts, chartView{ID: id, Title: title, SVG: c.svg(st.Name + ": " + title), Legend: c.legend()})
+	add := func(title string, c chart.Line, id string) {
+		sv.Charts = append(sv.Charts, lineView(id, title, st.Name, c))
 	}
 
 	id := anchor + "-throughput"
 	add("Output throughput vs load", loadChart(id, st, bst, "output tokens/s (all streams)", []metric{
-		{"output tok/s", "tok/s", 0, func(p *result.Point) *float64 { return f(p.OutputTPSTotal) }},
+		{"output tok/s", "tok/s", 0, func(p *result.Point) *float64 { return chart.F(p.OutputTPSTotal) }},
 	}), id)
 	id = anchor + "-ttft"
 	add("Time to first token vs load", loadChart(id, st, bst, "TTFT (ms)", []metric{
@@ -515,12 +555,25 @@ func buildStage(st, bst *result.Stage, anchor string) stageView {
 	if total == 0 {
 		sv.Charts = append(sv.Charts, chartView{ID: id, Title: "Failures by kind", Note: "No failed requests."})
 	} else {
-		add("Failures by kind", fc, id)
+		fc.Title = st.Name + ": Failures by kind"
+		sv.Charts = append(sv.Charts, chartView{ID: id, Title: "Failures by kind", SVG: fc.SVG(), Legend: fc.Legend()})
 	}
-	sv.Charts = append(sv.Charts, sliceCharts(orig, anchor)...)
+	sliced, sliceNote := sliceCharts(orig, anchor)
+	sv.Charts = append(sv.Charts, sliced...)
 	sv.Notes = append(sv.Notes, sliceNotes(orig)...)
+	sv.Notes = append(sv.Notes, sliceNote...)
+	tc, tn := telemetryCharts(orig, anchor, tel, len(sliced) > 0)
+	sv.Charts = append(sv.Charts, tc...)
+	sv.Notes = append(sv.Notes, tn...)
 	sv.Samples = samples(st)
 	return sv
+}
+
+// lineView is a line chart as the page shows it: its caption, its SVG
+// (titled with the stage's name for assistive technology) and its legend.
+func lineView(id, title, stage string, c chart.Line) chartView {
+	c.Title = stage + ": " + title
+	return chartView{ID: id, Title: title, SVG: c.SVG(), Legend: c.Legend()}
 }
 
 func levelRowOf(p *result.Point) levelRow {
@@ -536,7 +589,7 @@ func levelRowOf(p *result.Point) levelRow {
 	}
 	row := levelRow{
 		Label: label, Requests: p.NRequests, Completed: p.Completed, Failed: p.Failed, InFlight: "—",
-		DurationS: num(p.DurationS), TPSTotal: num(p.OutputTPSTotal), TPSStream: num(p.OutputTPSPerStream),
+		DurationS: chart.Num(p.DurationS), TPSTotal: chart.Num(p.OutputTPSTotal), TPSStream: chart.Num(p.OutputTPSPerStream),
 		TTFTP50: cell("ttft_p50_ms", p.TTFTP50Ms), TTFTP95: cell("ttft_p95_ms", p.TTFTP95Ms), TTFTP99: cell("ttft_p99_ms", p.TTFTP99Ms),
 		TPOTP50: cell("tpot_p50_ms", p.TPOTP50Ms), TPOTP99: cell("tpot_p99_ms", p.TPOTP99Ms), ITLP99: cell("itl_p99_ms", p.ITLP99Ms),
 		E2EP99: cell("e2e_p99_ms", p.E2EP99Ms), Goodput: percent(p.Goodput),
@@ -570,19 +623,19 @@ const lowConfMark = "~"
 
 // percent shows a share as a percentage with one decimal, or an em dash.
 func percent(v *float64) string {
-	if v == nil || !finite(*v) {
+	if v == nil || !chart.Finite(*v) {
 		return "—"
 	}
-	return num(result.Round(*v*100, 1)) + "%"
+	return chart.Num(result.Round(*v*100, 1)) + "%"
 }
 
 // tradeoffChart plots per-stream tok/s against total tok/s, one point per
 // level, joined in level order: the curve a capacity planner reads to pick a
 // concurrency that keeps each user fast enough.
-func tradeoffChart(id string, st, bst *result.Stage) lineChart {
-	c := lineChart{ID: id, XLabel: "output tokens/s (all streams)", YLabel: "output tokens/s per stream"}
-	mk := func(s *result.Stage, dashed bool) series {
-		se := series{Name: "levels", Color: 3, Dashed: dashed}
+func tradeoffChart(id string, st, bst *result.Stage) chart.Line {
+	c := chart.Line{ID: id, X: chart.Axis{Label: "output tokens/s (all streams)"}, Y: chart.Axis{Label: "output tokens/s per stream"}}
+	mk := func(s *result.Stage, dashed bool) chart.Series {
+		se := chart.Series{Name: "levels", Color: 3, Dashed: dashed}
 		prefix := ""
 		if dashed {
 			se.Name, prefix = "baseline levels", "baseline "
@@ -594,8 +647,8 @@ func tradeoffChart(id string, st, bst *result.Stage) lineChart {
 				// plot, and a point at (0, 0) would read as a measurement.
 				continue
 			}
-			se.Points = append(se.Points, xy{X: p.OutputTPSTotal, Y: f(p.OutputTPSPerStream),
-				Tip: prefix + p.Label() + " · total " + num(p.OutputTPSTotal) + " tok/s · per stream " + num(p.OutputTPSPerStream) + " tok/s"})
+			se.Points = append(se.Points, chart.Point{X: p.OutputTPSTotal, Y: chart.F(p.OutputTPSPerStream),
+				Tip: prefix + p.Label() + " · total " + chart.Num(p.OutputTPSTotal) + " tok/s · per stream " + chart.Num(p.OutputTPSPerStream) + " tok/s"})
 		}
 		return se
 	}
@@ -610,10 +663,10 @@ func tradeoffChart(id string, st, bst *result.Stage) lineChart {
 // requests at or below each bucket's upper bound. Curves of all levels share
 // one axis, so the shift of the tail with load is read at a glance; a raw
 // histogram per level would need one chart each and hide that shift.
-func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Point) []result.Bucket) lineChart {
-	c := lineChart{ID: id, XLabel: xlabel, YLabel: "requests at or below (%)", XLog: true, XMs: true, YMax: 100}
+func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Point) []result.Bucket) chart.Line {
+	c := chart.Line{ID: id, X: chart.Axis{Label: xlabel, Scale: chart.Log, Ms: true}, Y: chart.Axis{Label: "requests at or below (%)", Max: 100}}
 	if strings.HasPrefix(xlabel, "ITL") {
-		c.YLabel = "token gaps at or below (%)"
+		c.Y.Label = "token gaps at or below (%)"
 	}
 	for i := range st.Points {
 		p := &st.Points[i]
@@ -627,7 +680,7 @@ func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Poi
 		if total == 0 {
 			continue
 		}
-		s := series{Name: p.Label(), Color: i}
+		s := chart.Series{Name: p.Label(), Color: i}
 		var cum int64
 		for j, b := range bs {
 			if b.Count > 0 {
@@ -638,12 +691,12 @@ func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Poi
 			if cum == 0 && j+1 < len(bs) && bs[j+1].Count == 0 {
 				continue
 			}
-			if !finite(b.UpperMs) || b.UpperMs <= 0 {
+			if !chart.Finite(b.UpperMs) || b.UpperMs <= 0 {
 				continue
 			}
 			pct := float64(cum) * 100 / float64(total)
-			s.Points = append(s.Points, xy{X: b.UpperMs, Y: f(result.Round(pct, 2)), Plain: b.Count <= 0,
-				Tip: fmt.Sprintf("%s · ≤ %s ms: %d in bucket, %s%% cumulative", p.Label(), num(b.UpperMs), b.Count, num(result.Round(pct, 2)))})
+			s.Points = append(s.Points, chart.Point{X: b.UpperMs, Y: chart.F(result.Round(pct, 2)), Plain: b.Count <= 0,
+				Tip: fmt.Sprintf("%s · ≤ %s ms: %d in bucket, %s%% cumulative", p.Label(), chart.Num(b.UpperMs), b.Count, chart.Num(result.Round(pct, 2)))})
 			if cum == total {
 				break
 			}
@@ -654,8 +707,8 @@ func distChart(id string, st *result.Stage, xlabel string, hist func(*result.Poi
 }
 
 // failureChart stacks each level's failed requests by kind.
-func failureChart(id string, st *result.Stage) (barChart, int) {
-	c := barChart{ID: id, XLabel: "level", YLabel: "failed requests"}
+func failureChart(id string, st *result.Stage) (chart.Bars, int) {
+	c := chart.Bars{ID: id, XLabel: "level", YLabel: "failed requests"}
 	kinds := map[string]bool{}
 	total := 0
 	for i := range st.Points {
@@ -673,7 +726,7 @@ func failureChart(id string, st *result.Stage) (barChart, int) {
 	}
 	sort.Strings(names)
 	for ki, k := range names {
-		s := barStack{Name: k, Color: ki}
+		s := chart.Stack{Name: k, Color: ki}
 		for i := range st.Points {
 			p := &st.Points[i]
 			n := p.ErrorsByKind[k]
@@ -726,9 +779,9 @@ func bottleneckSignals(p *result.Point, withValues bool) string {
 			case "ms":
 				s += " " + result.FormatMs(v)
 			case "%":
-				s += " " + num(result.Round(v, 1)) + "% of one core"
+				s += " " + chart.Num(result.Round(v, 1)) + "% of one core"
 			default:
-				s += " " + num(v)
+				s += " " + chart.Num(v)
 			}
 		}
 		out = append(out, s)

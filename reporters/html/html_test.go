@@ -95,7 +95,7 @@ func text(n *xhtml.Node) string {
 }
 
 // chart returns the <svg> of the chart with data-chart id.
-func chart(t *testing.T, doc *xhtml.Node, id string) *xhtml.Node {
+func chartNode(t *testing.T, doc *xhtml.Node, id string) *xhtml.Node {
 	t.Helper()
 	svgs := findAll(doc, "svg", hasAttr("data-chart", id))
 	if len(svgs) != 1 {
@@ -165,7 +165,7 @@ func TestChartsCarryTheRunsValues(t *testing.T) {
 		}
 		for _, mm := range metrics {
 			t.Run(st.Name+"/"+mm.series, func(t *testing.T) {
-				g := seriesGroup(t, chart(t, doc, id+"-"+mm.chart), mm.series)
+				g := seriesGroup(t, chartNode(t, doc, id+"-"+mm.chart), mm.series)
 				var wantY, wantTips []string
 				// Expected polyline lengths: runs of consecutive non-null values.
 				var runs []int
@@ -225,7 +225,7 @@ func TestFullSeriesPolylineHasOnePointPerLevel(t *testing.T) {
 	r := loadReport(t, "report.json")
 	doc := parse(t, render(t, r, nil))
 	st := r.Stages[0]
-	g := seriesGroup(t, chart(t, doc, "stage-chat-sweep-throughput"), "output tok/s")
+	g := seriesGroup(t, chartNode(t, doc, "stage-chat-sweep-throughput"), "output tok/s")
 	if got := polylinePoints(g); len(got) != 1 || got[0] != len(st.Points) {
 		t.Fatalf("polyline vertices = %v, want [%d]", got, len(st.Points))
 	}
@@ -261,7 +261,7 @@ func TestBaselineSeriesOnlyWithBaseline(t *testing.T) {
 				t.Fatalf("stage %q: %d sections", st.Name, len(id))
 			}
 			anchor, _ := attr(id[0], "id")
-			g := seriesGroup(t, chart(t, doc, anchor+"-throughput"), "baseline output tok/s")
+			g := seriesGroup(t, chartNode(t, doc, anchor+"-throughput"), "baseline output tok/s")
 			if v, _ := attr(g, "data-baseline"); v != "true" || !strings.Contains(attrOr(g, "class"), "dashed") {
 				t.Errorf("stage %q: baseline series is not marked dashed: class=%q", st.Name, attrOr(g, "class"))
 			}
@@ -277,8 +277,8 @@ func TestBaselineSeriesOnlyWithBaseline(t *testing.T) {
 					t.Errorf("baseline tooltip %q is not labelled", tips[i])
 				}
 			}
-			seriesGroup(t, chart(t, doc, anchor+"-ttft"), "baseline TTFT p99")
-			seriesGroup(t, chart(t, doc, anchor+"-tradeoff"), "baseline levels")
+			seriesGroup(t, chartNode(t, doc, anchor+"-ttft"), "baseline TTFT p99")
+			seriesGroup(t, chartNode(t, doc, anchor+"-tradeoff"), "baseline levels")
 		}
 		if !strings.Contains(text(doc), "baseline TTFT p95") {
 			t.Error("the legend does not name the baseline series")
@@ -293,12 +293,12 @@ func TestBaselineStageMatchedByName(t *testing.T) {
 	base.Stages[0], base.Stages[1] = base.Stages[1], base.Stages[0]
 	base.Stages[0].Name = "renamed"
 	doc := parse(t, render(t, r, base))
-	if n := len(findAll(chart(t, doc, "stage-chat-sweep-throughput"), "g", hasAttr("data-baseline", "true"))); n != 1 {
+	if n := len(findAll(chartNode(t, doc, "stage-chat-sweep-throughput"), "g", hasAttr("data-baseline", "true"))); n != 1 {
 		t.Fatalf("chat-sweep: %d baseline series, want 1", n)
 	}
 	sec := findAll(doc, "section", hasAttr("data-stage", r.Stages[1].Name))[0]
 	id, _ := attr(sec, "id")
-	if n := len(findAll(chart(t, doc, id+"-throughput"), "g", hasAttr("data-baseline", "true"))); n != 0 {
+	if n := len(findAll(chartNode(t, doc, id+"-throughput"), "g", hasAttr("data-baseline", "true"))); n != 0 {
 		t.Fatalf("unmatched stage: %d baseline series, want 0", n)
 	}
 	if !strings.Contains(text(sec), "The baseline has no stage named") {
@@ -472,7 +472,7 @@ func TestDistributionsAndFailures(t *testing.T) {
 	r := loadReport(t, "report.json")
 	doc := parse(t, render(t, r, nil))
 	st := r.Stages[0]
-	svg := chart(t, doc, "stage-chat-sweep-ttft-dist")
+	svg := chartNode(t, doc, "stage-chat-sweep-ttft-dist")
 	for i := range st.Points {
 		p := &st.Points[i]
 		g := seriesGroup(t, svg, p.Label())
@@ -497,7 +497,7 @@ func TestDistributionsAndFailures(t *testing.T) {
 		}
 	}
 	// Failures: one bar segment per level and kind with its count.
-	bars := chart(t, doc, "stage-chat-sweep-failures")
+	bars := chartNode(t, doc, "stage-chat-sweep-failures")
 	g := seriesGroup(t, bars, "http_429")
 	rects := findAll(g, "rect", nil)
 	if len(rects) != 1 || attrOr(rects[0], "data-value") != "12" || attrOr(rects[0], "data-category") != "c=64" {
@@ -599,7 +599,7 @@ func TestPerTurnPointsStayOffTheCurves(t *testing.T) {
 	turn.OutputTPSTotal = 9999
 	st.Points = append(st.Points, turn)
 	doc := parse(t, render(t, r, nil))
-	ys, _ := markers(seriesGroup(t, chart(t, doc, "stage-chat-sweep-throughput"), "output tok/s"))
+	ys, _ := markers(seriesGroup(t, chartNode(t, doc, "stage-chat-sweep-throughput"), "output tok/s"))
 	if len(ys) != len(st.Points)-1 || strings.Contains(strings.Join(ys, " "), "9999") {
 		t.Fatalf("throughput markers %v include the per-turn point", ys)
 	}

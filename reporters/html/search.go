@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/runnerbench/runner/internal/render/chart"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -33,7 +34,7 @@ func buildSearch(st *result.Stage) *searchView {
 		return nil
 	}
 	v := &searchView{Summary: strconv.Itoa(sr.Probes) + " probes over " + string(sr.Over) + " " + loadName(sr, sr.Min) + " to " +
-		loadName(sr, sr.Max) + " (" + num(sr.ProbeTimeS) + " s measured); stopped: " + strings.ReplaceAll(sr.Stop, "_", " ")}
+		loadName(sr, sr.Max) + " (" + chart.Num(sr.ProbeTimeS) + " s measured); stopped: " + strings.ReplaceAll(sr.Stop, "_", " ")}
 	for _, t := range sr.Targets {
 		row := searchRow{Target: t.Name, Expr: t.Expr, Status: strings.ReplaceAll(t.Status, "_", " "), Confident: t.Confident,
 			Capacity: "—", Pass: bracketEnd(t.Pass), Fail: bracketEnd(t.Fail)}
@@ -43,7 +44,7 @@ func buildSearch(st *result.Stage) *searchView {
 				row.Capacity = "≥ " + row.Capacity
 			}
 		}
-		row.At = sortedKV(t.AtCapacity, num)
+		row.At = sortedKV(t.AtCapacity, chart.Num)
 		v.Rows = append(v.Rows, row)
 		for _, n := range t.Notes {
 			v.Notes = append(v.Notes, t.Name+": "+n)
@@ -54,9 +55,9 @@ func buildSearch(st *result.Stage) *searchView {
 
 func loadName(sr *result.SearchResult, x float64) string {
 	if sr.Over == result.LoadRate {
-		return num(x) + " req/s"
+		return chart.Num(x) + " req/s"
 	}
-	return "c=" + num(x)
+	return "c=" + chart.Num(x)
 }
 
 // bracketEnd shows a bracket end: its load, its probes, whether it was clear.
@@ -83,8 +84,8 @@ func searchCharts(st *result.Stage, anchor string) []chartView {
 		return nil
 	}
 	var out []chartView
-	add := func(title, id string, c lineChart) {
-		out = append(out, chartView{ID: id, Title: title, SVG: c.svg(st.Name + ": " + title), Legend: c.legend()})
+	add := func(title, id string, c chart.Line) {
+		out = append(out, lineView(id, title, st.Name, c))
 	}
 	id := anchor + "-probes"
 	add("Probes in the order they ran", id, probeChart(id, st))
@@ -103,10 +104,10 @@ func searchCharts(st *result.Stage, anchor string) []chartView {
 
 // probeChart plots each probe's load against its number, with each target's
 // capacity as a dashed line across: how the search closed in on each tier.
-func probeChart(id string, st *result.Stage) lineChart {
+func probeChart(id string, st *result.Stage) chart.Line {
 	sr := st.Search
-	c := lineChart{ID: id, XLabel: "probe", YLabel: loadLabel(st), XIntTicks: true}
-	s := series{Name: "probe load", Color: 0}
+	c := chart.Line{ID: id, X: chart.Axis{Label: "probe", Ints: true}, Y: chart.Axis{Label: loadLabel(st)}}
+	s := chart.Series{Name: "probe load", Color: 0}
 	for i := range st.Points {
 		p := &st.Points[i]
 		if p.Probe == 0 || p.Turn > 0 {
@@ -116,7 +117,7 @@ func probeChart(id string, st *result.Stage) lineChart {
 		if !ok {
 			continue
 		}
-		s.Points = append(s.Points, xy{X: float64(p.Probe), Y: f(x), Tip: p.Label() + " · " + num(p.DurationS) + " s, " + strconv.Itoa(p.NRequests) + " requests"})
+		s.Points = append(s.Points, chart.Point{X: float64(p.Probe), Y: chart.F(x), Tip: p.Label() + " · " + chart.Num(p.DurationS) + " s, " + strconv.Itoa(p.NRequests) + " requests"})
 	}
 	c.Series = append(c.Series, s)
 	last := float64(max(1, sr.Probes))
@@ -125,8 +126,8 @@ func probeChart(id string, st *result.Stage) lineChart {
 			continue
 		}
 		tip := t.Name + " capacity " + loadName(sr, *t.Capacity)
-		c.Series = append(c.Series, series{Name: tip, Color: 1 + i, Dashed: true,
-			Points: []xy{{X: 1, Y: t.Capacity, Tip: tip}, {X: last, Y: t.Capacity, Tip: tip}}})
+		c.Series = append(c.Series, chart.Series{Name: tip, Color: 1 + i, Dashed: true,
+			Points: []chart.Point{{X: 1, Y: t.Capacity, Tip: tip}, {X: last, Y: t.Capacity, Tip: tip}}})
 	}
 	return c
 }
@@ -134,17 +135,17 @@ func probeChart(id string, st *result.Stage) lineChart {
 // targetChart plots a metric a target reads (one its decisions rest on)
 // against load, the mean of the probes at each load joined in load order,
 // with the highest passing and lowest failing loads marked.
-func targetChart(id string, st *result.Stage, t *result.SearchTarget, m *result.Metric, color int) lineChart {
-	c := lineChart{ID: id, XLabel: loadLabel(st), YLabel: m.Header(), XLogAuto: true, XIntTicks: !isRate(st)}
+func targetChart(id string, st *result.Stage, t *result.SearchTarget, m *result.Metric, color int) chart.Line {
+	c := chart.Line{ID: id, X: chart.Axis{Label: loadLabel(st), Scale: chart.LogAuto, Ints: !isRate(st)}, Y: chart.Axis{Label: m.Header()}}
 	if m.Percent() {
-		c.YMax = 100
+		c.Y.Max = 100
 	}
 	c.Series = append(c.Series, meanSeries(st, m, color))
 	if l := t.Pass; l != nil {
-		c.Marks = append(c.Marks, mark{X: l.Load, Label: "passed " + l.Label, Color: 3})
+		c.Marks = append(c.Marks, chart.Mark{X: l.Load, Label: "passed " + l.Label, Color: 3})
 	}
 	if l := t.Fail; l != nil {
-		c.Marks = append(c.Marks, mark{X: l.Load, Label: "failed " + l.Label, Color: 2, Dashed: true})
+		c.Marks = append(c.Marks, chart.Mark{X: l.Load, Label: "failed " + l.Label, Color: 2, Dashed: true})
 	}
 	return c
 }
@@ -166,7 +167,7 @@ func targetMetrics(t *result.SearchTarget) []string {
 }
 
 // meanSeries is a metric's mean over each load's probes, in load order.
-func meanSeries(st *result.Stage, m *result.Metric, color int) series {
+func meanSeries(st *result.Stage, m *result.Metric, color int) chart.Series {
 	type acc struct {
 		sum float64
 		n   int
@@ -191,7 +192,7 @@ func meanSeries(st *result.Stage, m *result.Metric, color int) series {
 		}
 	}
 	sort.Float64s(xs)
-	s := series{Name: m.Name, Color: color}
+	s := chart.Series{Name: m.Name, Color: color}
 	for _, x := range xs {
 		a := at[x]
 		label := result.LevelLabel(int(x), nil, 0, 0)
@@ -199,15 +200,15 @@ func meanSeries(st *result.Stage, m *result.Metric, color int) series {
 			label = result.LevelLabel(0, &x, 0, 0)
 		}
 		if a.n == 0 {
-			s.Points = append(s.Points, xy{X: x, Tip: label + " · " + m.Name + ": null"})
+			s.Points = append(s.Points, chart.Point{X: x, Tip: label + " · " + m.Name + ": null"})
 			continue
 		}
 		mean := a.sum / float64(a.n)
-		tip := label + " · " + m.Name + ": " + num(result.Round(mean, 4)) + " (mean of " + strconv.Itoa(a.n) + ")"
+		tip := label + " · " + m.Name + ": " + chart.Num(result.Round(mean, 4)) + " (mean of " + strconv.Itoa(a.n) + ")"
 		if m.Percent() {
 			mean *= 100 // drawn as a percentage, as the axis says
 		}
-		s.Points = append(s.Points, xy{X: x, Y: f(mean), Tip: tip})
+		s.Points = append(s.Points, chart.Point{X: x, Y: chart.F(mean), Tip: tip})
 	}
 	return s
 }

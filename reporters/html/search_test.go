@@ -39,7 +39,7 @@ func TestSearchOnThePage(t *testing.T) {
 		}
 	}
 
-	probes := chart(t, doc, "stage-capacity-probes")
+	probes := chartNode(t, doc, "stage-capacity-probes")
 	ys, tips := markers(seriesGroup(t, probes, "probe load"))
 	if len(ys) != sr.Probes {
 		t.Fatalf("%d probe markers, want %d", len(ys), sr.Probes)
@@ -58,7 +58,7 @@ func TestSearchOnThePage(t *testing.T) {
 
 	// interactive reads TPOT p50: its curve is the mean per load, in load
 	// order, with c=6 (passed) and c=7 (failed) marked.
-	tc := chart(t, doc, "stage-capacity-target-0-0")
+	tc := chartNode(t, doc, "stage-capacity-target-0-0")
 	ys, tips = markers(seriesGroup(t, tc, "tpot_p50_ms"))
 	if strings.Join(ys, " ") != "2 2.42 3.36 4.385 4.755 5.37 7.195" || !strings.Contains(tips[5], "(mean of 2)") {
 		t.Errorf("target curve %v %q", ys, tips)
@@ -72,7 +72,7 @@ func TestSearchOnThePage(t *testing.T) {
 	}
 
 	// The throughput curve runs in load order, not probe order.
-	ys, _ = markers(seriesGroup(t, chart(t, doc, "stage-capacity-throughput"), "output tok/s"))
+	ys, _ = markers(seriesGroup(t, chartNode(t, doc, "stage-capacity-throughput"), "output tok/s"))
 	if strings.Join(ys, " ") != "500 500 1000 2000 3000 3000 3500 3500 3500 3500 4000 4000 8000 8000" {
 		t.Errorf("throughput in load order: %v", ys)
 	}

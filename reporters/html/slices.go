@@ -2,11 +2,14 @@ package html
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
 	"time"
 
+	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/internal/render/chart"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -51,41 +54,41 @@ type sliceMetric struct {
 }
 
 // timeChart is one chart of the stage's slices over time.
-func timeChart(id, ylabel string, levels []slicedLevel, ms []sliceMetric) lineChart {
-	c := lineChart{ID: id, XLabel: "time since the first level's opening (s)", YLabel: ylabel}
+func timeChart(id, ylabel string, levels []slicedLevel, ms []sliceMetric) chart.Line {
+	c := chart.Line{ID: id, X: chart.Axis{Label: "time since the first level's opening (s)"}, Y: chart.Axis{Label: ylabel}}
 	for _, m := range ms {
-		s := series{Name: m.name, Color: m.color}
+		s := chart.Series{Name: m.name, Color: m.color}
 		for li, l := range levels {
 			if li > 0 {
-				s.Points = append(s.Points, xy{X: l.off}) // a gap between levels
+				s.Points = append(s.Points, chart.Point{X: l.off}) // a gap between levels
 			}
 			for k := range l.p.Slices.Windows {
 				w := &l.p.Slices.Windows[k]
 				if !drawn(w, l.p.Slices.WidthS) {
 					continue
 				}
-				tip := fmt.Sprintf("%s, slice %d (%s–%s s): ", l.p.Label(), k+1, num(w.StartS), num(w.EndS))
+				tip := fmt.Sprintf("%s, slice %d (%s–%s s): ", l.p.Label(), k+1, chart.Num(w.StartS), chart.Num(w.EndS))
 				v := m.val(w)
 				if v != nil {
-					tip += num(*v) + " " + m.unit
+					tip += chart.Num(*v) + " " + m.unit
 				}
-				s.Points = append(s.Points, xy{X: l.off + (w.StartS+w.EndS)/2, Y: v, Tip: tip})
+				s.Points = append(s.Points, chart.Point{X: l.off + (w.StartS+w.EndS)/2, Y: v, Tip: tip})
 			}
 		}
 		c.Series = append(c.Series, s)
 	}
 	for _, l := range levels {
-		c.Marks = append(c.Marks, mark{X: l.off, Label: l.p.Label(), Color: 7, Dashed: true})
+		c.Marks = append(c.Marks, chart.Mark{X: l.off, Label: l.p.Label(), Color: 7, Dashed: true})
 		for _, w := range l.p.Slices.Windows {
 			c.Edges = append(c.Edges, l.off+w.EndS)
 		}
 		st := l.p.Slices.Steadiness
 		if st.Judged && st.Steady != nil {
-			label := l.p.Label() + ": steady window " + num(st.SteadyFromS) + "–" + num(st.ToS) + " s"
+			label := l.p.Label() + ": steady window " + chart.Num(st.SteadyFromS) + "–" + chart.Num(st.ToS) + " s"
 			if !*st.Steady {
-				label = l.p.Label() + ": not steady (judged " + num(st.FromS) + "–" + num(st.ToS) + " s; steady from " + num(st.SteadyFromS) + " s)"
+				label = l.p.Label() + ": not steady (judged " + chart.Num(st.FromS) + "–" + chart.Num(st.ToS) + " s; steady from " + chart.Num(st.SteadyFromS) + " s)"
 			}
-			c.Bands = append(c.Bands, band{X0: l.off + st.SteadyFromS, X1: l.off + st.ToS, Label: label, Warn: !*st.Steady})
+			c.Bands = append(c.Bands, chart.Band{X0: l.off + st.SteadyFromS, X1: l.off + st.ToS, Label: label, Warn: !*st.Steady})
 		}
 	}
 	return c
@@ -101,14 +104,15 @@ func drawn(w *result.Slice, width float64) bool {
 // sliceCharts are a sliced stage's charts over time: requests in flight,
 // output throughput, TTFT and ITL percentiles, and one chart per series
 // sampled during the levels (Slice.Series: telemetry), by name.
-func sliceCharts(st *result.Stage, anchor string) []chartView {
+func sliceCharts(st *result.Stage, anchor string) ([]chartView, []string) {
 	levels := slicedLevels(st)
 	if levels == nil {
-		return nil
+		return nil, nil
 	}
+	var notes []string
 	var out []chartView
-	add := func(id, title string, c lineChart) {
-		out = append(out, chartView{ID: id, Title: title, SVG: c.svg(st.Name + ": " + title), Legend: c.legend()})
+	add := func(id, title string, c chart.Line) {
+		out = append(out, lineView(id, title, st.Name, c))
 	}
 	fp := func(v float64) *float64 { return &v }
 	id := anchor + "-slices-inflight"
@@ -131,6 +135,12 @@ func sliceCharts(st *result.Stage, anchor string) []chartView {
 		{"ITL p95", "ms", 1, func(s *result.Slice) *float64 { return s.ITLP95Ms }},
 	}))
 	for i, name := range seriesNames(levels) {
+		if name == aggregate.SeriesKVCache {
+			if why := kvUnmeasured(levels); why != "" {
+				notes = append(notes, why)
+				continue
+			}
+		}
 		id = anchor + "-slices-series-" + strconv.Itoa(i)
 		add(id, name+" over time", timeChart(id, name+" (mean per slice)", levels, []sliceMetric{
 			{name, "", 0, func(s *result.Slice) *float64 {
@@ -141,7 +151,31 @@ func sliceCharts(st *result.Stage, anchor string) []chartView {
 			}},
 		}))
 	}
-	return out
+	return out, notes
+}
+
+// kvUnmeasured says why the slices' KV-cache chart is not drawn: the
+// endpoint's gauge read 0 in every slice while the server ran requests, so
+// it does not measure a cache in use ("" when it does, or when no slice
+// says the server ran any).
+func kvUnmeasured(levels []slicedLevel) string {
+	n, running := 0, 0.0
+	for _, l := range levels {
+		for _, w := range l.p.Slices.Windows {
+			if v, ok := w.Series[aggregate.SeriesKVCache]; ok {
+				if v != 0 {
+					return ""
+				}
+				n++
+			}
+			running = math.Max(running, w.Series[aggregate.SeriesRunning])
+		}
+	}
+	if n == 0 || running <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("KV-cache usage: the endpoint read 0 in all %d slices while it ran up to %s requests on average in a slice, so its gauge does not measure a cache in use; not drawn",
+		n, chart.Num(running))
 }
 
 // seriesNames are the names of every sampled series the levels' slices
@@ -173,15 +207,15 @@ func sliceNotes(st *result.Stage) []string {
 		s := p.Slices
 		line := p.Label() + ": " + strconv.Itoa(len(s.Windows)) + " slices of " + (time.Duration(s.WidthS * float64(time.Second))).String()
 		if n := len(s.Windows); n > 0 && !drawn(&s.Windows[n-1], s.WidthS) {
-			line += " (the last, " + num(result.Round(s.Windows[n-1].EndS-s.Windows[n-1].StartS, 3)) + " s, not drawn)"
+			line += " (the last, " + chart.Num(result.Round(s.Windows[n-1].EndS-s.Windows[n-1].StartS, 3)) + " s, not drawn)"
 		}
 		switch st := s.Steadiness; {
 		case !st.Judged:
 			line += "; " + st.Why
 		case st.Steady != nil && *st.Steady:
-			line += "; steady over " + num(st.FromS) + "–" + num(st.ToS) + " s"
+			line += "; steady over " + chart.Num(st.FromS) + "–" + chart.Num(st.ToS) + " s"
 		default:
-			line += "; not steady (see the warnings), steady from " + num(st.SteadyFromS) + " s"
+			line += "; not steady (see the warnings), steady from " + chart.Num(st.SteadyFromS) + " s"
 		}
 		out = append(out, line)
 		for _, n := range s.Notes {

@@ -7,9 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	xhtml "golang.org/x/net/html"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -38,7 +40,7 @@ func TestSliceChartsCarryTheSlices(t *testing.T) {
 		{"-slices-ttft", "TTFT p95", func(s *result.Slice) *float64 { return s.TTFTP95Ms }},
 		{"-slices-itl", "ITL p50", func(s *result.Slice) *float64 { return s.ITLP50Ms }},
 	} {
-		svg := chart(t, doc, anchor+c.id)
+		svg := chartNode(t, doc, anchor+c.id)
 		g := seriesGroup(t, svg, c.series)
 		var want []string
 		var xs []string
@@ -95,7 +97,7 @@ func TestSliceChartsCarryTheSlices(t *testing.T) {
 	st.Points[0].Slices.Windows[1].Series = map[string]float64{"gpu_power_w": 212.5}
 	st.Points[1].Slices.Windows[0].Series = map[string]float64{"gpu_power_w": 301}
 	doc = parse(t, render(t, r, nil))
-	if ys, _ := markers(seriesGroup(t, chart(t, doc, anchor+"-slices-series-0"), "gpu_power_w")); strings.Join(ys, " ") != "212.5 301" {
+	if ys, _ := markers(seriesGroup(t, chartNode(t, doc, anchor+"-slices-series-0"), "gpu_power_w")); strings.Join(ys, " ") != "212.5 301" {
 		t.Errorf("telemetry series markers %v", ys)
 	}
 
@@ -134,5 +136,38 @@ func TestSlicesGolden(t *testing.T) {
 	r := loadReport(t, slicedFixture)
 	if n := len(r.Stages[0].Points[0].Slices.Windows); n < 5 {
 		t.Fatalf("fixture level has %s slices", strconv.Itoa(n))
+	}
+}
+
+// TestSlicedKVCacheAtZero: a sliced stage whose endpoint's KV-cache gauge
+// read 0 in every slice while requests ran has no KV-cache chart and says
+// why; one whose gauge moved has its chart.
+func TestSlicedKVCacheAtZero(t *testing.T) {
+	stage := func(kv float64) *result.Stage {
+		var ws []result.Slice
+		for k := range 3 {
+			ws = append(ws, result.Slice{StartS: float64(k), EndS: float64(k + 1), Series: map[string]float64{
+				aggregate.SeriesKVCache: kv * float64(k), aggregate.SeriesRunning: 2}})
+		}
+		return &result.Stage{Name: "s", Points: []result.Point{{Concurrency: 2, Slices: &result.Slices{WidthS: 1, Start: time.Unix(100, 0), Windows: ws}}}}
+	}
+	charts, notes := sliceCharts(stage(0), "a")
+	for _, c := range charts {
+		if strings.Contains(c.Title, "KV-cache") {
+			t.Errorf("a KV-cache chart at zero: %s", c.Title)
+		}
+	}
+	if len(notes) != 1 || !strings.Contains(notes[0], "read 0 in all 3 slices while it ran up to 2 requests") {
+		t.Errorf("notes: %q", notes)
+	}
+	charts, notes = sliceCharts(stage(0.2), "a")
+	kv := 0
+	for _, c := range charts {
+		if strings.Contains(c.Title, "KV-cache") {
+			kv++
+		}
+	}
+	if kv != 1 || len(notes) != 0 {
+		t.Errorf("a KV-cache gauge that moved: %d charts, notes %q", kv, notes)
 	}
 }

@@ -258,6 +258,9 @@ func (c *Client) Warnings() []string {
 // BaseURL is the endpoint's API root, without its query.
 func (c *Client) BaseURL() string { return c.baseURL }
 
+// Model is the endpoint's model, as the requests name it.
+func (c *Client) Model() string { return c.ep.Model }
+
 // Origin is the endpoint's scheme://host[:port].
 func (c *Client) Origin() string { return c.origin }
 

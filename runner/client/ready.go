@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/runnerbench/runner/internal/redact"
@@ -32,6 +33,7 @@ func (c *Client) WaitReady(ctx context.Context, timeout time.Duration) error {
 	start := time.Now()
 	every := readyLogEvery(timeout)
 	next := start.Add(every)
+	refused := false
 	for {
 		models, err := c.Get(ctx, urls[0])
 		if err == nil {
@@ -44,6 +46,15 @@ func (c *Client) WaitReady(ctx context.Context, timeout time.Duration) error {
 			return nil
 		} else {
 			last = err
+		}
+		if !refused && errors.Is(last, syscall.ECONNREFUSED) {
+			// Said at once, not after the first interval: a mistyped port
+			// must not look like a slow server. Not an error yet: a server
+			// started beside the job (vLLM binds its port only once the
+			// model is loaded) refuses until it is up.
+			refused = true
+			c.log.Warn().Str("url", redact.URL(c.origin)).Str("timeout", timeout.String()).
+				Msg("connection refused: nothing listens there yet; waiting for a server to start (if it is already running, the host or port in base_url is wrong)")
 		}
 		if now := time.Now(); !now.Before(next) && ctx.Err() == nil {
 			// A wrong port or path must not be a silent minute: say what

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/internal/engines"
 )
 
@@ -120,4 +121,20 @@ func TestInferenceSimFailures(t *testing.T) {
 		t.Errorf("error samples %v", p.ErrorSamples)
 	}
 	t.Logf("failed %d of 80: %v", p.Failed, p.ErrorsByKind)
+}
+
+// TestInferenceSimWrongModel: llm-d-inference-sim checks a chat request's
+// model and answers one it does not serve with 404 "The model `tiny` does
+// not exist." (seen with curl). Every request of the level fails so, and
+// the closing diagnosis says the model is not served, not the API.
+func TestInferenceSimWrongModel(t *testing.T) {
+	eng := inferenceSim(t, "plain", simFlags...)
+	o := run(t, eng, "tiny", planFor("sim", 32, `
+  - {name: chat, endpoint: sim, prompts: synth, output_tokens: 4, concurrency: [1], requests: 2}
+`))[0]
+	p := &o.stage.Points[0]
+	hint := checks.FailureHint(o.stage, p)
+	if p.Completed != 0 || p.ErrorsByKind["http_404"] != p.Failed || !strings.Contains(hint, `the server does not serve model "tiny"`) || strings.Contains(hint, "does not serve api") {
+		t.Errorf("completed %d, errors %v: hint %q", p.Completed, p.ErrorsByKind, hint)
+	}
 }

@@ -2,6 +2,14 @@ package enginetest
 
 import (
 	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -69,9 +77,12 @@ func runTelemetry(t *testing.T, eng *engines.Engine, model, planYAML string, tar
 // TestInferenceSimTelemetry: llm-d-inference-sim's vLLM gauges and latency
 // histograms, read during a level that queues (4 streams, 2 slots): the
 // running gauge never passes its 2 slots and requests wait; its own TTFT
-// is at least the configured 100 ms and at most the client's (whose TTFT
-// adds the network and the HTTP front end), its E2E close to the client's;
-// it has no queue-time histogram, so server_queue_* stay null.
+// is at least the configured 100 ms and at most the client's, its E2E
+// close to the client's. Its queue-time histogram appears when a request
+// first waits (inside this level's window) and holds the wait: its TTFT
+// does not (it is the prefill alone), so the TTFT note takes the queue out
+// of the gap instead of calling it all network, and what it leaves for the
+// network, the HTTP front end and the client is a small part of the gap.
 func TestInferenceSimTelemetry(t *testing.T) {
 	eng := inferenceSim(t, "telemetry", "--time-to-first-token", "100ms", "--inter-token-latency", "5ms", "--max-num-seqs", "2")
 	st, reads := runTelemetry(t, eng, engines.SimModel, planFor("sim", 64, `
@@ -106,8 +117,20 @@ func TestInferenceSimTelemetry(t *testing.T) {
 	if d := *p.E2EMeanMs - *p.ServerE2EMeanMs; d < -2 || d > 0.2**p.E2EMeanMs {
 		t.Errorf("server E2E mean %v ms, client's %v ms", *p.ServerE2EMeanMs, *p.E2EMeanMs)
 	}
-	if p.ServerQueueMeanMs != nil {
-		t.Errorf("server queue mean %v without a queue-time histogram", *p.ServerQueueMeanMs)
+	// Each request holds a slot for about 100 + 20·5 = 200 ms; a stream
+	// that waits, waits for one of them to end.
+	if p.ServerQueueMeanMs == nil || *p.ServerQueueMeanMs < 50 {
+		t.Fatalf("server queue mean %s ms, want the wait for a slot", val(p.ServerQueueMeanMs))
+	}
+	note := gapNote(p)
+	t.Log(note)
+	m := regexp.MustCompile(`which starts after the queue .*the queue is ([\d.]+) ms and ([\d.]+) ms is network`).FindStringSubmatch(note)
+	if m == nil {
+		t.Fatalf("gap %s ms, queue %s ms: %s", val(p.TTFTGapMeanMs), val(p.ServerQueueMeanMs), note)
+	}
+	queue, rest := atof(t, m[1]), atof(t, m[2])
+	if math.Abs(queue+rest-*p.TTFTGapMeanMs) > 0.02 || queue < 50 || rest > 0.5**p.TTFTGapMeanMs {
+		t.Errorf("of a gap of %v ms, %v ms is queue and %v ms network: %s", *p.TTFTGapMeanMs, queue, rest, note)
 	}
 	t.Logf("running max %s waiting max %s kv max %s; server TTFT p50 %s mean %s, client mean %s, gap %s; prefill mean %s decode mean %s itl p50 %s",
 		val(p.ServerRunningMax), val(p.ServerWaitingMax), val(p.KVCacheUsageMax), val(p.ServerTTFTP50Ms), val(p.ServerTTFTMeanMs),
@@ -215,4 +238,59 @@ func TestNodeExporterTarget(t *testing.T) {
 		}
 	}
 	t.Logf("%d reads of the node exporter, %d samples kept a read of %d kinds", n, len(reads[len(reads)-1].Samples), len(kept))
+}
+
+// gapNote is a point's note on its TTFT gap ("" when it has none).
+func gapNote(p result.Point) string {
+	for _, n := range p.Notes {
+		if strings.HasPrefix(n, "of the client's mean TTFT") {
+			return n
+		}
+	}
+	return ""
+}
+
+// TestInferenceSimGapIsNetwork: in front of llm-d-inference-sim, a proxy
+// that holds each request 150 ms before passing it on puts that time
+// between the client and the server, where no server figure sees it; with
+// as many slots as streams nothing waits. The TTFT note says the gap
+// (at least the proxy's 150 ms) is network, the HTTP front end and the
+// client.
+func TestInferenceSimGapIsNetwork(t *testing.T) {
+	eng := inferenceSim(t, "network", "--time-to-first-token", "20ms", "--inter-token-latency", "2ms", "--max-num-seqs", "4")
+	origin, err := url.Parse(eng.Origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(origin)
+	rp.FlushInterval = -1 // pass each chunk on as it comes
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			time.Sleep(150 * time.Millisecond)
+		}
+		rp.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	proxy := &engines.Engine{Name: "proxy to " + eng.Name, Origin: srv.URL, BaseURL: srv.URL + "/v1"}
+	st, _ := runTelemetry(t, proxy, engines.SimModel, planFor("sim", 64, `
+  - {name: net, endpoint: sim, prompts: synth, output_tokens: 8, concurrency: [2], requests: 8}
+`))
+	p := st.Points[0]
+	if p.Failed != 0 || p.TTFTGapMeanMs == nil || *p.TTFTGapMeanMs < 150 {
+		t.Fatalf("%d failed, gap %s ms (the proxy holds each request 150 ms)", p.Failed, val(p.TTFTGapMeanMs))
+	}
+	note := gapNote(p)
+	t.Log(note)
+	if want := fmt.Sprintf("and %.2f ms is network, the HTTP front end and the client", *p.TTFTGapMeanMs); !strings.Contains(note, want) || strings.Contains(note, "queue (") {
+		t.Errorf("waiting max %s, queue %s: %s\nwant %q", val(p.ServerWaitingMax), val(p.ServerQueueMeanMs), note, want)
+	}
+}
+
+func atof(t *testing.T, s string) float64 {
+	t.Helper()
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
 }

@@ -205,18 +205,26 @@ func TestInferenceSimToolCalls(t *testing.T) {
 // naming the API and the URL tried, before any measured request.
 func TestTypedAPINotServed(t *testing.T) {
 	for _, c := range []struct {
-		eng   *engines.Engine
-		model string
-	}{{llama(t, false), engines.LlamaModel}, {inferenceSim(t, "plain", simFlags...), engines.SimModel}} {
-		for _, api := range []string{"responses", "messages"} {
-			base := c.eng.Origin + "/v2"
-			err := runStageErr(t, base, c.model, planFor("ep", 64, `
+		name, model string
+		// eng takes the subtest's t, so an engine missing here skips its
+		// subtest only (see TestUnservedBatchAPIs).
+		eng func(testing.TB) *engines.Engine
+	}{
+		{"llama-server", engines.LlamaModel, func(t testing.TB) *engines.Engine { return llama(t, false) }},
+		{"llm-d-inference-sim", engines.SimModel, func(t testing.TB) *engines.Engine { return inferenceSim(t, "plain", simFlags...) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			eng := c.eng(t)
+			for _, api := range []string{"responses", "messages"} {
+				base := eng.Origin + "/v2"
+				err := runStageErr(t, base, c.model, planFor("ep", 64, `
   - {name: s, endpoint: ep, prompts: synth, api: `+api+`, output_tokens: 4, concurrency: [2], requests: 4}
 `))
-			if want := "api " + api + ": POST " + base + "/" + api + " answered http 404"; err == nil || !strings.Contains(err.Error(), want) {
-				t.Errorf("%s %s: err %v, want %q", c.eng.Name, api, err, want)
+				if want := "api " + api + ": POST " + base + "/" + api + " answered http 404"; err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("%s %s: err %v, want %q", eng.Name, api, err, want)
+				}
 			}
-		}
+		})
 	}
 }
 

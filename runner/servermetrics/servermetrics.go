@@ -286,10 +286,25 @@ func histograms(families map[string]*dto.MetricFamily) map[string]*result.Histog
 	return out
 }
 
-// diffHistogram is after − before of one histogram; nil when either lacks
-// it, their bounds differ, or a count went backwards (a restart).
+// diffHistogram is after − before of one histogram; nil when after lacks
+// it, their bounds differ, or a count went backwards (a restart). A
+// histogram the before read lacked counts from zero: a labelled histogram
+// appears at its first observation (Prometheus's client libraries create a
+// label set's series then), so all it holds came after the before read.
+// llm-d-inference-sim's queue-time histogram appears so, when a request
+// first waits: the level where requests first queued was the one that lost
+// it.
 func diffHistogram(before, after *result.HistogramDelta) *result.HistogramDelta {
-	if before == nil || after == nil || len(before.Buckets) != len(after.Buckets) || after.Count < before.Count {
+	if after == nil {
+		return nil
+	}
+	if before == nil {
+		before = &result.HistogramDelta{Buckets: make([]result.HistogramBucket, len(after.Buckets))}
+		for i, a := range after.Buckets {
+			before.Buckets[i].LE = a.LE
+		}
+	}
+	if len(before.Buckets) != len(after.Buckets) || after.Count < before.Count {
 		return nil
 	}
 	d := &result.HistogramDelta{Count: after.Count - before.Count, Sum: after.Sum - before.Sum, Buckets: make([]result.HistogramBucket, len(after.Buckets))}

@@ -435,3 +435,33 @@ func FuzzParse(f *testing.F) {
 		d.PrefixCacheHitRate()
 	})
 }
+
+// TestHistogramAppearingInTheWindow: a labelled histogram appears at its
+// first observation (llm-d-inference-sim's vllm:request_queue_time_seconds
+// when a request first waits, seen on v0.10.2), so one the before read
+// lacked counts from zero: the window holds all of it. One that went
+// backwards (a restart) is still dropped.
+func TestHistogramAppearingInTheWindow(t *testing.T) {
+	const queue = `# TYPE vllm:request_queue_time_seconds histogram
+vllm:request_queue_time_seconds_bucket{model_name="m",le="0.3"} 0
+vllm:request_queue_time_seconds_bucket{model_name="m",le="0.5"} 40
+vllm:request_queue_time_seconds_bucket{model_name="m",le="+Inf"} 40
+vllm:request_queue_time_seconds_sum{model_name="m"} 16.3
+vllm:request_queue_time_seconds_count{model_name="m"} 40
+`
+	before, err := Parse(strings.NewReader("# TYPE vllm:num_requests_waiting gauge\nvllm:num_requests_waiting 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Parse(strings.NewReader(queue))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, ok := Diff(before, after).Histograms["vllm:request_queue_time_seconds"]
+	if !ok || h.Count != 40 || h.Sum != 16.3 || len(h.Buckets) == 0 || h.Buckets[len(h.Buckets)-1].Count != 40 {
+		t.Errorf("a histogram new in the window: %+v (present %v)", h, ok)
+	}
+	if _, ok := Diff(after, before).Histograms["vllm:request_queue_time_seconds"]; ok {
+		t.Error("a histogram gone after the window is kept")
+	}
+}

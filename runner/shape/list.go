@@ -65,16 +65,27 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 	st := s.st.Plan
 	i := s.next
 	s.next++
-	if rates := st.Rate; len(rates) > 0 {
-		if i >= len(rates) {
-			return Level{}, false
-		}
-		return s.st.rateLevel(rates[i], st.Requests.At(i), LevelSeed(st.Seed, i)), true
-	}
-	if i >= len(st.Concurrency) {
+	var lvl Level
+	switch {
+	case len(st.Rate) > 0 && i < len(st.Rate):
+		lvl = s.st.rateLevel(st.Rate[i], st.Requests.At(i), LevelSeed(st.Seed, i))
+	case len(st.Rate) == 0 && i < len(st.Concurrency):
+		lvl = s.st.closedLevel(st.Concurrency[i], st.Requests.At(i))
+	default:
 		return Level{}, false
 	}
-	return s.st.closedLevel(st.Concurrency[i], st.Requests.At(i)), true
+	if r := st.UntilAt(i); !r.Fixed() {
+		untilLevel(&lvl, r, st.MaxRequests.At(i), st.MaxDuration)
+	}
+	return lvl, true
+}
+
+// untilLevel makes lvl run until rule r: at most maxRequests (0: no count
+// cap) for at most maxDuration (0: no time cap), the engine's sink asked
+// after each batch whether the rule is met.
+func untilLevel(lvl *Level, r scenario.UntilRule, maxRequests int, maxDuration time.Duration) {
+	lvl.Spec.Until = r.String()
+	lvl.Requests, lvl.Duration = maxRequests, maxDuration
 }
 
 // closedLevel is a closed-loop level of conc streams sending requests (the

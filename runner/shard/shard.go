@@ -107,6 +107,9 @@ func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scen
 		first: map[string]time.Time{}, slot: map[string]time.Duration{}, levels: map[string]int{}}
 	at := startAt
 	for _, st := range stages {
+		if err := untilRefused(st); err != nil {
+			return nil, err
+		}
 		d := st.Duration
 		if d <= 0 {
 			return nil, fmt.Errorf("stage %s has no duration: a sharded or scheduled (--start-at) run starts each level at an instant fixed in advance, so every level must be bounded by duration", st.Name)
@@ -123,6 +126,25 @@ func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scen
 	}
 	s.end = at
 	return s, nil
+}
+
+// untilRefused is why a stage whose levels run until: or whose sweep stops
+// at saturation cannot run sharded or scheduled. Sharing the decision would
+// need the shards to pool their requests while they run, and they never
+// talk: each would judge its part alone and stop at another request than
+// the others, so the merged level would be no level the rule chose. And a
+// scheduled level's slot, fixed in advance, cannot end when its answer is
+// known.
+func untilRefused(st *scenario.LoadPlan) error {
+	for i := range len(st.Concurrency) + len(st.Rate) {
+		if !st.UntilAt(i).Fixed() {
+			return fmt.Errorf("stage %s runs its levels until: (%s): a sharded or scheduled (--start-at) run refuses it: each shard sees only its part of a level's requests and the shards never talk while they run, so none can know when the whole level is decided, and every slot is fixed in advance; run the stage unsharded and unscheduled, or give it requests or duration in place of until", st.Name, st.UntilAt(i))
+		}
+	}
+	if st.StopAtSaturation {
+		return fmt.Errorf("stage %s has stop_at_saturation: a sharded or scheduled (--start-at) run refuses it: each shard would judge saturation on its part of the load alone, and the timetable has a slot for every level; run the stage unsharded and unscheduled, or leave stop_at_saturation out", st.Name)
+	}
+	return nil
 }
 
 // Slot is level idx of stage's slot; false for a level the schedule does

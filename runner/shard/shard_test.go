@@ -78,3 +78,26 @@ func TestCutThroughSplit(t *testing.T) {
 		t.Fatalf("replay cut: %v", err)
 	}
 }
+
+// TestUntilRefused: a stage whose levels run until:, or whose sweep stops
+// at saturation, is refused by a sharded or scheduled run, saying why.
+func TestUntilRefused(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	until := &scenario.Stage{Name: "u", Concurrency: []int{1, 2}, Until: scenario.UntilRules{List: []string{"fixed", "decided"}},
+		MaxRequests: scenario.PerLevel{Each: 100}, Duration: scenario.Duration(time.Second)}
+	sat := &scenario.Stage{Name: "s", Concurrency: []int{1, 2}, StopAtSaturation: true, Duration: scenario.Duration(time.Second)}
+	for _, c := range []struct {
+		st   *scenario.Stage
+		want string
+	}{
+		{until, "stage u runs its levels until: (decided): a sharded or scheduled (--start-at) run refuses it: each shard sees only its part"},
+		{sat, "stage s has stop_at_saturation: a sharded or scheduled (--start-at) run refuses it"},
+	} {
+		for _, part := range []result.Shard{{Index: 0, Count: 2}, {Index: 0, Count: 1}} {
+			_, err := NewSharding(part, at, 0, 0, "k", (&scenario.Plan{}).LoadPlans([]*scenario.Stage{c.st}))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%s, %d shards: %v", c.st.Name, part.Count, err)
+			}
+		}
+	}
+}

@@ -155,38 +155,50 @@ type Counter func(ctx context.Context, text string) (int, error)
 // prompts with the same nonce (so the nonce cancels out); the overhead is
 // averaged over several nonces, because a random hex string splits into a
 // different number of tokens each time.
+//
+// The long prompt is the longest of slopeWords the server takes: a server
+// may refuse a prompt of about 1,000 tokens (llama-server embeds at most
+// one physical batch, 512 tokens by default, and answers a longer input
+// with a 500), and one it refuses must not leave the run without a
+// calibration. Each is a whole number of rounds of the Vocabulary list, so
+// the slope is exact for the filler.
 func Calibrate(ctx context.Context, count Counter) (overhead, perWord float64, err error) {
 	g := NewNonces()
 	const (
-		base    = 36  // one round of the Vocabulary list
-		w       = 720 // 20 more rounds: a whole number of cycles
+		base    = 36 // one round of the Vocabulary list
 		samples = 8
 	)
 	first := g.Next()
-	t1, err := count(ctx, LeadNonce(first, Filler(base+w)))
+	t0First, err := count(ctx, LeadNonce(first, Filler(base)))
 	if err != nil {
 		return 0, 0, err
 	}
-	var sum float64
-	var t0First int
-	for i := range samples {
-		nonce := first
-		if i > 0 {
-			nonce = g.Next()
+	var t1, w int
+	for _, w = range slopeWords {
+		if t1, err = count(ctx, LeadNonce(first, Filler(base+w))); err == nil || ctx.Err() != nil {
+			break
 		}
-		t0, err := count(ctx, LeadNonce(nonce, Filler(base)))
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("a prompt of %d words: %w", base+w, err)
+	}
+	sum := float64(t0First)
+	for range samples - 1 {
+		t0, err := count(ctx, LeadNonce(g.Next(), Filler(base)))
 		if err != nil {
 			return 0, 0, err
 		}
-		if i == 0 {
-			t0First = t0
-		}
 		sum += float64(t0)
 	}
-	perWord = float64(t1-t0First) / w
+	perWord = float64(t1-t0First) / float64(w)
 	if perWord <= 0 {
 		return 0, 0, fmt.Errorf("tokenizer reported %d and %d tokens for prompts of %d and %d words", t0First, t1, base, base+w)
 	}
 	overhead = sum/samples - base*perWord
 	return overhead, perWord, nil
 }
+
+// slopeWords are the words Calibrate adds to its short prompt for the long
+// one, longest first: 20 rounds of the Vocabulary list (about 1,000 tokens
+// with the prompt), then 10, 5 and 2 for a server that refuses longer ones.
+var slopeWords = []int{720, 360, 180, 72}

@@ -1,6 +1,9 @@
 package synth
 
 import (
+	"context"
+	"errors"
+	"math"
 	"regexp"
 	"strings"
 	"testing"
@@ -60,5 +63,35 @@ func TestFillerAndSizer(t *testing.T) {
 	ref := &Sizer{Reference: true}
 	if ref.Words(300) != 400 || ref.TokensPerWord() != 0.75 || ReferenceWords(300) != 400 {
 		t.Fatalf("reference sizing: %d words for 300 tokens", ref.Words(300))
+	}
+}
+
+// TestCalibrateWithinWhatTheServerTakes: a server that refuses prompts
+// over 512 tokens (llama-server embedding with its default batch: 500
+// "input is too large to process") still calibrates, from the longest
+// prompt it takes, to its true cost per word; one that takes nothing does
+// not calibrate at all.
+func TestCalibrateWithinWhatTheServerTakes(t *testing.T) {
+	const perWord, overhead = 1.31, 4.0
+	var longest int
+	count := func(_ context.Context, text string) (int, error) {
+		n := int(math.Round(overhead + perWord*float64(len(strings.Fields(text))-1))) // the nonce is a word of its own
+		if n > 512 {
+			return 0, errors.New("http 500: input is too large to process. increase the physical batch size")
+		}
+		longest = max(longest, n)
+		return n, nil
+	}
+	o, w, err := Calibrate(context.Background(), count)
+	if err != nil || math.Abs(w-perWord) > 0.01 || math.Abs(o-overhead) > 1 || longest > 512 {
+		t.Fatalf("overhead %v, per word %v (want %v), err %v; longest prompt %d tokens", o, w, perWord, err, longest)
+	}
+	s := Sizer{Overhead: o, PerWord: w}
+	if got := overhead + perWord*float64(s.Words(128)); math.Abs(got-128) > 2 {
+		t.Errorf("a 128-token prompt is %v tokens", got)
+	}
+	refuse := func(context.Context, string) (int, error) { return 0, errors.New("http 500") }
+	if _, _, err := Calibrate(context.Background(), refuse); err == nil {
+		t.Error("a server that takes nothing calibrated")
 	}
 }

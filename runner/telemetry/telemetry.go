@@ -152,7 +152,7 @@ func (s *Sampler) Level(ctx context.Context, stage string, level, shard int, ext
 }
 
 // WaitFirst waits for every target's first read of the level (at most one
-// timeout).
+// timeout) to be read and handed to emit.
 func (lr *LevelRun) WaitFirst() { lr.first.Wait() }
 
 // Stop ends the level's sampling: a read in flight is abandoned, each
@@ -173,7 +173,6 @@ func (s *Sampler) loop(ctx context.Context, lr *LevelRun, t *Target, stage strin
 		return r
 	}
 	r := s.read(ctx, t)
-	lr.first.Done()
 	if t.Endpoint && r.Error != "" {
 		// The endpoint's /metrics is optional (hosted APIs have none, or
 		// keep it behind other credentials): one that does not answer the
@@ -181,10 +180,12 @@ func (s *Sampler) loop(ctx context.Context, lr *LevelRun, t *Target, stage strin
 		if r.Error == errAbsent {
 			t.absent.Store(true)
 		}
+		lr.first.Done()
 		return
 	}
 	s.account(t, r)
 	emit(tag(r))
+	lr.first.Done() // after emit: WaitFirst's caller finds the read handed on
 	tick := time.NewTicker(s.interval)
 	defer tick.Stop()
 	for {

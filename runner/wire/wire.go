@@ -79,6 +79,11 @@ type Worker struct {
 	// does not serve the worker's API at its path ("": it did not show
 	// that): a 404 or 405, or an event stream of another API.
 	notServed string
+	// noModel says why the last request's answer shows that the server
+	// does not serve the endpoint's model ("": it did not show that): a 404
+	// saying so (protocol.ModelNotFound). The API is served; the model is
+	// not.
+	noModel string
 
 	// The request in flight, for sent (called by the client as it goes out).
 	rec    *result.Request
@@ -109,11 +114,17 @@ func NewWorker(c *client.Client, p protocol.Protocol, gaps Gaps) *Worker {
 // API ("": it showed no such thing).
 func (w *Worker) NotServed() string { return w.notServed }
 
+// NoModel says why the last request's answer shows that the server does not
+// serve the endpoint's model, as the stage's error would say it: a 404
+// whose answer says the model does not exist ("": it showed no such thing).
+// Such an answer is not a NotServed: the API is served.
+func (w *Worker) NoModel() string { return w.noModel }
+
 // Do sends one request and measures its stream into rec (whose identity
 // fields the caller has filled): open sends it and checks the response,
 // read times the stream.
 func (w *Worker) Do(ctx context.Context, r Request, rec *result.Request) {
-	w.notServed = ""
+	w.notServed, w.noModel = "", ""
 	rctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	wd := newWatchdog(w.to, !protocol.Streams(w.proto), cancel)
@@ -188,6 +199,9 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	rec.E2EMs = Ms(time.Since(wd.start))
 	Fail(rec, kind, msg+client.Excerpt(data))
 	switch {
+	case resp.StatusCode == http.StatusNotFound && protocol.ModelNotFound(string(data), w.c.Model()):
+		w.noModel = fmt.Sprintf("model %q: POST %s answered http 404 (%s): the server does not serve this model (set the endpoint's model to one GET %s lists)",
+			w.c.Model(), redact.URL(w.url), client.Excerpt(data), redact.URL(w.c.URL("/models")))
 	case resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusMethodNotAllowed || resp.StatusCode == http.StatusNotImplemented:
 		w.notServed = fmt.Sprintf("POST %s answered http %d (%s)", redact.URL(w.url), resp.StatusCode, client.Excerpt(data))
 	case kind == result.ErrMalformed && !protocol.Streams(w.proto) && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream"):

@@ -41,7 +41,8 @@ import (
 
 	"github.com/runnerbench/runner/comparison"
 	"github.com/runnerbench/runner/pipeline"
-	"github.com/runnerbench/runner/reporters"
+	"github.com/runnerbench/runner/records"
+	"github.com/runnerbench/runner/result"
 )
 
 // shift is one A/B variant: a simulator field multiplied by a factor.
@@ -249,12 +250,7 @@ func pair(c config, i int, plans []string, tallies []*tally) error {
 // a comparison judges only changes larger than its stretch) or the client
 // was the bottleneck (nothing judged), with the figures ("" when none).
 func marked(dir string) (string, error) {
-	f, err := os.Open(filepath.Join(dir, reporters.FileJSON))
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	rep, err := reporters.ReadJSON(f)
+	rep, err := readReport(dir)
 	if err != nil {
 		return "", err
 	}
@@ -275,6 +271,16 @@ func marked(dir string) (string, error) {
 		}
 	}
 	return strings.Join(out, "; "), nil
+}
+
+// readReport reads the report.json of the result directory dir.
+func readReport(dir string) (*result.Report, error) {
+	path := filepath.Join(dir, records.FileReport)
+	rep, err := records.ReadReport(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rep, nil
 }
 
 // pct is a stretch maximum in percent (">10000%" past every bound).
@@ -316,12 +322,7 @@ func compareExit(c config, base, cur string) (int, error) {
 func compareRuns(base, cur string, failAbove float64) (*comparison.Result, error) {
 	var runs [2]comparison.Run
 	for k, dir := range []string{base, cur} {
-		f, err := os.Open(filepath.Join(dir, reporters.FileJSON))
-		if err != nil {
-			return nil, err
-		}
-		rep, err := reporters.ReadJSON(f)
-		f.Close()
+		rep, err := readReport(dir)
 		if err != nil {
 			return nil, err
 		}

@@ -15,7 +15,6 @@ package main
 
 import (
 	"bufio"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -28,6 +27,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runnerbench/runner/pipeline"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -199,13 +199,13 @@ func (c *config) runnerCmd(plan string, args ...string) *exec.Cmd {
 	return cmd
 }
 
+// readReport is the report of the run in dir (pipeline.Open).
 func readReport(dir string) (*result.Report, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	op, err := pipeline.Open(dir, pipeline.OpenOptions{})
 	if err != nil {
 		return nil, err
 	}
-	var r result.Report
-	return &r, json.Unmarshal(b, &r)
+	return op.Report, nil
 }
 
 // row is one setup's level.

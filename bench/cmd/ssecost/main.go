@@ -1,7 +1,7 @@
 // Command ssecost runs the SSE hot path (sse.Reader framing plus sse.Parse)
 // over a fixed number of typical vLLM chat chunks and exits; with -api
-// responses or messages, over that API's answer-delta events through
-// sse.ParseResponses or sse.ParseMessages instead. It exists to be run under
+// naming a typed-event API (see -api's values), over that API's
+// answer-delta events through its parser instead. It exists to be run under
 // `valgrind --tool=callgrind --toggle-collect=main.work` (main.workTyped for
 // the typed APIs, main.decode for -mode decode), which counts the
 // instructions spent per chunk: a figure that, unlike ns/op on a shared

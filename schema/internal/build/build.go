@@ -46,6 +46,7 @@ func Schemas() (plan, report []byte, err error) {
 var (
 	lengthType   = reflect.TypeFor[scenario.Length]()
 	perLevelType = reflect.TypeFor[scenario.PerLevel]()
+	untilType    = reflect.TypeFor[scenario.UntilRules]()
 	durationType = reflect.TypeFor[scenario.Duration]()
 	secretType   = reflect.TypeFor[scenario.Secret]()
 	labelsType   = reflect.TypeFor[result.Labels]()
@@ -77,6 +78,18 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 			OneOf: []*jsonschema.Schema{
 				count(),
 				{Type: "array", Items: count(), MinItems: ptrU64(1)},
+			},
+		}
+	case untilType:
+		rule := func() *jsonschema.Schema {
+			return &jsonschema.Schema{Type: "string", Pattern: untilPattern,
+				Description: "decided, METRIC within P% (ttft_p95_ms within 5%), or fixed (in a list: that level sends its requests or duration)."}
+		}
+		return &jsonschema.Schema{
+			Description: "A rule for every level, or a list with one rule per level, in the order the levels are listed.",
+			OneOf: []*jsonschema.Schema{
+				rule(),
+				{Type: "array", Items: rule(), MinItems: ptrU64(1)},
 			},
 		}
 	case durationType:
@@ -112,6 +125,9 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 	}
 	return nil
 }
+
+// untilPattern is what the loader's ParseUntil accepts, for editors.
+const untilPattern = `^\s*(decided|fixed|[A-Za-z0-9_.]+\s+within\s+[0-9]*\.?[0-9]+\s*%)\s*$`
 
 func ptrU64(n uint64) *uint64 { return &n }
 
@@ -155,6 +171,7 @@ func generate(v any, comments map[string]string, id, title string) ([]byte, erro
 		addEnums(s)
 	}
 	if _, isReport := v.(result.Report); isReport {
+		addReportEnums(s)
 		nullable(s, reflect.TypeOf(v))
 	}
 	b, err := json.MarshalIndent(s, "", "  ")
@@ -167,19 +184,11 @@ func generate(v any, comments map[string]string, id, title string) ([]byte, erro
 // addEnums lists the allowed values of the plan's enumerations, so editors
 // complete them and flag typos as the loader does.
 func addEnums(root *jsonschema.Schema) {
-	set := func(def *jsonschema.Schema, prop string, values []string) {
-		if def == nil || def.Properties == nil {
-			return
-		}
-		if p, ok := def.Properties.Get(prop); ok {
-			for _, v := range values {
-				p.Enum = append(p.Enum, v)
-			}
-		}
-	}
+	set := setEnum
 	set(root.Definitions["Stage"], "api", strs(scenario.APIs))
 	set(root.Definitions["Stage"], "mode", strs(scenario.Modes))
 	set(root.Definitions["Stage"], "arrival", strs(scenario.Arrivals))
+	set(root.Definitions["Stage"], "undecided", strs(scenario.Undecideds))
 	set(root.Definitions["Check"], "scope", strs(scenario.Scopes))
 	set(root.Definitions["Check"], "severity", strs(scenario.Severities))
 	set(root.Definitions["Synthetic"], "sizing", strs(scenario.Sizings))
@@ -190,6 +199,28 @@ func addEnums(root *jsonschema.Schema) {
 	set(root.Definitions["Export"], "to", scenario.ExportProtocols)
 	if p, ok := root.Properties.Get("version"); ok {
 		p.Const = 1
+	}
+}
+
+// addReportEnums lists the allowed values of a report stage's enumerations:
+// the plan's api and mode ("" for an API without output), and the kinds of
+// load (result.LoadKinds).
+func addReportEnums(root *jsonschema.Schema) {
+	st := root.Definitions["Stage"]
+	setEnum(st, "api", strs(scenario.APIs))
+	setEnum(st, "mode", append(strs(scenario.Modes), ""))
+	setEnum(st, "load", strs(result.LoadKinds))
+}
+
+// setEnum lists values as the allowed values of def's property prop.
+func setEnum(def *jsonschema.Schema, prop string, values []string) {
+	if def == nil || def.Properties == nil {
+		return
+	}
+	if p, ok := def.Properties.Get(prop); ok {
+		for _, v := range values {
+			p.Enum = append(p.Enum, v)
+		}
 	}
 }
 
