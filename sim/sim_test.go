@@ -664,3 +664,31 @@ func kernelTimesOf(t *testing.T, s *Server, model string, n int, late time.Durat
 	}
 	return got, truth
 }
+
+// TestKeptAliveConnectionNeverStalls: one kept-alive connection carries
+// 300 streamed responses (about 3,000 writes, each with a transmit
+// timestamp the kernel queues on the connection's error queue) with no
+// truth asked for: every request is answered. Reports left unread fill the
+// socket's receive buffer, and the 73rd or so request's body then waited
+// for a window that never opened.
+func TestKeptAliveConnectionNeverStalls(t *testing.T) {
+	s := startSim(t, FastConfig())
+	tr := &http.Transport{MaxConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	for i := range 300 {
+		b, _ := json.Marshal(chatBody("["+nonce()+"] "+strings.Repeat("word ", 400), 8, map[string]any{"ignore_eos": true}))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/chat/completions", bytes.NewReader(b))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d, %v", i, resp.StatusCode, err)
+		}
+	}
+}

@@ -19,12 +19,13 @@ import (
 // congestion window waiting on a late reader's delayed acknowledgements);
 // the transmit time is right either way.
 type txLog struct {
-	rc   syscall.RawConn
-	mu   sync.Mutex
-	sent uint32           // bytes written, mod 2^32
-	at   map[uint32]int64 // transmit time (Unix ns) by key, as reported
-	buf  [64]byte
-	oob  [32]uint64
+	rc    syscall.RawConn
+	mu    sync.Mutex
+	sent  uint32           // bytes written, mod 2^32
+	since int              // writes since the error queue was last read
+	at    map[uint32]int64 // transmit time (Unix ns) by key, as reported
+	buf   [64]byte
+	oob   [32]uint64
 }
 
 // txKeep bounds the transmit times a connection keeps (the newest win).
@@ -59,8 +60,18 @@ func (l *txLog) wrote(n int) (key uint32, ok bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.sent += uint32(n)
+	if l.since++; l.since >= txDrainEvery {
+		_ = l.rc.Control(func(fd uintptr) { l.drain(int(fd)) })
+	}
 	return l.sent - 1, true
 }
+
+// txDrainEvery is how many writes may queue their reports before wrote
+// reads them. The kernel charges the error queue to the socket's receive
+// buffer: left unread over a kept-alive connection's hundreds of writes, it
+// fills that buffer, the window closes, and the client's next request
+// stalls unread.
+const txDrainEvery = 32
 
 // flush reads every report the kernel has queued (before the connection
 // closes, which drops them).
@@ -96,6 +107,7 @@ func (l *txLog) sentAt(key uint32) (int64, bool) {
 
 // drain reads the error queue until it is empty (under l.mu).
 func (l *txLog) drain(fd int) {
+	l.since = 0
 	for {
 		n, oobn, _, _, err := unix.Recvmsg(fd, l.buf[:], unsafe.Slice((*byte)(unsafe.Pointer(&l.oob[0])), len(l.oob)*8), unix.MSG_ERRQUEUE|unix.MSG_DONTWAIT)
 		if err != nil || (n == 0 && oobn == 0) {
