@@ -157,6 +157,7 @@ func (c *Conn) recv(fd uintptr) bool {
 			return false
 		case 0:
 			c.n, c.errno = int(n), 0
+			raceRead(fd, c.p[:n])
 			if n > 0 {
 				c.kernel.Store(c.stamp())
 				c.reads.Add(1)
