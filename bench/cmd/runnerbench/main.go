@@ -169,6 +169,7 @@ type job struct {
 	HeapEvery  int    // sample HeapInuse every this many finished requests (0 = never)
 	KeepSample bool   // record per-request nonces and timings for the accuracy check
 	Prof       string // write a CPU profile of the level here ("": none)
+	UserTimes  bool   // time chunks by the runner's clock (runner.Options.UserTimes: the figures before kernel times)
 }
 
 // reqSample is one request's measured timing, for the accuracy check.
@@ -253,7 +254,7 @@ func runJob(j job) (out outcome) {
 		return out
 	}
 	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: plan.Endpoints["bench"], BaseURL: j.URL},
-		runner.Options{Logger: benchLogger()})
+		runner.Options{Logger: benchLogger(), UserTimes: j.UserTimes})
 	if err != nil {
 		out.Err = err.Error()
 		return out

@@ -23,16 +23,19 @@ func wireAccuracy(md *strings.Builder, o options) error {
 	fmt.Fprintf(md, "| c | machine | token times | TTFT error p50 / p99 / max | E2E error p50 / p99 / max | ITL p50 runner / truth | ITL p99 runner / truth | read lag p50 / p99 ms | client-bound by |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, busy := range machines(o) {
 		for _, conc := range []int{64, 512} {
-			if err := wireAccuracyRow(md, conc, busy); err != nil {
-				return err
+			for _, user := range []bool{true, false} {
+				if err := wireAccuracyRow(md, conc, busy, user); err != nil {
+					return err
+				}
 			}
 		}
 	}
 	return nil
 }
 
-// wireAccuracyRow runs one level against a fresh simulator and judges it.
-func wireAccuracyRow(md *strings.Builder, conc, busy int) error {
+// wireAccuracyRow runs one level against a fresh simulator and judges it;
+// user times it by the runner's clock (before kernel times).
+func wireAccuracyRow(md *strings.Builder, conc, busy int, user bool) error {
 	stop := spin(busy)
 	defer stop()
 	cfg := sim.FastConfig()
@@ -43,7 +46,7 @@ func wireAccuracyRow(md *strings.Builder, conc, busy int) error {
 	if err != nil {
 		return err
 	}
-	r, err := runRunner(job{URL: s.url, Conc: conc, Requests: conc, Output: 32, Input: 64, KeepSample: true})
+	r, err := runRunner(job{URL: s.url, Conc: conc, Requests: conc, Output: 32, Input: 64, KeepSample: true, UserTimes: user})
 	truths, terr := s.stop(true)
 	if err != nil {
 		return err
@@ -101,14 +104,18 @@ func wireInferenceSim(md *strings.Builder, o options) error {
 	fmt.Fprintf(md, "llm-d-inference-sim (`--time-to-first-token 100ms --inter-token-latency 10ms`, 64 output tokens, `--max-num-seqs 128`) and the runner on the same machine, one level of 4 × `c` requests. The configured values are the truth here; the server's own lateness on a busy machine is in the error too. Load average at the start: %s.\n\n", loadAvg())
 	fmt.Fprintf(md, "| c | machine | token times | TTFT p50 (100) | TPOT p50 (10) | ITL p50 (10) | ITL p99 | read lag p50 / p99 ms | client-bound by |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, busy := range machines(o) {
-		for _, conc := range []int{16, 64} {
+		for _, run := range []struct {
+			conc int
+			user bool
+		}{{16, true}, {16, false}, {64, true}, {64, false}} {
+			conc := run.conc
 			stop := spin(busy)
 			e, err := engines.StartInferenceSim(ctx, bin, "--time-to-first-token", "100ms", "--inter-token-latency", "10ms", "--max-num-seqs", "128")
 			if err != nil {
 				stop()
 				return err
 			}
-			r, err := runRunner(job{URL: e.BaseURL, Model: engines.SimModel, Conc: conc, Requests: 4 * conc, Output: 64, Input: 64})
+			r, err := runRunner(job{URL: e.BaseURL, Model: engines.SimModel, Conc: conc, Requests: 4 * conc, Output: 64, Input: 64, UserTimes: run.user})
 			e.Stop()
 			stop()
 			if err != nil {
