@@ -69,7 +69,10 @@ func Wrap(c net.Conn) net.Conn {
 // keepOnce sets up the keeper once.
 var keepOnce sync.Once
 
-// keeper is a socket that keeps receive timestamping wanted.
+// keeper is a socket that keeps receive timestamping wanted. It is only
+// written: holding it is what keeps the socket (and the kernel's switch) open.
+//
+//lint:ignore U1000 held, never read: the reference keeps the socket open
 var keeper *net.UDPConn
 
 // keepStamping keeps the kernel's receive timestamping switched on for the
