@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -59,18 +58,7 @@ type probeOutcome struct {
 	Err    string
 }
 
-func probeChild() int {
-	var j probeJob
-	if err := json.Unmarshal([]byte(os.Getenv(argEnv)), &j); err != nil {
-		fmt.Fprintln(os.Stderr, "probe child:", err)
-		return 2
-	}
-	out := runProbe(j)
-	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
-		return 1
-	}
-	return 0
-}
+func probeChild() int { return childMain("probe", runProbe) }
 
 // runProbe opens Conc streams at once and reads them all.
 func runProbe(j probeJob) (out probeOutcome) {

@@ -115,26 +115,7 @@ func startSim(cfg sim.Config, truth bool) (*simProc, error) {
 	}{cfg, truth})
 	cmd := childCmd(0)
 	cmd.Env = append(cmd.Env, roleEnv+"=sim", argEnv+"="+string(arg))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &simProc{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
-	line, err := p.out.ReadString('\n')
-	if err != nil {
-		p.kill()
-		return nil, fmt.Errorf("simulator child: %w", err)
-	}
-	p.url = strings.TrimSpace(line)
-	return p, nil
+	return startChild(cmd)
 }
 
 // stop closes the child's stdin and returns its truth (nil unless asked for).
@@ -199,18 +180,21 @@ type heapPoint struct {
 	HeapMiB  float64
 }
 
-func runnerChild() int {
-	var j job
+// childMain runs a child's job: read from argEnv, its outcome written to
+// stdout as JSON (exit code 2: a bad job; 1: the outcome not written).
+func childMain[J, O any](name string, run func(J) O) int {
+	var j J
 	if err := json.Unmarshal([]byte(os.Getenv(argEnv)), &j); err != nil {
-		fmt.Fprintln(os.Stderr, "runner child:", err)
+		fmt.Fprintln(os.Stderr, name+" child:", err)
 		return 2
 	}
-	out := runJob(j)
-	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+	if err := json.NewEncoder(os.Stdout).Encode(run(j)); err != nil {
 		return 1
 	}
 	return 0
 }
+
+func runnerChild() int { return childMain("runner", runJob) }
 
 func runJob(j job) (out outcome) {
 	if err := host.RaiseFileLimit(j.Conc); err != nil {

@@ -121,18 +121,7 @@ type scaleOutcome struct {
 	FirstErr          string
 }
 
-func rawChild() int {
-	var j rawJob
-	if err := json.Unmarshal([]byte(os.Getenv(argEnv)), &j); err != nil {
-		fmt.Fprintln(os.Stderr, "raw child:", err)
-		return 2
-	}
-	out := runRaw(j)
-	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
-		return 1
-	}
-	return 0
-}
+func rawChild() int { return childMain("raw", runRaw) }
 
 // runRaw reads Conc streams the plainest way Go offers.
 func runRaw(j rawJob) (out scaleOutcome) {
