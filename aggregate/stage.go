@@ -25,6 +25,18 @@ type Stage struct {
 	// samples holds each point's per-request samples by its label, when
 	// kept (KeepSamples).
 	samples map[string]*Samples
+	// prefixOnPurpose: a level of the stage caches prefixes on purpose
+	// (LevelSpec.ExpectPrefixHits).
+	prefixOnPurpose bool
+}
+
+// ExpectsPrefixHits reports whether the stage's levels share prefixes on
+// purpose (shared prefixes, conversations, a trace's), so prefix-cache hits
+// are no fault of the measurement.
+func (s *Stage) ExpectsPrefixHits() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.prefixOnPurpose
 }
 
 // KeepSamples makes the stage keep every level's per-request samples, for
@@ -66,6 +78,7 @@ func (s *Stage) LevelStarted(rec *result.LevelRecord) {
 	}
 	s.mu.Lock()
 	s.levels[rec.Level] = l
+	s.prefixOnPurpose = s.prefixOnPurpose || rec.Spec.ExpectPrefixHits
 	s.mu.Unlock()
 }
 

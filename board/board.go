@@ -18,6 +18,7 @@ import (
 
 	"github.com/runnerbench/runner/checks"
 	"github.com/runnerbench/runner/comparison"
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/result"
 )
 
@@ -65,6 +66,13 @@ type Stage struct {
 	Levels []Level `json:"levels"`
 	// Capacities are a search stage's targets, in the plan's order.
 	Capacities []Capacity `json:"capacities,omitempty"`
+	// Knee, Saturation and Cause are the stage's diagnosis (package
+	// diagnosis): the knee's level ("≥ c=32" when the sweep never left
+	// it), the saturation level, and what limits the server; empty for a
+	// stage of one load.
+	Knee       string `json:"knee,omitempty"`
+	Saturation string `json:"saturation,omitempty"`
+	Cause      string `json:"cause,omitempty"`
 }
 
 // Level is one level (or search probe) of a stage.
@@ -110,6 +118,29 @@ func (l *Level) Point() result.Point {
 	return p
 }
 
+// stageDiagnosis is a stage's knee, saturation and cause: its report's
+// diagnosis, or (a run read back from the results database, which keeps
+// the points and not the diagnosis) the one its points give.
+func stageDiagnosis(st *result.Stage) (knee, saturation, cause string) {
+	d := st.Diagnosis
+	if d == nil {
+		d = diagnosis.Diagnose(st, false)
+	}
+	if d == nil {
+		return "", "", ""
+	}
+	if k := d.Knee; k != nil {
+		knee = k.Level
+		if k.Beyond {
+			knee = "≥ " + k.Level
+		}
+	}
+	if s := d.Saturation; s != nil {
+		saturation = s.Level
+	}
+	return knee, saturation, d.Cause
+}
+
 // FromReport is the run a report.json describes, read from source.
 func FromReport(rep *result.Report, source string) Run {
 	run := Run{
@@ -127,6 +158,7 @@ func FromReport(rep *result.Report, source string) Run {
 				s.Capacities = append(s.Capacities, Capacity{Name: t.Name, Status: t.Status, Capacity: t.Capacity})
 			}
 		}
+		s.Knee, s.Saturation, s.Cause = stageDiagnosis(&st)
 		for i := range st.Points {
 			p := &st.Points[i]
 			l := Level{Label: p.Label(), Interrupted: p.Interrupted, Warnings: p.Warnings, Metrics: make(map[string]float64, len(ms))}
@@ -256,6 +288,10 @@ type Row struct {
 	// Warned is set when the row's level carries a validity warning.
 	Warned bool   `json:"warned,omitempty"`
 	Note   string `json:"note,omitempty"`
+	// Knee, Saturation and Cause are the run's stage's diagnosis (Stage's).
+	Knee       string `json:"knee,omitempty"`
+	Saturation string `json:"saturation,omitempty"`
+	Cause      string `json:"cause,omitempty"`
 	// Apart says why a run with a key is not ranked (Place 0, listed after
 	// the ranked rows): it failed its checks, or every request of a level
 	// failed.

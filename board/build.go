@@ -238,7 +238,8 @@ func rowOrder(rows []Row, rank *Rank) []int {
 // it, and the chosen metrics there.
 func rankRow(m member, rank *Rank, metrics []string) Row {
 	r := m.run
-	row := Row{Source: r.Source, Labels: r.Labels, StartedAt: r.Facts.StartedAt, Verdict: r.Verdict, Values: make([]*float64, len(metrics))}
+	row := Row{Source: r.Source, Labels: r.Labels, StartedAt: r.Facts.StartedAt, Verdict: r.Verdict, Values: make([]*float64, len(metrics)),
+		Knee: m.stage.Knee, Saturation: m.stage.Saturation, Cause: m.stage.Cause}
 	var lvl *Level
 	if rank.Capacity != "" {
 		lvl, row.Key, row.Note = capacityLevel(m.stage, rank.Capacity)

@@ -168,6 +168,18 @@ func levelCell(r *Row) string {
 	return r.Level
 }
 
+// diagnosisCells are a row's knee and saturation cells (the null cell
+// without them).
+func diagnosisCells(r *Row) []string {
+	out := []string{r.Knee, r.Saturation}
+	for i, c := range out {
+		if c == "" {
+			out[i] = nullCell
+		}
+	}
+	return out
+}
+
 // title names a group: its plan and stage.
 func (g *Group) title() string { return g.Plan + " · " + g.Stage }
 

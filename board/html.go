@@ -54,6 +54,7 @@ type htmlRow struct {
 	Series, Color        string
 	Place, Name, Level   string
 	Note, Verdict        string
+	Knee, Saturation     string
 	Cells                []string
 	Frontier, Unranked   bool
 	Labels, Source, Time string
@@ -103,6 +104,7 @@ func htmlGroupOf(b *Board, gi int) htmlGroup {
 			Series: fmt.Sprintf("%s-s%d", hg.ID, i), Color: fmt.Sprintf("c%d", i%chart.Colors),
 			Place: placeCell(r), Name: safeText(r.Name), Level: safeText(levelCell(r)), Note: safeText(rowNote(r)),
 			Verdict: safeText(r.Verdict), Frontier: r.Frontier, Unranked: r.Place == 0,
+			Knee: diagnosisCells(r)[0], Saturation: diagnosisCells(r)[1],
 			Labels: safeText(r.Labels.String()), Source: safeText(r.Source), Time: r.StartedAt.UTC().Format(TimeFormat),
 		}
 		hr.Cells = append(hr.Cells, vsAboveCell(r))

@@ -83,7 +83,7 @@ func writeMDGroup(ew *errWriter, b *Board, g *Group) {
 	for _, m := range b.Metrics {
 		headers = append(headers, header(m))
 	}
-	headers = append(headers, "frontier", "verdict")
+	headers = append(headers, "knee", "saturation", "frontier", "verdict")
 	rows := make([][]string, len(g.Rows))
 	for i := range g.Rows {
 		r := &g.Rows[i]
@@ -98,13 +98,16 @@ func writeMDGroup(ew *errWriter, b *Board, g *Group) {
 		if r.Frontier {
 			front = "✓"
 		}
+		row = append(row, diagnosisCells(r)...)
 		row = append(row, front, mdText(r.Verdict))
 		if n := rowNote(r); n != "" {
 			row[1] += " _(" + mdText(n) + ")_"
 		}
 		rows[i] = row
 	}
-	writeMDTable(ew, headers, rows, func(i int) bool { return i == 1 || i == 2 || i == 3 || i == len(headers)-1 })
+	writeMDTable(ew, headers, rows, func(i int) bool {
+		return i == 1 || i == 2 || i == 3 || i == len(headers)-4 || i == len(headers)-3 || i == len(headers)-1
+	})
 	ew.printf("\n")
 	for i := range g.Views {
 		v := &g.Views[i]

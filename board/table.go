@@ -58,7 +58,7 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group, width
 	for _, m := range b.Metrics {
 		headers = append(headers, header(m))
 	}
-	headers = append(headers, "Frontier", "Verdict")
+	headers = append(headers, "Knee", "Saturation", "Frontier", "Verdict")
 	rows := make([][]string, len(g.Rows))
 	for j := range g.Rows {
 		r := &g.Rows[j]
@@ -73,12 +73,13 @@ func writeTableGroup(ew *errWriter, buf *bytes.Buffer, b *Board, g *Group, width
 		if r.Frontier {
 			front = "✓"
 		}
+		row = append(row, diagnosisCells(r)...)
 		rows[j] = append(row, front, safeText(r.Verdict))
 	}
 	if ew.err == nil {
 		aligns := make([]termtable.Align, len(headers))
 		for i := range aligns {
-			if i == 0 || i > 2 && i < len(headers)-2 {
+			if i == 0 || i > 2 && i < len(headers)-4 {
 				aligns[i] = termtable.Right
 			}
 		}

@@ -74,15 +74,14 @@ func cmdBoard(ctx context.Context, env *Env, args []string) error {
 	if err != nil {
 		return err
 	}
-	runs, skips, err := o.load(ctx, env)
+	runs, skips, samples, done, err := o.load(ctx, env)
 	if err != nil {
 		return err
 	}
+	defer done()
+	opts.Samples = samples
 	for _, s := range skips {
 		fmt.Fprintf(env.Stderr, "runner: board: skipped %s\n", oneLine(s.String()))
-	}
-	if !o.db.used() {
-		opts.Samples = board.DirSamples(runs)
 	}
 	b, err := board.Build(runs, opts)
 	if err != nil {
@@ -129,25 +128,27 @@ func (o *boardOptions) boardOptions() (board.Options, error) {
 	return opts, nil
 }
 
-// load reads the runs of the given directories; a path that is not there
-// or holds no run, or a board of nothing, is a command-line error.
-func (o *boardOptions) load(ctx context.Context, env *Env) ([]board.Run, []board.Skip, error) {
+// load reads the runs of the given directories (or the database), with the
+// SamplesFunc the ranking's decisions read their requests by and done to
+// call when the board is built; a path that is not there or holds no run,
+// or a board of nothing, is a command-line error.
+func (o *boardOptions) load(ctx context.Context, env *Env) ([]board.Run, []board.Skip, board.SamplesFunc, func(), error) {
 	if o.db.used() {
-		runs, err := o.db.load(ctx, env)
-		return runs, nil, err
+		runs, samples, done, err := o.db.load(ctx, env)
+		return runs, nil, samples, done, err
 	}
 	runs, skips, err := board.Load(o.paths, board.LoadOptions{Recompute: o.recompute})
 	if err != nil {
-		return nil, nil, exitcode.Errorf(exitcode.Invalid, "board: %v", err)
+		return nil, nil, nil, nil, exitcode.Errorf(exitcode.Invalid, "board: %v", err)
 	}
 	if len(runs) == 0 {
 		msgs := make([]string, len(skips))
 		for i, s := range skips {
 			msgs[i] = "skipped " + oneLine(s.String())
 		}
-		return nil, nil, exitcode.Errorf(exitcode.Invalid, "board: no run could be read:\n%s", strings.Join(msgs, "\n"))
+		return nil, nil, nil, nil, exitcode.Errorf(exitcode.Invalid, "board: no run could be read:\n%s", strings.Join(msgs, "\n"))
 	}
-	return runs, skips, nil
+	return runs, skips, board.DirSamples(runs), func() {}, nil
 }
 
 // writeBoard renders board.md, board.html and board.json in memory first,

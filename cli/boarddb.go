@@ -5,6 +5,7 @@ import (
 	"flag"
 	"time"
 
+	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/board"
 	"github.com/runnerbench/runner/internal/exitcode"
 	"github.com/runnerbench/runner/store"
@@ -28,28 +29,47 @@ func (b *boardDB) register(fs *flag.FlagSet) {
 // used reports whether the board comes from a database.
 func (b *boardDB) used() bool { return b.dsn != "" }
 
-// load reads the runs the flags select from the database.
-func (b *boardDB) load(ctx context.Context, env *Env) ([]board.Run, error) {
+// load reads the runs the flags select from the database, and the
+// SamplesFunc that reads their requests back for the ranking's decisions
+// (store.Samples: the same samples their directories would give). The
+// database stays open for it until done is called.
+func (b *boardDB) load(ctx context.Context, env *Env) (runs []board.Run, samples board.SamplesFunc, done func(), err error) {
 	var f store.Filter
-	var err error
 	if f.Where, err = parseWhere(b.where); err != nil {
-		return nil, exitcode.Errorf(exitcode.Invalid, "board: %v", err)
+		return nil, nil, nil, exitcode.Errorf(exitcode.Invalid, "board: %v", err)
 	}
 	if f.Since, err = parseSince(b.since, time.Now()); err != nil {
-		return nil, exitcode.Errorf(exitcode.Invalid, "board: --since: %v", err)
+		return nil, nil, nil, exitcode.Errorf(exitcode.Invalid, "board: --since: %v", err)
 	}
 	db, err := openDB(ctx, env, "board", b.dsn, b.allowEnv, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	defer db.Close()
 	published, err := db.Runs(ctx, f)
 	if err != nil {
-		return nil, exitcode.Errorf(exitcode.RunFailed, "board: %v", err)
+		db.Close()
+		return nil, nil, nil, exitcode.Errorf(exitcode.RunFailed, "board: %v", err)
 	}
-	runs := board.FromStore(published)
+	runs = board.FromStore(published)
 	if len(runs) == 0 {
-		return nil, exitcode.Errorf(exitcode.Invalid, "board: no published run in %s matches", db)
+		db.Close()
+		return nil, nil, nil, exitcode.Errorf(exitcode.Invalid, "board: no published run in %s matches", db)
 	}
-	return runs, nil
+	// A board row names its run by the directory it was published from;
+	// one published twice is two runs, and neither's requests are picked.
+	ids := map[string][]string{}
+	for _, r := range published {
+		ids[r.Source] = append(ids[r.Source], r.ID)
+	}
+	samples = func(source, stage, level string) *aggregate.Samples {
+		if len(ids[source]) != 1 {
+			return nil
+		}
+		s, err := db.Samples(ctx, ids[source][0], stage, level)
+		if err != nil {
+			return nil
+		}
+		return s
+	}
+	return runs, samples, func() { db.Close() }, nil
 }

@@ -1074,11 +1074,11 @@ func machineBehind(t *testing.T, out, label, metric string, runs ...string) bool
 // TestE2EReplicatedGate is TestE2EStatisticalGate with replicates: each
 // request is recorded with its replicate and each replicate's window in
 // run.jsonl, an A/A pair passes --fail-above 20, a twice slower inter-token
-// latency fails it on TPOT's mean with the replicates named (its p50 is not
-// asserted: two streams make TPOT bimodal, and a 12-request replicate's
-// median flips between the modes, which the replicate interval rightly
-// shows as wide), and runner report recomputes the comparison
-// byte for byte.
+// latency fails it on a TPOT or E2E statistic with the replicates named
+// (which one is not asserted: two streams make TPOT bimodal, a
+// 12-request replicate's median flips between the modes, and a busy
+// machine's stalls widen the mean's interval), and runner report
+// recomputes the comparison byte for byte.
 func TestE2EReplicatedGate(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -1129,8 +1129,13 @@ func TestE2EReplicatedGate(t *testing.T) {
 		t.Errorf("A/A pair failed the gate: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr := runRunner(t, childEnv(), "compare", a, b, "--fail-above", "20", "--all")
-	if (code != 0 || !machineBehind(t, stdout, "c=2", "tpot_mean_ms", a, b)) &&
-		(code != 1 || !strings.Contains(stderr, "two c=2 tpot_mean_ms: +") || !strings.Contains(stderr, "worse (mean of 48 and 48 requests in 4 and 4 replicates)")) {
+	// What slows is every token: the gate fails on a TPOT or E2E statistic
+	// judged over the replicates (on a busy machine the mean may be
+	// inconclusive while the median decides, or the other way round), or,
+	// where the simulator fell behind in both runs, passes with TPOT's mean
+	// rightly inconclusive.
+	slowed := regexp.MustCompile(`two c=2 (tpot|e2e)_[a-z0-9]+_ms: \+[0-9.]+% \[[^]]*\] worse \((mean|p50) of 48 and 48 requests in 4 and 4 replicates\)`)
+	if (code != 0 || !machineBehind(t, stdout, "c=2", "tpot_mean_ms", a, b)) && (code != 1 || !slowed.MatchString(stderr)) {
 		t.Errorf("itl_ms ×2 not found with replicates: exit %d\n%s\n%s", code, stdout, stderr)
 	}
 	again := filepath.Join(dir, "again")

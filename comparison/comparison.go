@@ -46,6 +46,7 @@ import (
 	"sync"
 
 	"github.com/runnerbench/runner/aggregate"
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/internal/stats"
 	"github.com/runnerbench/runner/result"
 )
@@ -95,6 +96,10 @@ type Result struct {
 	Missing []string
 	// Notes say what limits the comparison as a whole.
 	Notes []string
+	// Limits say, per stage of both runs, how what limits the server
+	// changed ("stage s: The KV cache is no longer the limit: ..."; package
+	// diagnosis); none where it did not.
+	Limits []string
 }
 
 // Compare compares every level of cur with the level of base with the same
@@ -147,7 +152,35 @@ func Compare(base, cur Run, o Options) (*Result, error) {
 	}
 	res.count()
 	res.Summary.NothingGated = nothingGated(base.Report, cur.Report, res, fam)
+	res.Limits = limitChanges(base.Report, cur.Report)
 	return res, nil
+}
+
+// limitChanges says, for each stage both reports have, how its limit
+// changed; a report from before diagnoses gets the one its points give.
+func limitChanges(base, cur *result.Report) []string {
+	if base == nil || cur == nil {
+		return nil
+	}
+	var out []string
+	for i := range cur.Stages {
+		c := &cur.Stages[i]
+		b := base.StageNamed(c.Name)
+		if b == nil {
+			continue
+		}
+		if s := diagnosis.Change(diagnosisOf(b), diagnosisOf(c)); s != "" {
+			out = append(out, "stage "+c.Name+": "+s)
+		}
+	}
+	return out
+}
+
+func diagnosisOf(st *result.Stage) *result.Diagnosis {
+	if st.Diagnosis != nil {
+		return st.Diagnosis
+	}
+	return diagnosis.Diagnose(st, false)
 }
 
 func noRecordsNote(base, cur Run) string {

@@ -597,6 +597,32 @@ func TestShownMostImportantFirst(t *testing.T) {
 	}
 }
 
+// TestLimitChanges: compare says, per stage both runs have, how what limits
+// the server changed, from each run's diagnosis; the same cause, or a
+// stage only one run has, says nothing.
+func TestLimitChanges(t *testing.T) {
+	diag := func(cause, from string) *result.Diagnosis {
+		return &result.Diagnosis{Cause: cause, Findings: []result.Finding{{Cause: cause, From: from}}}
+	}
+	rep := func(ds ...*result.Diagnosis) *result.Report {
+		r := &result.Report{}
+		for i, d := range ds {
+			r.Stages = append(r.Stages, result.Stage{Name: string(rune('a' + i)), Diagnosis: d})
+		}
+		return r
+	}
+	base := Run{Report: rep(diag(result.CauseKVCacheFull, "c=24"), diag(result.CauseBatchFull, "c=8"))}
+	cur := Run{Report: rep(diag(result.CauseBatchFull, "c=16"), diag(result.CauseBatchFull, "c=8"), diag(result.CauseDecodeBound, "c=4"))}
+	res, err := Compare(base, cur, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"stage a: The KV cache is no longer the limit: a full batch is, from c=16 (it was from c=24)."}
+	if !slices.Equal(res.Limits, want) {
+		t.Errorf("limits %q, want %q", res.Limits, want)
+	}
+}
+
 // TestTTFATRowsOnlyWhenTheyDiffer: a level where nothing reasoned has its
 // TTFAT equal to its TTFT in every statistic; its ttfat_* rows would repeat
 // the ttft_* rows (and a gate judging both would count one change twice),

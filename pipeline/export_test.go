@@ -47,8 +47,14 @@ stages:
 // not at all), and returns the report.
 func runInto(t *testing.T, dir string, o *export.Options) *result.Report {
 	t.Helper()
-	src := []byte(identicalPlan)
-	p, err := scenario.LoadBytes("identical.yaml", src, t.TempDir(), scenario.Options{})
+	return runPlanInto(t, dir, []byte(identicalPlan), o)
+}
+
+// runPlanInto runs the plan src with its records in dir, exporting as o
+// says (nil: not at all), and returns the report.
+func runPlanInto(t *testing.T, dir string, src []byte, o *export.Options) *result.Report {
+	t.Helper()
+	p, err := scenario.LoadBytes("plan.yaml", src, t.TempDir(), scenario.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

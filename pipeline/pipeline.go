@@ -17,6 +17,7 @@ import (
 
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/checks"
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/records"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
@@ -63,6 +64,10 @@ func assemble(h *records.Header, stages []stageResult, end *records.End, base *B
 			res.Search = search.Decide(s, res.Points).Result
 		}
 		finishStops(res, sr)
+		if !shard {
+			// A shard's levels hold its part of the load only.
+			res.Diagnosis = diagnosis.Diagnose(res, sr.agg.ExpectsPrefixHits())
+		}
 		rep.Stages = append(rep.Stages, *res)
 	}
 	var baseline *result.Report

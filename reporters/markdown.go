@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/internal/mdtext"
 	"github.com/runnerbench/runner/internal/render/mdtable"
 	"github.com/runnerbench/runner/reporters/compare"
@@ -96,6 +97,9 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 			ew.printf("\n%s low confidence: drawn from too few samples to mean much\n", mdText(lowConfMark))
 		}
 		ew.printf("\n")
+	}
+	if d := st.Diagnosis; d != nil {
+		ew.printf("**Diagnosis:** %s\n\n%s\n\n", mdText(diagnosis.Headline(d)), mdText(strings.Join(d.Text, " ")))
 	}
 	writeMDNotes(ew, st)
 	writeMDSearch(ew, st.Search)

@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/internal/render/termtable"
 	"github.com/runnerbench/runner/result"
 )
@@ -80,6 +81,9 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 			if g.lowConf {
 				ew.printf("  %s low confidence: drawn from too few samples to mean much\n", lowConfMark)
 			}
+		}
+		if d := st.Diagnosis; d != nil {
+			ew.println("  " + paint(opts.Color, ansiBold, "Diagnosis: "+diagnosis.Headline(d)+".") + " " + strings.Join(d.Text, " "))
 		}
 		writeStageNotes(ew, st, opts)
 		if err := writeSearchTable(ew, st.Search, opts); err != nil {

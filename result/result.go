@@ -495,6 +495,9 @@ type Stage struct {
 	// Search is a capacity search's outcome, computed from its probes
 	// (Points); nil on a stage that lists its levels.
 	Search *SearchResult `json:"search,omitempty"`
+	// Diagnosis is a sweep's knee, saturation and what limits the server
+	// there (package diagnosis); nil on a stage of fewer than two loads.
+	Diagnosis *Diagnosis `json:"diagnosis,omitempty"`
 	// Interrupted is set when the run was stopped before the stage's levels
 	// were done (inside a level or between two): its points are part of
 	// what it would have measured, so its stage-scope checks are skipped.

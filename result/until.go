@@ -84,11 +84,14 @@ func (s *LevelStop) Text() string {
 }
 
 // Short is the reason in a table cell: "decided@140", "precise@96",
-// "capped", "fixed".
+// "capped", "fixed"; "minimum@97" for a level that stopped at its minimum
+// with no check to decide (nothing was decided there).
 func (s *LevelStop) Short() string {
 	switch {
 	case s == nil:
 		return ""
+	case s.Reason == StopDecided && len(s.By) == 0:
+		return fmt.Sprintf("minimum@%d", s.Requests)
 	case s.Reason == StopDecided || s.Reason == StopPrecise:
 		return fmt.Sprintf("%s@%d", s.Reason, s.Requests)
 	case s.Reason == StopCapped && len(s.Undecided) > 0:

@@ -373,7 +373,22 @@ func (s *Server) checkRequest(w http.ResponseWriter, req *apiRequest, api apiKin
 			s.cfg.MaxModelLen, pi.tokens+maxTokens, pi.tokens, maxTokens))
 		return promptInfo{}, 0, false
 	}
+	if err := s.kvTooBig(pi.tokens + maxTokens); err != nil {
+		writeError(w, http.StatusBadRequest, "BadRequestError", err.Error())
+		return promptInfo{}, 0, false
+	}
 	return pi, maxTokens, true
+}
+
+// kvTooBig is the error for a request of tokens (prompt and max_tokens)
+// that needs more blocks than the KV cache holds, which it could never
+// finish in; nil otherwise.
+func (s *Server) kvTooBig(tokens int) error {
+	c := s.cfg.KVCacheBlocks
+	if need := (tokens + s.cfg.BlockSize - 1) / s.cfg.BlockSize; c > 0 && need > c {
+		return fmt.Errorf("the request needs %d KV-cache blocks (%d tokens), more than the cache's %d", need, tokens, c)
+	}
+	return nil
 }
 
 // arrival is a request as registered: its record and its random draws.

@@ -202,7 +202,7 @@ func (s *Server) batchInputs(req *batchRequest, kind batchKind) (batchInputs, er
 			return in, fmt.Errorf("input %d has %d tokens, more than the model's maximum context length of %d tokens", i, n, s.cfg.MaxModelLen)
 		}
 	}
-	return in, nil
+	return in, s.kvTooBig(in.total + 1)
 }
 
 // pairs makes the query-document pairs of queries (one for every document,

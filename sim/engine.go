@@ -29,6 +29,7 @@ type seq struct {
 	started      bool // prefilled, has its first token
 	skipped      bool // left in the queue by an admission pass (batch full)
 	generated    int  // engine-side count (mirror of the shared one)
+	kvBlocks     int  // KV-cache blocks held (Config.KVCacheBlocks)
 
 	cancelled atomic.Bool   // handler gone: drop at the next step
 	notify    chan struct{} // capacity 1: "something new under mu"
@@ -49,6 +50,7 @@ type seq struct {
 	drafts       int // speculative-decoding steps for this sequence
 	draftTokens  int
 	accepted     int
+	preemptions  int // times the engine preempted it (KV cache full)
 	// driftFirst and driftLast are the engine's drift when this sequence's
 	// first and latest tokens were emitted (see engine.drift); wakeLag is
 	// how long after its arrival an idle engine woke to admit it.
@@ -73,6 +75,7 @@ type engine struct {
 
 	running []*seq // engine goroutine only
 	cache   prefixCache
+	kvUsed  int // KV-cache blocks the running sequences hold (engine goroutine only)
 	done    chan struct{}
 
 	// drift is how far the engine's schedule has been pushed back against
@@ -227,23 +230,34 @@ func (e *engine) stepLate(late time.Duration) {
 }
 
 // admit moves waiting sequences into the batch from the FIFO queue, up to
-// max_num_seqs, dropping those whose client went away, and returns them
-// (appended to admitted). false means the engine is closed.
+// max_num_seqs and (with a bounded KV cache) the blocks free, dropping
+// those whose client went away, and returns them (appended to admitted).
+// With a bounded KV cache it first makes room for the running sequences'
+// next tokens, preempting the latest admitted when there is none; a step
+// that preempted admits nothing, as vLLM's scheduler does. false means the
+// engine is closed.
 func (e *engine) admit(admitted []*seq) ([]*seq, bool) {
-	e.running = compactCancelled(e.running)
+	e.running = e.dropCancelled(e.running)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return admitted, false
 	}
+	preempted := e.reserveDecode()
 	free := e.cfg.MaxNumSeqs - len(e.running)
 	n := 0
-	for n < len(e.waiting) && len(admitted) < free {
+	for n < len(e.waiting) && len(admitted) < free && !preempted {
 		s := e.waiting[n]
-		n++
 		if s.cancelled.Load() {
+			n++
 			continue
 		}
+		need := e.blocks(s, 1)
+		if e.cfg.KVCacheBlocks > 0 && e.kvUsed+need > e.cfg.KVCacheBlocks {
+			break // first come first served: the head waits for room
+		}
+		n++
+		s.kvBlocks, e.kvUsed = need, e.kvUsed+need
 		admitted = append(admitted, s)
 	}
 	if n > 0 {
@@ -256,7 +270,66 @@ func (e *engine) admit(admitted []*seq) ([]*seq, bool) {
 		s.skipped = true
 	}
 	e.m.waiting.Store(int64(len(e.waiting)))
+	e.m.kvUsed.Store(int64(e.kvUsed))
 	return admitted, true
+}
+
+// blocks is the KV-cache blocks s needs to hold its prompt, its tokens so
+// far and k more (no more than its whole output).
+func (e *engine) blocks(s *seq, k int) int {
+	tokens := s.promptTokens + min(s.generated+k, max(s.outputTokens, s.generated+1))
+	return (tokens + e.cfg.BlockSize - 1) / e.cfg.BlockSize
+}
+
+// reserveDecode gives each running sequence the blocks its next step's
+// tokens need, preempting the most recently admitted sequences (back to
+// the head of the queue, their blocks freed) while the cache has none free.
+// It reports whether it preempted. Under e.mu.
+func (e *engine) reserveDecode() bool {
+	if e.cfg.KVCacheBlocks <= 0 {
+		return false
+	}
+	preempted := false
+	for i := 0; i < len(e.running); i++ {
+		s := e.running[i]
+		need := e.blocks(s, 1+e.cfg.SpecK) - s.kvBlocks
+		for need > 0 && e.kvUsed+need > e.cfg.KVCacheBlocks && i < len(e.running) {
+			v := e.running[len(e.running)-1]
+			e.running = e.running[:len(e.running)-1]
+			e.release(v)
+			v.mu.Lock()
+			v.preemptions++
+			v.mu.Unlock()
+			e.m.preemptions.Add(1)
+			e.waiting = append([]*seq{v}, e.waiting...)
+			preempted = true
+		}
+		if i < len(e.running) && need > 0 {
+			s.kvBlocks, e.kvUsed = s.kvBlocks+need, e.kvUsed+need
+		}
+	}
+	return preempted
+}
+
+// release frees the KV-cache blocks s holds.
+func (e *engine) release(s *seq) {
+	e.kvUsed -= s.kvBlocks
+	s.kvBlocks = 0
+}
+
+// dropCancelled is ss without the sequences whose client went away, their
+// blocks freed.
+func (e *engine) dropCancelled(ss []*seq) []*seq {
+	kept := ss[:0]
+	for _, s := range ss {
+		if s.cancelled.Load() {
+			e.release(s)
+			continue
+		}
+		kept = append(kept, s)
+	}
+	clear(ss[len(kept):])
+	return kept
 }
 
 // stepCost is what the step starting at stepStart costs: prefill for the
@@ -267,6 +340,12 @@ func (e *engine) stepCost(admitted []*seq, stepStart time.Duration) time.Duratio
 	if len(admitted) > 0 {
 		uncached := 0
 		for _, s := range admitted {
+			if s.started {
+				// Readmitted after a preemption: its prompt and tokens are
+				// computed again.
+				uncached += s.promptTokens + s.generated
+				continue
+			}
 			s.cachedTokens = e.cache.lookupInsert(s, e.cfg)
 			uncached += s.promptTokens - s.cachedTokens
 			e.m.promptTokens.Add(int64(s.promptTokens))
@@ -293,10 +372,12 @@ func (e *engine) stepCost(admitted []*seq, stepStart time.Duration) time.Duratio
 
 // emitStep ends a step at stepEnd: one token to each newly admitted
 // sequence (its prefill's output), 1 + accepted drafts to each decoding one.
+// A sequence that finished or whose client went away frees its blocks.
 func (e *engine) emitStep(admitted []*seq, stepEnd time.Duration) {
 	kept := e.running[:0]
 	for _, s := range e.running {
 		if s.cancelled.Load() {
+			e.release(s)
 			continue
 		}
 		k, acc := 1, 0
@@ -311,20 +392,29 @@ func (e *engine) emitStep(admitted []*seq, stepEnd time.Duration) {
 		}
 		if e.emit(s, k, stepEnd, e.cfg.SpecK > 0, acc) {
 			kept = append(kept, s)
+		} else {
+			e.release(s)
 		}
 	}
 	clear(e.running[len(kept):])
 	e.running = kept
 	for _, s := range admitted {
 		if s.cancelled.Load() {
+			e.release(s)
 			continue
 		}
-		s.started = true
-		e.m.ttft.observe((stepEnd - s.arrival).Seconds())
+		if !s.started {
+			s.started = true
+			e.m.ttft.observe((stepEnd - s.arrival).Seconds())
+			e.m.prefill.observe((stepEnd - s.prefillStart).Seconds())
+		}
 		if e.emit(s, 1, stepEnd, false, 0) {
 			e.running = append(e.running, s)
+		} else {
+			e.release(s)
 		}
 	}
+	e.m.kvUsed.Store(int64(e.kvUsed))
 }
 
 // emit gives s k tokens scheduled at t and wakes its handler; it reports
@@ -377,17 +467,6 @@ func (e *engine) abortAll() {
 		default:
 		}
 	}
-}
-
-func compactCancelled(ss []*seq) []*seq {
-	kept := ss[:0]
-	for _, s := range ss {
-		if !s.cancelled.Load() {
-			kept = append(kept, s)
-		}
-	}
-	clear(ss[len(kept):])
-	return kept
 }
 
 // prefixCache is a set of chained block hashes, like vLLM's automatic prefix

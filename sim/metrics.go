@@ -81,7 +81,12 @@ type metrics struct {
 	specAccepted                atomic.Int64
 	droppedConns                atomic.Int64    // completion requests dropped unanswered (close_after_stream)
 	success                     [4]atomic.Int64 // by finishReason index
-	ttft, e2e, queue            *histogram
+	ttft, e2e, queue, prefill   *histogram
+	// The KV cache (Config.KVCacheBlocks): blocks in use of kvBlocks (0:
+	// unbounded, no usage gauge), and the preemptions it forced.
+	kvUsed      atomic.Int64
+	kvBlocks    int64
+	preemptions atomic.Int64
 
 	// How far the simulator fell behind its own timing model (it shares
 	// the machine with the client and everything else): see LateStep and
@@ -102,11 +107,13 @@ const (
 
 var finishNames = [...]string{"stop", "length", "abort", "error"}
 
-func newMetrics() *metrics {
+func newMetrics(kvBlocks int) *metrics {
 	return &metrics{
+		kvBlocks:  int64(kvBlocks),
 		ttft:      newHistogram(ttftBuckets),
 		e2e:       newHistogram(requestBuckets),
 		queue:     newHistogram(requestBuckets),
+		prefill:   newHistogram(requestBuckets),
 		lagRatio:  newHistogram(simconfig.LagRatioBounds),
 		lagTTFT:   newHistogram(simconfig.LagRatioBounds),
 		lagDecode: newHistogram(simconfig.LagRatioBounds),
@@ -134,6 +141,13 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 	}
 	gauge("vllm:num_requests_running", "Number of requests in model execution batches.", m.running.Load())
 	gauge("vllm:num_requests_waiting", "Number of requests waiting to be processed.", m.waiting.Load())
+	if m.kvBlocks > 0 {
+		const kv = "vllm:kv_cache_usage_perc"
+		b = append(b, "# HELP "+kv+" KV-cache usage. 1 means 100 percent usage.\n# TYPE "+kv+" gauge\n"+kv+lbl+" "...)
+		b = strconv.AppendFloat(b, float64(m.kvUsed.Load())/float64(m.kvBlocks), 'g', -1, 64)
+		b = append(b, '\n')
+	}
+	counter("vllm:num_preemptions_total", "Cumulative number of preemption from the engine.", m.preemptions.Load())
 	counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", m.promptTokens.Load())
 	counter("vllm:generation_tokens_total", "Number of generation tokens processed.", m.genTokens.Load())
 	counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", m.cacheQueries.Load())
@@ -158,6 +172,7 @@ func (m *metrics) appendText(b []byte, model string) []byte {
 	b = m.ttft.appendText(b, "vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", model)
 	b = m.e2e.appendText(b, "vllm:e2e_request_latency_seconds", "Histogram of e2e request latency in seconds.", model)
 	b = m.queue.appendText(b, "vllm:request_queue_time_seconds", "Histogram of time spent in WAITING phase for request.", model)
+	b = m.prefill.appendText(b, "vllm:request_prefill_time_seconds", "Histogram of time spent in PREFILL phase for request.", model)
 	b = m.lagRatio.appendText(b, simconfig.MetricLagRatio, "Completed requests by how much the simulator's lateness stretched their time to first token or decode against its model.", model)
 	b = m.lagTTFT.appendText(b, simconfig.MetricTTFTLagRatio, "Completed requests by how much the simulator's lateness stretched their time to first token against its model.", model)
 	b = m.lagDecode.appendText(b, simconfig.MetricDecodeLagRatio, "Completed requests by how much the simulator's lateness stretched their decode (first to last token) against its model.", model)

@@ -75,7 +75,7 @@ func New(cfg Config) (*Server, error) {
 		// Every truth time is the epoch plus a monotonic duration, written as
 		// wall-clock time: the epoch's two readings must be taken together.
 		epoch:   rxtime.Now(),
-		m:       newMetrics(),
+		m:       newMetrics(cfg.KVCacheBlocks),
 		byNonce: make(map[string]*record),
 		byID:    make(map[string]*record),
 	}
@@ -364,6 +364,7 @@ type RequestTruth struct {
 	Fault               Fault  `json:"fault"`
 	FaultAfterTokens    int    `json:"fault_after_tokens"` // tokens sent before a mid-stream fault struck
 	Queued              bool   `json:"queued"`             // waited in the FIFO queue behind a full batch
+	Preemptions         int    `json:"preemptions"`        // times the engine preempted it (its KV cache full)
 	Chunks              int    `json:"chunks"`             // SSE data lines carrying tokens
 
 	// ToolCall: the response is one call of a tool of the request (the one

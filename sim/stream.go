@@ -503,6 +503,7 @@ func (st *stream) end(how int) {
 		t.CachedTokens = sq.cached
 	}
 	t.Queued = sq.queued
+	t.Preemptions = sq.preemptions
 	t.SpecDrafts, t.SpecDraftTokens, t.SpecAccepted = sq.drafts, sq.draftTokens, sq.accepted
 	sq.mu.Unlock()
 	if st.keys != nil {

@@ -17,13 +17,13 @@ var Layers = [][]string{
 	{"scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "scenario"}, // plan: its file and environment policy, its prompt files, the plan itself
 	{"sim", "search"}, // the simulator; a capacity search's decisions
 	{"runner/client", "runner/wire", "runner/synth", "runner/body", "runner/shape", "runner/shard", "runner/servermetrics", "runner"}, // load: the HTTP client and the wire, synthetic inputs and request bodies, shapes and sharding, then the engine
-	{"records", "export"},       // records; sending figures to Prometheus or OpenTelemetry
-	{"aggregate", "comparison"}, // report: the points, and the comparison with a baseline
-	{"checks"},                  // checks
-	{"stopping"},                // when a level has its answer (until:), when a sweep is saturated
-	{"pipeline"},                // run a plan; open a finished run
-	{"store"},                   // the results database: published runs' reports and its own rows
-	{"board"},                   // many runs side by side: the board's model, build and loader
+	{"records", "export"},                    // records; sending figures to Prometheus or OpenTelemetry
+	{"aggregate", "comparison", "diagnosis"}, // report: the points, the comparison with a baseline, a sweep's knee and limit
+	{"checks"},                               // checks
+	{"stopping"},                             // when a level has its answer (until:), when a sweep is saturated
+	{"pipeline"},                             // run a plan; open a finished run
+	{"store"},                                // the results database: published runs' reports and its own rows
+	{"board"},                                // many runs side by side: the board's model, build and loader
 	{"reporters/html", "reporters", "reporters/compare", "history", "store/synthrun"}, // outputs; history
 	{"cli", "runner/enginetest", "schema/internal/build", "schema", "schema/gen", "bench/cmd/runnerbench", "bench/cmd/ssecost", "bench/cmd/shardbench", "bench/cmd/gatestudy", "bench/cmd/untilstudy"},
 	{"cmd/runner", "deploy/kubernetes"},

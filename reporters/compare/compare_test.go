@@ -44,6 +44,7 @@ func fixture() *comparison.Result {
 				Abs: p(-2), Verdict: "better", NBase: 120, NNew: 120, Gated: true},
 		}}},
 		Missing: []string{"sw|eep c=16 is not in the baseline"},
+		Limits:  []string{"stage sw|eep: The KV cache is no longer the limit: a full batch is, from c=16 (it was from c=24)."},
 	}
 }
 

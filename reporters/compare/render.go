@@ -138,6 +138,9 @@ func Text(w io.Writer, res *comparison.Result, o Options) error {
 		b.WriteString(l + "\n")
 	}
 	b.WriteString(summaryLine(res.Summary) + "\n")
+	for _, l := range res.Limits {
+		b.WriteString("limit: " + l + "\n")
+	}
 	for _, n := range notes(res) {
 		b.WriteString("note: " + n + "\n")
 	}
@@ -191,6 +194,9 @@ func Markdown(w io.Writer, res *comparison.Result, o Options) error {
 		b.WriteString(l + "\n\n")
 	}
 	b.WriteString(summaryLine(res.Summary) + "\n")
+	for _, l := range res.Limits {
+		fmt.Fprintf(&b, "\n**Limit changed**: %s\n", mdEscape(l))
+	}
 	for _, m := range notes(res) {
 		fmt.Fprintf(&b, "\n> note: %s\n", mdEscape(m))
 	}

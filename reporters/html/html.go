@@ -131,6 +131,7 @@ type stageView struct {
 	Notes        []string          // how numbers were obtained ("c=4: ...")
 	Stops        []result.StopNote // why levels of a stage with until: stopped, why its sweep did
 	Search       *searchView
+	Diagnosis    *diagView
 	Charts       []chartView
 	Samples      []sampleRow
 }
@@ -524,6 +525,7 @@ func buildStage(st, bst *result.Stage, anchor string, tel *Telemetry) stageView 
 	sv.Charts = searchCharts(st, anchor)
 	orig := st
 	st, bst = chartStage(st), chartStage(bst)
+	sv.Diagnosis = buildDiagnosis(st, anchor, orig.Diagnosis)
 	add := func(title string, c chart.Line, id string) {
 		sv.Charts = append(sv.Charts, lineView(id, title, st.Name, c))
 	}

@@ -55,6 +55,18 @@ type Config struct {
 	PrefixCacheBlocks int `yaml:"prefix_cache_blocks,omitempty" json:"prefix_cache_blocks,omitempty"`
 	// NoPrefixCache turns the prefix cache off: every prompt token is prefilled.
 	NoPrefixCache bool `yaml:"no_prefix_cache,omitempty" json:"no_prefix_cache,omitempty"`
+	// KVCacheBlocks is the KV cache's capacity in blocks of BlockSize tokens
+	// (0: unbounded, and no vllm:kv_cache_usage_perc). A running sequence
+	// holds the blocks of its prompt and of the tokens generated so far; a
+	// waiting one is admitted only when its blocks (and its next token's)
+	// fit, first come first served; a decode step that needs a block none is
+	// free for preempts the most recently admitted running sequences, as
+	// vLLM's recompute mode does: back to the head of the queue, their blocks
+	// freed, their prompt and tokens prefilled again when readmitted (counted
+	// in vllm:num_preemptions_total). A request whose prompt and max_tokens
+	// need more blocks than the cache holds is a 400. The prefix cache is
+	// counted apart: its blocks take no room here.
+	KVCacheBlocks int `yaml:"kv_cache_blocks,omitempty" json:"kv_cache_blocks,omitempty"`
 
 	// OutputMean is the mean natural output length in tokens for requests
 	// without ignore_eos (normal distribution, clamped to [1, max_tokens]). Default 128.
@@ -274,6 +286,9 @@ func (c Config) Problems() []Problem {
 	atLeast1("prefix_cache_blocks", c.PrefixCacheBlocks)
 	atLeast1("truth_limit", c.TruthLimit)
 	atLeast1("tokens_per_chunk", c.TokensPerChunk)
+	if c.KVCacheBlocks < 0 {
+		bad("kv_cache_blocks", "must be >= 0, got %d", c.KVCacheBlocks)
+	}
 	if c.ReasoningTokens < 0 {
 		bad("reasoning_tokens", "must be >= 0, got %d", c.ReasoningTokens)
 	}
