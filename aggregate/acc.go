@@ -36,6 +36,7 @@ type acc struct {
 	perStream series // tokens / E2E s; mean only
 
 	completed, failed int
+	cancelled         int // given up on by the client (cancel_*): neither of the two
 	good, mismatch    int
 	capped            int   // natural-mode successes cut at max_tokens
 	toolCalled        int   // successes whose response called a tool
@@ -129,10 +130,25 @@ func (a *acc) add(r *result.Request, spec *result.LevelSpec) {
 		a.sent++
 		a.addSpan(r)
 	}
-	if r.OK {
+	switch {
+	case r.Cancelled:
+		a.addCancelled(r)
+	case r.OK:
 		a.addOK(r, spec)
-	} else {
+	default:
 		a.addFailed(r)
+	}
+}
+
+// addCancelled counts a request the client gave up on: its first token,
+// when it had one, is a TTFT a user saw; its end is the client's, so it has
+// no E2E, TPOT or throughput of the server's.
+func (a *acc) addCancelled(r *result.Request) {
+	a.cancelled++
+	for i, v := range cancelledLatencies(r) {
+		if !math.IsNaN(v) {
+			a.lat[i].add(v)
+		}
 	}
 }
 
@@ -256,6 +272,28 @@ func okLatencies(r *result.Request) [nLat]float64 {
 	set(latOverhead, nil)
 	if r.TTFTMs != nil && r.ServerTimings != nil {
 		set(latOverhead, result.Ptr(*r.TTFTMs-r.ServerTimings.PromptMs))
+	}
+	return v
+}
+
+// cancelledLatencies is a cancelled request's value of each per-request
+// latency: its time to first token (from its send, and from the schedule)
+// when it had one, NaN elsewhere. The latency populations (docs/metrics.md)
+// say so: TTFT is over successes and the cancelled requests that had their
+// first token, E2E and TPOT over successes only.
+func cancelledLatencies(r *result.Request) [nLat]float64 {
+	var v [nLat]float64
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	if r.TTFTMs != nil && valid(*r.TTFTMs) {
+		v[latTTFT] = *r.TTFTMs
+	}
+	if t := ttfat(r); t != nil && valid(*t) {
+		v[latTTFAT] = *t
+	}
+	if r.TTFTFromScheduleMs != nil && valid(*r.TTFTFromScheduleMs) {
+		v[latTTFTSched] = *r.TTFTFromScheduleMs
 	}
 	return v
 }

@@ -66,12 +66,15 @@ type Level struct {
 	spec  result.LevelSpec
 	limit int
 
-	mu    sync.Mutex
-	all   *acc
-	turns []*acc // multi-turn levels: one per turn, by Request.Turn
-	// keep and keepTurns are the level's per-request samples, when kept.
-	keep      *Samples
-	keepTurns []*Samples
+	mu  sync.Mutex
+	all *acc
+	// parts are the populations that report a point of their own beside
+	// the level's (parts.go): each turn of a multi-turn level, each model
+	// of a stage that spreads its requests over several, the probe
+	// requests beside the load.
+	parts []*levelPart
+	// keep is the level's per-request samples, when kept.
+	keep *Samples
 	// sl keeps what the level's time slices need (nil: not sliced).
 	sl *slicer
 	// reads are the level's telemetry reads (at most maxLevelReads;
@@ -101,40 +104,34 @@ func NewLevel(spec result.LevelSpec, exactLimit int) *Level {
 	if exactLimit <= 0 {
 		exactLimit = DefaultExactLimit
 	}
-	l := &Level{spec: spec, limit: exactLimit, all: newAcc(exactLimit)}
+	l := &Level{spec: spec, limit: exactLimit, all: newAcc(exactLimit), parts: partsOf(spec, exactLimit)}
 	if spec.SliceNs > 0 {
 		l.sl = &slicer{}
-	}
-	for range spec.Turns {
-		if spec.Turns > 1 {
-			t := newAcc(exactLimit)
-			t.spilled = true // a turn's point has no peak in flight: keep no spans
-			l.turns = append(l.turns, t)
-		}
 	}
 	return l
 }
 
 // Add records one finished request. Warm-ups are not measured and are
-// ignored, as are requests of other levels' records.
+// ignored, as are requests of other levels' records. A probe request
+// counts toward the probe requests' point alone, never the level's.
 func (l *Level) Add(r *result.Request) {
 	if r == nil || r.Warmup {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.all.add(r, &l.spec)
-	if l.sl != nil {
-		l.sl.add(r)
+	if !r.ProbeRequest {
+		l.all.add(r, &l.spec)
+		if l.sl != nil {
+			l.sl.add(r)
+		}
+		if l.keep != nil {
+			l.keep.add(r)
+		}
 	}
-	t := r.Turn - 1
-	if t >= 0 && t < len(l.turns) {
-		l.turns[t].add(r, &l.spec)
-	}
-	if l.keep != nil {
-		l.keep.add(r)
-		if t >= 0 && t < len(l.keepTurns) {
-			l.keepTurns[t].add(r)
+	for _, pt := range l.parts {
+		if pt.has(r) {
+			pt.add(r)
 		}
 	}
 }
@@ -145,25 +142,25 @@ func (l *Level) KeepSamples() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.keep = newSamples(l.spec)
-	l.keepTurns = nil
-	for range l.turns {
-		l.keepTurns = append(l.keepTurns, newSamples(l.spec))
+	for _, pt := range l.parts {
+		pt.keep = newSamples(pt.spec)
 	}
 }
 
 // Samples are the level's per-request samples given its record, and one
-// per turn of a multi-turn level, in the order of Turns; nil unless kept.
+// per part (a turn, a model, the probe requests), in the order of Parts;
+// nil unless kept.
 func (l *Level) Samples(rec *result.LevelRecord) (*Samples, []*Samples) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.keep == nil {
 		return nil, nil
 	}
-	turns := make([]*Samples, len(l.keepTurns))
-	for i, t := range l.keepTurns {
-		turns[i] = t.done(rec)
+	parts := make([]*Samples, len(l.parts))
+	for i, pt := range l.parts {
+		parts[i] = pt.keep.done(rec)
 	}
-	return l.keep.done(rec), turns
+	return l.keep.done(rec), parts
 }
 
 // Peek is the level's point and a copy of its samples so far (nil unless
@@ -182,8 +179,8 @@ func (l *Level) Peek(rec *result.LevelRecord) (result.Point, *Samples) {
 	return p, c.done(rec)
 }
 
-// Point is the level's metrics given its record. A multi-turn level's
-// per-turn points follow from Turns.
+// Point is the level's metrics given its record. Its parts' points (per
+// turn, per model, the probe requests') follow from Parts.
 func (l *Level) Point(rec *result.LevelRecord) result.Point {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -191,16 +188,18 @@ func (l *Level) Point(rec *result.LevelRecord) result.Point {
 	return b.point(true)
 }
 
-// Turns is one point per turn of a multi-turn level (nil otherwise). They
-// have no ITL distribution (token gaps are recorded once, for the level), no
-// server counters (those are read around the whole level), and their
-// throughputs are over the level's window.
-func (l *Level) Turns(rec *result.LevelRecord) []result.Point {
+// Parts is one point per part of the level: per turn of a multi-turn
+// level, per model of a stage that spreads its requests over several, and
+// the probe requests' (nil without any). They have no ITL distribution
+// (token gaps are recorded once, for the level), no server counters (those
+// are read around the whole level), and their throughputs are over the
+// level's window.
+func (l *Level) Parts(rec *result.LevelRecord) []result.Point {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var out []result.Point
-	for i, a := range l.turns {
-		b := builder{spec: &l.spec, rec: rec, a: a, limit: l.limit, turn: i + 1}
+	for _, pt := range l.parts {
+		b := builder{spec: &pt.spec, rec: rec, a: pt.a, limit: l.limit, part: pt.key}
 		out = append(out, b.point(false))
 	}
 	return out

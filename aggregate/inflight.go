@@ -80,7 +80,9 @@ func (b *builder) inFlight() {
 	}
 	// An interrupted level, or one whose every request failed, already says
 	// its numbers are partial or absent.
-	if b.spec.Rate != nil || conc <= 0 || a.completed == 0 || b.rec.Interrupted || *p.MaxInFlight >= conc {
+	// A users level holds no concurrency: its users think between requests;
+	// a series' concurrency is its peak, not what it held throughout.
+	if b.spec.Rate != nil || b.spec.Users > 0 || b.spec.Series != nil || conc <= 0 || a.completed == 0 || b.rec.Interrupted || *p.MaxInFlight >= conc {
 		return
 	}
 	p.Warnings = append(p.Warnings, fmt.Sprintf(

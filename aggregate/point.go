@@ -19,8 +19,8 @@ type builder struct {
 	rec   *result.LevelRecord
 	a     *acc
 	limit int
-	turn  int     // 1-based turn of a per-turn point; 0 for the level
-	sl    *slicer // the level's time slices (nil: not sliced)
+	part  result.PartKey // which part of the level the point is (zero: the level)
+	sl    *slicer        // the level's time slices (nil: not sliced)
 	// reads are the level's telemetry reads; dropped counts those left out.
 	reads   []*result.TelemetryScrape
 	dropped int
@@ -56,26 +56,31 @@ func (b *builder) point(whole bool) result.Point {
 // counts sets the request counts, throughputs and first error.
 func (b *builder) counts() {
 	a, spec := b.a, b.spec
-	n := a.completed + a.failed
+	n := a.completed + a.failed + a.cancelled
 	wallS := b.rec.Wall().Seconds()
 	p := &b.p
 	*p = result.Point{
-		Concurrency:  spec.Concurrency,
-		InputTokens:  spec.InputTokens,
-		OutputTokens: spec.OutputTokens,
-		NRequests:    n,
-		Completed:    a.completed,
-		Failed:       a.failed,
-		Reconnects:   a.reconnects,
-		DurationS:    result.Round(wallS, 3),
-		NaturalStop:  !spec.Pinned,
-		Turn:         b.turn,
-		Probe:        spec.Probe,
-		Replicates:   spec.Replicates,
-		ErrorsByKind: make(map[string]int, len(a.kinds)),
-		Interrupted:  b.rec.Interrupted,
+		Concurrency:   spec.Concurrency,
+		Users:         spec.Users,
+		Series:        spec.Series,
+		InputTokens:   spec.InputTokens,
+		OutputTokens:  spec.OutputTokens,
+		NRequests:     n,
+		Completed:     a.completed,
+		Failed:        a.failed,
+		Cancelled:     a.cancelled,
+		Reconnects:    a.reconnects,
+		DurationS:     result.Round(wallS, 3),
+		NaturalStop:   !spec.Pinned,
+		Turn:          b.part.Turn,
+		Model:         b.part.Model,
+		ProbeRequests: b.part.ProbeRequests,
+		Probe:         spec.Probe,
+		Replicates:    spec.Replicates,
+		ErrorsByKind:  make(map[string]int, len(a.kinds)),
+		Interrupted:   b.rec.Interrupted,
 	}
-	if st := b.rec.Stop; st != nil && b.turn == 0 {
+	if st := b.rec.Stop; st != nil && b.part == (result.PartKey{}) {
 		c := *st
 		p.Stop = &c // what the run's until: rule decided, as it recorded it
 	}
@@ -120,6 +125,9 @@ func (b *builder) counts() {
 	}
 	if n > 0 {
 		p.ErrorRate = result.Ptr(result.Round(float64(a.failed)/float64(n), 4))
+	}
+	if n > 0 && spec.Cancel != nil {
+		p.CancelRate = result.Ptr(result.Round(float64(a.cancelled)/float64(n), 4))
 	}
 	if spec.SLO.Set() && n > 0 {
 		p.Goodput = result.Ptr(result.Round(float64(a.good)/float64(n), 4))

@@ -41,24 +41,29 @@ type Samples struct {
 
 // sampleRow is what one measured request contributes.
 type sampleRow struct {
-	key    order
-	rep    int // the replicate it belongs to
-	ok     bool
-	good   bool
-	lat    [nLat]float64 // successes' latencies; NaN where none
-	stream float64       // tokens / E2E s; NaN where none
-	out    float64       // output tokens of a success (0 for a failure)
-	in     float64       // reported input tokens
-	e2e    float64       // ms, failures too: how long it held its worker
+	key  order
+	rep  int // the replicate it belongs to
+	ok   bool
+	good bool
+	// cancelled: the client gave up on it (neither ok nor failed).
+	cancelled bool
+	lat       [nLat]float64 // successes' latencies; NaN where none
+	stream    float64       // tokens / E2E s; NaN where none
+	out       float64       // output tokens of a success (0 for a failure)
+	in        float64       // reported input tokens
+	e2e       float64       // ms, failures too: how long it held its worker
 }
 
 func newSamples(spec result.LevelSpec) *Samples { return &Samples{spec: spec} }
 
 // add records one measured request (the caller holds the level's lock).
 func (s *Samples) add(r *result.Request) {
-	row := sampleRow{key: keyOf(r), rep: r.Replicate, ok: r.OK, stream: math.NaN()}
+	row := sampleRow{key: keyOf(r), rep: r.Replicate, ok: r.OK, cancelled: r.Cancelled, stream: math.NaN()}
 	for i := range row.lat {
 		row.lat[i] = math.NaN()
+	}
+	if r.Cancelled {
+		row.lat = cancelledLatencies(r)
 	}
 	if valid(r.E2EMs) && r.E2EMs >= 0 {
 		row.e2e = r.E2EMs
@@ -188,7 +193,7 @@ func (s *Samples) sampleOf(src result.Sample, rows []sampleRow, wall time.Durati
 	case result.SampleGood:
 		return share(rows, func(r *sampleRow) bool { return r.good })
 	case result.SampleFailed:
-		return share(rows, func(r *sampleRow) bool { return !r.ok })
+		return share(rows, func(r *sampleRow) bool { return !r.ok && !r.cancelled })
 	}
 	return stats.Sample{}
 }

@@ -61,6 +61,9 @@ type sliceReq struct {
 	e2eMs  float64 // ms; NaN for failures
 	tokens int     // output tokens of a success
 	ok     bool
+	// cancelled: the client gave up on it; its TTFT counts, its end is
+	// neither a completion nor a failure.
+	cancelled bool
 }
 
 // slicer keeps a sliced level's requests until its slices are computed.
@@ -70,14 +73,14 @@ func (s *slicer) add(r *result.Request) {
 	if r.Start.IsZero() {
 		return
 	}
-	q := sliceReq{start: r.Start.UnixNano(), ttft: math.NaN(), e2eMs: math.NaN(), ok: r.OK}
+	q := sliceReq{start: r.Start.UnixNano(), ttft: math.NaN(), e2eMs: math.NaN(), ok: r.OK, cancelled: r.Cancelled}
 	if valid(r.E2EMs) && r.E2EMs > 0 {
 		q.e2e = int64(math.Round(r.E2EMs * 1e6))
 	}
+	if (r.OK || r.Cancelled) && r.TTFTMs != nil && valid(*r.TTFTMs) {
+		q.ttft = *r.TTFTMs
+	}
 	if r.OK {
-		if r.TTFTMs != nil && valid(*r.TTFTMs) {
-			q.ttft = *r.TTFTMs
-		}
 		if valid(r.E2EMs) {
 			q.e2eMs = r.E2EMs
 		}
@@ -90,6 +93,7 @@ func (s *slicer) add(r *result.Request) {
 type sliceAcc struct {
 	lo, hi           int64 // Unix ns
 	sent, done, fail int
+	cancelled        int
 	tokens           float64
 	area             float64 // Σ overlap of requests in flight, ns
 	peak             int
@@ -142,6 +146,11 @@ func (s *slicer) build(rec *result.LevelRecord, w int64) *result.Slices {
 			}
 			acc[at(fin)].done++
 			spreadTokens(acc, at, q, fin)
+		} else if q.cancelled {
+			if !math.IsNaN(q.ttft) {
+				a.ttft = append(a.ttft, q.ttft)
+			}
+			acc[at(fin)].cancelled++
 		} else {
 			acc[at(fin)].fail++
 		}
@@ -227,7 +236,7 @@ func (a *sliceAcc) slice(origin, w int64) result.Slice {
 	secs := float64(a.hi-a.lo) / 1e9
 	s := result.Slice{
 		StartS: result.Round(float64(a.lo-origin)/1e9, 3), EndS: result.Round(float64(a.hi-origin)/1e9, 3),
-		Sent: a.sent, Completed: a.done, Failed: a.fail, InFlightMax: a.peak, Partial: a.hi-a.lo < w,
+		Sent: a.sent, Completed: a.done, Failed: a.fail, Cancelled: a.cancelled, InFlightMax: a.peak, Partial: a.hi-a.lo < w,
 	}
 	if secs > 0 {
 		s.RequestTPS = result.Round(float64(a.done)/secs, 3)
@@ -430,6 +439,10 @@ func (b *builder) slicesOf() {
 	}
 	b.p.Slices = s
 	b.sliceTelemetry(s)
+	if sr := b.spec.Series; sr != nil {
+		seriesLoads(s, sr)
+		return
+	}
 	st := &s.Steadiness
 	if st.Steady == nil {
 		return
@@ -446,6 +459,18 @@ func (b *builder) slicesOf() {
 	}
 	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf("not steady across its %s slices (%.4g–%.4g s): %s; its metrics average a changing load (steady from %.4g s)",
 		time.Duration(b.spec.SliceNs).String(), st.FromS, st.ToS, strings.Join(why, "; "), st.SteadyFromS))
+}
+
+// seriesLoads gives each slice of a series level the load its series asked
+// for over it (its mean over the slice), and does not judge the level's
+// steadiness: its load changes on purpose, so its slices read as a sweep.
+func seriesLoads(s *result.Slices, sr *result.Series) {
+	at := func(secs float64) time.Duration { return time.Duration(math.Round(secs * float64(time.Second))) }
+	for k := range s.Windows {
+		w := &s.Windows[k]
+		w.Load = result.Ptr(result.Round(sr.Mean(at(w.StartS), at(w.EndS)), 4))
+	}
+	s.Steadiness = result.Steadiness{Why: "a series level's load changes as its series asks: its steadiness is not judged"}
 }
 
 // sliceTelemetry adds to each slice the means of the telemetry read in it:

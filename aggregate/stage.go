@@ -108,8 +108,9 @@ func (s *Stage) Telemetry(r *result.TelemetryScrape) {
 	}
 }
 
-// LevelDone closes a level: its point, and its per-turn points, join the
-// stage's. It returns the level's point.
+// LevelDone closes a level: its point, and its parts' points (per turn,
+// per model, the probe requests'), join the stage's. It returns the
+// level's point.
 func (s *Stage) LevelDone(rec *result.LevelRecord) result.Point {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -118,12 +119,12 @@ func (s *Stage) LevelDone(rec *result.LevelRecord) result.Point {
 		l = NewLevel(rec.Spec, s.limit)
 	}
 	p := l.Point(rec)
-	turns := l.Turns(rec)
-	s.points = append(append(s.points, p), turns...)
-	if all, perTurn := l.Samples(rec); s.samples != nil && all != nil {
+	parts := l.Parts(rec)
+	s.points = append(append(s.points, p), parts...)
+	if all, perPart := l.Samples(rec); s.samples != nil && all != nil {
 		s.samples[p.Label()] = all
-		for i := range turns {
-			s.samples[turns[i].Label()] = perTurn[i]
+		for i := range parts {
+			s.samples[parts[i].Label()] = perPart[i]
 		}
 	}
 	delete(s.levels, rec.Level) // its numbers are in the points (and samples) now

@@ -35,7 +35,7 @@ func EvaluateStage(stage *scenario.Stage, res *result.Stage, baseline *result.St
 		}
 		for i := range res.Points {
 			base := matchLevel(baseline, res, i)
-			o := evalLevel(c, i, &res.Points[i], base)
+			o := evalLevel(c, i, &res.Points[i], base, probeOf(res, i))
 			judgeUntil(c, &res.Points[i], until, &o)
 			if baseline != nil && base == nil && readsBaseline(c) {
 				// Name the gap: a guarded check passes here without having
@@ -124,7 +124,7 @@ func matchLevel(baseline, res *result.Stage, i int) *result.Point {
 	label := p.Label()
 	for i := range baseline.Points {
 		b := &baseline.Points[i]
-		if b.Label() == label && b.Turn == p.Turn {
+		if b.Label() == label && b.Key() == p.Key() {
 			return b
 		}
 	}
@@ -178,7 +178,22 @@ func failStatus(c *scenario.Check) string {
 	return result.StatusFail
 }
 
-func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOutcome {
+// probeOf is the probe requests' point of res's i-th point's level (a
+// stage with probe:; nil otherwise): the point after the level's own that
+// covers its probe requests. A part of the level (a turn, a model, the
+// probes themselves) reads its level's.
+func probeOf(res *result.Stage, i int) *result.Point {
+	for ; i >= 0 && res.Points[i].Part(); i-- { // back to the level's own point
+	}
+	for j := i + 1; i >= 0 && j < len(res.Points) && res.Points[j].Part(); j++ {
+		if res.Points[j].ProbeRequests {
+			return &res.Points[j]
+		}
+	}
+	return nil
+}
+
+func evalLevel(c *scenario.Check, idx int, p, base, probe *result.Point) result.CheckOutcome {
 	o := newOutcome(c)
 	o.Level = &idx
 	o.LevelLabel = p.Label()
@@ -199,7 +214,7 @@ func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOu
 		o.Status, o.Message = failStatus(c), "check was not compiled (load the plan with scenario.Load)"
 		return o
 	}
-	env := result.LevelEnv{Point: *p, Baseline: base, Worse: worseOn(p, base)}
+	env := result.LevelEnv{Point: *p, Baseline: base, Probe: probe, Worse: worseOn(p, base)}
 	if c.WhenProgram != nil {
 		w, err := expr.Run(c.WhenProgram, env)
 		if err != nil {
@@ -214,7 +229,7 @@ func evalLevel(c *scenario.Check, idx int, p, base *result.Point) result.CheckOu
 	o.Values = map[string]any{}
 	var nulls []string
 	for _, m := range c.Metrics {
-		val, null := levelValue(m, p, base)
+		val, null := levelValue(m, p, base, probe)
 		o.Values[m] = val
 		if null {
 			nulls = append(nulls, m)
@@ -385,12 +400,18 @@ func nullMessage(nulls []string) string {
 // levelValue returns the value a level-scope metric name reads (dereferenced)
 // and whether it is null. A baseline metric with no baseline is not "null": an
 // expression guarded by baseline != nil is the supported way to use it.
-func levelValue(m string, p, base *result.Point) (any, bool) {
+func levelValue(m string, p, base, probe *result.Point) (any, bool) {
 	if name, ok := strings.CutPrefix(m, "baseline."); ok {
 		if base == nil {
 			return nil, false
 		}
 		return metricValue(base, name)
+	}
+	if name, ok := strings.CutPrefix(m, "probe."); ok {
+		if probe == nil {
+			return nil, true // no probe requests measured at this level
+		}
+		return metricValue(probe, name)
 	}
 	return metricValue(p, m)
 }

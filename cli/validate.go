@@ -66,9 +66,9 @@ func cmdValidate(_ context.Context, env *Env, args []string) error {
 func summary(p *scenario.Plan) string {
 	levels, checks := 0, 0
 	for _, s := range p.Stages {
-		levels += len(s.Concurrency) + len(s.Rate)
-		if s.Replay != nil {
-			levels++ // a replay is one level
+		levels += len(s.Concurrency) + len(s.Rate) + len(s.Users)
+		if s.Replay != nil || s.Series != nil {
+			levels++ // a replay, or a series, is one level
 		}
 		checks += len(s.Checks)
 	}

@@ -20,8 +20,9 @@ type Want struct {
 }
 
 // PlanWants is what the plan's stages will produce, known from the plan
-// alone: the stage's load, a point per level of a concurrency or rate list,
-// and per turn of a multi-turn prompt set. A stage whose levels are found
+// alone: the stage's load, a point per level of a concurrency, rate or
+// users list, and per part of it (a turn of a multi-turn prompt set, a
+// model of models:). A stage whose levels are found
 // as it runs (a search) has no labels here.
 func PlanWants(p *scenario.Plan, stages []*scenario.Stage) []Want {
 	var out []Want
@@ -39,14 +40,33 @@ func PlanWants(p *scenario.Plan, stages []*scenario.Stage) []Want {
 		for _, r := range st.Rate {
 			points = append(points, result.Point{Rate: result.Ptr(r)})
 		}
+		for _, u := range st.Users {
+			points = append(points, result.Point{Users: u})
+		}
 		for _, pt := range points {
 			w.Labels = append(w.Labels, pt.Label())
-			for k := 1; k <= turns; k++ {
-				pt.Turn = k
+			for _, k := range partsOf(lp, turns) {
+				pt.Turn, pt.Model, pt.ProbeRequests = k.Turn, k.Model, k.ProbeRequests
 				w.Labels = append(w.Labels, pt.Label())
 			}
 		}
 		out = append(out, w)
+	}
+	return out
+}
+
+// partsOf are the parts a level of lp reports beside its own point, in
+// their order: its turns (of a multi-turn prompt set of turns), its models
+// of weight above 0, its probe requests.
+func partsOf(lp *scenario.LoadPlan, turns int) []result.PartKey {
+	var out []result.PartKey
+	for k := 1; k <= turns; k++ {
+		out = append(out, result.PartKey{Turn: k})
+	}
+	for _, m := range lp.Models {
+		if m.Share() > 0 {
+			out = append(out, result.PartKey{Model: m.Name})
+		}
 	}
 	return out
 }

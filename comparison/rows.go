@@ -144,8 +144,8 @@ func noInterval(m *result.Metric, p pair, okB, okC bool, bs, cs *aggregate.Sampl
 		return "no request records of the baseline: no interval"
 	case cs == nil:
 		return "no request records of the new run: no interval"
-	case rate && p.cur.Turn > 0:
-		return "no interval: a turn's throughput is over its whole level's window"
+	case rate && p.cur.Part():
+		return "no interval: a part's throughput (a turn's, a model's, the probe requests') is over its whole level's window"
 	case rate && (p.cur.Rate != nil || p.base.Rate != nil):
 		return "no interval: an open loop's throughput follows its arrival schedule, not the server (compare its latencies)"
 	}

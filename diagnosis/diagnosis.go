@@ -117,7 +117,8 @@ func simLate(p *result.Point) []string {
 // times counts them all (its error rate is their failed over their sent).
 var counted = map[string]bool{"n_requests": true, "completed": true, "failed": true}
 
-// levels gathers the stage's points by load (per-turn points left out),
+// levels gathers the stage's points by load (a level's parts, its turns,
+// models and probe requests, and series levels left out),
 // lightest first; a load probed several times (a search) has the mean of
 // its probes' figures.
 func levels(pts []result.Point) []*level {
@@ -127,15 +128,20 @@ func levels(pts []result.Point) []*level {
 	var out []*level
 	for i := range pts {
 		p := &pts[i]
-		if p.Turn > 0 {
+		// A series level's load changes over its window: it is no point of
+		// a sweep by its one label.
+		if p.Part() || p.Series != nil {
 			continue
 		}
 		label := p.LoadLabel()
 		l := byLabel[label]
 		if l == nil {
 			l = &level{label: label, load: float64(p.Concurrency), v: map[string]float64{}, errs: map[string]int{}}
-			if p.Rate != nil {
+			switch {
+			case p.Rate != nil:
 				l.load = *p.Rate
+			case p.Users > 0:
+				l.load = float64(p.Users)
 			}
 			byLabel[label], sums[label], counts[label] = l, map[string]float64{}, map[string]int{}
 			out = append(out, l)

@@ -490,6 +490,47 @@ func TestNoSweep(t *testing.T) {
 	if d := Diagnose(st, false); d != nil {
 		t.Errorf("per-turn points: %+v", d)
 	}
+	// Nor are a level's models or its probe requests, and a series level's
+	// load changes over its window: one label is no point of a sweep.
+	for name, mark := range map[string]func(p *result.Point){
+		"model":  func(p *result.Point) { p.Model = "lora" },
+		"probes": func(p *result.Point) { p.ProbeRequests = true },
+		"series": func(p *result.Point) {
+			p.Series = &result.Series{Over: result.LoadConcurrency, Shape: "linear", Pieces: []result.SeriesPiece{{DurationS: 4, From: 1, To: 8}}}
+		},
+	} {
+		st = stage(quiet(1, 100, 10, 90, 90), quiet(1, 300, 10, 90, 90))
+		mark(&st.Points[1])
+		if name == "series" {
+			mark(&st.Points[0])
+		}
+		if d := Diagnose(st, false); d != nil {
+			t.Errorf("%s points: %+v", name, d)
+		}
+	}
+}
+
+// TestUsersSweep: a users sweep is placed by its users, as a closed loop
+// by its streams: the load ratio a sentence gives is a number.
+func TestUsersSweep(t *testing.T) {
+	st := batchFull()
+	st.Load = result.LoadUsers
+	for i := range st.Points {
+		p := &st.Points[i]
+		p.Users, p.Concurrency = p.Concurrency, 0
+	}
+	d := Diagnose(st, false)
+	if d == nil || d.Saturation == nil || d.Knee == nil || d.Knee.Load == 0 {
+		t.Fatalf("%+v", d)
+	}
+	for _, line := range d.Text {
+		if strings.Contains(line, "NaN") || strings.Contains(line, "Inf") {
+			t.Errorf("%q", line)
+		}
+	}
+	if !strings.Contains(strings.Join(d.Text, " "), "users=") {
+		t.Errorf("the text names no users level: %q", d.Text)
+	}
 }
 
 // TestPrefixExpected: a stage that shares prefixes on purpose has no

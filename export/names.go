@@ -79,6 +79,7 @@ type pointName struct {
 // (a latency in ms → its base name in seconds).
 var pointNames = map[string]pointName{
 	"concurrency":             {name{"runner_level_concurrency", uRequests, gauge}, 1},
+	"users":                   {name{"runner_level_users", uNone, gauge}, 1},
 	"input_tokens":            {name{"runner_level_requested_input_tokens", uTokens, gauge}, 1},
 	"output_tokens":           {name{"runner_level_requested_output_tokens", uTokens, gauge}, 1},
 	"n_requests":              {name{"runner_level_requests", uRequests, counter}, 1},
@@ -104,6 +105,8 @@ var pointNames = map[string]pointName{
 	"tool_call_rate":          {name{"runner_level_tool_call", uRatio, gauge}, 1},
 	"errors_by_kind":          {name{"runner_level_errors", uRequests, counter}, 1},
 	"reconnects":              {name{"runner_level_reconnects", uRequests, counter}, 1},
+	"cancelled":               {name{"runner_level_cancelled_requests", uRequests, counter}, 1},
+	"cancel_rate":             {name{"runner_level_cancel", uRatio, gauge}, 1},
 	"goodput":                 {name{"runner_level_goodput", uRatio, gauge}, 1},
 	"spec_acceptance_length":  {name{"runner_level_spec_acceptance_length", uTokens, gauge}, 1},
 	"prefix_cache_hit_rate":   {name{"runner_level_prefix_cache_hit", uRatio, gauge}, 1},
@@ -146,6 +149,7 @@ var pointNames = map[string]pointName{
 var notExported = map[string]string{
 	"error":            "text (the first failure's message)",
 	"turn":             "a per-turn point's turn; only whole levels are exported",
+	"model":            "a per-model point's model; only whole levels are exported",
 	"server_counters":  "the server's own counters, which it exports itself",
 	"energy_source":    "text (how the energy was obtained)",
 	"timestamp_source": "text (kernel, user or mixed: timestamp_kernel_share is its number)",

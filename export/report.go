@@ -18,7 +18,7 @@ func SendReport(ctx context.Context, o Options, rep *result.Report) []result.Exp
 	for _, st := range rep.Stages {
 		for i := range st.Points {
 			p := &st.Points[i]
-			if p.Turn != 0 {
+			if p.Part() {
 				continue
 			}
 			b.series = append(b.series, pointSeries(p, levelLabels(base, st.Name, p.Label(), st.Endpoint.Name))...)

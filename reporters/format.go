@@ -100,6 +100,8 @@ var columns = []column{
 	// loop's is its label, shown when a level fell short of it.
 	{metric: "max_in_flight", show: inFlightShown},
 	{metric: "goodput", show: reported("goodput")},
+	// A stage whose users give up: how many did.
+	{metric: "cancel_rate", show: reported("cancel_rate")},
 	{metric: "tool_call_rate", show: reported("tool_call_rate")},
 	{metric: "spec_acceptance_rate", show: reported("spec_acceptance_rate")},
 	// Shown once the server reports real prefix-cache hits: beside a

@@ -98,6 +98,13 @@ func writeMDStage(ew *errWriter, st *result.Stage) {
 		}
 		ew.printf("\n")
 	}
+	for i := range st.Points {
+		if title, headers, rows := seriesGrid(&st.Points[i]); rows != nil {
+			ew.printf("%s\n\n", mdText(title))
+			writeMDTable(ew, headers, mdRows(rows), 1)
+			ew.printf("\n")
+		}
+	}
 	if d := st.Diagnosis; d != nil {
 		ew.printf("**Diagnosis:** %s\n\n%s\n\n", mdText(diagnosis.Headline(d)), mdText(strings.Join(d.Text, " ")))
 	}

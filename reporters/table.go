@@ -82,6 +82,14 @@ func WriteTable(w io.Writer, r *result.Report, opts TableOptions) error {
 				ew.printf("  %s low confidence: drawn from too few samples to mean much\n", lowConfMark)
 			}
 		}
+		for i := range st.Points {
+			if title, headers, rows := seriesGrid(&st.Points[i]); rows != nil {
+				ew.println("  " + oneLine(title))
+				if err := termtable.Write(ew, termtable.Table{Headers: headers, Rows: rows, TextCols: 1}, opts.Width); err != nil {
+					return fmt.Errorf("render stage %q series: %w", st.Name, err)
+				}
+			}
+		}
 		if d := st.Diagnosis; d != nil {
 			ew.println("  " + paint(opts.Color, ansiBold, "Diagnosis: "+diagnosis.Headline(d)+".") + " " + strings.Join(d.Text, " "))
 		}

@@ -447,7 +447,7 @@ func catalogueEntries() []Metric {
 			Help: "requested max_tokens (the nominal value when lengths vary)"},
 		{Name: "n_requests", Title: "Requests", Unit: "requests", Decimals: 0, Kind: KindLoad, Reference: true,
 			Aliases: []string{"requests", "num_requests", "total_requests"},
-			Help:    "measured requests sent (warm-ups excluded)"},
+			Help:    "measured requests sent (warm-ups excluded): completed, failed and cancelled"},
 		{Name: "completed", Title: "Completed", Unit: "requests", Decimals: 0, Better: HigherIsBetter, Kind: KindServer, Reference: true,
 			Aliases: []string{"successes", "succeeded", "ok", "n_completed"},
 			Help:    "requests that succeeded: HTTP 200 and a completed stream", Compare: noInterval("judged as the failed share (failed)")},
@@ -492,6 +492,11 @@ func catalogueEntries() []Metric {
 		{Name: "mean_inputs_per_request", Title: "Inputs/req", Unit: "texts", Decimals: 2, Kind: KindLoad,
 			Aliases: []string{"batch_size", "documents_per_request", "inputs_per_request"},
 			Help:    "mean texts a batch API's measured request carried: embeddings' inputs, the documents of rerank and score (null otherwise)"},
+		{Name: "users", Title: "Users", Unit: "users", Decimals: 0, Kind: KindLoad,
+			Aliases: []string{"num_users", "virtual_users", "vus", "sessions"},
+			Help:    "people of a users level, each holding one conversation at a time and thinking between requests (0 on other levels; what they kept in flight is max_in_flight)"},
+		{Name: "model", Title: "Model", Kind: KindLoad,
+			Help: "the model a per-model point covers (a stage whose requests spread over several: models:); empty on a level's own point"},
 		{Name: "turn", Title: "Turn", Decimals: 0, Kind: KindLoad,
 			Help: "turn of a multi-turn conversation a per-turn point covers (0: the whole level)"},
 		{Name: "max_in_flight", Title: "Peak in flight", Unit: "requests", Decimals: 0, Kind: KindClient,
@@ -507,6 +512,14 @@ func catalogueEntries() []Metric {
 		// --- failures and goodput ---
 		{Name: "errors_by_kind", Title: "Errors by kind", Kind: KindServer,
 			Help: "failed requests by error kind (connect, http_<status>, timeout, truncated, malformed, server_error, interrupted)"},
+		{Name: "cancelled", Title: "Cancelled", Unit: "requests", Decimals: 0, Kind: KindServer,
+			Aliases: []string{"cancellations", "aborted", "gave_up", "n_cancelled"},
+			Help:    "requests the client gave up on (cancel_after, cancel_after_tokens, cancel_share): neither completed nor failed; TTFT counts those that had their first token, E2E, TPOT and throughput leave them out",
+			Compare: noInterval("how many give up is set by the plan's cancel_* settings as much as by the server")},
+		{Name: "cancel_rate", Title: "Cancel rate", Unit: "share", Decimals: 4, Kind: KindServer,
+			Aliases: []string{"cancellation_rate", "abort_rate", "give_up_rate"},
+			Help:    "cancelled / n_requests: the share of measured requests the client gave up on (null on a stage that gives up on none)",
+			Compare: noInterval("how many give up is set by the plan's cancel_* settings as much as by the server")},
 		{Name: "goodput", Title: "Goodput", Unit: "share", Decimals: 4, Better: HigherIsBetter, Kind: KindServer,
 			Aliases: []string{"slo_attainment", "good_share"},
 			Help:    "share of measured requests that succeeded within every per-request SLO bound (null without slo)", Compare: CompareSpec{Statistic: stats.Share(), Sample: SampleGood}},
@@ -582,12 +595,12 @@ func catalogueEntries() []Metric {
 			Help: "true when the level was steady across its time slices (slices:, --slices): its first slice not far from the rest, no real trend; null without slices or with too few to judge"},
 	}
 	ms = append(ms, telemetryMetrics()...)
-	ms = append(ms, needsOutput(latencyFamily("ttft", "TTFT", "time to first token", KindServer, LowerIsBetter, SampleTTFT, allStats, "ttft_p50_ms", "ttft_p95_ms"))...)
-	ms = append(ms, needsOutput(latencyFamily("tpot", "TPOT", "time per output token after the first", KindServer, LowerIsBetter, SampleTPOT, allStats, "tpot_p50_ms"))...)
-	ms = append(ms, needsOutput(latencyFamily("itl", "ITL", "gaps between content-bearing chunks", KindServer, LowerIsBetter, SampleNone, allStats))...)
-	ms = append(ms, latencyFamily("e2e", "E2E", "request latency, send to end of stream", KindServer, LowerIsBetter, SampleE2E, allStats)...)
+	ms = append(ms, needsOutput(latencyFamily("ttft", "TTFT", "time to first token (successes, and cancelled requests that had their first token)", KindServer, LowerIsBetter, SampleTTFT, allStats, "ttft_p50_ms", "ttft_p95_ms"))...)
+	ms = append(ms, needsOutput(latencyFamily("tpot", "TPOT", "time per output token after the first (successes; not cancelled requests)", KindServer, LowerIsBetter, SampleTPOT, allStats, "tpot_p50_ms"))...)
+	ms = append(ms, needsOutput(latencyFamily("itl", "ITL", "gaps between content-bearing chunks (a cancelled request's too, up to its cancellation)", KindServer, LowerIsBetter, SampleNone, allStats))...)
+	ms = append(ms, latencyFamily("e2e", "E2E", "request latency, send to end of stream (successes; not cancelled requests, whose end is the client's)", KindServer, LowerIsBetter, SampleE2E, allStats)...)
 	ms = append(ms, needsOutput(latencyFamily("ttfat", "TTFAT", "time to the first answer (content) token; the TTFT when no reasoning came first", KindServer, LowerIsBetter, SampleTTFAT, allStats))...)
-	ms = append(ms, needsOutput(latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleTTFTFromSchedule, allStats))...)
+	ms = append(ms, needsOutput(latencyFamily("ttft_from_schedule", "TTFT from schedule", "time to first token from the scheduled send time (open loop; cancelled requests with a first token too)", KindServer, LowerIsBetter, SampleTTFTFromSchedule, allStats))...)
 	ms = append(ms, latencyFamily("e2e_from_schedule", "E2E from schedule", "request latency from the scheduled send time (open loop)", KindServer, LowerIsBetter, SampleE2EFromSchedule, allStats)...)
 	return ms
 }

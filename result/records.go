@@ -26,6 +26,15 @@ type LevelSpec struct {
 	Concurrency int `json:"concurrency"`
 	// Rate is an open-loop level's target arrival rate (the whole level's).
 	Rate *float64 `json:"rate,omitempty"`
+	// Series is the rate or concurrency a series level follows over its
+	// window (nil: a steady load); Rate is then its mean rate, Concurrency
+	// its most streams.
+	Series *Series `json:"series,omitempty"`
+	// Users is a users level's people, each holding one conversation at a
+	// time and thinking between requests (0: not a users level); ThinkMs
+	// their nominal think time (the plan's fixed value or mean).
+	Users   int     `json:"users,omitempty"`
+	ThinkMs float64 `json:"think_ms,omitempty"`
 	// InputTokens and OutputTokens are the nominal requested lengths.
 	InputTokens  int `json:"input_tokens"`
 	OutputTokens int `json:"output_tokens"`
@@ -55,6 +64,43 @@ type LevelSpec struct {
 	// The level's requests then go out until the rule is met or a cap is
 	// reached, and the engine asks the sink after each batch.
 	Until string `json:"until,omitempty"`
+	// Cancel is when the stage's users give up on requests (nil: never),
+	// so the level reports the share that did.
+	Cancel *CancelSpec `json:"cancel,omitempty"`
+	// Models are the models the stage's requests spread over (models:),
+	// in the plan's order: one point per model follows the level's.
+	Models []string `json:"models,omitempty"`
+	// Probes are the probe requests sent beside the level's load (nil:
+	// none): their point follows the level's.
+	Probes *ProbeSpec `json:"probes,omitempty"`
+}
+
+// ProbeSpec is a stage's probe requests: RatePerS of them a second, each
+// of InputTokens and OutputTokens (pinned).
+type ProbeSpec struct {
+	RatePerS     float64 `json:"rate"`
+	InputTokens  int     `json:"input_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+}
+
+// Spec is the spec the probe requests' point is judged against: level's,
+// with the probes' own lengths (pinned), and no cancellation, models or
+// parts of its own.
+func (ps *ProbeSpec) Spec(level LevelSpec) LevelSpec {
+	s := level
+	s.InputTokens, s.OutputTokens, s.Pinned = ps.InputTokens, ps.OutputTokens, true
+	s.Cancel, s.Models, s.Probes, s.Turns, s.SliceNs = nil, nil, nil, 0, 0
+	return s
+}
+
+// CancelSpec is when a stage's requests are given up on: AfterMs from
+// their send (0: not by time), after Tokens token chunks (0: not by
+// tokens), for a Share of them; with neither, each of the Share after a
+// count of chunks drawn below its max_tokens.
+type CancelSpec struct {
+	AfterMs float64 `json:"after_ms,omitempty"`
+	Tokens  int     `json:"tokens,omitempty"`
+	Share   float64 `json:"share"`
 }
 
 // SLO is a per-request service-level objective in ms; a zero bound is unset.

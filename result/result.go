@@ -107,6 +107,30 @@ type Request struct {
 	// ServerTimings is the server's own account of the request, when its
 	// stream carries one (llama.cpp's `timings`); nil otherwise.
 	ServerTimings *ServerTimings `json:"server_timings,omitempty"`
+	// Cancelled is set on a request the client gave up on as the stage's
+	// cancel_* settings asked (a user who stopped waiting): neither OK nor
+	// failed, it keeps what arrived before (TTFT, chunks, counted output
+	// tokens) and its E2E is the time it was cancelled at.
+	Cancelled bool `json:"cancelled,omitempty"`
+	// Model is the model the request asked for, on a stage that spreads
+	// its requests over several (models:); "" otherwise.
+	Model string `json:"model,omitempty"`
+	// ProbeRequest marks a probe request: a small fixed request sent at a
+	// low rate beside the level's load (probe:), counted in the probe
+	// requests' point alone.
+	ProbeRequest bool `json:"probe_request,omitempty"`
+	// Session is the session id the request carried in the stage's
+	// session_header (its conversation's nonce; "" without one).
+	Session string `json:"session,omitempty"`
+	// TraceID is the W3C trace id of the traceparent header the request
+	// carried (32 hex digits; empty when the endpoint's traceparent is off),
+	// so the request can be found in the server's traces.
+	TraceID string `json:"trace_id,omitempty"`
+	// ResponseID is the id the server gave its answer (a chat chunk's
+	// "id", a Responses or Messages stream's response or message id);
+	// XRequestID the x-request-id header of its response, when it sent one.
+	ResponseID string `json:"response_id,omitempty"`
+	XRequestID string `json:"x_request_id,omitempty"`
 }
 
 // ServerTimings is the per-request timing a server reports in its stream
@@ -179,6 +203,22 @@ type Point struct {
 	// batch API (its inputs, or the documents it scored); omitted otherwise.
 	MeanInputsPerRequest *float64 `json:"mean_inputs_per_request,omitempty" expr:"mean_inputs_per_request"`
 	Turn                 int      `json:"turn,omitempty" expr:"turn"` // multi-turn per-turn points
+	// Users is a users level's people (each one conversation at a time,
+	// thinking between requests); 0 on any other level. What they kept
+	// in flight is max_in_flight.
+	Users int `json:"users,omitempty" expr:"users"`
+	// Series is the rate or concurrency a series level followed (nil: a
+	// steady load): its label names the level, its slices say what it asked
+	// for over each window. Rate is its mean rate, Concurrency its most
+	// streams. Not a metric.
+	Series *Series `json:"series,omitempty" expr:"-"`
+	// Model is the model a per-model point covers (a stage whose requests
+	// spread over several models: models:); "" on a level's own point.
+	Model string `json:"model,omitempty" expr:"model"`
+	// ProbeRequests marks the point of a level's probe requests (a stage's
+	// probe:): what a new user saw at the level's load, apart from it. A
+	// level-scope check reads it as probe.METRIC. Not a metric.
+	ProbeRequests bool `json:"probe_requests,omitempty" expr:"-"`
 	// MaxInFlight is the most measured requests the level had in flight at
 	// once (from their start and end times): what a closed-loop level's
 	// concurrency label claims, and what an open-loop level actually held.
@@ -267,6 +307,12 @@ type Point struct {
 	// a new connection because the server had closed the kept-alive one they
 	// were first written on (see Request.Reconnected).
 	Reconnects int `json:"reconnects" expr:"reconnects"`
+	// Cancelled counts the requests the client gave up on (the stage's
+	// cancel_* settings): neither completed nor failed. CancelRate is
+	// cancelled / n_requests on a stage that gives up on requests; null
+	// (omitted) on one that does not, and for a level that sent nothing.
+	Cancelled  int      `json:"cancelled,omitempty" expr:"cancelled"`
+	CancelRate *float64 `json:"cancel_rate,omitempty" expr:"cancel_rate"`
 	// Goodput is the share (0..1) of requests that succeeded and met the stage's
 	// per-request SLOs; null when the stage declares none.
 	Goodput *float64 `json:"goodput" expr:"goodput"`
@@ -429,6 +475,9 @@ type Point struct {
 type LevelEnv struct {
 	Point
 	Baseline *Point `expr:"baseline"`
+	// Probe is the level's probe requests' point (a stage's probe:), read
+	// as probe.METRIC; nil on a stage without probes.
+	Probe *Point `expr:"probe"`
 	// Worse is worse(metric, pct): whether the metric is significantly worse
 	// than the baseline's, by more than pct percent (Comparison.Fails). It
 	// errs without a baseline, as reading baseline.* does.
@@ -590,12 +639,59 @@ func (r *Report) StageNamed(name string) *Stage {
 // loop, with " turn=2" after it for a multi-turn stage's per-turn points, and
 // "probe 3 " before it for a capacity search's third probe. It is also the
 // key that matches a level to its baseline (a probe by its LoadLabel).
-func (p *Point) Label() string { return LevelLabel(p.Concurrency, p.Rate, p.Probe, p.Turn) }
+func (p *Point) Label() string { return p.label(p.Probe) }
 
 // LoadLabel is Label without the probe number: the load alone ("c=32",
 // "rate=4 turn=2"), which is what a search's probe has in common with the
 // baseline's probes at the same load.
-func (p *Point) LoadLabel() string { return LevelLabel(p.Concurrency, p.Rate, 0, p.Turn) }
+func (p *Point) LoadLabel() string { return p.label(0) }
+
+// label is the point's label with a search's probe number probe (0: none),
+// and its part's after it.
+func (p *Point) label(probe int) string {
+	if p.Series != nil {
+		return decorate(p.Series.Label(), probe, p.Turn) + p.Key().suffix()
+	}
+	if p.Users > 0 {
+		return decorate(UsersLabel(p.Users), probe, p.Turn) + p.Key().suffix()
+	}
+	return LevelLabel(p.Concurrency, p.Rate, probe, p.Turn) + p.Key().suffix()
+}
+
+// PartKey says which part of its level a point covers: a turn of a
+// multi-turn level (" turn=2"), a model of a stage that spreads its
+// requests over several (" model=lora-a"), the probe requests beside the
+// load (" probes"); its zero value is the level itself. A part's point
+// follows its level's in the stage's points, and its label keys it (to a
+// baseline's, in compare and in the checks) as a level's does.
+type PartKey struct {
+	Turn          int
+	Model         string
+	ProbeRequests bool
+}
+
+// Key is the part of its level the point covers.
+func (p *Point) Key() PartKey {
+	return PartKey{Turn: p.Turn, Model: p.Model, ProbeRequests: p.ProbeRequests}
+}
+
+// Part reports whether the point covers a part of its level (a turn, a
+// model, the probe requests) rather than the level itself.
+func (p *Point) Part() bool { return p.Key() != PartKey{} }
+
+// suffix is what a part adds to its level's label (a turn's is decorate's).
+func (k PartKey) suffix() string {
+	switch {
+	case k.Model != "":
+		return " model=" + k.Model
+	case k.ProbeRequests:
+		return " probes"
+	}
+	return ""
+}
+
+// UsersLabel is a users level's label: "users=8".
+func UsersLabel(users int) string { return "users=" + itoa(users) }
 
 // LevelLabel is the one place a level's label is made (Point.Label, and the
 // engine's label for a level it is about to run): the load ("c=32" closed
@@ -606,6 +702,12 @@ func LevelLabel(concurrency int, rate *float64, probe, turn int) string {
 	if rate != nil {
 		label = "rate=" + trimFloat(*rate)
 	}
+	return decorate(label, probe, turn)
+}
+
+// decorate is a load's label as a search's probe (probe > 0) or a
+// per-turn point (turn > 0) names it.
+func decorate(label string, probe, turn int) string {
 	if probe > 0 {
 		label = "probe " + itoa(probe) + " " + label
 	}

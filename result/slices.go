@@ -34,11 +34,18 @@ type Slice struct {
 	// StartS and EndS bound the slice, in seconds from the window's opening.
 	StartS float64 `json:"start_s"`
 	EndS   float64 `json:"end_s"`
+	// Load is what a series level asked for over the slice (its mean rate,
+	// requests/s, or its mean concurrency, streams; 4 dp): the load beside
+	// the latencies it gave. Absent on a steady level.
+	Load *float64 `json:"load,omitempty"`
 	// Sent is the measured requests sent in the slice; Completed and Failed
 	// those that ended in it.
 	Sent      int `json:"sent"`
 	Completed int `json:"completed"`
 	Failed    int `json:"failed"`
+	// Cancelled is the measured requests the client gave up on in the
+	// slice (cancel_*): their TTFT counts among the slice's.
+	Cancelled int `json:"cancelled,omitempty"`
 	// RequestTPS is completions per second of the slice (3 dp); OutputTPS
 	// the output tokens of successes in it per second (2 dp).
 	RequestTPS float64 `json:"request_tps"`

@@ -48,8 +48,13 @@ type LevelRun struct {
 	done, failed atomic.Int64
 	outTok       atomic.Int64
 	capWaits     atomic.Int64 // open-loop arrivals that waited for a max_concurrency slot
-	inFlight     atomic.Int64 // measured requests on the wire now
-	peak         atomic.Int64 // the most there were at once
+	// probeSeq numbers the level's probe requests (the probe stream's
+	// goroutine alone counts them); probing is the stream of the replicate
+	// under way (nil: none).
+	probeSeq int
+	probing  *probes
+	inFlight atomic.Int64 // measured requests on the wire now
+	peak     atomic.Int64 // the most there were at once
 
 	itlMu   sync.Mutex
 	itl     result.ITL    // every measured inter-token gap of the level
@@ -163,6 +168,7 @@ func (lr *LevelRun) Begin() {
 		lr.grace = time.AfterFunc(time.Until(cutAt), func() { lr.cancel(wire.Interrupt(why)) })
 	}
 	lr.stopProg = lr.e.progress(lr)
+	lr.probing = lr.startProbes()
 }
 
 // prepared is a measured request built and waiting to be sent.
@@ -171,6 +177,8 @@ type prepared struct {
 	job  *body.Job
 	err  error
 	conv *body.Conversation // multi-turn: the conversation this is the first turn of
+	// headers are the request's own (its traceparent), made with its record.
+	headers []wire.Header
 }
 
 // Prepare builds measured request seq (a conversation's first turn, with
@@ -190,15 +198,21 @@ func (lr *LevelRun) CapWaited() { lr.capWaits.Add(1) }
 // with no precise wait.
 func (lr *LevelRun) CoarseSends() bool { return lr.e.opts.CoarseSends }
 
-// newRecord starts the record of measured request seq.
-func (lr *LevelRun) newRecord(seq int) *result.Request {
+// newPrepared starts measured request seq: its record, and its own headers
+// (a traceparent, unless the endpoint turns it off).
+func (lr *LevelRun) newPrepared(seq int) *prepared {
 	rec := &result.Request{Stage: lr.sp.st.Name, Level: lr.idx, Seq: seq, Replicate: lr.rep, Shard: lr.e.shardIndex()}
 	if r := lr.lvl.Spec.Rate; r != nil {
 		rec.Rate = *r
 	} else {
 		rec.Concurrency = lr.lvl.Spec.Concurrency
 	}
-	return rec
+	p := &prepared{rec: rec}
+	if lr.e.t.Endpoint.SendsTraceparent() {
+		h, id := newTraceparent()
+		p.headers, rec.TraceID = append(p.headers, h), id
+	}
+	return p
 }
 
 // sendOne sends one prepared request on w and records it; reply, when
@@ -213,13 +227,30 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 		rec.Inputs = p.job.Inputs
 		rec.ImageBytes = p.job.ImageBytes
 		lr.enter()
-		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply}, rec)
+		w.Do(ctx, wire.Request{Body: p.job.Body, Results: p.job.Results, Reply: reply, Headers: p.headers,
+			GiveUp: wire.GiveUp{After: p.job.GiveUpAfter, Tokens: p.job.GiveUpTokens}}, rec)
 		lr.inFlight.Add(-1)
 		lr.live(w, rec)
-		if lr.sp.served.judge(rec.OK, w.NotServed(), w.NoModel()) {
+		// A cancelled request that had a token was served as much as a success.
+		if lr.sp.served.judge(rec.OK || (rec.Cancelled && rec.Chunks > 0), w.NotServed(), w.NoModel()) {
 			lr.cancel(wire.Interrupt("stopped: the endpoint does not serve the stage's API"))
 		}
 	}
+	lr.lateBy(rec, due)
+	lr.done.Add(1)
+	switch {
+	case rec.OK:
+		lr.outTok.Add(int64(rec.OutputTokens))
+	case !rec.Cancelled:
+		lr.failed.Add(1)
+	}
+	lr.sink.Request(rec)
+	lr.look()
+}
+
+// lateBy records how late rec went out against due, and, in open loop,
+// the latencies a user arriving on schedule saw.
+func (lr *LevelRun) lateBy(rec *result.Request, due time.Time) {
 	late := wire.Ms(rec.Start.Sub(due))
 	rec.DispatchLagMs = max(0, late)
 	if lr.lvl.Spec.Rate != nil && !rec.Start.IsZero() {
@@ -229,14 +260,6 @@ func (lr *LevelRun) sendOne(ctx context.Context, w *worker, p *prepared, due tim
 			rec.TTFTFromScheduleMs = result.Ptr(*rec.TTFTMs + late)
 		}
 	}
-	lr.done.Add(1)
-	if rec.OK {
-		lr.outTok.Add(int64(rec.OutputTokens))
-	} else {
-		lr.failed.Add(1)
-	}
-	lr.sink.Request(rec)
-	lr.look()
 }
 
 // look asks the level's until: rule, once a request has finished, whether
@@ -296,13 +319,24 @@ type unit interface {
 type single struct{}
 
 func (single) prepare(lr *LevelRun, seq int) *prepared {
-	rec := lr.newRecord(seq)
-	rec.Prompt = lr.sp.body.PromptIndex(seq)
-	j, err := lr.sp.body.Build(lr.idx, seq, false)
-	if j != nil {
-		rec.Nonce = j.Nonce
+	p := lr.newPrepared(seq)
+	p.rec.Prompt = lr.sp.body.PromptIndex(seq)
+	p.job, p.err = lr.sp.body.Build(lr.idx, seq, false)
+	if p.job != nil {
+		p.rec.Nonce, p.rec.Model = p.job.Nonce, p.job.Model
+		lr.session(p, p.job.Nonce) // a request alone is a conversation of one turn
 	}
-	return &prepared{rec: rec, job: j, err: err}
+	return p
+}
+
+// session sends p as a request of the session id (its conversation's
+// nonce) in the stage's session header, and records it; nothing without
+// a session header.
+func (lr *LevelRun) session(p *prepared, id string) {
+	if h := lr.sp.st.SessionHeader; h != "" {
+		p.headers = append(p.headers, wire.Header{Name: h, Value: id})
+		p.rec.Session = id
+	}
 }
 
 func (single) send(ctx context.Context, lr *LevelRun, w *worker, p *prepared, due time.Time) {
@@ -395,6 +429,7 @@ func (lr *LevelRun) measure(rec *result.LevelRecord) {
 			lr.Begin() // a dispatcher that sent nothing
 		}
 		end := time.Now()
+		lr.probing.end() // the load is done: no probe after it, the last ones finish
 		if lr.grace != nil {
 			lr.grace.Stop()
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/runnerbench/runner/runner/body"
+	"github.com/runnerbench/runner/runner/clock"
 	"github.com/runnerbench/runner/runner/wire"
 )
 
@@ -19,7 +21,11 @@ import (
 // level therefore expects prefix-cache hits and does not warn about them.
 //
 // A failed turn ends its conversation: the later turns would resend a
-// history the server never produced. A level's duration bounds when
+// history the server never produced; so does a turn its user gave up on.
+// On a users level (shape.Users) each turn after the first waits the user's
+// think time from the reply's arrival (the next turn's body is built while
+// they think), and a turn that would come after a duration-bounded level's
+// window is not sent: the conversation ends there. A level's duration bounds when
 // conversations start; one under way finishes its turns (within the
 // level's grace), and requests counts conversations. Records are numbered Seq = conversation
 // × K + turn − 1 and carry Turn (1-based).
@@ -38,12 +44,27 @@ type conversations struct{}
 
 // prepare builds the first turn of conversation seq.
 func (conversations) prepare(lr *LevelRun, seq int) *prepared {
-	c := lr.sp.body.Conversation(seq)
-	rec := lr.newRecord(lr.sp.body.TurnSeq(seq, 1))
-	rec.Turn = 1
-	rec.Nonce = c.Nonce
-	j, err := lr.sp.body.Turn(lr.idx, c, 1)
-	return &prepared{rec: rec, job: j, err: err, conv: c}
+	c := lr.sp.body.Conversation(lr.idx, seq)
+	return lr.turn(c, 1)
+}
+
+// turn builds turn t of conversation c.
+func (lr *LevelRun) turn(c *body.Conversation, t int) *prepared {
+	p := lr.newPrepared(lr.sp.body.TurnSeq(c.Seq, t))
+	p.rec.Turn, p.rec.Nonce, p.conv = t, c.Nonce, c
+	p.job, p.err = lr.sp.body.Turn(lr.idx, c, t)
+	p.rec.Model = c.Model
+	lr.session(p, c.Nonce)
+	return p
+}
+
+// think waits for a user's next turn, due at due; false when it would come
+// after the level's window (a duration-bounded level) or ctx ends.
+func (lr *LevelRun) think(ctx context.Context, due time.Time) (time.Time, bool) {
+	if !lr.stopAt.IsZero() && !due.Before(lr.stopAt) {
+		return due, false
+	}
+	return due, clock.SleepUntil(ctx, due)
 }
 
 // send sends a conversation's turns on w, starting with the prepared first
@@ -57,14 +78,20 @@ func (conversations) send(ctx context.Context, lr *LevelRun, w *worker, p *prepa
 	for turn := 1; ; turn++ {
 		buf.Reset()
 		lr.sendOne(ctx, w, p, due, buf)
+		// A failed turn ends its conversation, and so does one its user
+		// gave up on: neither has a reply to answer.
 		if !p.rec.OK || turn == lr.sp.body.Turns() || ctx.Err() != nil {
 			return
 		}
+		free := time.Now() // the reply is in: the next turn is due now, or after its think time
 		lr.sp.body.Answer(c, buf.Bytes())
-		rec := lr.newRecord(lr.sp.body.TurnSeq(c.Seq, turn+1))
-		rec.Turn, rec.Nonce = turn+1, c.Nonce
-		j, err := lr.sp.body.Turn(lr.idx, c, turn+1)
-		p = &prepared{rec: rec, job: j, err: err, conv: c}
-		due = time.Now() // no think time: the next turn is due when the reply is in
+		p = lr.turn(c, turn+1)
+		due = time.Now()
+		if th := lr.lvl.Think; th != nil {
+			var ok bool
+			if due, ok = lr.think(ctx, free.Add(th.Pause(c.Seq, turn+1))); !ok {
+				return // the user would come back after the level's window: the conversation ends
+			}
+		} // no think time: the next turn is due when the reply is in
 	}
 }

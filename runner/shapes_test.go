@@ -296,7 +296,7 @@ func TestExamplePlans(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs several seconds of example plans")
 	}
-	for _, name := range []string{"open-loop", "lengths", "shared-prefix", "multi-turn", "responses", "messages", "tools", "embeddings", "images", "until"} {
+	for _, name := range []string{"open-loop", "lengths", "shared-prefix", "multi-turn", "responses", "messages", "tools", "embeddings", "images", "until", "chat-service", "ramp", "lora-mix"} {
 		t.Run(name, func(t *testing.T) {
 			plan, err := scenario.Load("../plans/"+name+".yaml", noEnv)
 			if err != nil {

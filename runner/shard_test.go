@@ -75,25 +75,29 @@ func sent(t *testing.T, sp *spy, col *collector, into map[int]string) {
 		}
 		content, _ := msgs[0].(map[string]any)["content"].(string)
 		nonce, prompt, _ := strings.Cut(content, "] ")
-		bodies[strings.TrimPrefix(nonce, "[")] = fmt.Sprintf("max_tokens=%v prompt=%q", c.body["max_tokens"], prompt)
+		bodies[strings.TrimPrefix(nonce, "[")] = fmt.Sprintf("model=%v max_tokens=%v prompt=%q", c.body["model"], c.body["max_tokens"], prompt)
 	}
 	for _, r := range col.measured() {
 		if _, dup := into[r.Seq]; dup {
 			t.Fatalf("sequence number %d sent twice", r.Seq)
 		}
 		b, ok := bodies[r.Nonce]
-		if !r.OK || !ok {
+		if !(r.OK || r.Cancelled) || !ok {
 			t.Fatalf("request %d: ok %v (%s), body seen %v", r.Seq, r.OK, r.Error, ok)
 		}
-		into[r.Seq] = b
+		into[r.Seq] = fmt.Sprintf("%s cancelled=%v", b, r.Cancelled)
 	}
 }
 
 // TestShardsSendOneProcessRequests: three shards of a closed-loop and an
 // open-loop level send, together, exactly the requests one process sends:
-// the same sequence numbers, each with the same sampled lengths.
+// the same sequence numbers, each with the same sampled lengths; and of a
+// stage whose requests spread over models and give up, each to the same
+// model, giving up (or not) as it does in one process.
 func TestShardsSendOneProcessRequests(t *testing.T) {
-	s := startSim(t, fastSim())
+	cfg := fastSim()
+	cfg.LoRAModules = []string{"adapter"}
+	s := startSim(t, cfg)
 	plan := &scenario.Plan{Prompts: map[string]*scenario.PromptSet{
 		"p": {Synthetic: &scenario.Synthetic{InputTokens: scenario.Length{Min: 20, Max: 200}, Sizing: scenario.SizingReference}},
 	}}
@@ -110,6 +114,15 @@ func TestShardsSendOneProcessRequests(t *testing.T) {
 			st.OutputTokens = scenario.Length{Min: 2, Max: 40}
 			return st
 		},
+		"models and giving up": func() *scenario.Stage {
+			st := stage(0, 4)
+			st.OutputTokens = scenario.Length{Min: 2, Max: 40}
+			st.Requests = scenario.PerLevel{Each: 24}
+			three := 3.0
+			st.Models = []*scenario.ModelWeight{{Name: "sim", Weight: &three}, {Name: "adapter"}}
+			st.CancelShare = 0.5
+			return st
+		},
 	}
 	for name, mk := range stages {
 		t.Run(name, func(t *testing.T) {
@@ -123,8 +136,14 @@ func TestShardsSendOneProcessRequests(t *testing.T) {
 				sp := startSpy(t, s)
 				e, col := newShardEngine(t, sp.URL+"/v1", &shard.Sharding{Part: result.Shard{Index: i, Count: 3}, Key: "k"})
 				res := runStage(t, e, plan, mk())
-				if len(res.Points) != 1 {
-					t.Fatalf("shard %d: %d points", i, len(res.Points))
+				levels := 0
+				for k := range res.Points {
+					if !res.Points[k].Part() { // a per-model point is a part of its level
+						levels++
+					}
+				}
+				if levels != 1 {
+					t.Fatalf("shard %d: %d levels", i, levels)
 				}
 				for _, r := range col.measured() {
 					if r.Shard != i || r.Seq%3 != i {
@@ -135,6 +154,22 @@ func TestShardsSendOneProcessRequests(t *testing.T) {
 			}
 			if len(want) == 0 || !mapsEqual(got, want) {
 				t.Fatalf("the shards together sent\n%v\none process sent\n%v", got, want)
+			}
+			if name != "models and giving up" {
+				return
+			}
+			// The stage must have drawn both ways for the match to mean anything.
+			adapter, cancelled := 0, 0
+			for _, v := range want {
+				if strings.Contains(v, "model=adapter ") {
+					adapter++
+				}
+				if strings.HasSuffix(v, "cancelled=true") {
+					cancelled++
+				}
+			}
+			if adapter == 0 || adapter == len(want) || cancelled == 0 || cancelled == len(want) {
+				t.Errorf("of %d requests %d went to the adapter and %d gave up: want some of each", len(want), adapter, cancelled)
 			}
 		})
 	}

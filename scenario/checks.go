@@ -92,8 +92,8 @@ func readMetrics(root ast.Node) []string {
 			if isID && (id.Value == "capacity" || id.Value == baselineCapacityField) {
 				return // a target's name, not a metric
 			}
-			if isID && id.Value == "baseline" {
-				add("baseline." + prop.Value)
+			if isID && (id.Value == "baseline" || id.Value == "probe") {
+				add(id.Value + "." + prop.Value)
 				return
 			}
 			add(prop.Value)
@@ -134,6 +134,7 @@ func (v *validator) compileChecks() {
 			} else {
 				c.Program, c.Metrics, c.Gates = prog, metrics, GatesOf(prog)
 				v.capacityRefs(cp+".expr", s, c)
+				v.probeRefs(cp+".expr", s, metrics)
 			}
 			if c.When != "" && c.Scope == ScopeLevel {
 				prog, metrics, err := CompileCheck(c.When, ScopeLevel)
@@ -147,6 +148,20 @@ func (v *validator) compileChecks() {
 		}
 		v.batchChecks(i, s)
 		v.untilChecks(i, s)
+	}
+}
+
+// probeRefs refuses a check that reads the probe requests' point
+// (probe.METRIC) on a stage that sends none: it could only fail.
+func (v *validator) probeRefs(path string, s *Stage, metrics []string) {
+	if s.Probe != nil {
+		return
+	}
+	for _, m := range metrics {
+		if strings.HasPrefix(m, "probe.") {
+			v.errf(path, "%s: reads %s, but the stage sends no probe requests: add probe: {rate: 1} to the stage", path, m)
+			return
+		}
 	}
 }
 

@@ -34,45 +34,13 @@ const (
 // level (the level's concurrency, or rate × duration), which the engine knows.
 func (p *Plan) ApplyDefaults() {
 	for _, e := range p.Endpoints {
-		if e == nil {
-			continue
+		if e != nil {
+			e.applyDefaults()
 		}
-		if e.Simulator != nil && e.Model == "" {
-			e.Model = e.Simulator.Model
-			if e.Model == "" {
-				e.Model = DefaultSimModel
-			}
-		}
-		setDur(&e.ReadyTimeout, DefaultReadyTimeout)
-		setDur(&e.Timeouts.Connect, DefaultConnectTimeout)
-		setDur(&e.Timeouts.FirstToken, DefaultFirstTokenTimeout)
-		setDur(&e.Timeouts.Idle, DefaultIdleTimeout)
-		setDur(&e.Timeouts.Request, DefaultRequestTimeout)
 	}
 	for _, ps := range p.Prompts {
-		if ps == nil {
-			continue
-		}
-		if ps.File != "" {
-			setStr(&ps.Format, DefaultFormat)
-			setStr(&ps.Column, DefaultColumn)
-		}
-		if ps.Turns == 0 {
-			ps.Turns = DefaultTurns
-		}
-		if im := ps.Images; im != nil {
-			if im.Count == 0 {
-				im.Count = 1
-			}
-			if len(im.Files) == 0 {
-				setStr(&im.Format, ImagePNG)
-			}
-		}
-		if ps.Synthetic != nil {
-			setStr(&ps.Synthetic.Sizing, DefaultSizing)
-		}
-		if ps.Trace != nil && ps.Trace.BlockTokens == 0 {
-			ps.Trace.BlockTokens = DefaultBlockTokens
+		if ps != nil {
+			ps.applyDefaults()
 		}
 	}
 	for _, s := range p.Stages {
@@ -116,6 +84,10 @@ func (p *Plan) ApplyDefaults() {
 			w := DefaultWarmup
 			s.Warmup = &w
 		}
+		s.Probe.applyDefaults(streams(s.API))
+		if s.Series != nil && s.Slices == 0 {
+			s.Slices = Duration(s.Series.defaultSlices())
+		}
 		if s.Temperature == nil {
 			t := 0.0
 			s.Temperature = &t
@@ -132,6 +104,46 @@ func (p *Plan) ApplyDefaults() {
 			setStr(&c.Scope, DefaultScope)
 			setStr(&c.Severity, DefaultSeverity)
 		}
+	}
+}
+
+// applyDefaults fills the endpoint's unset fields.
+func (e *Endpoint) applyDefaults() {
+	if e.Simulator != nil && e.Model == "" {
+		e.Model = e.Simulator.Model
+		if e.Model == "" {
+			e.Model = DefaultSimModel
+		}
+	}
+	setDur(&e.ReadyTimeout, DefaultReadyTimeout)
+	setDur(&e.Timeouts.Connect, DefaultConnectTimeout)
+	setDur(&e.Timeouts.FirstToken, DefaultFirstTokenTimeout)
+	setDur(&e.Timeouts.Idle, DefaultIdleTimeout)
+	setDur(&e.Timeouts.Request, DefaultRequestTimeout)
+}
+
+// applyDefaults fills the prompt set's unset fields.
+func (ps *PromptSet) applyDefaults() {
+	if ps.File != "" {
+		setStr(&ps.Format, DefaultFormat)
+		setStr(&ps.Column, DefaultColumn)
+	}
+	if ps.Turns == 0 {
+		ps.Turns = DefaultTurns
+	}
+	if im := ps.Images; im != nil {
+		if im.Count == 0 {
+			im.Count = 1
+		}
+		if len(im.Files) == 0 {
+			setStr(&im.Format, ImagePNG)
+		}
+	}
+	if ps.Synthetic != nil {
+		setStr(&ps.Synthetic.Sizing, DefaultSizing)
+	}
+	if ps.Trace != nil && ps.Trace.BlockTokens == 0 {
+		ps.Trace.BlockTokens = DefaultBlockTokens
 	}
 }
 

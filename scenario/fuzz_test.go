@@ -50,13 +50,13 @@ func FuzzLoad(f *testing.F) {
 				t.Fatalf("stage %q has a dangling reference", s.Name)
 			}
 			loads := 0
-			for _, has := range []bool{len(s.Concurrency) > 0, len(s.Rate) > 0, s.Search != nil} {
+			for _, has := range []bool{len(s.Concurrency) > 0, len(s.Rate) > 0, s.Search != nil, len(s.Users) > 0, s.Series != nil} {
 				if has {
 					loads++
 				}
 			}
 			if loads != 1 {
-				t.Fatalf("stage %q: concurrency %v rate %v search %v", s.Name, s.Concurrency, s.Rate, s.Search)
+				t.Fatalf("stage %q: concurrency %v rate %v search %v users %v series %v", s.Name, s.Concurrency, s.Rate, s.Search, s.Users, s.Series)
 			}
 			if sr := s.Search; sr != nil {
 				for _, tg := range sr.Targets {

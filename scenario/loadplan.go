@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"net/textproto"
 	"time"
 
 	"github.com/runnerbench/runner/protocol"
@@ -68,6 +69,23 @@ type LoadPlan struct {
 	// Tools and ToolChoice are the stage's tools (none: nil).
 	Tools      []protocol.Tool
 	ToolChoice protocol.ToolChoice
+	// Cancel is when the stage's requests are given up on (nil: never).
+	Cancel *Cancel
+	// Users are the users levels (each user one conversation at a time),
+	// Think how long a user waits before each request after their first
+	// (nil: not at all), SessionHeader the header that carries a
+	// conversation's session id ("": none).
+	Users         []int
+	Think         *ThinkTime
+	SessionHeader string
+	// Models are the model names the requests spread over, by weight (nil:
+	// the endpoint's model alone).
+	Models []ModelWeight
+	// Probe is the probe requests sent beside each level's load (nil: none).
+	Probe *Probe
+	// Series is the rate or concurrency a series stage's one level follows
+	// (nil: none); Duration is then its length.
+	Series *result.Series
 
 	// Prompts is the stage's prompt set; TracePrompts a runner trace's
 	// prompt set (nil when the trace names none).
@@ -102,6 +120,13 @@ func (p *Plan) LoadPlan(st *Stage) *LoadPlan {
 	if r := st.Replay; r != nil {
 		lp.ReplayStart, lp.ReplayEnd, lp.ReplaySpeedup = r.Start.D(), r.End.D(), r.Speedup
 	}
+	lp.Cancel = st.cancel()
+	lp.Models, lp.Probe = st.models(), st.Probe
+	if st.Series != nil {
+		lp.Series = st.Series.Compiled()
+		lp.Duration = lp.Series.Duration()
+	}
+	lp.Users, lp.Think, lp.SessionHeader = st.Users, st.ThinkTime, textproto.CanonicalMIMEHeaderKey(st.SessionHeader)
 	if ps != nil && ps.Trace != nil && ps.Trace.Prompts != "" {
 		lp.TracePrompts = p.PromptSet(ps.Trace.Prompts)
 	}
@@ -149,8 +174,12 @@ func (s *Stage) loadKind(ps *PromptSet) result.LoadKind {
 		return result.LoadTrace
 	case s.Search != nil:
 		return s.Search.Over
+	case s.Series != nil:
+		return s.Series.Over
 	case len(s.Rate) > 0:
 		return result.LoadRate
+	case len(s.Users) > 0:
+		return result.LoadUsers
 	}
 	return result.LoadConcurrency
 }

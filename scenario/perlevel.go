@@ -138,11 +138,17 @@ func (d *decoder) decodePerLevel(n *yaml.Node, v reflect.Value, path string, dep
 // c=32; refusing it is the only way the label stays what ran. (Someone who
 // wants 20 requests at 20 streams writes concurrency 20.)
 func (v *validator) stageRequests(path string, s *Stage) {
+	if s.Series != nil {
+		return // a series is one level of its own length (stageSeries)
+	}
 	rp := path + ".requests"
 	r := s.Requests
 	levels, load := len(s.Concurrency), "concurrency"
-	if len(s.Rate) > 0 {
+	switch {
+	case len(s.Rate) > 0:
 		levels, load = len(s.Rate), "rate"
+	case len(s.Users) > 0:
+		levels, load = len(s.Users), "users"
 	}
 	switch {
 	case r.List != nil:
@@ -171,9 +177,10 @@ func (v *validator) stageRequests(path string, s *Stage) {
 // would do.
 func (v *validator) requestsHoldConcurrency(rp string, s *Stage) {
 	r := s.Requests
+	levels, name := s.closedLevels()
 	var short []string
-	fixed := make([]string, len(s.Concurrency))
-	for i, c := range s.Concurrency {
+	fixed := make([]string, len(levels))
+	for i, c := range levels {
 		n := r.At(i)
 		fixed[i] = strconv.Itoa(max(n, c))
 		if n < 1 || n > MaxRequests || n >= c || c > MaxConcurrency {
@@ -184,21 +191,31 @@ func (v *validator) requestsHoldConcurrency(rp string, s *Stage) {
 		}
 		if r.List != nil {
 			ip := fmt.Sprintf("%s[%d]", rp, i)
-			v.errf(ip, "%s: %d requests cannot keep %d in flight: level c=%d would be labelled with a load it never ran; give it at least %d requests, or lower its concurrency", ip, n, c, c, c)
+			v.errf(ip, "%s: %d requests cannot keep %d in flight: level %s=%d would be labelled with a load it never ran; give it at least %d requests, or lower its %s", ip, n, c, name, c, c, what(name))
 			continue
 		}
-		short = append(short, "c="+strconv.Itoa(c))
+		short = append(short, name+"="+strconv.Itoa(c))
 	}
 	if len(short) == 0 {
 		return
 	}
-	fix := fmt.Sprintf("set requests to at least %d, give one count per level (requests: [%s]), or lower the concurrency",
-		slices.Max(s.Concurrency), strings.Join(fixed, ", "))
-	switch len(short) {
-	case 1:
-		c := strings.TrimPrefix(short[0], "c=")
+	fix := fmt.Sprintf("set requests to at least %d, give one count per level (requests: [%s]), or lower the %s",
+		slices.Max(levels), strings.Join(fixed, ", "), what(name))
+	switch {
+	case name == "users":
+		v.errf(rp, "%s: %d conversations a level leave some users of %s without one: they would be counted in a load they never sent; %s", rp, r.Each, strings.Join(short, ", "), fix)
+	case len(short) == 1:
+		c := strings.TrimPrefix(short[0], name+"=")
 		v.errf(rp, "%s: %d requests a level cannot keep %s in flight at %s: that level would be labelled with a load it never ran; %s", rp, r.Each, c, short[0], fix)
 	default:
-		v.errf(rp, "%s: %d requests a level cannot keep levels %s at their concurrency: they would be labelled with a load they never ran; %s", rp, r.Each, strings.Join(short, ", "), fix)
+		v.errf(rp, "%s: %d requests a level cannot keep levels %s at their %s: they would be labelled with a load they never ran; %s", rp, r.Each, strings.Join(short, ", "), what(name), fix)
 	}
+}
+
+// what is the word for a closed loop's levels named name ("c", "users").
+func what(name string) string {
+	if name == "users" {
+		return "users"
+	}
+	return "concurrency"
 }

@@ -65,16 +65,20 @@ func promptNeeds(p *Plan) map[string]promptNeed {
 			continue
 		}
 		turns := max(1, p.Prompts[st.Prompts].Turns)
-		levels := len(st.Concurrency) + len(st.Rate)
+		closed, _ := st.closedLevels()
+		levels := len(closed) + len(st.Rate)
+		if st.Series != nil {
+			levels = 1
+		}
 		most := 0
 		for i := range levels {
 			n := st.Requests.At(i)
 			switch {
 			case n > 0:
-			case st.Duration > 0 || len(st.Rate) > 0:
+			case st.Duration > 0 || len(st.Rate) > 0 || st.Series != nil:
 				n = UnboundedHeldPrompts
 			default:
-				n = st.Concurrency[i] // the reference's single wave
+				n = closed[i] // the reference's single wave
 			}
 			most = max(most, min(n, MaxHeldPrompts)*turns)
 		}

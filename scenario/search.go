@@ -82,10 +82,10 @@ const (
 	searchProbesWithTimeCap = MaxLevels
 )
 
-// OpenLoop reports whether the stage's load is open loop: a rate list, or a
-// search over rate.
+// OpenLoop reports whether the stage's load is open loop: a rate list, a
+// search over rate, or a series of rates.
 func (s *Stage) OpenLoop() bool {
-	return len(s.Rate) > 0 || (s.Search != nil && s.Search.Over == OverRate)
+	return len(s.Rate) > 0 || (s.Search != nil && s.Search.Over == OverRate) || (s.Series != nil && s.Series.Over == OverRate)
 }
 
 // applyDefaults fills the search's unset fields.
@@ -227,6 +227,9 @@ func (v *validator) compileTargets(i int, st *Stage) {
 		if err := t.compile(); err != nil {
 			v.exprError(tp, t.Expr, ScopeLevel, err)
 			continue
+		}
+		if readsIdent(t.Program.Node(), "probe") {
+			v.errf(tp, "%s: a search target cannot read probe: give it a level check (probe.ttft_p95_ms < ...) instead", tp)
 		}
 		if readsIdent(t.Program.Node(), "baseline") {
 			v.errf(tp, "%s: a search target cannot read baseline: the search decides while it runs (compare capacities in a stage check: capacity[%q] >= baseline.capacity[%q])", tp, t.Name, t.Name)

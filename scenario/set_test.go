@@ -155,3 +155,42 @@ func TestSetKeepsEveryExamplePlan(t *testing.T) {
 		})
 	}
 }
+
+// TestSetTrafficFields: --set reaches the fields of traffic as people make
+// it (users and think time, session header, giving up, models, probes, a
+// series' numbers), and a bad value there is one message naming the flag.
+func TestSetTrafficFields(t *testing.T) {
+	plan := strings.Replace(setPlan, "    concurrency: [1]\n", "    series: {over: rate, linear: {from: 1, to: 8, duration: 10s}}\n", 1)
+	plan = strings.Replace(plan, "    concurrency: [1, 2, 4]\n", "    users: [2]\n", 1)
+	p, err := load(t, plan, sets(t, "stages.warm.series.linear.to=20", "stages.warm.series.linear.duration=4s",
+		"stages.sweep.users=[3,6]", "stages.sweep.think_time={min: 1s, max: 2s}", "stages.sweep.session_header=x-session-id",
+		"stages.sweep.cancel_after=2s", "stages.sweep.cancel_share=0.25", "stages.sweep.probe={rate: 2}",
+		`stages.sweep.models=[{name: a, weight: 3}, {name: b}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, s := p.Stages[0], p.Stages[1]
+	if l := w.Series.Linear; l.To != 20 || l.From != 1 || l.Duration.D().String() != "4s" {
+		t.Errorf("series %+v", *l)
+	}
+	if len(s.Users) != 2 || s.Users[1] != 6 || s.ThinkTime == nil || s.SessionHeader != "x-session-id" {
+		t.Errorf("users %v think %v session header %q", s.Users, s.ThinkTime, s.SessionHeader)
+	}
+	if s.CancelAfter.D().String() != "2s" || s.CancelShare != 0.25 || s.Probe == nil || s.Probe.Rate != 2 {
+		t.Errorf("cancel after %s share %g probe %+v", s.CancelAfter.D(), s.CancelShare, s.Probe)
+	}
+	if len(s.Models) != 2 || s.Models[0].Name != "a" || *s.Models[0].Weight != 3 || s.Models[1].Name != "b" {
+		t.Errorf("models %+v", s.Models)
+	}
+	for set, want := range map[string]string{
+		"stages.sweep.cancel_share=2":              "cancel_share",
+		"stages.warm.series.linear.duration=100ms": "lasts at least 1s",
+		"stages.sweep.users=[0]":                   "users",
+	} {
+		_, err := load(t, plan, sets(t, set))
+		name, _, _ := strings.Cut(set, "=")
+		if err == nil || !strings.Contains(err.Error(), "--set "+name+": ") || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("--set %s: %v", set, err)
+		}
+	}
+}

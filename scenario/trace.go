@@ -61,6 +61,8 @@ func (v *validator) stageReplay(path string, s *Stage) {
 	for _, f := range []struct{ key, fix string }{
 		{"concurrency", "replay.speedup sets the pace"},
 		{"rate", "replay.speedup sets the pace"},
+		{"users", "replay.speedup sets the pace"},
+		{"series", "replay.speedup sets the pace"},
 		{"arrival", "the trace's timestamps are the arrivals"},
 		{"burstiness", "the trace's timestamps are the arrivals"},
 		{"ramp", "the trace's timestamps are the arrivals"},

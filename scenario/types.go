@@ -142,7 +142,13 @@ type Endpoint struct {
 	TLS *TLS `yaml:"tls,omitempty" json:"tls,omitempty"`
 	// Simulator starts the built-in simulator in-process on a loopback port and points the endpoint at it.
 	Simulator *simconfig.Config `yaml:"simulator,omitempty" json:"simulator,omitempty"`
+	// Traceparent sends a W3C traceparent header with every measured request, a trace id of its own each, recorded in requests.jsonl beside the server's response id and x-request-id, so a request can be found in the server's logs and traces. Default true; false sends none.
+	Traceparent *bool `yaml:"traceparent,omitempty" json:"traceparent,omitempty"`
 }
+
+// SendsTraceparent reports whether the endpoint's requests carry a
+// traceparent (true unless the plan turns it off).
+func (e *Endpoint) SendsTraceparent() bool { return e.Traceparent == nil || *e.Traceparent }
 
 // Timeouts bound a request. Zero means the default.
 type Timeouts struct {
@@ -290,6 +296,18 @@ type Stage struct {
 	Rate []float64 `yaml:"rate,omitempty" json:"rate,omitempty"`
 	// Search looks for the highest load each target holds at, instead of a list of levels.
 	Search *Search `yaml:"search,omitempty" json:"search,omitempty"`
+	// Series makes the stage one level whose rate or concurrency follows a series over time: a linear or exponential ramp, steps, or pieces of (duration, load); the level lasts as long as its pieces, and its slices (by default a twentieth of it, at least 1s; a step's length for steps) show the load asked for beside the latencies.
+	Series *Series `yaml:"series,omitempty" json:"series,omitempty"`
+	// Users levels: each of N users holds one conversation at a time (the prompt set's turns long; a new one after its last turn) and waits think_time before each request after their first. requests counts conversations.
+	Users []int `yaml:"users,omitempty" json:"users,omitempty"`
+	// ThinkTime is how long a user waits before each request after their first (users stages): a duration, or drawn with the seed: {min, max} uniform, {mean, stdev[, min, max]} normal (clipped at 0), {exponential: MEAN}.
+	ThinkTime *ThinkTime `yaml:"think_time,omitempty" json:"think_time,omitempty"`
+	// Probe sends small fixed requests at a low rate beside each level's load, reported apart (a point of their own; checks read them as probe.METRIC): what a new user sees while the server is at this load.
+	Probe *Probe `yaml:"probe,omitempty" json:"probe,omitempty"`
+	// Models spreads the stage's requests over several model names (LoRA adapters, or models behind one router), each drawn with the seed by its weight (a conversation keeps its model); one point per model follows each level's. Default: the endpoint's model alone.
+	Models []*ModelWeight `yaml:"models,omitempty" json:"models,omitempty"`
+	// SessionHeader names a header that carries each conversation's session id (its nonce) on every request of it, for session-affine routers (e.g. x-session-id).
+	SessionHeader string `yaml:"session_header,omitempty" json:"session_header,omitempty"`
 	// Arrival is the open-loop arrival process: poisson (default), constant or gamma.
 	Arrival Arrival `yaml:"arrival,omitempty" json:"arrival,omitempty"`
 	// Burstiness is the gamma shape's inverse: 1 is Poisson, above 1 burstier.
@@ -339,6 +357,12 @@ type Stage struct {
 	SLO *SLO `yaml:"slo,omitempty" json:"slo,omitempty"`
 	// Replay is how a stage over trace prompts replays the trace: its speed and window.
 	Replay *Replay `yaml:"replay,omitempty" json:"replay,omitempty"`
+	// CancelAfter gives up on a request this long after it was sent, as a user who stops waiting does: it is recorded as cancelled, with what arrived, neither ok nor failed (cancelled, cancel_rate).
+	CancelAfter Duration `yaml:"cancel_after,omitempty" json:"cancel_after,omitempty"`
+	// CancelAfterTokens gives up on a request once this many token chunks of its answer have arrived (a streamed API only).
+	CancelAfterTokens int `yaml:"cancel_after_tokens,omitempty" json:"cancel_after_tokens,omitempty"`
+	// CancelShare is the share (0 < s ≤ 1) of requests that give up, drawn with the seed (default 1 with cancel_after or cancel_after_tokens); alone, each of them gives up after a number of token chunks drawn uniformly below its max_tokens.
+	CancelShare float64 `yaml:"cancel_share,omitempty" json:"cancel_share,omitempty"`
 	// Checks are pass/fail expressions over the measured metrics.
 	Checks []*Check `yaml:"checks,omitempty" json:"checks,omitempty"`
 }

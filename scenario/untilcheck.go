@@ -51,7 +51,8 @@ func (v *validator) stageUntil(path string, s *Stage, ps *PromptSet) {
 }
 
 // untilShape refuses until: where its levels are not the plan's list: a
-// search's probes, a replay's one level, replicates.
+// search's probes, a replay's one level, a series' one level, users,
+// replicates.
 func (v *validator) untilShape(path string, s *Stage, ps *PromptSet) bool {
 	up := path + ".until"
 	switch {
@@ -59,6 +60,10 @@ func (v *validator) untilShape(path string, s *Stage, ps *PromptSet) bool {
 		v.errf(up, "%s: until applies to listed levels (concurrency or rate): a search's probes are judged by its targets, and each measures for the stage's requests or duration", path)
 	case ps != nil && ps.Trace != nil:
 		v.errf(up, "%s: until applies to listed levels (concurrency or rate): a replay sends the trace's requests at the trace's times", path)
+	case s.Series != nil:
+		v.errf(up, "%s: until applies to listed levels (concurrency or rate): a series is one level as long as its pieces", path)
+	case len(s.Users) > 0:
+		v.errf(up, "%s: until applies to listed levels (concurrency or rate): a users level counts conversations, not requests, and its users think between them", path)
 	case s.Replicates > 1:
 		v.errf(up, "%s: until and replicates do not go together: replicates share a level's requests evenly, and an until level does not know its count in advance", path)
 	default:

@@ -447,6 +447,9 @@ func (v *validator) stage(path string, s *Stage) {
 	v.stageBatch(path, s, ps)
 	v.stageImages(path, s, ps)
 	v.stageTools(path, s)
+	v.stageCancel(path, s)
+	v.stageModels(path, s)
+	v.stageProbe(path, s)
 	v.stageLimits(path, s)
 	v.stageChecks(path, s)
 }
@@ -481,15 +484,22 @@ func (v *validator) stageRefs(path string, s *Stage) *PromptSet {
 // search, the levels, and the settings that go with each.
 func (v *validator) stageLoad(path string, s *Stage) {
 	hasC, hasR, hasS := v.has(path+".concurrency"), v.has(path+".rate"), s.Search != nil
+	hasU, hasSeries := v.has(path+".users"), s.Series != nil
 	switch {
+	case hasSeries && (hasC || hasR || hasS || hasU):
+		v.errf(path+".series", "%s: give concurrency, rate, users, search or series, only one", path)
+	case hasU && (hasC || hasR || hasS):
+		v.errf(path+".users", "%s: give concurrency, rate, users or search, only one", path)
 	case hasS && (hasC || hasR):
 		v.errf(path+".search", "%s: give concurrency, rate or search, only one", path)
 	case hasC && hasR:
 		v.errf(path+".rate", "%s: give concurrency (closed loop) or rate (open loop), not both", path)
-	case !hasC && !hasR && !hasS:
-		v.errf(path, "%s: needs concurrency: [...] (closed loop), rate: [...] (open loop) or search: {...} (capacity search)", path)
+	case !hasC && !hasR && !hasS && !hasU && !hasSeries:
+		v.errf(path, "%s: needs concurrency: [...] (closed loop), rate: [...] (open loop), users: [...] (people who think), search: {...} (capacity search) or series: {...} (a load that changes over one level)", path)
 	}
-	closed := hasC || (hasS && s.Search.Over == OverConcurrency)
+	v.stageUsers(path, s)
+	v.stageSeries(path, s)
+	closed := hasC || (hasS && s.Search.Over == OverConcurrency) || (hasSeries && s.Series.Over == OverConcurrency)
 	if hasC {
 		levelList(v, path+".concurrency", "concurrency", s.Concurrency, func(c int) bool { return c >= 1 && c <= MaxConcurrency },
 			fmt.Sprintf("must be between 1 and %d", MaxConcurrency))

@@ -86,7 +86,7 @@ func newState(cfg *scenario.Search, points []result.Point) *state {
 	byX := map[float64]*load{}
 	for i := range points {
 		p := &points[i]
-		if p.Turn > 0 {
+		if p.Part() {
 			continue
 		}
 		s.probes++

@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -288,6 +289,7 @@ func (s *Server) serveCompletion(w http.ResponseWriter, r *http.Request, api api
 	s.arrMu.Lock()
 	a := s.arrive(&req, pi, maxTokens, api)
 	t := &a.rec.t
+	t.Model, t.Traceparent = req.Model, traceparent(r.Header)
 	if s.serveFault(w, a.rec, a.fault) { // unlocks arrMu
 		return
 	}
@@ -378,6 +380,13 @@ func (s *Server) checkRequest(w http.ResponseWriter, req *apiRequest, api apiKin
 		return promptInfo{}, 0, false
 	}
 	return pi, maxTokens, true
+}
+
+// traceparent is a request's W3C traceparent header, bounded (the truth
+// keeps what a client sent, not arbitrary bytes).
+func traceparent(h http.Header) string {
+	v := h.Get("Traceparent")
+	return v[:min(len(v), 64)]
 }
 
 // kvTooBig is the error for a request of tokens (prompt and max_tokens)
@@ -484,16 +493,39 @@ func splitmix(x uint64) uint64 {
 
 func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
-	b := []byte(`{"object":"list","data":[{"id":`)
-	b = strconv.AppendQuote(b, s.cfg.Model)
+	b := []byte(`{"object":"list","data":[`)
+	b = s.appendModel(b, s.cfg.Model, "")
+	for _, m := range s.cfg.LoRAModules {
+		b = s.appendModel(append(b, ','), m, s.cfg.Model) // as vLLM lists an adapter
+	}
+	b = append(b, "]}"...)
+	_, _ = w.Write(b)
+}
+
+// appendModel appends /v1/models' entry of model id, an adapter of parent
+// ("": the base model).
+func (s *Server) appendModel(b []byte, id, parent string) []byte {
+	b = append(b, `{"id":`...)
+	b = strconv.AppendQuote(b, id)
 	b = append(b, `,"object":"model","created":`...)
 	b = strconv.AppendInt(b, s.epoch.Unix(), 10)
 	b = append(b, `,"owned_by":"runner-sim","root":`...)
-	b = strconv.AppendQuote(b, s.cfg.Model)
-	b = append(b, `,"parent":null,"max_model_len":`...)
+	b = strconv.AppendQuote(b, id)
+	b = append(b, `,"parent":`...)
+	if parent == "" {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendQuote(b, parent)
+	}
+	b = append(b, `,"max_model_len":`...)
 	b = strconv.AppendInt(b, int64(s.cfg.MaxModelLen), 10)
-	b = append(b, "}]}"...)
-	_, _ = w.Write(b)
+	return append(b, '}')
+}
+
+// serves reports whether model names a model the simulator serves: its
+// own or one of its adapters.
+func (s *Server) serves(model string) bool {
+	return model == s.cfg.Model || slices.Contains(s.cfg.LoRAModules, model)
 }
 
 func (s *Server) serveTokenize(w http.ResponseWriter, r *http.Request) {
@@ -545,7 +577,7 @@ func (s *Server) decodeRequest(w http.ResponseWriter, r *http.Request) (req apiR
 		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 		return req, false
 	}
-	if req.Model != "" && req.Model != s.cfg.Model {
+	if req.Model != "" && !s.serves(req.Model) {
 		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.")
 		return req, false
 	}

@@ -124,7 +124,7 @@ func (s *Server) serveBatch(w http.ResponseWriter, r *http.Request, kind batchKi
 		writeError(w, http.StatusBadRequest, "BadRequestError", "invalid JSON body: "+err.Error())
 		return
 	}
-	if req.Model != "" && req.Model != s.cfg.Model {
+	if req.Model != "" && !s.serves(req.Model) {
 		writeError(w, http.StatusNotFound, "NotFoundError", "The model `"+req.Model+"` does not exist.")
 		return
 	}

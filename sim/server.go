@@ -349,6 +349,10 @@ type RequestTruth struct {
 	Nonce    string `json:"nonce"`    // the leading [nonce] of the prompt, without brackets ("" if none)
 	Stream   bool   `json:"stream"`
 	Status   int    `json:"status"` // HTTP status sent
+	// Model is the request's model; Traceparent the W3C traceparent header
+	// it carried ("" without one).
+	Model       string `json:"model,omitempty"`
+	Traceparent string `json:"traceparent,omitempty"`
 
 	PromptTokens        int    `json:"prompt_tokens"`          // as in usage.prompt_tokens
 	Inputs              int    `json:"inputs,omitempty"`       // embeddings' inputs, the documents of rerank and score

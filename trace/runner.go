@@ -33,7 +33,8 @@ type Runner struct {
 // dispatch lag: the schedule the run kept, however late it sent), asks for
 // its recorded max_tokens, and has its recorded prompt length (the server's
 // count) and, for file or inline prompts, the index of the prompt it sent.
-// Warm-ups are skipped, and so is a last line a kill -9 cut short. A record
+// Warm-ups and probe requests are skipped (the probes rode beside the load,
+// they were not of it), and so is a last line a kill -9 cut short. A record
 // without a length (a failed request, or a server that reports no usage) is
 // given the mean of the others, and Note says so. problem is "" or what is
 // wrong with the file as a whole: no measured request, or several levels
@@ -49,7 +50,7 @@ func ParseRunner(data []byte, o Options, bad Bad) (tr Runner, problem string) {
 			}
 			return
 		}
-		if r.Warmup || (o.Stage != "" && r.Stage != o.Stage) || (o.Level >= 0 && r.Level != o.Level) {
+		if r.Warmup || r.ProbeRequest || (o.Stage != "" && r.Stage != o.Stage) || (o.Level >= 0 && r.Level != o.Level) {
 			return
 		}
 		if r.Start.IsZero() {

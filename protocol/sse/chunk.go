@@ -46,6 +46,10 @@ type Chunk struct {
 	// fields, zero where absent.
 	HasTimings bool
 	Timings    Timings
+	// ID is the raw (still escaped) id of the answer the chunk belongs to,
+	// when the chunk names one: an OpenAI-style token chunk's own "id", or
+	// the id a stream's opening event gives its whole response or message.
+	ID []byte
 }
 
 // Timings is llama.cpp's per-request `timings` object: the server's own
@@ -98,7 +102,10 @@ func Parse(data []byte, c *Chunk) error {
 		w := binary.LittleEndian.Uint64(d[j:])
 		switch {
 		case w&0xffffffffffff == keyID:
-			j = valueEnd(d, j+6)
+			start := j + 6
+			if j = valueEnd(d, start); j >= 0 {
+				c.ID = d[start:j]
+			}
 		case w == keyModel && d[j+8] == '"':
 			j = valueEnd(d, j+9)
 		case w == keyObject && d[j+8] == ':' && d[j+9] == '"':
@@ -140,10 +147,12 @@ members:
 			break
 		}
 		switch string(key) {
-		case "id", "model", "created", "system_fingerprint":
+		case "model", "created", "system_fingerprint":
 			// The most common keys of all, and never needed: skip their
 			// value without looking at the switch below.
 			i = skipValue(d, i)
+		case "id":
+			c.ID, _, i = stringOrSkip(d, i)
 		case "choices":
 			c.Content, c.Reasoning, c.Finish, c.FinishReason, c.ToolCall = false, false, false, nil, false
 			i = choices(d, i, c)

@@ -310,11 +310,13 @@ malformed:
 	return KindOther, true, ErrMalformed
 }
 
-// responseObject reads a Responses event's response: its usage,
+// responseObject reads a Responses event's response: its id, usage,
 // incomplete_details.reason and error.message.
 func responseObject(d []byte, i int, c *Chunk, t *typed) int {
 	i, _ = object(d, i, func(key []byte, i int) int {
 		switch string(key) {
+		case "id":
+			c.ID, _, i = stringOrSkip(d, i)
 		case "usage":
 			i = typedUsage(d, i, c, false)
 		case "incomplete_details":
@@ -375,11 +377,15 @@ func typedUsage(d []byte, i int, c *Chunk, messages bool) int {
 	return i
 }
 
-// messageObject reads message_start's message: its usage.
+// messageObject reads message_start's message: its id and usage.
 func messageObject(d []byte, i int, c *Chunk) int {
 	i, _ = object(d, i, func(key []byte, i int) int {
-		if string(key) == "usage" {
+		switch string(key) {
+		case "usage":
 			return typedUsage(d, i, c, true)
+		case "id":
+			c.ID, _, i = stringOrSkip(d, i)
+			return i
 		}
 		return skipValue(d, i)
 	})

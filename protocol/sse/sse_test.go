@@ -245,6 +245,9 @@ func oracle(t testing.TB, data []byte) Chunk {
 		}
 		return int(f)
 	}
+	if id, ok := top["id"].(string); ok {
+		c.ID = []byte(id)
+	}
 	if u, ok := top["usage"].(map[string]any); ok {
 		c.Usage = true
 		c.PromptTokens = intOf(u["prompt_tokens"])
@@ -292,6 +295,9 @@ func checkAgainstOracle(t *testing.T, data []byte) {
 		(o.Usage && (c.PromptTokens != o.PromptTokens || c.CompletionTokens != o.CompletionTokens)) ||
 		c.HasTimings != o.HasTimings || c.Timings != o.Timings {
 		t.Fatalf("Parse(%q) = %+v, encoding/json says %+v", data, c, o)
+	}
+	if id, _ := Unescape(c.ID); id != string(o.ID) || (c.ID == nil) != (o.ID == nil) {
+		t.Fatalf("Parse(%q) id %q, encoding/json says %q", data, c.ID, o.ID)
 	}
 	if c.Finish && c.FinishReason != nil {
 		if _, ok := Unescape(c.FinishReason); !ok {

@@ -397,14 +397,17 @@ func fmtPtr(p *float64) string {
 	return chart.Num(*p)
 }
 
-// loadX is a level's position on the load axis: its concurrency, or its
-// target rate for an open-loop stage.
+// loadX is a level's position on the load axis: its concurrency, its
+// users for a users stage, or its target rate for an open-loop stage.
 func loadX(st *result.Stage, p *result.Point) (float64, bool) {
-	if isRate(st) {
+	switch {
+	case isRate(st):
 		if p.Rate != nil {
 			return *p.Rate, true
 		}
 		return 0, false
+	case st.Load == result.LoadUsers:
+		return float64(p.Users), p.Users > 0
 	}
 	return float64(p.Concurrency), p.Concurrency > 0
 }
@@ -420,8 +423,11 @@ func isRate(st *result.Stage) bool {
 }
 
 func loadLabel(st *result.Stage) string {
-	if isRate(st) {
+	switch {
+	case isRate(st):
 		return "target rate (requests/s)"
+	case st.Load == result.LoadUsers:
+		return "users (each one conversation at a time)"
 	}
 	return "concurrency (requests in flight)"
 }
@@ -472,7 +478,7 @@ func chartStage(st *result.Stage) *result.Stage {
 	}
 	var agg []result.Point
 	for _, p := range st.Points {
-		if p.Turn == 0 {
+		if !p.Part() {
 			agg = append(agg, p)
 		}
 	}

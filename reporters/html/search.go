@@ -110,7 +110,7 @@ func probeChart(id string, st *result.Stage) chart.Line {
 	s := chart.Series{Name: "probe load", Color: 0}
 	for i := range st.Points {
 		p := &st.Points[i]
-		if p.Probe == 0 || p.Turn > 0 {
+		if p.Probe == 0 || p.Part() {
 			continue
 		}
 		x, ok := loadX(st, p)
@@ -177,7 +177,7 @@ func meanSeries(st *result.Stage, m *result.Metric, color int) chart.Series {
 	for i := range st.Points {
 		p := &st.Points[i]
 		x, ok := loadX(st, p)
-		if !ok || p.Turn > 0 {
+		if !ok || p.Part() {
 			continue
 		}
 		a := at[x]

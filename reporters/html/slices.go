@@ -115,11 +115,31 @@ func sliceCharts(st *result.Stage, anchor string) ([]chartView, []string) {
 		out = append(out, lineView(id, title, st.Name, c))
 	}
 	fp := func(v float64) *float64 { return &v }
+	load := func(s *result.Slice) *float64 { return s.Load }
+	series := slices.ContainsFunc(levels, func(l slicedLevel) bool { return l.p.Series != nil })
 	id := anchor + "-slices-inflight"
-	add(id, "Requests in flight over time", timeChart(id, "requests", levels, []sliceMetric{
+	inFlight := []sliceMetric{
 		{"mean in flight", "requests", 0, func(s *result.Slice) *float64 { return fp(s.InFlightMean) }},
 		{"most in flight", "requests", 1, func(s *result.Slice) *float64 { return fp(float64(s.InFlightMax)) }},
-	}))
+	}
+	if series && st.Load == result.LoadConcurrency {
+		// A concurrency series: the streams it asked for beside what was held.
+		inFlight = append(inFlight, sliceMetric{"streams the series asked for", "streams", 2, load})
+	}
+	if series && st.Load == result.LoadRate {
+		// A rate series: the rate it asked for beside what was sent.
+		id := anchor + "-slices-load"
+		add(id, "Arrival rate over time", timeChart(id, "requests/s", levels, []sliceMetric{
+			{"rate the series asked for", "req/s", 2, load},
+			{"sent", "req/s", 0, func(s *result.Slice) *float64 {
+				if w := s.EndS - s.StartS; w > 0 {
+					return fp(float64(s.Sent) / w)
+				}
+				return nil
+			}},
+		}))
+	}
+	add(id, "Requests in flight over time", timeChart(id, "requests", levels, inFlight))
 	id = anchor + "-slices-throughput"
 	add(id, "Output throughput over time", timeChart(id, "output tokens/s (all streams)", levels, []sliceMetric{
 		{"output tok/s", "tok/s", 0, func(s *result.Slice) *float64 { return fp(s.OutputTPS) }},

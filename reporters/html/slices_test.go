@@ -171,3 +171,39 @@ func TestSlicedKVCacheAtZero(t *testing.T) {
 		t.Errorf("a KV-cache gauge that moved: %d charts, notes %q", kv, notes)
 	}
 }
+
+// TestSeriesLoadCharts: a series level's slices carry the load its series
+// asked for, drawn beside what was done: a rate series gets a chart of the
+// rate asked for and the rate sent, slice by slice; a concurrency series
+// adds the streams asked for to the in-flight chart.
+func TestSeriesLoadCharts(t *testing.T) {
+	r := loadReport(t, slicedFixture)
+	st := &r.Stages[0]
+	st.Points = st.Points[:1]
+	p := &st.Points[0]
+	sr := &result.Series{Over: result.LoadRate, Shape: "linear", Pieces: []result.SeriesPiece{{DurationS: 5, From: 10, To: 50}}}
+	p.Series = sr
+	var want []string
+	for k := range p.Slices.Windows {
+		w := &p.Slices.Windows[k]
+		v := float64(10 + 8*k + 4) // the ramp's mean over second k
+		w.Load = &v
+		if !w.Partial || w.EndS-w.StartS >= p.Slices.WidthS/2 {
+			want = append(want, fmtNum(v))
+		}
+	}
+	anchor := "stage-" + st.Name
+	for _, c := range []struct {
+		load     result.LoadKind
+		id, line string
+	}{
+		{result.LoadRate, "-slices-load", "rate the series asked for"},
+		{result.LoadConcurrency, "-slices-inflight", "streams the series asked for"},
+	} {
+		st.Load, sr.Over = c.load, c.load
+		doc := parse(t, render(t, r, nil))
+		if ys, _ := markers(seriesGroup(t, chartNode(t, doc, anchor+c.id), c.line)); strings.Join(ys, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: %q markers %v, want %v", c.load, c.line, ys, want)
+		}
+	}
+}

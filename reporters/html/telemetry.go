@@ -189,7 +189,7 @@ func trackLine(id string, st *result.Stage, g *trackChart, t0 float64) chart.Lin
 func levelLabels(st *result.Stage) func(int) string {
 	var labels []string
 	for i := range st.Points {
-		if st.Points[i].Turn == 0 {
+		if !st.Points[i].Part() {
 			labels = append(labels, st.Points[i].Label())
 		}
 	}

@@ -52,6 +52,13 @@ type Job struct {
 	Inputs, Results int
 	// ImageBytes is the images' bytes, before their base64 encoding.
 	ImageBytes int
+	// GiveUpAfter and GiveUpTokens are when the client gives up on the
+	// request (the stage's cancel_*, drawn for it; zero: never).
+	GiveUpAfter  time.Duration
+	GiveUpTokens int
+	// Model is the model the request asks for, when the stage spreads its
+	// requests over several ("": the endpoint's).
+	Model string
 }
 
 // Stage is a stage's request bodies, compiled once: how to build request
@@ -110,7 +117,7 @@ func Compile(ctx context.Context, st *scenario.LoadPlan, proto protocol.Protocol
 	}
 	if ps.Synthetic == nil {
 		s.loaded = ps.Loaded
-		return s, s.compileDocs(ctx, cal, nil), nil
+		return s, append(s.probeSizer(ctx, cal), s.compileDocs(ctx, cal, nil)...), nil
 	}
 	s.synthetic = true
 	s.input = ps.Synthetic.InputTokens
@@ -136,6 +143,17 @@ func (s *Stage) Describe(spec *result.LevelSpec) {
 	// Shared prefixes and multi-turn histories are cached on purpose.
 	spec.ExpectPrefixHits = s.shared != nil || s.turns > 1
 	spec.Tools = len(s.tools) > 0
+	if c := s.st.Cancel; c != nil {
+		spec.Cancel = &result.CancelSpec{AfterMs: float64(c.After) / float64(time.Millisecond), Tokens: c.Tokens, Share: c.Share}
+	}
+	if pr := s.st.Probe; pr != nil {
+		spec.Probes = &result.ProbeSpec{RatePerS: pr.Rate, InputTokens: pr.InputTokens, OutputTokens: pr.OutputTokens}
+	}
+	for _, m := range s.st.Models {
+		if m.Share() > 0 { // a model of weight 0 takes no request: no point
+			spec.Models = append(spec.Models, m.Name)
+		}
+	}
 }
 
 // Turns is the turns of the stage's conversations (≤ 1: single requests).
@@ -160,6 +178,9 @@ func (s *Stage) rng(level, seq int) *rand.Rand {
 // its window). Warm-ups get a small synthetic prompt.
 func (s *Stage) Build(level, seq int, warmup bool) (*Job, error) {
 	j := &Job{Nonce: s.nonces.Next()}
+	if !warmup && len(s.st.Models) > 0 {
+		j.Model = s.modelFor(level, seq)
+	}
 	var text string
 	var messages []scenario.Message
 	var inputs, docs []string // a batch API's texts (batch.go)
@@ -203,6 +224,9 @@ func (s *Stage) Build(level, seq int, warmup bool) (*Job, error) {
 	if err := s.encode(j, text, messages, inputs, docs, images); err != nil {
 		return nil, err
 	}
+	if !warmup {
+		s.giveUp(j, level, seq)
+	}
 	return j, nil
 }
 
@@ -233,8 +257,12 @@ func (s *Stage) PromptIndex(seq int) *int {
 // encode sets j's body: the stage's request fields around either chat
 // messages (nil: text is the prompt), as the stage's API encodes them.
 func (s *Stage) encode(j *Job, text string, messages []scenario.Message, inputs, docs, images []string) error {
+	model := s.model
+	if j.Model != "" {
+		model = j.Model
+	}
 	b, err := s.proto.Encode(protocol.Request{
-		Model: s.model, MaxTokens: j.MaxTokens, Temperature: s.temp, Pinned: s.pinned,
+		Model: model, MaxTokens: j.MaxTokens, Temperature: s.temp, Pinned: s.pinned,
 		Extra: s.extra, Messages: messages, Text: text, Tools: s.tools, ToolChoice: s.choice,
 		Inputs: inputs, Documents: docs, Images: images,
 	})

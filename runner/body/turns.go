@@ -12,14 +12,21 @@ type Conversation struct {
 	Seq int
 	// Nonce leads the conversation's history: its own turns may share a
 	// cached prefix, never another conversation's.
-	Nonce   string
+	Nonce string
+	// Model is the model every turn asks for ("": the endpoint's).
+	Model   string
 	history []scenario.Message
 }
 
-// Conversation starts conversation seq (a claimed sequence number), with a
-// nonce of its own.
-func (s *Stage) Conversation(seq int) *Conversation {
-	return &Conversation{Seq: seq, Nonce: s.nonces.Next()}
+// Conversation starts conversation seq (a claimed sequence number) of a
+// level, with a nonce of its own, and its model when the stage spreads its
+// requests over several.
+func (s *Stage) Conversation(level, seq int) *Conversation {
+	c := &Conversation{Seq: seq, Nonce: s.nonces.Next()}
+	if len(s.st.Models) > 0 {
+		c.Model = s.modelFor(level, seq)
+	}
+	return c
 }
 
 // Answer adds the assistant's reply, read from its captured response by
@@ -79,7 +86,7 @@ func (s *Stage) userTurn(level int, c *Conversation, turn int) (text string, ope
 // turn's new user message.
 func (s *Stage) Turn(level int, c *Conversation, turn int) (*Job, error) {
 	text, opening, maxTokens := s.userTurn(level, c, turn)
-	j := &Job{Nonce: c.Nonce, MaxTokens: maxTokens}
+	j := &Job{Nonce: c.Nonce, MaxTokens: maxTokens, Model: c.Model}
 	switch {
 	case turn == 1 && opening != nil:
 		c.history = opening
@@ -91,5 +98,6 @@ func (s *Stage) Turn(level int, c *Conversation, turn int) (*Job, error) {
 	if err := s.encode(j, "", c.history, nil, nil, nil); err != nil {
 		return nil, err
 	}
+	s.giveUp(j, level, s.TurnSeq(c.Seq, turn))
 	return j, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -30,6 +31,9 @@ type Pace struct {
 	// Burstiness is the squared coefficient of variation of the gaps, for
 	// a process that takes one (gamma); 0 means the process's own default.
 	Burstiness float64
+	// Series, when set, is the rate over the level's time the process
+	// follows (arrival_series.go); Rate is then its mean.
+	Series *result.Series
 }
 
 // arrivalProcesses are the plan's arrival processes (scenario.Arrivals) by
@@ -45,10 +49,14 @@ var arrivalProcesses = map[scenario.Arrival]func(Pace) Arrivals{
 // for ""), drawn at p. A name no process has (a plan built in code that
 // the loader did not validate) gets the default.
 func NewArrivals(kind scenario.Arrival, p Pace) Arrivals {
-	if newProcess, ok := arrivalProcesses[kind]; ok {
-		return newProcess(p)
+	newProcess, ok := arrivalProcesses[kind]
+	if !ok {
+		newProcess = newPoisson
 	}
-	return newPoisson(p)
+	if p.Series != nil {
+		return newSeries(newProcess, p)
+	}
+	return newProcess(p)
 }
 
 // rng is a seeded process's stream of draws: a stream of its own (the second

@@ -10,10 +10,12 @@ import (
 )
 
 // closedLoop keeps conc requests in flight: each worker sends its next
-// request as soon as its previous one finished.
+// request as soon as its previous one finished, or, as a user who thinks
+// (Users), a think time after it.
 type closedLoop struct {
-	conc int
-	ramp time.Duration
+	conc  int
+	ramp  time.Duration
+	think Think // nil: no thinking
 }
 
 func (c closedLoop) Conns() int { return c.conc }
@@ -75,7 +77,14 @@ func (c closedLoop) work(ctx context.Context, r Run, w Worker, first Prepared, i
 		if !ok {
 			return
 		}
-		Exec(ctx, r, w, seq, due)
+		p := r.Prepare(seq)
+		if c.think != nil {
+			// A user: the next conversation is due a think time after the last.
+			if due, ok = c.pause(ctx, r, seq, due); !ok {
+				return // never sent: not a request of the level
+			}
+		}
+		r.Send(ctx, w, p, due)
 		due = time.Now()
 	}
 }

@@ -28,20 +28,22 @@ type Replay struct {
 }
 
 // For is the stage's load shape across levels: a trace replay's one level,
-// a capacity search, or the plan's list of concurrencies or rates. It is
-// the one place that picks a shape.
+// a capacity search, a series' one level, or the plan's list of
+// concurrencies, rates or users. It is the one place that picks a shape.
 func For(st Stage) Sweep {
 	switch {
 	case st.Replay != nil:
 		return &replaySweep{st: st}
 	case st.Plan.Search != nil:
 		return &searchSweep{st: st, cfg: st.Plan.Search}
+	case st.Plan.Series != nil:
+		return &seriesSweep{st: st}
 	}
 	return &listSweep{st: st}
 }
 
 // listSweep measures a stage's levels as the plan lists them: its
-// concurrencies (closed loop) or its rates (open loop), in order.
+// concurrencies (closed loop), its rates (open loop) or its users, in order.
 type listSweep struct {
 	st   Stage
 	next int
@@ -57,6 +59,9 @@ func (s *listSweep) MaxConns() int {
 	for _, r := range st.Rate {
 		n = max(n, rateConns(r, st.MaxConcurrency))
 	}
+	for _, u := range st.Users {
+		n = max(n, u)
+	}
 	return n
 }
 
@@ -69,7 +74,9 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 	switch {
 	case len(st.Rate) > 0 && i < len(st.Rate):
 		lvl = s.st.rateLevel(st.Rate[i], st.Requests.At(i), LevelSeed(st.Seed, i))
-	case len(st.Rate) == 0 && i < len(st.Concurrency):
+	case len(st.Users) > 0 && i < len(st.Users):
+		lvl = s.st.usersLevel(st.Users[i], st.Requests.At(i), i)
+	case len(st.Rate) == 0 && len(st.Users) == 0 && i < len(st.Concurrency):
 		lvl = s.st.closedLevel(st.Concurrency[i], st.Requests.At(i))
 	default:
 		return Level{}, false
@@ -86,6 +93,31 @@ func (s *listSweep) Next(*result.Point) (Level, bool) {
 func untilLevel(lvl *Level, r scenario.UntilRule, maxRequests int, maxDuration time.Duration) {
 	lvl.Spec.Until = r.String()
 	lvl.Requests, lvl.Duration = maxRequests, maxDuration
+}
+
+// usersLevel is level idx of a users stage: users people sending requests
+// conversations (the stage's count for the level; by default one each,
+// unless a duration bounds the level), thinking as the stage says.
+func (s Stage) usersLevel(users, requests, idx int) Level {
+	st := s.Plan
+	spec := s.Spec(result.UsersLabel(users), 0, nil)
+	spec.Users = users
+	var think Think
+	if t := st.Think; t != nil {
+		think = Thinker(*t, st.Seed, idx)
+		spec.ThinkMs = float64(t.Nominal()) / float64(time.Millisecond)
+	}
+	if requests <= 0 && st.Duration <= 0 {
+		requests = users
+	}
+	return Level{
+		Spec:        spec,
+		Concurrency: users,
+		Requests:    requests,
+		Duration:    st.Duration,
+		Load:        Users(users, st.Ramp, think),
+		Think:       think,
+	}
 }
 
 // closedLevel is a closed-loop level of conc streams sending requests (the

@@ -25,10 +25,15 @@ const defaultRateLevel = 10 * time.Second
 // (dur > 0), whichever comes first. At least one of n and dur must be
 // positive; with neither it returns nil.
 func Schedule(seed int64, rate float64, arrival scenario.Arrival, burstiness float64, n int, dur time.Duration) []time.Duration {
-	if !(rate > 0) || (n <= 0 && dur <= 0) {
+	return schedule(arrival, Pace{Seed: seed, Rate: rate, Burstiness: burstiness}, n, dur)
+}
+
+// schedule is Schedule for any pace (a series' too).
+func schedule(arrival scenario.Arrival, p Pace, n int, dur time.Duration) []time.Duration {
+	if !(p.Rate > 0) || (n <= 0 && dur <= 0) {
 		return nil
 	}
-	a := NewArrivals(arrival, Pace{Seed: seed, Rate: rate, Burstiness: burstiness})
+	a := NewArrivals(arrival, p)
 	var out []time.Duration
 	if n > 0 {
 		out = make([]time.Duration, 0, n)
@@ -70,6 +75,34 @@ func Open(rate float64, arrival scenario.Arrival, burstiness float64, seed int64
 	return &openLoop{arrival: arrival, pace: Pace{Seed: seed, Rate: rate, Burstiness: burstiness}, maxConc: maxConc}
 }
 
+// OpenSeries is the open loop whose rate follows sr (mean is its mean
+// rate over the level), its arrivals drawn from seed by the arrival process
+// as Open's are, in flight capped at maxConc (0: no cap).
+func OpenSeries(sr *result.Series, mean float64, arrival scenario.Arrival, burstiness float64, seed int64, maxConc int) Dispatcher {
+	return &openLoop{arrival: arrival, pace: Pace{Seed: seed, Rate: mean, Burstiness: burstiness, Series: sr}, maxConc: maxConc}
+}
+
+// peak is the highest rate the loop's schedule reaches: its rate, or its
+// series' peak (what sizes the connection pool and the precise waits).
+func (o *openLoop) peak() float64 {
+	if sr := o.pace.Series; sr != nil {
+		return sr.Peak()
+	}
+	return o.pace.Rate
+}
+
+// spinRate is the rate the precise waits are sized for: a series' peak
+// (its gaps are shortest there), else the level's target rate.
+func (o *openLoop) spinRate(r Run) float64 {
+	if o.pace.Series != nil {
+		return o.peak()
+	}
+	if rate := r.Level().Spec.Rate; rate != nil {
+		return *rate
+	}
+	return 0
+}
+
 // Replayed is the open loop that sends at times (a trace replay's, in
 // order), whose busiest second holds peak arrivals, capped at maxConc.
 func Replayed(times []time.Duration, peak float64, maxConc int) Dispatcher {
@@ -78,7 +111,7 @@ func Replayed(times []time.Duration, peak float64, maxConc int) Dispatcher {
 
 // conns is the cap, or about one second's arrivals (of this shard's part).
 func (o *openLoop) Conns() int {
-	return rateConns(o.pace.Rate/float64(max(1, o.part.Count)), o.maxConc)
+	return rateConns(o.peak()/float64(max(1, o.part.Count)), o.maxConc)
 }
 
 // Split gives shard i of N arrivals i, i+N, i+2N, ... of the whole level's
@@ -96,7 +129,7 @@ func (o *openLoop) Split(sh result.Shard, dur time.Duration) (Share, error) {
 	}
 	rate := p.pace.Rate / float64(sh.Count)
 	// Arrival i must fall inside the level for the shard to send anything.
-	empty := len(Schedule(p.pace.Seed, p.pace.Rate, p.arrival, p.pace.Burstiness, sh.Index+1, dur)) <= sh.Index
+	empty := len(schedule(p.arrival, p.pace, sh.Index+1, dur)) <= sh.Index
 	return Share{Load: &p, Concurrency: p.maxConc, Rate: &rate, Empty: empty}, nil
 }
 
@@ -115,7 +148,7 @@ func (o *openLoop) arrivals() Arrivals {
 
 func (o *openLoop) Dispatch(ctx context.Context, r Run) {
 	next := o.arrivals()
-	out := newSenders(ctx, r, o.maxConc, r.CoarseSends())
+	out := newSenders(ctx, r, o.maxConc, r.CoarseSends(), o.spinRate(r))
 	defer out.close()
 	// The first request is built before the window opens, like the closed
 	// loop's first wave; each later one is built while waiting for its due
@@ -178,11 +211,9 @@ type sendJob struct {
 	due time.Time
 }
 
-func newSenders(ctx context.Context, r Run, maxConc int, coarse bool) *senders {
-	rate := 0.0
-	if r := r.Level().Spec.Rate; r != nil {
-		rate = *r
-	}
+// newSenders starts the senders of a level whose arrivals come at most at
+// rate a second (which bounds how long a sender may spin).
+func newSenders(ctx context.Context, r Run, maxConc int, coarse bool, rate float64) *senders {
 	s := &senders{ctx: ctx, r: r, lead: clock.SendLead, jobs: make(chan sendJob), pending: make(chan struct{}, maxPending),
 		spin: clock.NewSpinner(rate), coarse: coarse}
 	if coarse {

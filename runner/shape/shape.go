@@ -73,6 +73,10 @@ type Level struct {
 	Duration time.Duration
 	// Load decides when each measured request goes out.
 	Load Dispatcher
+	// Think is how long a user waits before each request after their first
+	// (a users level; nil: no one thinks): the Dispatcher waits it before a
+	// new conversation, the engine between a conversation's turns.
+	Think Think
 	// Part is this shard's part of the level in a sharded run (nil: the
 	// whole level); Concurrency, Requests and Load are already cut to it.
 	Part *Part

@@ -70,6 +70,9 @@ func NewSharding(part result.Shard, startAt time.Time, warmup, drain time.Durati
 		if c := st.MaxConcurrency; c > 0 && c < part.Count {
 			return nil, fmt.Errorf("stage %s: max_concurrency %d cannot be split over %d shards (each shard needs a cap of at least 1)", st.Name, c, part.Count)
 		}
+		if st.Probe != nil && part.Count > 1 {
+			return nil, fmt.Errorf("stage %s sends probe requests: a sharded run cannot send them (each shard would probe a server the others load, and their probes would not add up to one stream); run the probes unsharded, or leave probe: out of the sharded plan", st.Name)
+		}
 	}
 	return &Sharding{Part: part, Timetable: tt, Key: key}, nil
 }
@@ -117,9 +120,12 @@ func NewTimetable(startAt time.Time, warmup, drain time.Duration, stages []*scen
 		if st.Replicates > 1 {
 			return nil, fmt.Errorf("stage %s runs %d replicates a level: a sharded or scheduled (--start-at) run gives each level one window fixed in advance; run replicates unsharded and unscheduled", st.Name, st.Replicates)
 		}
-		n := len(st.Concurrency) + len(st.Rate)
+		n := len(st.Concurrency) + len(st.Rate) + len(st.Users)
+		if st.Series != nil {
+			n = 1 // a series is one level of its own length
+		}
 		if n == 0 {
-			return nil, fmt.Errorf("stage %s lists no levels (concurrency or rate): a scheduled run must know every level in advance", st.Name)
+			return nil, fmt.Errorf("stage %s lists no levels (concurrency, rate or users): a scheduled run must know every level in advance", st.Name)
 		}
 		s.first[st.Name], s.slot[st.Name], s.levels[st.Name] = at, warmup+d+drain, n
 		at = at.Add(time.Duration(n) * (warmup + d + drain))

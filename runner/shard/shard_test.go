@@ -79,6 +79,58 @@ func TestCutThroughSplit(t *testing.T) {
 	}
 }
 
+// TestTrafficShards: what a sharded run splits of people's traffic and
+// what it refuses. A users stage's levels are scheduled like any listed
+// level's, and its users are shared out as streams are; probe requests are
+// refused with one error naming the stage; unsharded and scheduled, they
+// run; a series is one slot, its streams shared out. (Models and giving up
+// split by sequence number: runner's TestShardsSendOneProcessRequests.)
+func TestTrafficShards(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	users := &scenario.Stage{Name: "u", Users: []int{5, 8}, Duration: scenario.Duration(time.Second)}
+	tt, err := NewTimetable(at, 0, 0, (&scenario.Plan{}).LoadPlans([]*scenario.Stage{users}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tt.Slot("u", 1); !ok {
+		t.Error("no slot for a users stage's second level")
+	}
+	lvl := shape.Level{Spec: result.LevelSpec{Label: "users=5", Users: 5}, Concurrency: 5, Load: shape.Users(5, 0, nil), Duration: time.Second}
+	if err := cut(&lvl, result.Shard{Index: 0, Count: 2}); err != nil || lvl.Concurrency != 3 || lvl.Load.Conns() != 3 {
+		t.Errorf("shard 0 of 2 of 5 users: %d users (%v)", lvl.Concurrency, err)
+	}
+	probed := &scenario.Stage{Name: "p", Concurrency: []int{4}, Duration: scenario.Duration(time.Second), Probe: &scenario.Probe{Rate: 1}}
+	plans := (&scenario.Plan{}).LoadPlans([]*scenario.Stage{probed})
+	if _, err := NewSharding(result.Shard{Index: 0, Count: 2}, at, 0, 0, "k", plans); err == nil || !strings.Contains(err.Error(), "stage p sends probe requests") {
+		t.Errorf("a sharded stage with probes: %v", err)
+	}
+	if _, err := NewSharding(result.Shard{Index: 0, Count: 1}, at, 0, 0, "k", plans); err != nil {
+		t.Errorf("a scheduled, unsharded stage with probes: %v", err)
+	}
+	// A series is one level as long as its pieces, its streams shared out:
+	// steps of 1, 3 and 5 streams, a second each; of 2 shards, shard 0
+	// runs streams 0, 2 and 4, shard 1 streams 1 and 3.
+	series := &scenario.Stage{Name: "s", Series: &scenario.Series{Over: scenario.OverConcurrency,
+		Steps: &scenario.SeriesSteps{From: 1, To: 5, Step: 2, Duration: scenario.Duration(time.Second)}}}
+	sp := (&scenario.Plan{}).LoadPlans([]*scenario.Stage{series})
+	tt, err = NewTimetable(at, 0, 0, sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := tt.Slot("s", 1); ok || !tt.End().Equal(at.Add(3*time.Second)) {
+		t.Errorf("a series of 3 s: a second level %v, the timetable ends at %v", ok, tt.End())
+	}
+	spec := func(label string, conc int, rate *float64) result.LevelSpec {
+		return result.LevelSpec{Label: label, Concurrency: conc, Rate: rate}
+	}
+	for i, want := range []int{3, 2} {
+		whole, _ := shape.For(shape.Stage{Plan: sp[0], Spec: spec}).Next(nil)
+		if err := cut(&whole, result.Shard{Index: i, Count: 2}); err != nil || whole.Concurrency != want || whole.Load.Conns() != want {
+			t.Errorf("shard %d of 2 of a series of up to 5 streams: %d streams (%v)", i, whole.Concurrency, err)
+		}
+	}
+}
+
 // TestUntilRefused: a stage whose levels run until:, or whose sweep stops
 // at saturation, is refused by a sharded or scheduled run, saying why.
 func TestUntilRefused(t *testing.T) {

@@ -23,14 +23,32 @@ func (t *interruptError) Error() string { return t.msg }
 
 var errInterrupted = &interruptError{"run interrupted"}
 
+// gaveUpError ends a request the client gave up on (GiveUp): it is
+// recorded as cancelled, not as a failure.
+type gaveUpError struct{}
+
+func (gaveUpError) Error() string { return "cancelled by the client" }
+
+var errGaveUp error = gaveUpError{}
+
+// cancelled is the kind byCause gives a request the client gave up on;
+// Fail records it as cancelled.
+const cancelled = "cancelled"
+
 // Interrupt is the cause to cancel requests' context with when the run,
 // not the server, stops them (a level's grace deadline, a stage that
 // stops): each is recorded as interrupted, with why as its error.
 func Interrupt(why string) error { return &interruptError{why} }
 
 // Fail records rec as a failure of kind (result.Err*) with its message.
+// A request the client gave up on (kind cancelled) is recorded as
+// cancelled instead: neither ok nor failed.
 func Fail(rec *result.Request, kind, msg string) {
 	rec.OK = false
+	if kind == cancelled {
+		rec.Cancelled = true
+		return
+	}
 	rec.ErrorKind = kind
 	rec.Error = msg
 }
@@ -63,6 +81,9 @@ func byCause(rctx, parent context.Context) (kind, msg string, ok bool) {
 	var ie *interruptError
 	if errors.As(cause, &ie) {
 		return result.ErrInterrupted, ie.msg, true
+	}
+	if cause == errGaveUp && parent.Err() == nil {
+		return cancelled, "", true
 	}
 	if parent.Err() != nil {
 		return result.ErrInterrupted, errInterrupted.msg, true

@@ -211,11 +211,18 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			if clk.chunks > 1 && w.gaps != nil {
 				w.gaps.Gap(gap, now)
 			}
+			if n := w.giveUp.Tokens; n > 0 && clk.chunks >= n {
+				gaveUp(rec, &clk, now) // the user has read enough: stop reading
+				return
+			}
 		}
 		if now.IsZero() && st.needsTime(&c.Chunk) {
 			now = w.at(&clk) // a finish chunk without a token
 		}
 		st.note(&c.Chunk, now)
+		if c.ID != nil && rec.ResponseID == "" {
+			rec.ResponseID = string(c.ID[:min(len(c.ID), maxRequestID)]) // once per request: the answer's id
+		}
 		if c.Results > 0 {
 			st.results = c.Results
 		}
@@ -240,6 +247,16 @@ func (s *streamEnd) endOfBody(err error, now time.Time) bool {
 	return true
 }
 
+// gaveUp records a request the client stopped reading at now, after its
+// GiveUp tokens: cancelled, with what arrived (closing the body unread
+// closes the connection, which tells the server).
+func gaveUp(rec *result.Request, clk *streamClock, now time.Time) {
+	rec.E2EMs = Ms(now.Sub(clk.start))
+	Fail(rec, cancelled, "")
+	clk.record(rec)
+	rec.OutputTokens = clk.chunks
+}
+
 // failRead records a stream that ended before it completed.
 func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, err error) {
 	rec.E2EMs = Ms(time.Since(clk.start))
@@ -257,6 +274,9 @@ func failRead(ctx, rctx context.Context, rec *result.Request, clk *streamClock, 
 	}
 	Fail(rec, kind, msg)
 	clk.record(rec)
+	if rec.Cancelled {
+		rec.OutputTokens = clk.chunks // what arrived before the client gave up
+	}
 }
 
 // readOK fails the request on an event the decoder could not read (false);

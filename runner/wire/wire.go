@@ -41,7 +41,25 @@ type Request struct {
 	// Reply, when set, receives a copy of the response body as it is read
 	// (a multi-turn conversation's reply, parsed after the stream).
 	Reply *Capture
+	// Headers are the request's own headers beside the endpoint's (its
+	// traceparent, its session), set before the clock starts.
+	Headers []Header
+	// GiveUp, when set, is when the client gives up on the request (a
+	// user who stops waiting): it is then recorded as cancelled, with what
+	// arrived, neither ok nor failed.
+	GiveUp GiveUp
 }
+
+// GiveUp is when a request is cancelled by the client: After its send
+// (0: not by time), or once Tokens token chunks have arrived (0: not by
+// tokens), whichever comes first.
+type GiveUp struct {
+	After  time.Duration
+	Tokens int
+}
+
+// Header is one header of a request: its canonical name and value.
+type Header struct{ Name, Value string }
 
 // Gaps receives a measured request's token timing as its stream is read, on
 // the reading goroutine; its methods must be quick and must not allocate.
@@ -89,6 +107,11 @@ type Worker struct {
 	rec    *result.Request
 	wd     *watchdog
 	sentFn func(time.Time, bool)
+	// giveUp is the request in flight's; quit, when it gives up by time,
+	// cancels it at giveUp.After from its send.
+	giveUp GiveUp
+	quit   *time.Timer
+	cancel context.CancelCauseFunc
 	// conn is the connection the response is read from; rx its kernel
 	// receive times (nil: none, as on HTTP/2, where streams share the
 	// connection and its latest read is not this stream's).
@@ -129,9 +152,9 @@ func (w *Worker) Do(ctx context.Context, r Request, rec *result.Request) {
 	defer cancel(nil)
 	wd := newWatchdog(w.to, !protocol.Streams(w.proto), cancel)
 	defer wd.stop()
-	w.rec, w.wd = rec, wd
-	defer func() { w.rec, w.wd, w.conn, w.rx = nil, nil, nil, nil }()
-	resp, ok := w.open(ctx, rctx, r.Body, rec, wd)
+	w.rec, w.wd, w.giveUp, w.cancel = rec, wd, r.GiveUp, cancel
+	defer w.done()
+	resp, ok := w.open(ctx, rctx, r, rec, wd)
 	if !ok {
 		return
 	}
@@ -150,25 +173,44 @@ func (w *Worker) Do(ctx context.Context, r Request, rec *result.Request) {
 }
 
 // sent notes that the request in flight went out at start (again: a
-// re-send on a new connection, its clock restarted).
+// re-send on a new connection, its clock restarted, and its give-up time
+// with it).
 func (w *Worker) sent(start time.Time, again bool) {
 	if again {
 		w.rec.Reconnected = true
 	}
 	w.rec.Start = start
 	w.wd.sent(start, again)
+	if d := w.giveUp.After; d > 0 {
+		if w.quit != nil {
+			w.quit.Stop()
+		}
+		cancel := w.cancel
+		w.quit = time.AfterFunc(d, func() { cancel(errGaveUp) })
+	}
+}
+
+// done forgets the request that ended.
+func (w *Worker) done() {
+	if w.quit != nil {
+		w.quit.Stop()
+	}
+	w.rec, w.wd, w.conn, w.rx, w.quit, w.cancel, w.giveUp = nil, nil, nil, nil, nil, nil, GiveUp{}
 }
 
 // open sends the request and returns its response when it is a 200 of the
 // protocol's media type; any other outcome is recorded in rec as a failure (false).
-func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Request, wd *watchdog) (*http.Response, bool) {
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.url, bytes.NewReader(body))
+func (w *Worker) open(ctx, rctx context.Context, r Request, rec *result.Request, wd *watchdog) (*http.Response, bool) {
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, w.url, bytes.NewReader(r.Body))
 	if err != nil {
 		Fail(rec, result.ErrConnect, "building request: "+err.Error())
 		return nil, false
 	}
 	req.Header = w.header.Clone()
-	req.ContentLength = int64(len(body))
+	for _, h := range r.Headers {
+		req.Header[h.Name] = []string{h.Value}
+	}
+	req.ContentLength = int64(len(r.Body))
 	resp, conn, err := w.c.Do(req, w.sentFn)
 	w.conn = conn
 	if err != nil {
@@ -178,6 +220,7 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 		return nil, false
 	}
 	rec.Status = resp.StatusCode
+	rec.XRequestID = responseRequestID(resp.Header)
 	kind, msg := "", ""
 	if resp.StatusCode != http.StatusOK {
 		kind = "http_" + strconv.Itoa(resp.StatusCode)
@@ -210,6 +253,25 @@ func (w *Worker) open(ctx, rctx context.Context, body []byte, rec *result.Reques
 	}
 	return nil, false
 }
+
+// responseRequestID is the x-request-id header a server answered with ("":
+// none), cut to maxRequestID bytes of printable ASCII: it is the server's
+// text, written into requests.jsonl.
+func responseRequestID(h http.Header) string {
+	v := h.Get("X-Request-Id")
+	if len(v) > maxRequestID {
+		v = v[:maxRequestID]
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return ""
+		}
+	}
+	return v
+}
+
+// maxRequestID bounds a recorded request id.
+const maxRequestID = 128
 
 // Capture is a copy of a response body as the wire read it, up to
 // protocol.MaxCapture bytes: one memory copy per read, nothing parsed

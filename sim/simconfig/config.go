@@ -25,6 +25,8 @@ import (
 type Config struct {
 	// Model name served by /v1/models. Default "sim".
 	Model string `yaml:"model,omitempty" json:"model,omitempty"`
+	// LoRAModules are adapter names served beside Model, as vLLM's --lora-modules: listed by /v1/models with Model as their parent, and taken as a request's model (any other name is a 404). Default none.
+	LoRAModules []string `yaml:"lora_modules,omitempty" json:"lora_modules,omitempty"`
 	// Seed makes every random choice reproducible. Default 1.
 	Seed int64 `yaml:"seed,omitempty" json:"seed,omitempty"`
 	// TTFTMs is the fixed prefill cost per scheduling step in ms. Default 20.
@@ -286,6 +288,11 @@ func (c Config) Problems() []Problem {
 	atLeast1("prefix_cache_blocks", c.PrefixCacheBlocks)
 	atLeast1("truth_limit", c.TruthLimit)
 	atLeast1("tokens_per_chunk", c.TokensPerChunk)
+	for i, m := range c.LoRAModules {
+		if m == "" || m == c.Model || len(m) > 256 {
+			bad(fmt.Sprintf("lora_modules[%d]", i), "must be a name other than the model's, at most 256 bytes, got %q", m)
+		}
+	}
 	if c.KVCacheBlocks < 0 {
 		bad("kv_cache_blocks", "must be >= 0, got %d", c.KVCacheBlocks)
 	}

@@ -51,6 +51,7 @@ var (
 	secretType   = reflect.TypeFor[scenario.Secret]()
 	labelsType   = reflect.TypeFor[result.Labels]()
 	choiceType   = reflect.TypeFor[scenario.ToolChoice]()
+	thinkType    = reflect.TypeFor[scenario.ThinkTime]()
 )
 
 // mapper gives the plan's custom scalar types the shape they have in YAML.
@@ -80,6 +81,8 @@ func mapper(t reflect.Type) *jsonschema.Schema {
 				{Type: "array", Items: count(), MinItems: ptrU64(1)},
 			},
 		}
+	case thinkType:
+		return thinkSchema()
 	case untilType:
 		rule := func() *jsonschema.Schema {
 			return &jsonschema.Schema{Type: "string", Pattern: untilPattern,
@@ -362,4 +365,21 @@ func clean(s string) string {
 		paras[i] = strings.Join(strings.Fields(p), " ")
 	}
 	return strings.Join(paras, "\n\n")
+}
+
+// thinkSchema is a think time's: a duration, or the mapping of a drawn one.
+func thinkSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Description: "A think time: a duration, {min, max} for a uniform range, {mean, stdev[, min, max]} for a normal clipped at 0, or {exponential: MEAN}; drawn with the stage's seed.",
+		OneOf: []*jsonschema.Schema{
+			mapper(durationType),
+			object(
+				"min", withDescription(mapper(durationType), "Shortest think time (uniform lower bound, or clip for a normal)."),
+				"max", withDescription(mapper(durationType), "Longest think time (uniform upper bound, or clip for a normal)."),
+				"mean", withDescription(mapper(durationType), "Mean of a normal think time."),
+				"stdev", withDescription(mapper(durationType), "Standard deviation of a normal think time."),
+				"exponential", withDescription(mapper(durationType), "Mean of an exponential think time."),
+			),
+		},
+	}
 }
