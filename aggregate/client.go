@@ -2,6 +2,7 @@ package aggregate
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"time"
 
@@ -46,6 +47,7 @@ const (
 // ClientBottleneckBy.
 func (b *builder) client() {
 	p, rec := &b.p, b.rec
+	b.stamps()
 	if len(rec.Parts) > 0 {
 		b.partsClient()
 	} else if wall := rec.Wall(); wall > 0 {
@@ -73,10 +75,17 @@ func (b *builder) client() {
 func (b *builder) judgeClient(who string, c result.ClientLoad, wall time.Duration, lagP99 *float64, capWaits int64) {
 	p := &b.p
 	cpuPct := 100 * float64(c.CPUNs) / float64(wall)
-	if s := c.SchedP90Ms; s != nil {
+	b.judgeReadLag(who, c.Stamps)
+	if s := c.SchedP90Ms; s != nil && userTimed(c.Stamps) > 0 {
+		// The scheduling latency stands in for a read lag the kernel's times
+		// did not measure: it judges the chunks the runner's clock timed.
 		if limit := SchedLimitMs(p); *s > limit {
+			which := "token times are"
+			if share := userTimed(c.Stamps); share < 1 {
+				which = fmt.Sprintf("the %s of token chunks its own clock timed are", percent(share))
+			}
 			b.bottleneck(SignalSched, who+fmt.Sprintf(
-				"client scheduling latency p90 %s exceeds %s: the runner's readers waited for a core (its own load or other processes'), so token times are late by up to that much", result.FormatMs(*s), result.FormatMs(limit)))
+				"client scheduling latency p90 %s exceeds %s: the runner's readers waited for a core (its own load or other processes'), so %s late by up to that much", result.FormatMs(*s), result.FormatMs(limit), which))
 		}
 	}
 	if procs := max(1, c.Procs); cpuPct >= CPUBusyShare*100*float64(procs) {
@@ -95,12 +104,140 @@ func (b *builder) judgeClient(who string, c result.ClientLoad, wall time.Duratio
 	}
 }
 
+// judgeReadLag flags the level when the client's measured read lag (the
+// kernel-timed chunks') p99 passes ReadLagLimitMs and some token chunk
+// shared its read with a later one: a read that late takes in every token
+// that arrived meanwhile, and the kernel's one time for the read is the last
+// one's arrival, so the others are stamped late. A lag that stamped nothing
+// late (no ITL to be later than, or none shared) is no verdict on the
+// numbers: the kernel's times do not hold it.
+func (b *builder) judgeReadLag(who string, st *result.Stamps) {
+	if st == nil || st.Kernel == 0 || st.Lag.Count == 0 || st.Shared == 0 || b.p.ITLP50Ms == nil {
+		return
+	}
+	p99 := lagQuantile(&st.Lag, 0.99)
+	limit := ReadLagLimitMs(&b.p)
+	if p99 <= limit {
+		return
+	}
+	b.bottleneck(SignalReadLag, who+fmt.Sprintf(
+		"client read lag p99 %s exceeds %s (the ITL p50, at least 1 ms): the runner read token chunks that long after the kernel received them, and a read that late takes in every token that arrived meanwhile, each but the last stamped with the last one's arrival (%s of the kernel-timed token chunks were)",
+		result.FormatMs(p99), result.FormatMs(limit), percent(float64(st.Shared)/float64(st.Kernel))))
+}
+
+// ReadLagLimitMs is how late (p99) the runner may read the kernel-timed
+// token chunks before their times are suspect: the level's ITL p50 (a read
+// later than the gap to the next token takes both in, and the first is
+// stamped with the second's arrival), at least 1 ms; 0 without an ITL.
+func ReadLagLimitMs(p *result.Point) float64 {
+	if p.ITLP50Ms == nil {
+		return 0
+	}
+	return max(1, *p.ITLP50Ms)
+}
+
+// percent prints a share as a percentage with one decimal ("12.5%").
+func percent(share float64) string { return fmt.Sprintf("%.1f%%", 100*share) }
+
+// userTimed is the share of token chunks the runner's own clock timed (1
+// without stamps: a record from before kernel times).
+func userTimed(st *result.Stamps) float64 {
+	if st == nil || st.Kernel+st.User == 0 {
+		return 1
+	}
+	return float64(st.User) / float64(st.Kernel+st.User)
+}
+
+// lagQuantile is quantile q of the read lags in ms, from their histogram.
+func lagQuantile(t *result.ITL, q float64) float64 {
+	s := summary{n: t.Count, h: t.Hist, mean: float64(t.SumNs) / float64(t.Count) / 1e6, max: float64(t.MaxNs) / 1e6}
+	v, _ := s.quantile(q)
+	return v
+}
+
+// stamps sets how the level's token chunks were timed and the client's read
+// lag (a level merged from shards: every shard's chunks together), and
+// warns when the wall clock, on which the kernel's times are, moved against
+// the monotonic clock over the window.
+func (b *builder) stamps() {
+	st := levelStamps(b.rec)
+	if st == nil || st.Kernel+st.User == 0 {
+		return
+	}
+	p := &b.p
+	share := float64(st.Kernel) / float64(st.Kernel+st.User)
+	src := "mixed"
+	switch st.Kernel {
+	case 0:
+		src = "user"
+	case st.Kernel + st.User:
+		src = "kernel"
+	}
+	p.TimestampSource, p.TimestampKernelShare = &src, result.Ptr(result.Round(share, 4))
+	if st.Lag.Count > 0 {
+		p.ClientReadLagP50Ms = result.Ptr(result.Round(lagQuantile(&st.Lag, 0.50), 3))
+		p.ClientReadLagP99Ms = result.Ptr(result.Round(lagQuantile(&st.Lag, 0.99), 3))
+		p.ClientReadLagMaxMs = result.Ptr(result.Round(float64(st.Lag.MaxNs)/1e6, 3))
+	}
+	if st.Kernel > 0 {
+		b.clockStep()
+	}
+}
+
+// levelStamps is the record's stamps, or its shards' merged (nil: none).
+func levelStamps(rec *result.LevelRecord) *result.Stamps {
+	if len(rec.Parts) == 0 {
+		return rec.Client.Stamps
+	}
+	var m *result.Stamps
+	for _, part := range rec.Parts {
+		if part.Client.Stamps != nil {
+			if m == nil {
+				m = &result.Stamps{}
+			}
+			m.Merge(part.Client.Stamps)
+		}
+	}
+	return m
+}
+
+// Clock steps: the wall clock may be slewed by up to 500 ppm (NTP's
+// limit) without a step; beyond that plus a millisecond, it was stepped.
+const (
+	slewPPM     = 500
+	clockStepMs = 1.0
+)
+
+// clockStep warns when the wall clock moved against the monotonic clock
+// over a window (its wall-clock span against its monotonic length) by more
+// than slewing explains. Each kernel time is placed on the monotonic clock
+// against a wall-clock reading taken as its chunk is decoded, so a step
+// shifts only the chunks whose read spanned it.
+func (b *builder) clockStep() {
+	ws := b.rec.Windows
+	if len(ws) == 0 {
+		ws = []result.Window{{Start: b.rec.Start, End: b.rec.End, WallNs: b.rec.WallNs}}
+	}
+	for _, w := range ws {
+		if w.WallNs <= 0 || w.Start.IsZero() {
+			continue
+		}
+		moved := float64(w.End.UnixNano()-w.Start.UnixNano()-w.WallNs) / 1e6
+		if math.Abs(moved) > clockStepMs+float64(w.WallNs)/1e6*slewPPM/1e6 {
+			b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(
+				"the wall clock moved %+.1f ms against the monotonic clock during the window (a clock step): the kernel's receive times are on the wall clock, so the token chunks read across the step may be off by up to that much", moved))
+			return
+		}
+	}
+}
+
 // The signals that flag a client bottleneck, as ClientBottleneckBy names
 // them: the catalogue's metrics that measure them.
 const (
-	SignalSched = "client_sched_p90_ms"
-	SignalCPU   = "client_cpu_percent"
-	SignalLag   = "dispatch_lag_p99_ms"
+	SignalReadLag = "client_read_lag_p99_ms"
+	SignalSched   = "client_sched_p90_ms"
+	SignalCPU     = "client_cpu_percent"
+	SignalLag     = "dispatch_lag_p99_ms"
 )
 
 // bottleneck flags the level, naming the signal that raised the flag once.

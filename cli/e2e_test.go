@@ -560,6 +560,47 @@ stages:
 	}
 }
 
+// TestE2EPortLimit: a level with more connections to one server than one
+// source address has ephemeral ports (70,000: more than any port range)
+// exits 3 before sending anything, with one line saying what to change.
+func TestE2EPortLimit(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/sys/net/ipv4/ip_local_port_range"); err != nil {
+		t.Skip("the ephemeral port range is read on Linux only")
+	}
+	addr := closedPort(t)
+	dir := t.TempDir()
+	plan := filepath.Join(dir, "ports.yaml")
+	body := fmt.Sprintf(`version: 1
+name: e2e-ports
+endpoints:
+  far: {base_url: http://%s/v1, ready_timeout: 2s}
+prompts:
+  p: {synthetic: {input_tokens: 16, sizing: reference}}
+stages:
+  - {name: many, endpoint: far, prompts: p, concurrency: [70000], requests: 70000}
+`, addr)
+	if err := os.WriteFile(plan, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	code, stdout, stderr := runRunner(t, childEnv(), plan, "--out", filepath.Join(dir, "out"), "--quiet")
+	if code != 3 {
+		t.Fatalf("exit %d, want 3\n%s\n%s", code, stdout, stderr)
+	}
+	if took := time.Since(start); took > 1900*time.Millisecond {
+		t.Errorf("took %s: it waited for the endpoint (ready_timeout 2s) before refusing", took)
+	}
+	for _, want := range []string{"stage many", "concurrency 70000", addr, "ephemeral ports", "ip_local_port_range"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("stderr does not say %q:\n%s", want, stderr)
+		}
+	}
+	if strings.Contains(stderr, "goroutine") {
+		t.Errorf("stack trace on stderr:\n%s", stderr)
+	}
+}
+
 // TestE2EInterrupt: SIGINT or SIGTERM in the middle of the second level exits
 // 130; every report is written and marked interrupted, holds the finished
 // first level, and the second level's in-flight requests are in

@@ -113,6 +113,7 @@ var pointNames = map[string]pointName{
 	"output_len_mismatch":     {name{"runner_level_output_len_mismatches", uRequests, counter}, 1},
 	"client_cpu_percent":      {name{"runner_level_client_cpu", uRatio, gauge}, 0.01},
 	"client_bottleneck":       {name{"runner_level_client_bottleneck", uNone, gauge}, 1},
+	"timestamp_kernel_share":  {name{"runner_level_timestamp_kernel", uRatio, gauge}, 1},
 	"error_rate":              {name{"runner_level_error", uRatio, gauge}, 1},
 	"usage_rejected":          {name{"runner_level_usage_rejected_requests", uRequests, counter}, 1},
 	"sim_late_steps":          {name{"runner_level_sim_late_steps", uSteps, counter}, 1},
@@ -146,11 +147,12 @@ var pointNames = map[string]pointName{
 // notExported are the catalogue metrics that are not numbers a time series
 // can hold, and why.
 var notExported = map[string]string{
-	"error":           "text (the first failure's message)",
-	"turn":            "a per-turn point's turn; only whole levels are exported",
-	"model":           "a per-model point's model; only whole levels are exported",
-	"server_counters": "the server's own counters, which it exports itself",
-	"energy_source":   "text (how the energy was obtained)",
+	"error":            "text (the first failure's message)",
+	"turn":             "a per-turn point's turn; only whole levels are exported",
+	"model":            "a per-model point's model; only whole levels are exported",
+	"server_counters":  "the server's own counters, which it exports itself",
+	"energy_source":    "text (how the energy was obtained)",
+	"timestamp_source": "text (kernel, user or mixed: timestamp_kernel_share is its number)",
 }
 
 // pointNameOf returns the exported name of catalogue metric m.

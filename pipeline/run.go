@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/runnerbench/runner/runner/shard"
@@ -195,6 +197,9 @@ func (r *run) closeExport(end *records.End) {
 // when the run could not be carried out (an endpoint never became ready);
 // stage failures are recorded in the stage.
 func (r *run) execute(ctx context.Context) ([]stageResult, error) {
+	if err := checkPorts(r.o.Plan, r.o.Stages); err != nil {
+		return nil, err
+	}
 	if need, stage := filesNeeded(r.o.Plan, r.o.Stages); need > 0 {
 		// Before any endpoint or simulator starts: a level with more streams
 		// than the process may open sockets for would fail part-way with
@@ -411,13 +416,7 @@ func (s *stageSink) Skipped(specs []result.LevelSpec) { s.look.Skipped(specs) }
 func filesNeeded(p *scenario.Plan, stages []*scenario.Stage) (int, string) {
 	need, name := 0, ""
 	for _, st := range stages {
-		streams := st.MaxConcurrency
-		for _, c := range st.Concurrency {
-			streams = max(streams, c)
-		}
-		if s := st.Search; s != nil && s.Over == scenario.OverConcurrency {
-			streams = max(streams, int(s.Max))
-		}
+		streams := streamsOf(st)
 		if ep := p.Endpoints[st.Endpoint]; ep != nil && ep.Simulator != nil {
 			streams *= 2
 		}
@@ -426,4 +425,51 @@ func filesNeeded(p *scenario.Plan, stages []*scenario.Stage) (int, string) {
 		}
 	}
 	return need, name
+}
+
+// streamsOf is the most streams a stage keeps open at once: its largest
+// concurrency, max_concurrency cap or concurrency search bound (0: an open
+// loop without a cap, which has no bound to check).
+func streamsOf(st *scenario.Stage) int {
+	streams := st.MaxConcurrency
+	for _, c := range st.Concurrency {
+		streams = max(streams, c)
+	}
+	if s := st.Search; s != nil && s.Over == scenario.OverConcurrency {
+		streams = max(streams, int(s.Max))
+	}
+	return streams
+}
+
+// checkPorts refuses a stage whose streams to its server outnumber the
+// ephemeral ports of one source address (host.CheckPorts), before any
+// traffic: past them the connections would fail part-way.
+func checkPorts(p *scenario.Plan, stages []*scenario.Stage) error {
+	for _, st := range stages {
+		server := "the built-in simulator"
+		if ep := p.Endpoints[st.Endpoint]; ep != nil && ep.Simulator == nil {
+			server = hostPort(ep.BaseURL)
+		}
+		if err := host.CheckPorts(streamsOf(st), server); err != nil {
+			return fmt.Errorf("stage %s: %w", st.Name, err)
+		}
+	}
+	return nil
+}
+
+// hostPort is a base URL's host and port (the scheme's default when it
+// names none), as connections are made to it.
+func hostPort(base string) string {
+	u, err := url.Parse(base)
+	if err != nil || u.Host == "" {
+		return redact.URL(base)
+	}
+	if u.Port() != "" {
+		return u.Host
+	}
+	port := "80"
+	if u.Scheme == "https" {
+		port = "443"
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }

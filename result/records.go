@@ -275,6 +275,42 @@ type ClientLoad struct {
 	// SchedP90Ms is the Go runtime's scheduling-latency p90 over the window
 	// (nil when the runtime did not report it).
 	SchedP90Ms *float64 `json:"sched_p90_ms,omitempty"`
+	// Stamps says how the window's token chunks were timed (nil in a record
+	// from before Runner read the kernel's receive times).
+	Stamps *Stamps `json:"stamps,omitempty"`
+}
+
+// Stamps is how a level's measured token chunks were timed: by the kernel's
+// receive time of the read that brought them (on Linux, through
+// runner/rxtime), or by the runner's clock after the read where the kernel
+// gave none (another OS, HTTP/2, an option refused).
+type Stamps struct {
+	// Kernel and User count the token chunks stamped each way.
+	Kernel int64 `json:"kernel"`
+	User   int64 `json:"user"`
+	// Shared counts the kernel-stamped token chunks that came in one read
+	// with a later token chunk. The kernel keeps one time per read, the
+	// arrival of its last byte, so these carry the later chunk's time: late
+	// by at most their read lag.
+	Shared int64 `json:"shared,omitempty"`
+	// Lag holds the client's read lag of every kernel-stamped token chunk:
+	// the runner's clock once the chunk was decoded minus the kernel's
+	// receive time.
+	Lag ITL `json:"lag"`
+	// ClockStepMs is how far the wall clock moved against the monotonic
+	// clock over the window, beyond what slewing explains (0: not at all).
+	// Kernel times are on the wall clock; each is mapped to the monotonic
+	// clock at the moment it is read, so a step matters only to the chunks
+	// in flight across it, which the runner stamps with its own clock.
+	ClockStepMs float64 `json:"clock_step_ms,omitempty"`
+}
+
+// Merge adds o's chunks into s.
+func (s *Stamps) Merge(o *Stamps) {
+	s.Kernel += o.Kernel
+	s.User += o.User
+	s.Shared += o.Shared
+	s.Lag.Merge(&o.Lag)
 }
 
 // ServerDelta is the change of the server's counters over a measured window.

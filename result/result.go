@@ -406,10 +406,23 @@ type Point struct {
 	// p99: a closed loop's first wave wakes every worker at once, a burst that
 	// says nothing about token timing and would own the p99 of a short level.)
 	ClientSchedP90Ms *float64 `json:"client_sched_p90_ms" expr:"client_sched_p90_ms"`
-	ClientBottleneck bool     `json:"client_bottleneck" expr:"client_bottleneck"`
+	// TimestampSource says how the level's token chunks were timed: "kernel"
+	// (the kernel's receive time of every one), "user" (the runner's clock
+	// after its read: no kernel time), or "mixed"; TimestampKernelShare is
+	// the share of token chunks the kernel timed. Null without token chunks.
+	TimestampSource      *string  `json:"timestamp_source,omitempty" expr:"timestamp_source"`
+	TimestampKernelShare *float64 `json:"timestamp_kernel_share,omitempty" expr:"timestamp_kernel_share"`
+	// ClientReadLag*Ms are the p50, p99 and largest client read lag of the
+	// kernel-timed token chunks: how long after the kernel received a
+	// chunk's bytes the runner had decoded it. Null without kernel times.
+	ClientReadLagP50Ms *float64 `json:"client_read_lag_p50_ms,omitempty" expr:"client_read_lag_p50_ms"`
+	ClientReadLagP99Ms *float64 `json:"client_read_lag_p99_ms,omitempty" expr:"client_read_lag_p99_ms"`
+	ClientReadLagMaxMs *float64 `json:"client_read_lag_max_ms,omitempty" expr:"client_read_lag_max_ms"`
+	ClientBottleneck   bool     `json:"client_bottleneck" expr:"client_bottleneck"`
 	// ClientBottleneckBy names the signals that raised ClientBottleneck, as
-	// the catalogue's metrics that measure them (client_cpu_percent,
-	// client_sched_p90_ms, dispatch_lag_p99_ms), so a report says why.
+	// the catalogue's metrics that measure them (client_read_lag_p99_ms,
+	// client_cpu_percent, client_sched_p90_ms, dispatch_lag_p99_ms), so a
+	// report says why.
 	ClientBottleneckBy []string `json:"client_bottleneck_by,omitempty" expr:"-"`
 	// The built-in simulator's account of how far it fell behind its own
 	// timing model over the window (its /metrics; null for another server).

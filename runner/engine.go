@@ -82,6 +82,11 @@ type Options struct {
 	// millisecond late, more under load. Only for measuring what precise
 	// waiting buys (bench/cmd/runnerbench, experiment sendlag).
 	CoarseSends bool
+	// UserTimes times token chunks by the runner's clock after each read, as
+	// before kernel receive times (runner/rxtime): the runner's own read lag
+	// is then in every token time. Only for measuring what kernel times buy
+	// (bench/cmd/runnerbench, experiments wireacc and infsim).
+	UserTimes bool
 	// Telemetry samples the plan's telemetry targets during every level,
 	// and with TelemetryEndpoint the endpoint's own /metrics; the reads go
 	// to the sink when it has a Telemetry method (TelemetrySink). Nil: no
@@ -119,6 +124,9 @@ func NewEngine(t Target, opts Options) (*Engine, error) {
 	c, err := client.New(t.Name, t.Endpoint, base, log)
 	if err != nil {
 		return nil, err
+	}
+	if opts.UserTimes {
+		c.UserTimes()
 	}
 	return &Engine{
 		t:      t,

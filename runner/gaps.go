@@ -6,25 +6,36 @@ import (
 	"github.com/runnerbench/runner/result"
 )
 
-// A level's token gaps: each worker's batch (the wire hands it every gap
-// as the stream is read), folded into the level's ITL, its slices and the
-// live export, and the progress line's live medians.
+// A level's token gaps and stamps: each worker's batch (the wire hands it
+// every gap, and how every token chunk was timed, as the stream is read),
+// folded into the level's ITL, its slices, its stamps and the live export,
+// and the progress line's live medians.
 
-// itlBatch is a worker's buffer of inter-token gaps: the per-token path
-// writes into it without a lock, and it folds into the level's ITL under the
-// level's lock once per itlBatchSize gaps, so a worker's memory stays a few
-// KiB however many tokens there are.
+// itlBatch is a worker's buffer of inter-token gaps and read lags: the
+// per-token path writes into it without a lock, and it folds into the
+// level's ITL and stamps under the level's lock once per batchSize of
+// either, so a worker's memory stays a few KiB however many tokens there
+// are.
 type itlBatch struct {
 	lr   *LevelRun
 	n    int
 	live int // buf[:live] is counted in the level's live ITL already
-	buf  [itlBatchSize]time.Duration
+	buf  [batchSize]time.Duration
 	// at is when each gap's token arrived, kept only when the level is
 	// sliced (nil otherwise).
-	at *[itlBatchSize]time.Time
+	at *[batchSize]time.Time
+	// The token chunks' stamps since the last fold: the read lags of the
+	// kernel-timed ones, and the counts.
+	nLag                 int
+	lags                 [batchSize]time.Duration
+	kernel, user, shared int64
 }
 
-const itlBatchSize = 256
+// batchSize is how many gaps (or read lags) a worker holds before folding
+// them into its level: a lock taken once per that many tokens. Small,
+// because a worker is kept per stream: at 16,384 streams each KiB here is
+// 16 MiB.
+const batchSize = 32
 
 // Gap records one gap, whose token arrived at now (wire.Gaps). It does not
 // allocate.
@@ -34,14 +45,32 @@ func (b *itlBatch) Gap(gap time.Duration, now time.Time) {
 		b.at[b.n] = now
 	}
 	b.n++
-	if b.n == itlBatchSize {
+	if b.n == batchSize {
 		b.flush()
 	}
 }
 
-// flush folds the buffered gaps into the level.
+// Stamp counts how a token chunk was timed, and its read lag when the
+// kernel timed it (wire.Gaps). It does not allocate.
+func (b *itlBatch) Stamp(kernel bool, lag time.Duration) {
+	if !kernel {
+		b.user++
+		return
+	}
+	b.kernel++
+	b.lags[b.nLag] = lag
+	b.nLag++
+	if b.nLag == batchSize {
+		b.flush()
+	}
+}
+
+// Shared counts a token chunk that came in one read with the next (wire.Gaps).
+func (b *itlBatch) Shared() { b.shared++ }
+
+// flush folds the buffered gaps and stamps into the level.
 func (b *itlBatch) flush() {
-	if b == nil || b.n == 0 {
+	if b == nil || b.n == 0 && b.kernel+b.user == 0 {
 		return
 	}
 	b.toLive()
@@ -52,7 +81,13 @@ func (b *itlBatch) flush() {
 	if b.at != nil {
 		b.lr.addSliced(b.buf[:b.n], b.at[:b.n])
 	}
+	st := &b.lr.stamps
+	st.Kernel, st.User, st.Shared = st.Kernel+b.kernel, st.User+b.user, st.Shared+b.shared
+	for _, l := range b.lags[:b.nLag] {
+		st.Lag.Add(l)
+	}
 	b.lr.itlMu.Unlock()
+	b.nLag, b.kernel, b.user, b.shared = 0, 0, 0, 0
 	if f := b.lr.e.opts.OnGaps; f != nil {
 		f(b.buf[:b.n])
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -195,8 +196,16 @@ func (sp *spy) requests(path string) []captured {
 
 // collector gathers the records passed to OnRequest.
 type collector struct {
-	mu   sync.Mutex
-	reqs []*result.Request
+	mu     sync.Mutex
+	reqs   []*result.Request
+	levels []*result.LevelRecord
+}
+
+// levelRecords returns the level records, in the order the levels ended.
+func (c *collector) levelRecords() []*result.LevelRecord {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*result.LevelRecord(nil), c.levels...)
 }
 
 func (c *collector) add(r *result.Request) {
@@ -282,6 +291,23 @@ func (s testSink) Request(r *result.Request) {
 		s.col.add(r)
 	}
 	s.Stage.Request(r)
+}
+
+func (s testSink) LevelDone(rec *result.LevelRecord) result.Point {
+	if s.col != nil {
+		s.col.mu.Lock()
+		s.col.levels = append(s.col.levels, rec)
+		s.col.mu.Unlock()
+	}
+	return s.Stage.LevelDone(rec)
+}
+
+// writeOf is which of the simulator's writes of a response the time start
+// + ms lies in, as the tokens it carried (sim.RequestTruth.WriteOf; -1: none).
+// A kernel-timed chunk lies in the write that carried it, or in a later one
+// the read took in with it (docs/wire.md).
+func writeOf(tr sim.RequestTruth, start time.Time, ms float64) (first, last int) {
+	return tr.WriteOf(start.Add(time.Duration(math.Round(ms * float64(time.Millisecond)))))
 }
 
 // runStageCtx runs st on e and returns its result; err is RunStage's.

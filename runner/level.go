@@ -58,8 +58,9 @@ type LevelRun struct {
 	peak     atomic.Int64 // the most there were at once
 
 	itlMu   sync.Mutex
-	itl     result.ITL  // every measured inter-token gap of the level
-	batches []*itlBatch // the workers' unflushed gaps
+	itl     result.ITL    // every measured inter-token gap of the level
+	batches []*itlBatch   // the workers' unflushed gaps and stamps
+	stamps  result.Stamps // how the level's token chunks were timed
 	// origin is when the level's first window opened (set by Begin, under
 	// itlMu); itlSlices its gaps by slice of the spec's SliceNs, by when
 	// each gap's token arrived, when the level is sliced.
@@ -124,7 +125,7 @@ func (lr *LevelRun) NewWorker() shape.Worker { return lr.newWorker() }
 func (lr *LevelRun) newWorker() *worker {
 	b := &itlBatch{lr: lr}
 	if lr.lvl.Spec.SliceNs > 0 {
-		b.at = new([itlBatchSize]time.Time)
+		b.at = new([batchSize]time.Time)
 	}
 	lr.itlMu.Lock()
 	lr.batches = append(lr.batches, b)
@@ -416,6 +417,9 @@ func (e *Engine) runLevel(ctx context.Context, sp *stagePlan, idx int, lvl shape
 	}
 	rec.ITL = lr.itl
 	rec.ITLSlices = lr.itlSlices
+	if lr.stamps.Kernel+lr.stamps.User > 0 {
+		rec.Client.Stamps = &lr.stamps
+	}
 	rec.CapWaits = lr.capWaits.Load()
 	rec.Unsent = lr.unsent.Load()
 	rec.MaxInFlight = int(lr.peak.Load())

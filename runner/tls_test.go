@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,12 @@ func TestTLS(t *testing.T) {
 	if p := res.Points[0]; p.Failed != 0 {
 		t.Fatalf("insecure_skip_verify: failed %d (%v)", p.Failed, p.Error)
 	}
+	// HTTP/2's streams share one connection, read by one goroutine: its
+	// latest read is not a stream's, so the runner's clock times them, and
+	// the level says so.
+	if p := res.Points[0]; p.TimestampSource == nil || *p.TimestampSource != "user" {
+		t.Errorf("over HTTP/2: timestamp_source %v, want user", deref(p.TimestampSource))
+	}
 	if !strings.Contains(strings.Join(res.Warnings, "\n"), "insecure_skip_verify") {
 		t.Errorf("no warning about insecure_skip_verify in %q", res.Warnings)
 	}
@@ -80,6 +87,39 @@ func TestTLS(t *testing.T) {
 	if protos["HTTP/2.0"] == 0 || protos["HTTP/1.1"] != 0 {
 		t.Errorf("protocols seen %v, want HTTP/2.0 only", protos)
 	}
+}
+
+// TestTLSKernelTimes: over HTTP/1.1 on TLS every token chunk is timed by
+// the kernel's receive time (the TLS connection wraps the timed TCP one), and
+// each TTFT lies in a write of the simulator's, as TestAccuracy holds it.
+func TestTLSKernelTimes(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("kernel receive times are read on Linux only")
+	}
+	s := startSim(t, fastSim())
+	ts := httptest.NewUnstartedServer(s.Handler()) // HTTP/1.1 only: EnableHTTP2 unset
+	ts.StartTLS()
+	defer ts.Close()
+	ep := &scenario.Endpoint{Model: "sim", BaseURL: ts.URL + "/v1", TLS: &scenario.TLS{InsecureSkipVerify: true}}
+	col := &collector{}
+	e, err := NewEngine(Target{Name: "tls1", Endpoint: defaulted(ep), BaseURL: ts.URL + "/v1"}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	collectors.Store(e, col)
+	t.Cleanup(func() { collectors.Delete(e); e.Close() })
+	res := runStage(t, e, synthPlan(20, "reference"), stage(8, 4))
+	p := res.Points[0]
+	if p.Failed != 0 || p.TimestampSource == nil || *p.TimestampSource != "kernel" || p.ClientReadLagP50Ms == nil {
+		t.Fatalf("failed %d, timestamp_source %v, read lag p50 %v", p.Failed, deref(p.TimestampSource), deref(p.ClientReadLagP50Ms))
+	}
+	for _, r := range col.measured() {
+		tr := truth(t, s, r.Nonce)
+		if _, last := writeOf(tr, r.Start, *r.TTFTMs); last < 0 {
+			t.Errorf("%s: TTFT %.3f ms lies in no write of the response (the first token's returned at %.3f ms)", r.Nonce, *r.TTFTMs, ms(tr.TokenWritten[0].Sub(r.Start)))
+		}
+	}
+	t.Logf("over TLS: timestamp_source %s, read lag p50 %v ms", *p.TimestampSource, *p.ClientReadLagP50Ms)
 }
 
 func TestSharedPrefix(t *testing.T) {

@@ -36,6 +36,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/runnerbench/runner/runner/rxtime"
 )
 
 // Server is a running simulator. Its handler can be served by Start (own
@@ -69,8 +71,10 @@ func New(cfg Config) (*Server, error) {
 		return nil, fmt.Errorf("simulator config: %w", err)
 	}
 	s := &Server{
-		cfg:     cfg,
-		epoch:   time.Now(),
+		cfg: cfg,
+		// Every truth time is the epoch plus a monotonic duration, written as
+		// wall-clock time: the epoch's two readings must be taken together.
+		epoch:   rxtime.Now(),
 		m:       newMetrics(cfg.KVCacheBlocks),
 		byNonce: make(map[string]*record),
 		byID:    make(map[string]*record),
@@ -122,8 +126,10 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	s.url = "http://" + ln.Addr().String() + "/v1"
 	s.srv = &http.Server{
 		Handler: s.dropClosed(s.mux),
-		ConnContext: func(ctx context.Context, _ net.Conn) context.Context {
-			return context.WithValue(ctx, connKey{}, new(connState))
+		ConnContext: func(ctx context.Context, c net.Conn) context.Context {
+			cs := new(connState)
+			cs.conn, _ = c.(*clockConn)
+			return context.WithValue(ctx, connKey{}, cs)
 		},
 		ReadHeaderTimeout: 10 * time.Second,
 		// Thousands of idle keep-alive streams are the point; no write timeout,
@@ -134,7 +140,7 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 		// clutter the runner's stderr.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
-	go func() { _ = s.srv.Serve(ln) }()
+	go func() { _ = s.srv.Serve(clockListener{ln, s}) }()
 	s.stopCtx = context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
 }
@@ -147,6 +153,101 @@ type connState struct {
 	// closed: the connection carried a stream and close_after_stream is set,
 	// so it counts as closed by the server.
 	closed atomic.Bool
+	// conn is the connection as accepted (nil behind a front end of
+	// another's, such as a TLS test server's).
+	conn *clockConn
+}
+
+// clockListener hands out clockConns.
+type clockListener struct {
+	net.Listener
+	s *Server
+}
+
+// Accept implements net.Listener.
+func (l clockListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &clockConn{Conn: c, s: l.s, tx: newTxLog(c)}, nil
+}
+
+// clockConn times the write that ends a response's body. net/http writes a
+// chunked body's last chunk itself, after the handler has returned, so a
+// client whose read takes it in with the stream's last event sees that
+// write's time; the truth records it (BodyEndBegan, BodyEnd) so the client
+// can be held to it.
+type clockConn struct {
+	net.Conn
+	s     *Server
+	after atomic.Pointer[record] // the response whose body's end is the next write
+	// tx is the kernel's transmit times of the connection's writes (nil:
+	// none); lastKey their key for the last byte written so far.
+	tx      *txLog
+	lastKey atomic.Uint32
+	keyed   atomic.Bool // lastKey is set
+}
+
+// Write implements net.Conn.
+func (c *clockConn) Write(p []byte) (int, error) {
+	r := c.after.Load()
+	var began time.Time
+	if r != nil {
+		began = time.Now()
+	}
+	n, err := c.Conn.Write(p)
+	if c.tx != nil {
+		if key, ok := c.tx.wrote(n); ok {
+			c.lastKey.Store(key)
+			c.keyed.Store(true)
+		}
+	}
+	if r != nil && c.after.CompareAndSwap(r, nil) {
+		if err == nil {
+			done := time.Now()
+			c.s.mu.Lock()
+			r.t.BodyEndBegan, r.t.BodyEnd = began, done
+			r.bodyKey, r.bodyKeyed = c.lastKey.Load(), c.keyed.Load()
+			c.s.mu.Unlock()
+		}
+		close(r.bodyEnd)
+	}
+	return n, err
+}
+
+// key is the transmit-time key of the last byte written so far (false: no
+// transmit times, or nothing written).
+func (c *clockConn) key() (uint32, bool) {
+	if c == nil || c.tx == nil || !c.keyed.Load() {
+		return 0, false
+	}
+	return c.lastKey.Load(), true
+}
+
+// Close implements net.Conn: a body's end never written is timed as none,
+// and the transmit times the kernel queued are read before they go.
+func (c *clockConn) Close() error {
+	if r := c.after.Swap(nil); r != nil {
+		close(r.bodyEnd)
+	}
+	if c.tx != nil {
+		c.tx.flush()
+	}
+	return c.Conn.Close()
+}
+
+// timeBodyEnd asks the request's connection to time its next write: the
+// end of rec's body, once the handler (past its last write) returns. It is
+// called before rec's done closes, which orders bodyEnd's making before
+// every wait for it.
+func timeBodyEnd(r *http.Request, rec *record) {
+	if c, ok := r.Context().Value(connKey{}).(*connState); ok && c.conn != nil {
+		rec.bodyEnd = make(chan struct{})
+		if old := c.conn.after.Swap(rec); old != nil {
+			close(old.bodyEnd) // an earlier response's end the connection never wrote
+		}
+	}
 }
 
 // markClosed records that the request's connection is to be treated as
@@ -287,9 +388,75 @@ type RequestTruth struct {
 	// TokenScheduled[i] is when the engine produced token i; TokenWritten[i]
 	// is when the chunk carrying it had been written and flushed to the
 	// connection (after the write returned), so the difference is the
-	// server's own delivery delay.
-	TokenScheduled []time.Time `json:"token_scheduled"`
-	TokenWritten   []time.Time `json:"token_written"`
+	// server's own delivery delay. TokenWriteBegan[i] is when that write
+	// began: the chunk's bytes reached the kernel between the two, so a
+	// client's kernel receive time of them on loopback lies inside
+	// [TokenWriteBegan[i], TokenWritten[i]] (the last chunk carries the
+	// stream's end too).
+	TokenScheduled  []time.Time `json:"token_scheduled"`
+	TokenWriteBegan []time.Time `json:"token_write_began"`
+	TokenWritten    []time.Time `json:"token_written"`
+	// TokenSent[i] is when the kernel transmitted the write carrying token
+	// i (its software transmit timestamp, on Linux): inside the write
+	// call, unless TCP held the bytes (a congestion window waiting on a
+	// late reader's acknowledgements), and on loopback the instant the
+	// client's kernel received them. Nil without transmit times; a zero
+	// element, a time never reported.
+	TokenSent []time.Time `json:"token_sent,omitempty"`
+	// Retransmits is how many segments the simulator's kernel sent again
+	// while it wrote the response (TCP_INFO, on Linux): a retransmission
+	// carries no transmit time, and when the first copy was lost the
+	// client's kernel receives the bytes when it arrives.
+	Retransmits int `json:"retransmits,omitempty"`
+	// BodyEndBegan and BodyEnd bracket the write that ended a streamed
+	// response's body on the connection: net/http's last chunk, written
+	// after the handler returned, which a client reading late takes in
+	// with the last event (Truth, TruthByNonce and TruthByID wait for it).
+	// Zero when the simulator does not see it (HTTP/2, behind another's
+	// TLS front, a client gone before it).
+	BodyEndBegan time.Time `json:"body_end_began,omitzero"`
+	BodyEnd      time.Time `json:"body_end,omitzero"`
+	BodyEndSent  time.Time `json:"body_end_sent,omitzero"`
+}
+
+// WriteOf says which of the request's writes at (on the wall clock) lies
+// in, as the tokens it carried: first and last are token indexes (a write
+// may carry several), both len(TokenWritten) for the body's end, both -1
+// for none; of several writes that hold at, the latest. It lies in a write when it is inside the write call, or, for a
+// write whose bytes TCP held past the call, at their transmit time (within
+// heldSlack; TokenSent, BodyEndSent). A client's kernel receive time of
+// bytes read on loopback lies in a write of them or a later one of the same
+// response: TCP keeps one receive time per run of unread segments it
+// merges, the latest.
+func (t RequestTruth) WriteOf(at time.Time) (first, last int) {
+	// The latest write that holds at: writes TCP held leave together, and
+	// at is then the time of every one of them.
+	if !t.BodyEnd.IsZero() && !at.Before(t.BodyEndBegan) && !at.After(t.BodyEnd) || nearHeld(at, t.BodyEndSent, t.BodyEnd) {
+		return len(t.TokenWritten), len(t.TokenWritten)
+	}
+	for j := len(t.TokenWritten) - 1; j >= 0; j-- {
+		if !at.Before(t.TokenWriteBegan[j]) && !at.After(t.TokenWritten[j]) || j < len(t.TokenSent) && nearHeld(at, t.TokenSent[j], t.TokenWritten[j]) {
+			first = j
+			for first > 0 && t.TokenWriteBegan[first-1].Equal(t.TokenWriteBegan[j]) {
+				first--
+			}
+			return first, j
+		}
+	}
+	return -1, -1
+}
+
+// heldSlack is how long after its transmit time a loopback receiver's
+// kernel may stamp a write TCP held: the two are taken in one pass through
+// the loopback device, in the softirq that let the bytes go, but a virtual
+// machine's host can take the CPU away between them (54 µs was seen).
+const heldSlack = time.Millisecond
+
+// nearHeld says whether at is at the transmit time sent of a write TCP held
+// (sent after the write call returned at written), or just after it. A
+// write sent during its call is judged by its call alone.
+func nearHeld(at, sent, written time.Time) bool {
+	return !sent.IsZero() && sent.After(written) && !at.Before(sent.Add(-time.Microsecond)) && !at.After(sent.Add(heldSlack))
 }
 
 // QueueWait is how long the request waited before its prefill started.
@@ -313,6 +480,72 @@ type record struct {
 	t         RequestTruth
 	done      chan struct{}
 	finishing bool // under Server.mu: past the point of no more waiting
+	// bodyEnd, when the connection times the write that ends the body
+	// (timeBodyEnd, before done closes), closes once that write returned or
+	// the connection closed without it.
+	bodyEnd chan struct{}
+	// The response's writes' transmit-time keys (set before done closes;
+	// the body end's before bodyEnd closes), on conn.
+	conn      *clockConn
+	txKeys    []uint32
+	bodyKey   uint32
+	bodyKeyed bool
+}
+
+// txWait bounds how long a truth waits for the transmit time of a write TCP
+// held (released by the client's next acknowledgement).
+const txWait = 2 * time.Second
+
+// sentTimes sets t's transmit times (TokenSent, BodyEndSent) from rec's
+// connection, waiting at most txWait for those not reported yet.
+func (rec *record) sentTimes(t *RequestTruth) {
+	if rec.conn == nil || rec.conn.tx == nil || len(rec.txKeys) == 0 {
+		return
+	}
+	deadline := time.Now().Add(txWait)
+	at := func(key uint32) time.Time {
+		// Writes TCP held merge into one packet, reported once, under the
+		// last one's key: a key not reported left with the next that is.
+		ns, ok := rec.conn.tx.sentAt(key)
+		for !ok && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+			ns, ok = rec.conn.tx.sentAt(key)
+		}
+		if !ok {
+			return time.Time{}
+		}
+		return time.Unix(0, ns)
+	}
+	t.TokenSent = make([]time.Time, len(rec.txKeys))
+	for i, k := range rec.txKeys {
+		if i > 0 && k == rec.txKeys[i-1] {
+			t.TokenSent[i] = t.TokenSent[i-1] // one write, several tokens
+			continue
+		}
+		t.TokenSent[i] = at(k)
+	}
+	if rec.bodyKeyed {
+		t.BodyEndSent = at(rec.bodyKey)
+	}
+}
+
+// bodyEndWait bounds how long a truth waits for its body's end to be timed:
+// the write follows the handler's return at once, unless the client is gone.
+const bodyEndWait = 2 * time.Second
+
+// complete waits (at most bodyEndWait, or until ctx ends) for the write that
+// ends rec's body to be timed, when its connection times it.
+func (rec *record) complete(ctx context.Context) {
+	if rec.bodyEnd == nil {
+		return
+	}
+	t := time.NewTimer(bodyEndWait)
+	defer t.Stop()
+	select {
+	case <-rec.bodyEnd:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }
 
 func (s *Server) register(nonce string) (*record, int) {
@@ -371,15 +604,33 @@ func (s *Server) Truth() []RequestTruth {
 		<-r.done // its handler is past its last blocking step
 	}
 	s.mu.Lock()
-	out := make([]RequestTruth, 0, len(s.records))
+	ended := make([]*record, 0, len(s.records))
 	for _, r := range s.records {
 		select {
 		case <-r.done:
-			out = append(out, r.t)
+			ended = append(ended, r)
 		default:
 		}
 	}
 	s.mu.Unlock()
+	for _, r := range ended {
+		r.complete(context.Background())
+	}
+	s.mu.Lock()
+	out := make([]RequestTruth, 0, len(s.records))
+	recs := make([]*record, 0, len(s.records))
+	for _, r := range s.records {
+		select {
+		case <-r.done:
+			out = append(out, r.t)
+			recs = append(recs, r)
+		default:
+		}
+	}
+	s.mu.Unlock()
+	for i, r := range recs {
+		r.sentTimes(&out[i])
+	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out
 }
@@ -411,9 +662,11 @@ func (s *Server) TruthByID(ctx context.Context, id string) (RequestTruth, error)
 func (s *Server) wait(ctx context.Context, rec *record) (RequestTruth, error) {
 	select {
 	case <-rec.done:
+		rec.complete(ctx)
 		s.mu.Lock()
 		t := rec.t
 		s.mu.Unlock()
+		rec.sentTimes(&t)
 		return t, nil
 	case <-ctx.Done():
 		return RequestTruth{}, fmt.Errorf("waiting for request truth: %w", ctx.Err())

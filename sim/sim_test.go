@@ -1,13 +1,16 @@
 package sim
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +19,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/runnerbench/runner/runner/rxtime"
 )
 
 func TestChatStreamFormat(t *testing.T) {
@@ -94,12 +99,15 @@ func TestChatStreamFormat(t *testing.T) {
 	if tr.PromptTokensNoNonce != CountTokens(" the quick brown fox") {
 		t.Errorf("nonce-free prompt tokens %d, want %d", tr.PromptTokensNoNonce, CountTokens(" the quick brown fox"))
 	}
-	if len(tr.TokenScheduled) != 5 || len(tr.TokenWritten) != 5 {
+	if len(tr.TokenScheduled) != 5 || len(tr.TokenWritten) != 5 || len(tr.TokenWriteBegan) != 5 {
 		t.Fatalf("token times %d/%d", len(tr.TokenScheduled), len(tr.TokenWritten))
 	}
 	for i := range 5 {
 		if tr.TokenWritten[i].Before(tr.TokenScheduled[i]) {
 			t.Errorf("token %d written %v before scheduled %v", i, tr.TokenWritten[i], tr.TokenScheduled[i])
+		}
+		if b := tr.TokenWriteBegan[i]; b.Before(tr.TokenScheduled[i]) || b.After(tr.TokenWritten[i]) {
+			t.Errorf("token %d: write began %v, outside [scheduled %v, written %v]", i, b, tr.TokenScheduled[i], tr.TokenWritten[i])
 		}
 		if i > 0 && tr.TokenScheduled[i].Sub(tr.TokenScheduled[i-1]) < time.Millisecond-50*time.Microsecond {
 			t.Errorf("token %d gap %v < itl 1ms", i, tr.TokenScheduled[i].Sub(tr.TokenScheduled[i-1]))
@@ -557,5 +565,130 @@ data: [DONE]
 `
 	if cmpl != want {
 		t.Errorf("completion stream:\n%s\nwant:\n%s", cmpl, want)
+	}
+}
+
+// TestWriteTimesBracketTheKernel: the kernel's receive time of each token
+// chunk, read on loopback through runner/rxtime, lies in a write the truth
+// records (WriteOf): the token's own, or a later one the reader took in
+// with it; inside the write call, or at the kernel's transmit time when TCP
+// held the bytes. This is the truth the engine's accuracy test holds kernel
+// times to. The second reader comes 60 ms late to a stream of 40 tokens a
+// millisecond apart, which makes TCP hold the server's later writes: its
+// congestion window waits for acknowledgements the late reader's kernel
+// delays.
+func TestWriteTimesBracketTheKernel(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		itl       float64
+		tokens    int
+		lateStart time.Duration
+	}{{"prompt reader", 10, 8, 0}, {"late reader", 1, 40, 60 * time.Millisecond}} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := FastConfig()
+			cfg.ITLMs = c.itl
+			s := startSim(t, cfg)
+			got, truth := kernelTimesOf(t, s, cfg.Model, c.tokens, c.lateStart)
+			if truth.BodyEnd.Before(truth.BodyEndBegan) || truth.BodyEndBegan.Before(truth.TokenWritten[c.tokens-1]) {
+				t.Fatalf("body end written [%v, %v], the last token's write returned at %v", truth.BodyEndBegan, truth.BodyEnd, truth.TokenWritten[c.tokens-1])
+			}
+			if len(got) != c.tokens || len(truth.TokenWriteBegan) != c.tokens || len(truth.TokenSent) != c.tokens || truth.BodyEndSent.IsZero() {
+				t.Fatalf("%d token chunks read; the truth has %d writes, %d transmit times, body end sent %v", len(got), len(truth.TokenWriteBegan), len(truth.TokenSent), truth.BodyEndSent)
+			}
+			held := 0
+			for i, k := range got {
+				at := time.Unix(0, k)
+				if sent := truth.TokenSent[i]; sent.Before(truth.TokenWriteBegan[i]) {
+					t.Errorf("token %d transmitted %v before its write began", i, truth.TokenWriteBegan[i].Sub(sent))
+				}
+				if truth.TokenSent[i].After(truth.TokenWritten[i]) {
+					held++ // transmitted after the write call returned
+				}
+				if _, last := truth.WriteOf(at); last < i {
+					t.Errorf("token %d: kernel time %+d ns from its write's start, in no write of token %d or later (%d)", i, k-truth.TokenWriteBegan[i].UnixNano(), i, last)
+				}
+			}
+			t.Logf("%d of %d tokens' writes held by TCP past their call", held, c.tokens)
+		})
+	}
+}
+
+// kernelTimesOf streams a chat answer of n tokens from s through a client
+// whose reads carry kernel times (runner/rxtime), its reading delayed by
+// late, and returns the kernel time of each token chunk and the truth.
+func kernelTimesOf(t *testing.T, s *Server, model string, n int, late time.Duration) ([]int64, RequestTruth) {
+	t.Helper()
+	var conn net.Conn
+	tr := &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		if err == nil {
+			c = rxtime.Wrap(c)
+			conn = c
+		}
+		return c, err
+	}}
+	defer tr.CloseIdleConnections()
+	nonce := fmt.Sprintf("%012x", n)
+	b, _ := json.Marshal(map[string]any{"model": model, "stream": true, "max_tokens": n, "ignore_eos": true,
+		"messages": []map[string]string{{"role": "user", "content": "[" + nonce + "] hello"}}})
+	resp, err := (&http.Client{Transport: tr}).Post(s.URL()+"/chat/completions", "application/json", bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	st := rxtime.From(conn)
+	if st == nil {
+		if runtime.GOOS == "linux" {
+			t.Fatal("no kernel receive timestamps on Linux")
+		}
+		t.Skip("kernel receive timestamps are read on Linux only")
+	}
+	time.Sleep(late)
+	var got []int64
+	br := bufio.NewReaderSize(resp.Body, 256) // small reads: a late reader still reads in pieces
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		if strings.Contains(line, `"content":" `) {
+			_, k := st.Latest()
+			got = append(got, k)
+		}
+	}
+	// The body's end and the transmit times are reported after the writes
+	// return, maybe after the client saw them: the truth waits for them.
+	truth, err := s.TruthByNonce(t.Context(), nonce)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, truth
+}
+
+// TestKeptAliveConnectionNeverStalls: one kept-alive connection carries
+// 300 streamed responses (about 3,000 writes, each with a transmit
+// timestamp the kernel queues on the connection's error queue) with no
+// truth asked for: every request is answered. Reports left unread fill the
+// socket's receive buffer, and the 73rd or so request's body then waited
+// for a window that never opened.
+func TestKeptAliveConnectionNeverStalls(t *testing.T) {
+	s := startSim(t, FastConfig())
+	tr := &http.Transport{MaxConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	for i := range 300 {
+		b, _ := json.Marshal(chatBody("["+nonce()+"] "+strings.Repeat("word ", 400), 8, map[string]any{"ignore_eos": true}))
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.URL()+"/chat/completions", bytes.NewReader(b))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("request %d: status %d, %v", i, resp.StatusCode, err)
+		}
 	}
 }

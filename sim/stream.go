@@ -47,13 +47,19 @@ type stream struct {
 	buf       []byte
 	sent      int // tokens written
 	flushedTo int // tokens whose written time is recorded
-	written   []time.Duration
-	chunks    int
-	faultAt   int
-	faultDone bool
-	finishing bool // beginFinish called
-	roleSent  bool
-	flusher   http.Flusher // the plain http/1 writer, which does not report flush errors
+	// began and written are, for each token, when the write of the chunk
+	// carrying it began and when it (and its flush) returned, from epoch;
+	// keys its transmit-time key on cc, the connection (nil keys: none).
+	began, written []time.Duration
+	cc             *clockConn
+	keys           []uint32
+	retrans0       uint32 // the connection's retransmitted segments before the response
+	chunks         int
+	faultAt        int
+	faultDone      bool
+	finishing      bool // beginFinish called
+	roleSent       bool
+	flusher        http.Flusher // the plain http/1 writer, which does not report flush errors
 }
 
 func (st *stream) setup(object string) {
@@ -70,7 +76,12 @@ func (st *stream) setup(object string) {
 	st.meta = b
 	st.buf = make([]byte, 0, 1024)
 	st.flusher, _ = st.w.(http.Flusher)
+	st.began = make([]time.Duration, st.sq.outputTokens)
 	st.written = make([]time.Duration, st.sq.outputTokens)
+	if cs, ok := st.r.Context().Value(connKey{}).(*connState); ok && cs.conn != nil && cs.conn.tx != nil {
+		st.cc, st.keys = cs.conn, make([]uint32, st.sq.outputTokens)
+		st.retrans0 = st.cc.tx.retransmits()
+	}
 	st.faultAt = -1
 	if f := st.rec.t.Fault; f != FaultNone && f != FaultBadUsage {
 		n := st.sq.outputTokens
@@ -257,8 +268,10 @@ func (st *stream) appendTimings(b []byte) []byte {
 }
 
 // flush writes the buffer, flushes the connection and stamps the tokens just
-// sent with the time that returned.
+// sent with the times the write began and returned: the bytes reached the
+// kernel between the two.
 func (st *stream) flush() error {
+	began := time.Since(st.s.epoch)
 	if len(st.buf) > 0 {
 		if _, err := st.w.Write(st.buf); err != nil {
 			return err
@@ -271,8 +284,12 @@ func (st *stream) flush() error {
 		return err
 	}
 	now := time.Since(st.s.epoch)
+	key, keyed := st.cc.key()
 	for i := st.flushedTo; i < st.sent; i++ {
-		st.written[i] = now
+		st.began[i], st.written[i] = began, now
+		if keyed {
+			st.keys[i] = key
+		}
 	}
 	st.flushedTo = st.sent
 	return nil
@@ -489,8 +506,14 @@ func (st *stream) end(how int) {
 	t.Preemptions = sq.preemptions
 	t.SpecDrafts, t.SpecDraftTokens, t.SpecAccepted = sq.drafts, sq.draftTokens, sq.accepted
 	sq.mu.Unlock()
+	if st.keys != nil {
+		st.rec.conn, st.rec.txKeys = st.cc, st.keys[:st.flushedTo]
+		t.Retransmits = int(st.cc.tx.retransmits() - st.retrans0)
+	}
+	t.TokenWriteBegan = make([]time.Time, st.flushedTo)
 	t.TokenWritten = make([]time.Time, st.flushedTo)
 	for i := range st.flushedTo {
+		t.TokenWriteBegan[i] = epoch.Add(st.began[i])
 		t.TokenWritten[i] = epoch.Add(st.written[i])
 	}
 	t.OutputTokens = st.sent
@@ -501,6 +524,7 @@ func (st *stream) end(how int) {
 	t.Chunks = st.chunks
 	switch how {
 	case finishStop, finishLength:
+		timeBodyEnd(st.r, st.rec)
 		t.FinishReason = finishNames[how]
 		st.countLag()
 		st.s.m.success[how].Add(1)

@@ -40,10 +40,17 @@ type Reader struct {
 	pending bool   // at least one data line seen since the last dispatch
 }
 
-// NewReader returns a Reader over src with a 4 KiB initial buffer.
+// NewReader returns a Reader over src with a 1 KiB initial buffer: a
+// chunk's line is a few hundred bytes, and the buffer doubles for a longer
+// one. One Reader is kept per stream, so at tens of thousands of streams
+// this is the reader's memory (a read of several queued events takes them
+// a buffer at a time from the transport's own).
 func NewReader(src io.Reader) *Reader {
-	return &Reader{src: src, buf: make([]byte, 4096), maxLine: DefaultMaxLine}
+	return &Reader{src: src, buf: make([]byte, initialBuf), maxLine: DefaultMaxLine}
 }
+
+// initialBuf is a new Reader's buffer size.
+const initialBuf = 1024
 
 // Reset makes the Reader read from src, keeping its buffers for reuse.
 func (rd *Reader) Reset(src io.Reader) {

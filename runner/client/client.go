@@ -4,14 +4,16 @@
 // redirect rule that keeps credentials on the endpoint's own origin, the
 // re-send after a kept-alive connection the server closed under a request,
 // and readiness (WaitReady, with its warnings about the model list and
-// base_url). Every dial goes through one DialContext (newTransport), the
-// place to wrap a connection.
+// base_url). Every dial goes through one DialContext (newTransport), which
+// wraps the connection in runner/rxtime so that its reads carry the
+// kernel's receive time (unless UserTimes asked for the runner's clock).
 //
 // It measures nothing: runner/wire sends a request on it and times the
 // stream.
 package client
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -21,12 +23,14 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/internal/redact"
 	"github.com/runnerbench/runner/protocol"
+	"github.com/runnerbench/runner/runner/rxtime"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -50,6 +54,27 @@ type Client struct {
 	warnings  []string
 
 	closedOnce sync.Once // the log line about closed keep-alive connections
+	// userTimes: connections are dialled plain, their reads without kernel
+	// times (UserTimes).
+	userTimes atomic.Bool
+}
+
+// UserTimes makes the connections dialled from now on plain ones, whose
+// reads carry no kernel receive time, so runner/wire times token chunks
+// with the runner's clock as it did before kernel times: for measuring what
+// they change (the engine's Options.UserTimes).
+func (c *Client) UserTimes() { c.userTimes.Store(true) }
+
+// dial connects to addr and wraps the connection in runner/rxtime, so its
+// reads carry the kernel's receive time (where the kernel gives one).
+func (c *Client) dial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil || c.userTimes.Load() {
+			return conn, err
+		}
+		return rxtime.Wrap(conn), nil
+	}
 }
 
 // New is the client of endpoint name (ep as the plan loader left it,
@@ -159,10 +184,10 @@ func (c *Client) newTransport() *http.Transport {
 		// No proxy from the environment: a benchmark measures the endpoint,
 		// not a proxy in front of it.
 		Proxy: nil,
-		DialContext: (&net.Dialer{
+		DialContext: c.dial(&net.Dialer{
 			Timeout:   connect,
 			KeepAlive: 30 * time.Second,
-		}).DialContext,
+		}),
 		TLSClientConfig:     c.tlsConf,
 		TLSHandshakeTimeout: connect,
 		ForceAttemptHTTP2:   true,

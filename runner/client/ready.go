@@ -107,16 +107,39 @@ func (c *Client) Get(ctx context.Context, u string) ([]byte, error) {
 // n concurrent GETs of the model list: otherwise every worker's first TTFT
 // would include a TCP (and TLS) handshake, and at high concurrency the
 // burst of dials would delay the streams already running.
+//
+// At tens of thousands of streams this is a level's largest cost before its
+// window opens, so each GET is bare: one deadline for them all, the body
+// discarded into io.Discard's pooled buffer rather than kept.
 func (c *Client) Prime(ctx context.Context, n int) {
 	if n <= 1 {
 		return
 	}
+	ctx, cancel := context.WithTimeout(ctx, primeTimeout)
+	defer cancel()
+	u, pooled := c.URL("/models"), c.Pooled()
 	var wg sync.WaitGroup
 	for range n {
-		wg.Go(func() { _, _ = c.Get(ctx, c.URL("/models")) })
+		wg.Go(func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if err != nil {
+				return
+			}
+			c.setAuth(req)
+			if resp, err := pooled.Do(req); err == nil {
+				// Read to the end (within a bound), so the connection goes
+				// back to the pool.
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+			}
+		})
 	}
 	wg.Wait()
 }
+
+// primeTimeout bounds Prime, as Get bounds one GET: a server that does not
+// answer its model list costs a level this much, not more.
+const primeTimeout = 5 * time.Second
 
 // httpStatusError is a GET answered with a status other than 200.
 type httpStatusError struct {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/runner/rxtime"
 )
 
 // Do sends req (a request whose GetBody can make its body again, as
@@ -42,7 +43,9 @@ func (c *Client) Do(req *http.Request, sent func(start time.Time, again bool)) (
 	c.mu.Lock()
 	pooled, fresh := c.pooled, c.fresh
 	c.mu.Unlock()
-	sent(time.Now(), false)
+	// The start's wall-clock time (in the records) and its monotonic one
+	// (every duration) read together: rxtime.Now.
+	sent(rxtime.Now(), false)
 	resp, err := pooled.Do(req)
 	if err == nil || !reused.Load() || answered.Load() || ctx.Err() != nil || req.GetBody == nil {
 		return resp, conn, err
@@ -57,7 +60,7 @@ func (c *Client) Do(req *http.Request, sent func(start time.Time, again bool)) (
 	again = again.WithContext(httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
 		GotConn: func(i httptrace.GotConnInfo) { conn = i.Conn },
 	}))
-	sent(time.Now(), true)
+	sent(rxtime.Now(), true)
 	resp, err = fresh.Do(again)
 	return resp, conn, err
 }

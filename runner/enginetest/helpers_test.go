@@ -9,6 +9,7 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -193,6 +194,27 @@ func streamStages(ep string, out, conc, n int) string {
 }
 
 // noFailures fails t for every point with a failed request.
+// kernelTimed checks that a stage's token chunks were all timed by the
+// kernel's receive time (Linux), and that the level measured the client's
+// read lag.
+func kernelTimed(t *testing.T, o outcome) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	for _, p := range o.stage.Points {
+		if p.TimestampSource == nil || *p.TimestampSource != "kernel" || p.ClientReadLagP99Ms == nil {
+			src := "null"
+			if p.TimestampSource != nil {
+				src = *p.TimestampSource
+			}
+			t.Errorf("%s %s: timestamp_source %s, read lag p99 %s; want kernel", o.stage.Name, p.Label(), src, val(p.ClientReadLagP99Ms))
+			continue
+		}
+		t.Logf("%s %s: timestamp_source %s, client read lag p50 %s p99 %s ms", o.stage.Name, p.Label(), *p.TimestampSource, val(p.ClientReadLagP50Ms), val(p.ClientReadLagP99Ms))
+	}
+}
+
 func noFailures(t *testing.T, o outcome) {
 	t.Helper()
 	for _, p := range o.stage.Points {

@@ -22,6 +22,7 @@ func TestInferenceSimStreams(t *testing.T) {
 	outs := run(t, eng, engines.SimModel, planFor("sim", 256, streamStages("sim", 32, 4, 16)))
 	for _, o := range outs {
 		noFailures(t, o)
+		kernelTimed(t, o)
 		p := o.stage.Points[0]
 		pinned := o.stage.Mode == "pinned"
 		if miss := inputError(o.recs, 256); miss > 0.02 {

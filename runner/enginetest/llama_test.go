@@ -26,6 +26,7 @@ func TestLlamaServerStreams(t *testing.T) {
 	outs := run(t, eng, engines.LlamaModel, planFor("llama", 512, streamStages("llama", 24, 2, 8)))
 	for _, o := range outs {
 		noFailures(t, o)
+		kernelTimed(t, o)
 		p := o.stage.Points[0]
 		pinned := o.stage.Mode == "pinned"
 		if miss := inputError(o.recs, 512); miss > 0.02 {

@@ -20,6 +20,9 @@ type streamClock struct {
 	start, first, last, firstAnswer time.Time
 	maxITL                          time.Duration
 	chunks, reasoning               int
+	// read is the connection's read that brought the last token chunk, when
+	// the kernel timed it (0: it did not).
+	read uint64
 }
 
 // token notes a chunk carrying content or reasoning that arrived at now. It
@@ -73,17 +76,20 @@ type streamEnd struct {
 	toolCalls          int // tool calls the stream opened
 }
 
-// note takes the end-of-stream fields of chunk c, which arrived at now
-// (zero when it carried no token: then the clock is read only if needed).
+// needsTime says whether chunk c, which carried no token, is timed: a
+// finish, or usage after the finish.
+func (s *streamEnd) needsTime(c *sse.Chunk) bool {
+	return c.Finish || (c.Usage && s.finished)
+}
+
+// note takes the end-of-stream fields of chunk c, which arrived at now (set
+// when the chunk carried a token or needsTime said so).
 func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 	if c.ToolCall {
 		s.toolCalls++
 	}
 	if c.Finish {
 		s.finished = true
-		if now.IsZero() {
-			now = time.Now() // a finish chunk without a token
-		}
 		s.finishAt = now
 		if c.FinishReason != nil {
 			// Copy: the chunk's bytes are reused by the next read.
@@ -96,12 +102,58 @@ func (s *streamEnd) note(c *sse.Chunk, now time.Time) {
 	if c.Usage {
 		s.usage, s.usageBad, s.promptTok, s.compTok = true, c.UsageInvalid, c.PromptTokens, c.CompletionTokens
 		if s.finished {
-			if now.IsZero() {
-				now = time.Now()
-			}
 			s.finishAt = now
 		}
 	}
+}
+
+// stamp is the time of the token chunk just decoded: the kernel's receive
+// time of the read that brought it, on the monotonic clock, or the runner's
+// clock where the kernel gave none (one clock read either way). A measured
+// request's chunk counts toward the level's stamps: how it was timed, its
+// read lag, and whether the token chunk before it came in the same read
+// (and so carries this one's time).
+func (w *Worker) stamp(clk *streamClock) time.Time {
+	now := time.Now()
+	read, at, ok := w.kernelTime(clk, now)
+	if w.gaps != nil {
+		if ok && clk.chunks > 0 && read == clk.read {
+			w.gaps.Shared()
+		}
+		w.gaps.Stamp(ok, now.Sub(at))
+	}
+	clk.read = 0
+	if ok {
+		clk.read = read
+	}
+	return at
+}
+
+// at is the time of an event decoded now that is no token chunk (the
+// finish, the end of the stream), as stamp would time it, counted nowhere.
+func (w *Worker) at(clk *streamClock) time.Time {
+	_, at, _ := w.kernelTime(clk, time.Now())
+	return at
+}
+
+// kernelTime is the kernel's receive time of the connection's latest read
+// (its number) on the monotonic clock, and true; or now and false when the
+// connection has no kernel times, the read none, or its time cannot be this
+// response's: after now (the wall clock went back) or before the request
+// went out (it jumped forward).
+func (w *Worker) kernelTime(clk *streamClock, now time.Time) (uint64, time.Time, bool) {
+	if w.rx == nil {
+		return 0, now, false
+	}
+	read, k := w.rx.Latest()
+	if k == 0 {
+		return read, now, false
+	}
+	at := w.clock.At(k)
+	if at.After(now) || at.Before(clk.start) {
+		return read, now, false
+	}
+	return read, at, true
 }
 
 // read reads the body of a 200 response into rec through the protocol's
@@ -113,6 +165,9 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 	clk := streamClock{start: wd.start}
 	var st streamEnd
 	w.results = 0
+	if w.rx != nil {
+		w.clock.Sync() // the wall clock's offset, for this response's kernel times
+	}
 	dec, c := w.dec, &w.ev
 	dec.Reset(body)
 	for {
@@ -129,7 +184,7 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			if !w.readOK(err, rec, &clk) {
 				return
 			}
-			if !st.endOfBody(err) {
+			if !st.endOfBody(err, w.at(&clk)) {
 				failRead(ctx, rctx, rec, &clk, err)
 				return
 			}
@@ -139,7 +194,7 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 			continue
 		}
 		if c.Done {
-			st.sawDone, st.end = true, time.Now()
+			st.sawDone, st.end = true, w.at(&clk)
 			// Read on to EOF so the connection goes back to the pool, but
 			// do not wait long for a server that keeps the stream open.
 			wd.draining()
@@ -150,7 +205,7 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 		}
 		var now time.Time // read at most once per chunk
 		if c.Content || c.Reasoning {
-			now = time.Now() // the one clock read per token chunk
+			now = w.stamp(&clk) // the one clock read per token chunk
 			gap := clk.token(now, c.Content, c.Reasoning)
 			wd.token(now, clk.chunks == 1)
 			if clk.chunks > 1 && w.gaps != nil {
@@ -160,6 +215,9 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 				gaveUp(rec, &clk, now) // the user has read enough: stop reading
 				return
 			}
+		}
+		if now.IsZero() && st.needsTime(&c.Chunk) {
+			now = w.at(&clk) // a finish chunk without a token
 		}
 		st.note(&c.Chunk, now)
 		if c.ID != nil && rec.ResponseID == "" {
@@ -175,10 +233,11 @@ func (w *Worker) read(ctx, rctx context.Context, body io.Reader, rec *result.Req
 
 // endOfBody judges a read error that ends the body before [DONE]: true when
 // the stream had already finished (a finish_reason completes it), false when
-// it is a failure. A clean EOF after the finish ends the stream now; a cut or
-// stall after it must not stretch its E2E.
-func (s *streamEnd) endOfBody(err error) bool {
-	s.end = time.Now()
+// it is a failure. A clean EOF after the finish ends the stream at now (the
+// arrival of the body's last bytes); a cut or stall after it must not
+// stretch its E2E.
+func (s *streamEnd) endOfBody(err error, now time.Time) bool {
+	s.end = now
 	if !s.finished {
 		return false
 	}

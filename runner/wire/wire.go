@@ -5,8 +5,10 @@
 // the failure taxonomy of the request record. It allocates nothing per
 // chunk.
 //
-// The connection a response is read from (Worker.conn, from the client's
-// Do) is at hand while its stream is read.
+// Each token chunk's time is the kernel's receive time of the read that
+// brought it (runner/rxtime, on the connection the client's Do returns),
+// placed on the monotonic clock, or the runner's clock where the kernel gave
+// none (docs/wire.md).
 package wire
 
 import (
@@ -25,6 +27,7 @@ import (
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner/client"
+	"github.com/runnerbench/runner/runner/rxtime"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -58,11 +61,20 @@ type GiveUp struct {
 // Header is one header of a request: its canonical name and value.
 type Header struct{ Name, Value string }
 
-// Gaps receives a measured request's inter-token gaps as its stream is
-// read: one call per token chunk after the first, with the chunk's arrival,
-// on the reading goroutine. It must be quick and must not allocate.
+// Gaps receives a measured request's token timing as its stream is read, on
+// the reading goroutine; its methods must be quick and must not allocate.
 type Gaps interface {
+	// Gap is called for every token chunk after the first, with the gap
+	// since the previous one and the chunk's arrival.
 	Gap(gap time.Duration, at time.Time)
+	// Stamp is called for every token chunk: kernel says whether it was
+	// timed by the kernel's receive time (else by the runner's clock), lag
+	// is then its read lag (the runner's clock once it was decoded minus
+	// the kernel's time).
+	Stamp(kernel bool, lag time.Duration)
+	// Shared is called when a kernel-timed token chunk came in one read with
+	// the token chunk before it, which therefore carries this one's time.
+	Shared()
 }
 
 // Worker sends one request at a time (a Dispatcher holds one per
@@ -100,9 +112,13 @@ type Worker struct {
 	giveUp GiveUp
 	quit   *time.Timer
 	cancel context.CancelCauseFunc
-	// conn is the connection the response is read from.
-	conn net.Conn
-	tee  tee // the reply copy's reader, reused
+	// conn is the connection the response is read from; rx its kernel
+	// receive times (nil: none, as on HTTP/2, where streams share the
+	// connection and its latest read is not this stream's).
+	conn  net.Conn
+	rx    rxtime.Stamper
+	clock rxtime.Clock // maps rx's times onto the monotonic clock
+	tee   tee          // the reply copy's reader, reused
 }
 
 // NewWorker is a worker sending API p's requests on c; gaps receives its
@@ -179,7 +195,7 @@ func (w *Worker) done() {
 	if w.quit != nil {
 		w.quit.Stop()
 	}
-	w.rec, w.wd, w.conn, w.quit, w.cancel, w.giveUp = nil, nil, nil, nil, nil, GiveUp{}
+	w.rec, w.wd, w.conn, w.rx, w.quit, w.cancel, w.giveUp = nil, nil, nil, nil, nil, nil, GiveUp{}
 }
 
 // open sends the request and returns its response when it is a 200 of the
@@ -216,6 +232,9 @@ func (w *Worker) open(ctx, rctx context.Context, r Request, rec *result.Request,
 		kind, msg = result.ErrMalformed, "200 response is not "+w.proto.Describe()+" (content-type "+ct+"): "
 	}
 	if kind == "" {
+		if resp.ProtoMajor == 1 {
+			w.rx = rxtime.From(conn)
+		}
 		return resp, true
 	}
 	data, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))

@@ -55,6 +55,14 @@ func main() {
 		os.Exit(runnerChild())
 	case lagRole:
 		os.Exit(lagChild())
+	case probeRole:
+		os.Exit(probeChild())
+	case spinRole:
+		os.Exit(spinChild())
+	case miniRole:
+		os.Exit(miniChild())
+	case rawRole:
+		os.Exit(rawChild())
 	}
 	os.Exit(orchestrate())
 }
@@ -107,26 +115,7 @@ func startSim(cfg sim.Config, truth bool) (*simProc, error) {
 	}{cfg, truth})
 	cmd := childCmd(0)
 	cmd.Env = append(cmd.Env, roleEnv+"=sim", argEnv+"="+string(arg))
-	cmd.Stderr = os.Stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	p := &simProc{cmd: cmd, stdin: stdin, out: bufio.NewReaderSize(stdout, 1<<20)}
-	line, err := p.out.ReadString('\n')
-	if err != nil {
-		p.kill()
-		return nil, fmt.Errorf("simulator child: %w", err)
-	}
-	p.url = strings.TrimSpace(line)
-	return p, nil
+	return startChild(cmd)
 }
 
 // stop closes the child's stdin and returns its truth (nil unless asked for).
@@ -153,12 +142,15 @@ func (p *simProc) kill() {
 // job is what the runner child is asked to run.
 type job struct {
 	URL        string
+	Model      string // the endpoint's model ("": sim)
 	Conc       int
 	Requests   int
 	Output     int
 	Input      int
-	HeapEvery  int  // sample HeapInuse every this many finished requests (0 = never)
-	KeepSample bool // record per-request nonces and timings for the accuracy check
+	HeapEvery  int    // sample HeapInuse every this many finished requests (0 = never)
+	KeepSample bool   // record per-request nonces and timings for the accuracy check
+	Prof       string // write a CPU profile of the level here ("": none)
+	UserTimes  bool   // time chunks by the runner's clock (runner.Options.UserTimes: the figures before kernel times)
 }
 
 // reqSample is one request's measured timing, for the accuracy check.
@@ -175,6 +167,7 @@ type outcome struct {
 	Point      result.Point
 	WallS      float64
 	CPUS       float64 // user+system over the level, this process only
+	Mallocs    uint64  // heap allocations over the level
 	VmHWMKiB   int64
 	BaseRSSKiB int64       // RSS before the level
 	Heap       []heapPoint // HeapInuse samples by finished requests
@@ -187,18 +180,21 @@ type heapPoint struct {
 	HeapMiB  float64
 }
 
-func runnerChild() int {
-	var j job
+// childMain runs a child's job: read from argEnv, its outcome written to
+// stdout as JSON (exit code 2: a bad job; 1: the outcome not written).
+func childMain[J, O any](name string, run func(J) O) int {
+	var j J
 	if err := json.Unmarshal([]byte(os.Getenv(argEnv)), &j); err != nil {
-		fmt.Fprintln(os.Stderr, "runner child:", err)
+		fmt.Fprintln(os.Stderr, name+" child:", err)
 		return 2
 	}
-	out := runJob(j)
-	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+	if err := json.NewEncoder(os.Stdout).Encode(run(j)); err != nil {
 		return 1
 	}
 	return 0
 }
+
+func runnerChild() int { return childMain("runner", runJob) }
 
 func runJob(j job) (out outcome) {
 	if err := host.RaiseFileLimit(j.Conc); err != nil {
@@ -242,7 +238,7 @@ func runJob(j job) (out outcome) {
 		return out
 	}
 	e, err := runner.NewEngine(runner.Target{Name: "bench", Endpoint: plan.Endpoints["bench"], BaseURL: j.URL},
-		runner.Options{Logger: zerolog.Nop()})
+		runner.Options{Logger: benchLogger(), UserTimes: j.UserTimes})
 	if err != nil {
 		out.Err = err.Error()
 		return out
@@ -253,6 +249,9 @@ func runJob(j job) (out outcome) {
 	debug.FreeOSMemory()
 	out.BaseRSSKiB = procStatus("VmRSS")
 	var ru0, ru1 syscall.Rusage
+	var ms0, ms1 runtime.MemStats
+	runtime.ReadMemStats(&ms0)
+	stopProf := profile(j.Prof)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	t0 := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
@@ -262,6 +261,9 @@ func runJob(j job) (out outcome) {
 	res := sink.Result()
 	out.WallS = time.Since(t0).Seconds()
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	stopProf()
+	runtime.ReadMemStats(&ms1)
+	out.Mallocs = ms1.Mallocs - ms0.Mallocs
 	out.CPUS = float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / 1e9
 	out.VmHWMKiB = procStatus("VmHWM")
 	close(samples)
@@ -285,15 +287,19 @@ func runJob(j job) (out outcome) {
 // benchPlan is the job's plan: one closed-loop level against the job's URL,
 // with the loader's defaults applied, as the engine expects.
 func benchPlan(j job) (*scenario.Plan, error) {
+	model := j.Model
+	if model == "" {
+		model = "sim"
+	}
 	src := fmt.Sprintf(`version: 1
 name: bench
 endpoints:
-  bench: {base_url: %q, model: sim}
+  bench: {base_url: %q, model: %q}
 prompts:
   p: {synthetic: {input_tokens: %d, sizing: reference}}
 stages:
   - {name: bench, endpoint: bench, prompts: p, output_tokens: %d, concurrency: [%d], requests: %d, warmup: 1}
-`, j.URL, j.Input, j.Output, j.Conc, j.Requests)
+`, j.URL, model, j.Input, j.Output, j.Conc, j.Requests)
 	return scenario.LoadBytes("bench.yaml", []byte(src), ".", scenario.Options{})
 }
 
@@ -380,6 +386,10 @@ type options struct {
 	scaleStreams  int
 	flatRequests  int
 	accuracyConcs []int
+	busy          int      // spinning processes beside the wire experiments' second run (0: quiet only)
+	wireStreams   int      // streams of the wire-at-scale experiment
+	reps          int      // turns each reader takes in the chunk-cost and wire-at-scale experiments
+	prof          string   // directory for the wire-at-scale readers' CPU profiles ("": none)
 	extras        []string // files of pre-made Markdown sections (SSE micro-benchmarks)
 }
 
@@ -392,7 +402,11 @@ func orchestrate() int {
 	flag.IntVar(&o.flatRequests, "requests", 1000000, "requests of the flat-memory experiment")
 	flag.StringVar(&concs, "accuracy", "1,100,500,1000", "concurrencies of the accuracy experiment")
 	flag.StringVar(&extras, "extra", "", "comma-separated Markdown files to append (SSE micro-benchmarks)")
-	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag)")
+	flag.StringVar(&only, "only", "", "run only these experiments (comma-separated: throughput, scale, flat, accuracy, sendlag, embedlag, coalesce, wirescale, wireacc, infsim, chunkcost)")
+	flag.IntVar(&o.wireStreams, "wire-streams", 16384, "concurrent streams of the wire-at-scale experiment")
+	flag.IntVar(&o.reps, "reps", 5, "turns each reader takes in the chunk-cost and wire-at-scale experiments (medians are shown)")
+	flag.StringVar(&o.prof, "prof", "", "write the wire-at-scale readers' CPU profiles into this directory")
+	flag.IntVar(&o.busy, "busy", 0, "run the wire experiments again with this many spinning processes beside them")
 	flag.BoolVar(&pinCores, "pin", false, "pin the simulator to CPU 0 and the runner to CPU 1 (taskset, GOMAXPROCS=1 each)")
 	flag.Parse()
 	if o.quick {
@@ -426,6 +440,11 @@ func orchestrate() int {
 		{"accuracy", accuracy},
 		{"sendlag", sendLag},
 		{"embedlag", embedLag},
+		{"coalesce", coalesce},
+		{"wirescale", wireScale},
+		{"wireacc", wireAccuracy},
+		{"infsim", wireInferenceSim},
+		{"chunkcost", wireChunkCost},
 	}
 	failed := false
 	for _, s := range steps {
@@ -691,4 +710,13 @@ func startZeroLatencySim() (*simProc, error) {
 	cfg.ZeroLatency = true
 	cfg.MaxNumSeqs = 1024
 	return startSim(cfg, false)
+}
+
+// benchLogger is the runner child's logger: silent unless RUNNERBENCH_DEBUG
+// is set, then debug lines on stderr with times.
+func benchLogger() zerolog.Logger {
+	if os.Getenv("RUNNERBENCH_DEBUG") == "" {
+		return zerolog.Nop()
+	}
+	return zerolog.New(os.Stderr).Level(zerolog.DebugLevel).With().Timestamp().Logger()
 }
