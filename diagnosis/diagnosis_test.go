@@ -388,7 +388,7 @@ func TestCauses(t *testing.T) {
 		{"prefill", "prefill_bound", "c=4", "c=4", []string{"prefill_bound@c=8"}, []string{
 			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: TTFT p95 350 ms, 3.3× the 105 ms at c=1; per-user speed 2.8 tok/s, 0.31× the 9 tok/s at c=1.",
 			"Output throughput stops growing at c=4 (21 tok/s): up to c=16 (4× the load) its peak is 23 tok/s at c=8, 9.5% more.",
-			"From c=8 TTFT p95 grows with the load (350 ms, 3.3× the 105 ms at c=1) while ITL p50 holds at 0.05 ms (0.02 ms at c=1), and the batch is at no ceiling (running max 8, waiting p95 0): the server is prefill-bound.",
+			"From c=8 TTFT p95 grows with the load (350 ms, 3.3× the 105 ms at c=1) while ITL p50 stays within 0.5 ms of the lightest load's (0.05 ms, 0.02 ms at c=1), and the batch is at no ceiling (running max 8, waiting p95 0): the server is prefill-bound.",
 		}},
 		{"decode", "decode_bound", "c=4", "c=8", []string{"decode_bound@c=8"}, []string{
 			"Knee at c=4: up to it per-user speed and latency stay within 2× of c=1's; at c=8 they do not: ITL p50 22.0 ms, 2.2× the 10.0 ms at c=1; per-user speed 44 tok/s, 0.46× the 95 tok/s at c=1.",
