@@ -282,7 +282,7 @@ type ClientLoad struct {
 
 // Stamps is how a level's measured token chunks were timed: by the kernel's
 // receive time of the read that brought them (on Linux, through
-// runner/rxtime), or by the runner's clock after the read where the kernel
+// internal/rxtime), or by the runner's clock after the read where the kernel
 // gave none (another OS, HTTP/2, an option refused).
 type Stamps struct {
 	// Kernel and User count the token chunks stamped each way.

@@ -83,7 +83,7 @@ type Options struct {
 	// waiting buys (bench/cmd/runnerbench, experiment sendlag).
 	CoarseSends bool
 	// UserTimes times token chunks by the runner's clock after each read, as
-	// before kernel receive times (runner/rxtime): the runner's own read lag
+	// before kernel receive times (internal/rxtime): the runner's own read lag
 	// is then in every token time. Only for measuring what kernel times buy
 	// (bench/cmd/runnerbench, experiments wireacc and infsim).
 	UserTimes bool

@@ -37,7 +37,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/runnerbench/runner/runner/rxtime"
+	"github.com/runnerbench/runner/internal/rxtime"
 )
 
 // Server is a running simulator. Its handler can be served by Start (own

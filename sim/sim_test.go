@@ -20,7 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/runnerbench/runner/runner/rxtime"
+	"github.com/runnerbench/runner/internal/rxtime"
 )
 
 func TestChatStreamFormat(t *testing.T) {
@@ -569,7 +569,7 @@ data: [DONE]
 }
 
 // TestWriteTimesBracketTheKernel: the kernel's receive time of each token
-// chunk, read on loopback through runner/rxtime, lies in a write the truth
+// chunk, read on loopback through internal/rxtime, lies in a write the truth
 // records (WriteOf): the token's own, or a later one the reader took in
 // with it; inside the write call, or at the kernel's transmit time when TCP
 // held the bytes. This is the truth the engine's accuracy test holds kernel
@@ -614,7 +614,7 @@ func TestWriteTimesBracketTheKernel(t *testing.T) {
 }
 
 // kernelTimesOf streams a chat answer of n tokens from s through a client
-// whose reads carry kernel times (runner/rxtime), its reading delayed by
+// whose reads carry kernel times (internal/rxtime), its reading delayed by
 // late, and returns the kernel time of each token chunk and the truth.
 func kernelTimesOf(t *testing.T, s *Server, model string, n int, late time.Duration) ([]int64, RequestTruth) {
 	t.Helper()

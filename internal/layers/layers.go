@@ -12,7 +12,7 @@ package layers
 // first. A package missing from the list fails the test: a new package must
 // say where it stands.
 var Layers = [][]string{
-	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "internal/render/chart", "internal/render/termtable", "internal/render/mdtable", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry", "runner/clock", "runner/host", "runner/rxtime"},
+	{"result", "internal/hist", "internal/suggest", "internal/redact", "internal/mdtext", "internal/atomicfile", "internal/stats", "internal/dist", "internal/engines", "internal/exitcode", "internal/logging", "internal/testutil", "internal/gpuexporters", "internal/layers", "internal/render/chart", "internal/render/termtable", "internal/render/mdtable", "sim/simconfig", "protocol/sse", "protocol", "runner/telemetry", "runner/clock", "runner/host", "internal/rxtime"},
 	{"trace"}, // trace files, which the plan loader reads
 	{"scenario/planfs", "scenario/envpolicy", "scenario/promptfile", "scenario"}, // plan: its file and environment policy, its prompt files, the plan itself
 	{"sim", "search"}, // the simulator; a capacity search's decisions

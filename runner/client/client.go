@@ -5,7 +5,7 @@
 // re-send after a kept-alive connection the server closed under a request,
 // and readiness (WaitReady, with its warnings about the model list and
 // base_url). Every dial goes through one DialContext (newTransport), which
-// wraps the connection in runner/rxtime so that its reads carry the
+// wraps the connection in internal/rxtime so that its reads carry the
 // kernel's receive time (unless UserTimes asked for the runner's clock).
 //
 // It measures nothing: runner/wire sends a request on it and times the
@@ -29,8 +29,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/internal/rxtime"
 	"github.com/runnerbench/runner/protocol"
-	"github.com/runnerbench/runner/runner/rxtime"
 	"github.com/runnerbench/runner/scenario"
 )
 
@@ -65,7 +65,7 @@ type Client struct {
 // they change (the engine's Options.UserTimes).
 func (c *Client) UserTimes() { c.userTimes.Store(true) }
 
-// dial connects to addr and wraps the connection in runner/rxtime, so its
+// dial connects to addr and wraps the connection in internal/rxtime, so its
 // reads carry the kernel's receive time (where the kernel gives one).
 func (c *Client) dial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {

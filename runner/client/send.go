@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/redact"
-	"github.com/runnerbench/runner/runner/rxtime"
+	"github.com/runnerbench/runner/internal/rxtime"
 )
 
 // Do sends req (a request whose GetBody can make its body again, as

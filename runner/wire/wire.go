@@ -6,7 +6,7 @@
 // chunk.
 //
 // Each token chunk's time is the kernel's receive time of the read that
-// brought it (runner/rxtime, on the connection the client's Do returns),
+// brought it (internal/rxtime, on the connection the client's Do returns),
 // placed on the monotonic clock, or the runner's clock where the kernel gave
 // none (docs/wire.md).
 package wire
@@ -24,10 +24,10 @@ import (
 	"time"
 
 	"github.com/runnerbench/runner/internal/redact"
+	"github.com/runnerbench/runner/internal/rxtime"
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner/client"
-	"github.com/runnerbench/runner/runner/rxtime"
 	"github.com/runnerbench/runner/scenario"
 )
 

@@ -15,9 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/runnerbench/runner/internal/rxtime"
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/runner/host"
-	"github.com/runnerbench/runner/runner/rxtime"
 	"github.com/runnerbench/runner/sim"
 )
 
@@ -25,7 +25,7 @@ import (
 // stream reader that falls behind, and how far each way of stamping a token
 // lands from the time the simulator wrote it. A probe child reads every
 // stream as the engine does (net/http, the chat protocol's decoder) through
-// runner/rxtime, and notes for every token chunk the user time after it was
+// internal/rxtime, and notes for every token chunk the user time after it was
 // decoded, the kernel time of the read it came in and that read's number.
 // The simulator child records when the write carrying each token began and
 // returned; the kernel's time of those bytes lies between the two.
@@ -155,7 +155,7 @@ func coalesce(md *strings.Builder, o options) error {
 		return err
 	}
 	fmt.Fprintf(md, "\n### Several events in one read\n\n")
-	fmt.Fprintf(md, "Simulator in its own process (50 ms prefill, 20 ms decode steps, 32 output tokens, one wave of `c` streams); a probe reads every stream through `runner/rxtime` as the engine does. Truth: each token's write on the simulator, [began, returned], or its kernel's transmit time when TCP held the bytes past the call (for the last token and the end of the stream, that or the body's end, net/http's last chunk, whichever is nearer). An error is the distance from a stamp to that window (0 inside it), in ms; ITL error is a gap's stamp difference minus the gap between the windows' midpoints. *user*: the clock after the chunk is decoded (Runner before); *read's kernel time*: the kernel time of the read the chunk came in (Runner now); *interpolated*: the earlier tokens of a read spread evenly between the previous read's kernel time and this read's (the stamp not chosen).\n\n")
+	fmt.Fprintf(md, "Simulator in its own process (50 ms prefill, 20 ms decode steps, 32 output tokens, one wave of `c` streams); a probe reads every stream through `internal/rxtime` as the engine does. Truth: each token's write on the simulator, [began, returned], or its kernel's transmit time when TCP held the bytes past the call (for the last token and the end of the stream, that or the body's end, net/http's last chunk, whichever is nearer). An error is the distance from a stamp to that window (0 inside it), in ms; ITL error is a gap's stamp difference minus the gap between the windows' midpoints. *user*: the clock after the chunk is decoded (Runner before); *read's kernel time*: the kernel time of the read the chunk came in (Runner now); *interpolated*: the earlier tokens of a read spread evenly between the previous read's kernel time and this read's (the stamp not chosen).\n\n")
 	fmt.Fprintf(md, "| c | machine | token chunks | sharing a read with a later token | read lag p50 / p99 / max ms | stamp | TTFT error p50 / p99 / max | ITL error p50 / p99 / max | E2E error p50 / p99 / max | tokens inside their write |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, busy := range machines(o) {
 		for _, conc := range []int{64, 512} {
