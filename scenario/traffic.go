@@ -107,6 +107,11 @@ func (t ThinkTime) fields() thinkFields {
 	return thinkFields{t.Min, t.Max, t.Mean, t.Stdev, t.Exponential}
 }
 
+// thinkTime is the think time a mapping gives (fields' inverse).
+func (f thinkFields) thinkTime() ThinkTime {
+	return ThinkTime{Min: f.Min, Max: f.Max, Mean: f.Mean, Stdev: f.Stdev, Exponential: f.Exponential}
+}
+
 // UnmarshalYAML reads a duration or a mapping (the loader has checked a
 // mapping's keys strictly before it calls this).
 func (t *ThinkTime) UnmarshalYAML(n *yaml.Node) error {
@@ -122,7 +127,7 @@ func (t *ThinkTime) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&f); err != nil {
 		return err
 	}
-	*t = ThinkTime{Min: f.Min, Max: f.Max, Mean: f.Mean, Stdev: f.Stdev, Exponential: f.Exponential}
+	*t = f.thinkTime()
 	return nil
 }
 
@@ -154,7 +159,7 @@ func (t *ThinkTime) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &f); err != nil {
 		return fmt.Errorf("expected a duration or an object: %w", err)
 	}
-	*t = ThinkTime{Min: f.Min, Max: f.Max, Mean: f.Mean, Stdev: f.Stdev, Exponential: f.Exponential}
+	*t = f.thinkTime()
 	return nil
 }
 
