@@ -164,3 +164,123 @@ func TestExcerpt(t *testing.T) {
 		}
 	}
 }
+
+// primeServer serves the model list over HTTP/1.1 on loopback, counting the
+// connections it accepts; a GET is held until release is closed when hold
+// says so.
+func primeServer(t *testing.T, hold func(n int64) bool, release chan struct{}) (url string, conns, gets *atomic.Int64) {
+	t.Helper()
+	conns, gets = new(atomic.Int64), new(atomic.Int64)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if hold(gets.Add(1)) {
+				select {
+				case <-release:
+				case <-r.Context().Done():
+				}
+			}
+			_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"m","object":"model"}]}`)
+		}),
+		ConnState: func(_ net.Conn, st http.ConnState) {
+			if st == http.StateNew {
+				conns.Add(1)
+			}
+		},
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return "http://" + ln.Addr().String() + "/v1", conns, gets
+}
+
+// TestPrimeOpensEachConnection: Prime(n) leaves n connections open, one per
+// GET, even against a server that answers at once: a GET that handed its
+// connection back before the others had theirs would let them reuse it,
+// and the level would dial the rest inside its measured window.
+func TestPrimeOpensEachConnection(t *testing.T) {
+	const n = 400
+	url, conns, _ := primeServer(t, func(int64) bool { return false }, nil)
+	c, err := New("t", endpoint("m"), url, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Resize(n)
+	c.Prime(t.Context(), n)
+	if got := conns.Load(); got != n {
+		t.Fatalf("Prime(%d) opened %d connections, want %d", n, got, n)
+	}
+	// They are kept: n more GETs at once open none.
+	c.Prime(t.Context(), n)
+	if got := conns.Load(); got != n {
+		t.Fatalf("a second Prime(%d) found %d connections open, want %d", n, got, n)
+	}
+}
+
+// TestPrimeGivesUpOnStall: a GET the server never answers holds Prime for
+// primeStall after the last answer, not longer; the others' connections are
+// kept.
+func TestPrimeGivesUpOnStall(t *testing.T) {
+	t.Parallel()
+	const n = 8
+	release := make(chan struct{})
+	defer close(release)
+	url, conns, _ := primeServer(t, func(k int64) bool { return k == 1 }, release)
+	c, err := New("t", endpoint("m"), url, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Resize(n)
+	start := time.Now()
+	done := make(chan struct{})
+	go func() { c.Prime(t.Context(), n); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(primeStall + time.Minute):
+		t.Fatalf("Prime still waiting %v after its start", primeStall+time.Minute)
+	}
+	if d := time.Since(start); d < primeStall {
+		t.Fatalf("Prime gave up after %v, before its bound %v passed without an answer", d, primeStall)
+	}
+	if got := conns.Load(); got != n {
+		t.Fatalf("Prime(%d) opened %d connections, want %d", n, got, n)
+	}
+}
+
+// TestPrimeHoldsConnections: while one GET waits for its answer, the GETs
+// already answered keep their connections: a request beside them finds no
+// idle connection and dials its own. (Had they handed theirs back, it would
+// have taken one, as late GETs of a large Prime did.)
+func TestPrimeHoldsConnections(t *testing.T) {
+	const n = 8
+	release := make(chan struct{})
+	url, conns, gets := primeServer(t, func(k int64) bool { return k == 1 }, release)
+	c, err := New("t", endpoint("m"), url, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Resize(n)
+	done := make(chan struct{})
+	go func() { c.Prime(t.Context(), n); close(done) }()
+	for deadline := time.Now().Add(time.Minute); gets.Load() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server saw %d of Prime(%d)'s GETs in a minute", gets.Load(), n)
+		}
+	}
+	resp, err := c.Pooled().Get(c.URL("/models"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	close(release)
+	<-done
+	if got := conns.Load(); got != n+1 {
+		t.Fatalf("a GET beside Prime(%d) found the server with %d connections, want %d: the answered GETs handed theirs back", n, got, n+1)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -108,38 +109,85 @@ func (c *Client) Get(ctx context.Context, u string) ([]byte, error) {
 // would include a TCP (and TLS) handshake, and at high concurrency the
 // burst of dials would delay the streams already running.
 //
+// Each GET holds its connection until every GET has its answer: a GET that
+// read its answer at once would hand its connection back to the pool for
+// the next one, and at 16,384 GETs fewer than half then got a connection of
+// their own (the rest were dialled inside the measured window, their
+// handshakes in its first TTFTs).
+//
+// Prime gives up once primeStall passes without an answer: a server that
+// does not answer its model list costs a level that much, while one that
+// is slowly opening tens of thousands of connections (over 5 s for 16,384
+// on two cores, the listen queue overflowing) is waited for.
+//
 // At tens of thousands of streams this is a level's largest cost before its
-// window opens, so each GET is bare: one deadline for them all, the body
+// window opens, so each GET is bare: one context for them all, the body
 // discarded into io.Discard's pooled buffer rather than kept.
 func (c *Client) Prime(ctx context.Context, n int) {
 	if n <= 1 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, primeTimeout)
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	u, pooled := c.URL("/models"), c.Pooled()
 	var wg sync.WaitGroup
+	var answered atomic.Int64
+	all := make(chan struct{}) // closed when every GET has its answer
+	go watchPrime(ctx, cancel, &answered, int64(n), all)
 	for range n {
 		wg.Go(func() {
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 			if err != nil {
+				answered.Add(1)
 				return
 			}
 			c.setAuth(req)
-			if resp, err := pooled.Do(req); err == nil {
-				// Read to the end (within a bound), so the connection goes
-				// back to the pool.
-				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-				resp.Body.Close()
+			resp, err := pooled.Do(req)
+			answered.Add(1)
+			if err != nil {
+				return
 			}
+			select {
+			case <-all:
+			case <-ctx.Done():
+			}
+			// Read to the end (within a bound), so the connection goes
+			// back to the pool.
+			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
 		})
 	}
 	wg.Wait()
 }
 
-// primeTimeout bounds Prime, as Get bounds one GET: a server that does not
-// answer its model list costs a level this much, not more.
-const primeTimeout = 5 * time.Second
+// watchPrime closes all once every one of n GETs has answered, and cancels
+// the GETs when primeStall passes without a new answer.
+func watchPrime(ctx context.Context, cancel context.CancelFunc, answered *atomic.Int64, n int64, all chan struct{}) {
+	tick := time.NewTicker(primeStall / 50)
+	defer tick.Stop()
+	last, lastAt := int64(0), time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-tick.C:
+			switch a := answered.Load(); {
+			case a == n:
+				close(all)
+				return
+			case a > last:
+				last, lastAt = a, now
+			case now.Sub(lastAt) >= primeStall:
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// primeStall bounds Prime, as Get bounds one GET: how long it waits
+// without any GET answered.
+const primeStall = 5 * time.Second
 
 // httpStatusError is a GET answered with a status other than 200.
 type httpStatusError struct {

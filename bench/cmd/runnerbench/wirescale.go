@@ -144,9 +144,16 @@ func runRaw(j rawJob) (out scaleOutcome) {
 	// Open the connections first, as the runner does before a level
 	// (primeConnections), so neither reader's TTFT holds a TCP handshake.
 	var wg sync.WaitGroup
+	var answered sync.WaitGroup
+	answered.Add(j.Conc)
+	all := make(chan struct{})
+	go func() { answered.Wait(); close(all) }()
 	for range j.Conc {
 		wg.Go(func() {
-			if resp, err := client.Get(j.URL + "/models"); err == nil {
+			resp, err := client.Get(j.URL + "/models")
+			answered.Done()
+			if err == nil {
+				<-all // hold the connection until every GET has one
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
@@ -227,7 +234,16 @@ func profile(file string) func() {
 		f.Close()
 		return func() {}
 	}
-	return func() { pprof.StopCPUProfile(); f.Close() }
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+		// Beside the CPU profile, what was allocated where (go tool pprof
+		// -sample_index=alloc_objects FILE.alloc).
+		if a, err := os.Create(file + ".alloc"); err == nil {
+			_ = pprof.Lookup("allocs").WriteTo(a, 0)
+			a.Close()
+		}
+	}
 }
 
 // startMini starts the minimal server child, a token every step.
