@@ -17,9 +17,12 @@ func (chat) MediaType() string { return "text/event-stream" }
 func (chat) Describe() string  { return "an event stream" }
 func (chat) TakesImages()      {}
 
-// Encode sends Messages, or Text as one user message.
-func (chat) Encode(r Request) ([]byte, error) {
-	return openAIBody(&r, func(body map[string]any) {
+// Encode is body as JSON (marshalBody).
+func (p chat) Encode(r Request) ([]byte, error) { return marshalBody(p.body(&r)) }
+
+// body sends Messages, or Text as one user message.
+func (chat) body(r *Request) map[string]any {
+	return openAIBody(r, func(body map[string]any) {
 		messages := r.Messages
 		if messages == nil {
 			messages = []Message{{Role: "user", Content: r.Text}}
@@ -29,7 +32,7 @@ func (chat) Encode(r Request) ([]byte, error) {
 			return
 		}
 		body["messages"] = messages
-		setChatTools(body, &r)
+		setChatTools(body, r)
 	})
 }
 

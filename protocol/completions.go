@@ -9,9 +9,12 @@ func (completions) Path() string      { return "/completions" }
 func (completions) MediaType() string { return "text/event-stream" }
 func (completions) Describe() string  { return "an event stream" }
 
-// Encode sends Text, or chat messages flattened into one prompt.
-func (completions) Encode(r Request) ([]byte, error) {
-	return openAIBody(&r, func(body map[string]any) {
+// Encode is body as JSON (marshalBody).
+func (p completions) Encode(r Request) ([]byte, error) { return marshalBody(p.body(&r)) }
+
+// body sends Text, or chat messages flattened into one prompt.
+func (completions) body(r *Request) map[string]any {
+	return openAIBody(r, func(body map[string]any) {
 		text := r.Text
 		if r.Messages != nil {
 			text = Flatten(r.Messages)

@@ -21,10 +21,13 @@ func (embeddings) StopsWhenNotServed() {}
 // embeddingsReserved are the body fields extra_body may not replace.
 var embeddingsReserved = map[string]bool{"input": true, "model": true}
 
-// Encode sends Inputs as the batch, or Text as the lone input (a string, as
+// Encode is body as JSON (marshalBody).
+func (p embeddings) Encode(r Request) ([]byte, error) { return marshalBody(p.body(&r)) }
+
+// body sends Inputs as the batch, or Text as the lone input (a string, as
 // the OpenAI clients send one text).
-func (embeddings) Encode(r Request) ([]byte, error) {
-	body := baseBody(&r, embeddingsReserved, 2)
+func (embeddings) body(r *Request) map[string]any {
+	body := baseBody(r, embeddingsReserved, 2)
 	switch {
 	case len(r.Inputs) > 0:
 		body["input"] = r.Inputs
@@ -33,11 +36,7 @@ func (embeddings) Encode(r Request) ([]byte, error) {
 	default:
 		body["input"] = r.Text
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
-	}
-	return b, nil
+	return body
 }
 
 // Prompt is vLLM's /tokenize form of a text without a chat template.

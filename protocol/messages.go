@@ -1,9 +1,7 @@
 package protocol
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/runnerbench/runner/protocol/sse"
@@ -38,13 +36,16 @@ func (messages) Headers(key string) (map[string]string, bool) {
 	return h, false
 }
 
-// Encode sends the conversation: system messages joined into the system
+// Encode is body as JSON (marshalBody).
+func (p messages) Encode(r Request) ([]byte, error) { return marshalBody(p.body(&r)) }
+
+// body sends the conversation: system messages joined into the system
 // prompt (Messages has no system role), the rest as user and assistant
 // messages; Text as one user message. Tools in Anthropic's form (name,
 // description, input_schema), tool_choice as {"type": auto|any|none|tool}.
-func (messages) Encode(r Request) ([]byte, error) {
-	body := streamedBody(&r, messagesReserved, "max_tokens")
-	setIgnoreEOS(body, &r)
+func (messages) body(r *Request) map[string]any {
+	body := streamedBody(r, messagesReserved, "max_tokens")
+	setIgnoreEOS(body, r)
 	msgs := r.Messages
 	if msgs == nil {
 		msgs = []Message{{Role: "user", Content: r.Text}}
@@ -82,11 +83,7 @@ func (messages) Encode(r Request) ([]byte, error) {
 			body["tool_choice"] = map[string]any{"type": c.Mode}
 		}
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
-	}
-	return b, nil
+	return body
 }
 
 // Prompt is a lone prompt as chat messages, for /tokenize.

@@ -1,10 +1,6 @@
 package protocol
 
-import (
-	"encoding/json"
-	"errors"
-	"fmt"
-)
+import "errors"
 
 // The OpenAI-compatible APIs (chat.go, completions.go) share their request
 // fields and their streamed answer: server-sent events of JSON chunks ending
@@ -16,7 +12,7 @@ var openAIReserved = map[string]bool{"stream": true, "messages": true, "prompt":
 
 // openAIBody is a streamed request's body: the stage's fields around the
 // prompt fields that prompt sets (messages or prompt).
-func openAIBody(r *Request, prompt func(body map[string]any)) ([]byte, error) {
+func openAIBody(r *Request, prompt func(body map[string]any)) map[string]any {
 	body := streamedBody(r, openAIReserved, "max_tokens")
 	// include_usage makes the server report usage (the preferred token
 	// count); other stream_options from extra_body are kept.
@@ -37,11 +33,7 @@ func openAIBody(r *Request, prompt func(body map[string]any)) ([]byte, error) {
 		delete(body, "ignore_eos")
 	}
 	prompt(body)
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
-	}
-	return b, nil
+	return body
 }
 
 // openAIProbe is the OpenAI APIs' probe: max_tokens 1, not streamed, and

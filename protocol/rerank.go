@@ -23,9 +23,12 @@ func (rerank) StopsWhenNotServed() {}
 // rerankReserved are the body fields extra_body may not replace.
 var rerankReserved = map[string]bool{"query": true, "documents": true, "model": true}
 
-// Encode sends Text (or the messages flattened) as the query and Documents.
-func (rerank) Encode(r Request) ([]byte, error) {
-	return encodeScoring(r, "query", "documents", rerankReserved)
+// Encode is body as JSON (marshalBody).
+func (p rerank) Encode(r Request) ([]byte, error) { return marshalBody(p.body(&r)) }
+
+// body sends Text (or the messages flattened) as the query and Documents.
+func (rerank) body(r *Request) map[string]any {
+	return scoringBody(r, "query", "documents", rerankReserved)
 }
 
 // Prompt is vLLM's /tokenize form of a text without a chat template.
@@ -35,11 +38,11 @@ func (rerank) NewDecoder() Decoder {
 	return newWholeDecoder(func(data []byte, ev *Event) error { return parseScores(data, ev, false) })
 }
 
-// encodeScoring is the body of an API that scores documents against a
+// scoringBody is the body of an API that scores documents against a
 // query: extra_body (less reserved), the model, Text (or the messages
 // flattened) as field query and Documents as field docs.
-func encodeScoring(r Request, query, docs string, reserved map[string]bool) ([]byte, error) {
-	body := baseBody(&r, reserved, 3)
+func scoringBody(r *Request, query, docs string, reserved map[string]bool) map[string]any {
+	body := baseBody(r, reserved, 3)
 	q := r.Text
 	if r.Messages != nil {
 		q = Flatten(r.Messages)
@@ -49,11 +52,7 @@ func encodeScoring(r Request, query, docs string, reserved map[string]bool) ([]b
 		d = []string{}
 	}
 	body[query], body[docs] = q, d
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
-	}
-	return b, nil
+	return body
 }
 
 // scoreItem is one document's score in an answer: rerank's result (index,

@@ -1,9 +1,7 @@
 package protocol
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"io"
 
 	"github.com/runnerbench/runner/protocol/sse"
@@ -24,11 +22,14 @@ func (responses) Describe() string  { return "an event stream" }
 // responsesReserved are body fields extra_body may not replace.
 var responsesReserved = map[string]bool{"stream": true, "input": true}
 
-// Encode sends Messages as input messages, or Text as the input string;
+// Encode is body as JSON (marshalBody).
+func (p responses) Encode(r Request) ([]byte, error) { return marshalBody(p.body(&r)) }
+
+// body sends Messages as input messages, or Text as the input string;
 // tools in the Responses form (flat: type, name, description, parameters).
-func (responses) Encode(r Request) ([]byte, error) {
-	body := streamedBody(&r, responsesReserved, "max_output_tokens")
-	setIgnoreEOS(body, &r)
+func (responses) body(r *Request) map[string]any {
+	body := streamedBody(r, responsesReserved, "max_output_tokens")
+	setIgnoreEOS(body, r)
 	switch {
 	case len(r.Images) > 0:
 		body["input"] = responsesImages(r)
@@ -53,11 +54,7 @@ func (responses) Encode(r Request) ([]byte, error) {
 			body["tool_choice"] = c.Mode
 		}
 	}
-	b, err := json.Marshal(body)
-	if err != nil {
-		return nil, fmt.Errorf("encoding request body (extra_body?): %w", err)
-	}
-	return b, nil
+	return body
 }
 
 // setIgnoreEOS asks for exactly max tokens in pinned mode (vLLM's and
@@ -191,7 +188,7 @@ type responsesPart struct {
 
 // responsesImages is r's input with its images added to the last user
 // message, whose content becomes parts: its text, then each image.
-func responsesImages(r Request) []any {
+func responsesImages(r *Request) []any {
 	ms := r.Messages
 	if ms == nil {
 		ms = []Message{{Role: "user", Content: r.Text}}

@@ -22,10 +22,13 @@ func (score) StopsWhenNotServed() {}
 // scoreReserved are the body fields extra_body may not replace.
 var scoreReserved = map[string]bool{"text_1": true, "text_2": true, "model": true}
 
-// Encode sends Text (or the messages flattened) as text_1 and Documents as
+// Encode is body as JSON (marshalBody).
+func (p score) Encode(r Request) ([]byte, error) { return marshalBody(p.body(&r)) }
+
+// body sends Text (or the messages flattened) as text_1 and Documents as
 // text_2.
-func (score) Encode(r Request) ([]byte, error) {
-	return encodeScoring(r, "text_1", "text_2", scoreReserved)
+func (score) body(r *Request) map[string]any {
+	return scoringBody(r, "text_1", "text_2", scoreReserved)
 }
 
 // Prompt is vLLM's /tokenize form of a text without a chat template.
