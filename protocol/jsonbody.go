@@ -19,7 +19,7 @@ import (
 
 // marshalBody is a request body's JSON, as json.Marshal writes it.
 func marshalBody(body map[string]any) ([]byte, error) {
-	if b, ok := appendJSON(make([]byte, 0, bodySize(body)), body, 0); ok {
+	if b, ok := appendJSONMap(make([]byte, 0, bodySize(body)), body, 0); ok {
 		return b, nil
 	}
 	b, err := json.Marshal(body)
@@ -80,64 +80,37 @@ func appendJSON(dst []byte, v any, depth int) ([]byte, bool) {
 		return appendJSONFloat(dst, v)
 	case map[string]any:
 		return appendJSONMap(dst, v, depth)
-	case []any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = appendJSON(dst, e, depth+1); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
-	case []map[string]any:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var ok bool
-			if dst, ok = appendJSONMap(dst, e, depth+1); !ok {
-				return dst, false
-			}
-		}
-		return append(dst, ']'), true
-	case []string:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, s := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, s)
-		}
-		return append(dst, ']'), true
 	case Message:
 		return appendJSONMessage(dst, v), true
+	case []any:
+		return appendJSONList(dst, v, func(dst []byte, e any) ([]byte, bool) { return appendJSON(dst, e, depth+1) })
+	case []map[string]any:
+		return appendJSONList(dst, v, func(dst []byte, m map[string]any) ([]byte, bool) { return appendJSONMap(dst, m, depth+1) })
+	case []string:
+		return appendJSONList(dst, v, func(dst []byte, s string) ([]byte, bool) { return appendJSONString(dst, s), true })
 	case []Message:
-		if v == nil {
-			return append(dst, "null"...), true
-		}
-		dst = append(dst, '[')
-		for i, m := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONMessage(dst, m)
-		}
-		return append(dst, ']'), true
+		return appendJSONList(dst, v, func(dst []byte, m Message) ([]byte, bool) { return appendJSONMessage(dst, m), true })
 	}
 	return dst, false
+}
+
+// appendJSONList writes list as an array (null when nil, as encoding/json
+// writes a nil slice), each element by each.
+func appendJSONList[T any](dst []byte, list []T, each func([]byte, T) ([]byte, bool)) ([]byte, bool) {
+	if list == nil {
+		return append(dst, "null"...), true
+	}
+	dst = append(dst, '[')
+	for i, e := range list {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		var ok bool
+		if dst, ok = each(dst, e); !ok {
+			return dst, false
+		}
+	}
+	return append(dst, ']'), true
 }
 
 // appendJSONMap writes m with its keys sorted, as encoding/json does.

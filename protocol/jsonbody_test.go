@@ -74,6 +74,12 @@ func bodyRequests(t testing.TB) map[string]Request {
 			Tools: tools, ToolChoice: ToolChoice{Mode: ToolFunction, Name: "get_weather"}},
 		"tools-required": {Model: "m", MaxTokens: 64, Text: "x", Tools: tools, ToolChoice: ToolChoice{Mode: ToolRequired}},
 		"no-documents":   {Model: "m", MaxTokens: 1, Text: "q", Extra: map[string]any{"temperature": 1.5e21, "ignore_eos": false}},
+		// Go values a caller may set: every type the fast path takes, nil
+		// slices and maps (null) among them.
+		"go-values": {Model: "m", MaxTokens: 1, Text: "q", Extra: map[string]any{
+			"maps": []map[string]any{{"b": int64(-3), "a": []string{"x", awkward}}, nil}, "nil_strings": []string(nil),
+			"nil_list": []any(nil), "nil_map": map[string]any(nil), "nil_maps": []map[string]any(nil),
+			"msg": Message{Role: "user", Content: awkward}, "msgs": []Message(nil), "big": uint64(1 << 63)}},
 	}
 }
 
