@@ -296,6 +296,7 @@ func wireScale(md *strings.Builder, o options) error {
 			if r.FirstErr != "" {
 				fmt.Fprintf(os.Stderr, "runnerbench: %s: first error: %s\n", who, r.FirstErr)
 			}
+			fmt.Fprintf(os.Stderr, "runnerbench: wirescale: %s: tok/s %.0f, TTFT p50 %.0f ms, CPU %.1f s, peak RSS %.0f MiB\n", who, r.TokPerS, r.TTFTP50Ms, r.CPUS, float64(r.VmHWMKiB)/1024)
 			for c, v := range []float64{float64(r.Completed), float64(r.Failed), r.TokPerS, r.TTFTP50Ms, r.CPUS, float64(r.VmHWMKiB) / 1024} {
 				fig[k][c] = append(fig[k][c], v)
 			}
