@@ -117,8 +117,8 @@ func (c *Client) Get(ctx context.Context, u string) ([]byte, error) {
 //
 // Prime gives up once primeStall passes without an answer: a server that
 // does not answer its model list costs a level that much, while one that
-// is slowly opening tens of thousands of connections (over 5 s for 16,384
-// on two cores, the listen queue overflowing) is waited for.
+// is slowly opening tens of thousands of connections (5-6 s for 16,384 on
+// two cores) is waited for.
 //
 // At tens of thousands of streams this is a level's largest cost before its
 // window opens, so each GET is bare: one context for them all, the body
@@ -133,17 +133,22 @@ func (c *Client) Prime(ctx context.Context, n int) {
 	var wg sync.WaitGroup
 	var answered atomic.Int64
 	all := make(chan struct{}) // closed when every GET has its answer
-	go watchPrime(ctx, cancel, &answered, int64(n), all)
+	go watchPrime(ctx, cancel, &answered, all)
 	for range n {
 		wg.Go(func() {
+			answer := func() {
+				if answered.Add(1) == int64(n) {
+					close(all)
+				}
+			}
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 			if err != nil {
-				answered.Add(1)
+				answer()
 				return
 			}
 			c.setAuth(req)
 			resp, err := pooled.Do(req)
-			answered.Add(1)
+			answer()
 			if err != nil {
 				return
 			}
@@ -160,9 +165,9 @@ func (c *Client) Prime(ctx context.Context, n int) {
 	wg.Wait()
 }
 
-// watchPrime closes all once every one of n GETs has answered, and cancels
-// the GETs when primeStall passes without a new answer.
-func watchPrime(ctx context.Context, cancel context.CancelFunc, answered *atomic.Int64, n int64, all chan struct{}) {
+// watchPrime cancels the GETs when primeStall passes without a new
+// answer; it ends when every GET has answered (all closed) or the GETs end.
+func watchPrime(ctx context.Context, cancel context.CancelFunc, answered *atomic.Int64, all chan struct{}) {
 	tick := time.NewTicker(primeStall / 50)
 	defer tick.Stop()
 	last, lastAt := int64(0), time.Now()
@@ -170,14 +175,12 @@ func watchPrime(ctx context.Context, cancel context.CancelFunc, answered *atomic
 		select {
 		case <-ctx.Done():
 			return
+		case <-all:
+			return
 		case now := <-tick.C:
-			switch a := answered.Load(); {
-			case a == n:
-				close(all)
-				return
-			case a > last:
+			if a := answered.Load(); a > last {
 				last, lastAt = a, now
-			case now.Sub(lastAt) >= primeStall:
+			} else if now.Sub(lastAt) >= primeStall {
 				cancel()
 				return
 			}

@@ -142,7 +142,8 @@ func runRaw(j rawJob) (out scaleOutcome) {
 	runtime.ReadMemStats(&ms0)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	// Open the connections first, as the runner does before a level
-	// (primeConnections), so neither reader's TTFT holds a TCP handshake.
+	// (client.Prime, each GET holding its connection until all have one),
+	// so neither reader's TTFT holds a TCP handshake.
 	var wg sync.WaitGroup
 	var answered sync.WaitGroup
 	answered.Add(j.Conc)
@@ -284,7 +285,7 @@ func startChild(cmd *exec.Cmd) (*simProc, error) {
 func wireScale(md *strings.Builder, o options) error {
 	n := o.wireStreams
 	fmt.Fprintf(md, "\n### The wire at %d streams\n\n", n)
-	fmt.Fprintf(md, "One level of %d concurrent streams, one request each, against a minimal streaming server in its own process (%d tokens, one every %v), read by the runner (a closed-loop level, warm-up 1; its tok/s over the measured window) and by a raw Go reader (net/http, a bufio line reader, one clock read per token line), taking turns, %d times; medians. Both open their connections first (a GET of the model list on each, all at once), so neither TTFT holds a handshake; CPU counts that too. CPU and peak RSS are the reading process's own. Load average at the start: %s.\n\n", n, miniTokens, miniStep, o.reps, loadAvg())
+	fmt.Fprintf(md, "One level of %d concurrent streams, one request each, against a minimal streaming server in its own process (%d tokens, one every %v), read by the runner (a closed-loop level, warm-up 1; its tok/s over the measured window) and by a raw Go reader (net/http, a bufio line reader, one clock read per token line), taking turns, %d times; medians. Both open their connections first (a GET of the model list on each, all at once, each holding its connection until every GET has one), so neither TTFT holds a handshake; CPU counts that too. CPU and peak RSS are the reading process's own. Load average at the start: %s.\n\n", n, miniTokens, miniStep, o.reps, loadAvg())
 	fmt.Fprintf(md, "| reader | completed | failed | tok/s | TTFT p50 ms | CPU s | peak RSS MiB | wall s |\n|---|---|---|---|---|---|---|---|\n")
 	var fig [2][6][]float64 // by reader: completed, failed, tok/s, TTFT p50, CPU, RSS
 	for range o.reps {
@@ -296,6 +297,7 @@ func wireScale(md *strings.Builder, o options) error {
 			if r.FirstErr != "" {
 				fmt.Fprintf(os.Stderr, "runnerbench: %s: first error: %s\n", who, r.FirstErr)
 			}
+			fmt.Fprintf(os.Stderr, "runnerbench: wirescale: %s: tok/s %.0f, TTFT p50 %.0f ms, CPU %.1f s, peak RSS %.0f MiB\n", who, r.TokPerS, r.TTFTP50Ms, r.CPUS, float64(r.VmHWMKiB)/1024)
 			for c, v := range []float64{float64(r.Completed), float64(r.Failed), r.TokPerS, r.TTFTP50Ms, r.CPUS, float64(r.VmHWMKiB) / 1024} {
 				fig[k][c] = append(fig[k][c], v)
 			}
