@@ -196,6 +196,19 @@ func primeServer(t *testing.T, hold func(n int64) bool, release chan struct{}) (
 	return "http://" + ln.Addr().String() + "/v1", conns, gets
 }
 
+// primeClient is a client of url's endpoint with its pool sized for n
+// connections, closed when the test ends.
+func primeClient(t *testing.T, url string, n int) *Client {
+	t.Helper()
+	c, err := New("t", endpoint("m"), url, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	c.Resize(n)
+	return c
+}
+
 // TestPrimeOpensEachConnection: Prime(n) leaves n connections open, one per
 // GET, even against a server that answers at once: a GET that handed its
 // connection back before the others had theirs would let them reuse it,
@@ -203,12 +216,7 @@ func primeServer(t *testing.T, hold func(n int64) bool, release chan struct{}) (
 func TestPrimeOpensEachConnection(t *testing.T) {
 	const n = 400
 	url, conns, _ := primeServer(t, func(int64) bool { return false }, nil)
-	c, err := New("t", endpoint("m"), url, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.Resize(n)
+	c := primeClient(t, url, n)
 	c.Prime(t.Context(), n)
 	if got := conns.Load(); got != n {
 		t.Fatalf("Prime(%d) opened %d connections, want %d", n, got, n)
@@ -229,12 +237,7 @@ func TestPrimeGivesUpOnStall(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	url, conns, _ := primeServer(t, func(k int64) bool { return k == 1 }, release)
-	c, err := New("t", endpoint("m"), url, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.Resize(n)
+	c := primeClient(t, url, n)
 	start := time.Now()
 	done := make(chan struct{})
 	go func() { c.Prime(t.Context(), n); close(done) }()
@@ -259,12 +262,7 @@ func TestPrimeHoldsConnections(t *testing.T) {
 	const n = 8
 	release := make(chan struct{})
 	url, conns, gets := primeServer(t, func(k int64) bool { return k == 1 }, release)
-	c, err := New("t", endpoint("m"), url, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.Resize(n)
+	c := primeClient(t, url, n)
 	done := make(chan struct{})
 	go func() { c.Prime(t.Context(), n); close(done) }()
 	for deadline := time.Now().Add(time.Minute); gets.Load() < n; time.Sleep(time.Millisecond) {
