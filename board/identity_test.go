@@ -2,7 +2,6 @@ package board
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -154,15 +153,8 @@ func TestGroupsByLoadNotEndpoint(t *testing.T) {
 // one engine (other seeds) are tied.
 func TestDecidedByRequests(t *testing.T) {
 	root := t.TempDir()
-	for name, sp := range map[string]synthrun.Spec{
-		"fast":   {TPOTMs: 5, Seed: 1, Labels: map[string]string{"engine": "fast"}},
-		"slow-1": {TPOTMs: 10, Seed: 2, Labels: map[string]string{"engine": "slow", "night": "1"}},
-		"slow-2": {TPOTMs: 10, Seed: 3, Labels: map[string]string{"engine": "slow", "night": "2"}},
-	} {
-		sp.Requests, sp.Concurrency = 400, []int{4}
-		if err := synthrun.Write(filepath.Join(root, name), sp); err != nil {
-			t.Fatal(err)
-		}
+	if err := synthrun.WriteEngines(root); err != nil {
+		t.Fatal(err)
 	}
 	runs, skips, err := Load([]string{root}, LoadOptions{})
 	if err != nil || len(skips) != 0 {

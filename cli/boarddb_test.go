@@ -16,15 +16,8 @@ import (
 // the two boards' decisions agree figure for figure.
 func TestBoardDBDecides(t *testing.T) {
 	root := t.TempDir()
-	for name, sp := range map[string]synthrun.Spec{
-		"fast":   {TPOTMs: 5, Seed: 1, Labels: map[string]string{"engine": "fast"}},
-		"slow-1": {TPOTMs: 10, Seed: 2, Labels: map[string]string{"engine": "slow", "night": "1"}},
-		"slow-2": {TPOTMs: 10, Seed: 3, Labels: map[string]string{"engine": "slow", "night": "2"}},
-	} {
-		sp.Requests, sp.Concurrency = 400, []int{4}
-		if err := synthrun.Write(filepath.Join(root, name), sp); err != nil {
-			t.Fatal(err)
-		}
+	if err := synthrun.WriteEngines(root); err != nil {
+		t.Fatal(err)
 	}
 	db := filepath.Join(t.TempDir(), "results.db")
 	if code, out, errs := runCLI(t, nil, "publish", root, "--db", db); code != 0 {

@@ -1,7 +1,6 @@
 package enginetest
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -14,16 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/diagnosis"
 	"github.com/runnerbench/runner/internal/engines"
-	"github.com/runnerbench/runner/internal/testutil"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
 	"github.com/runnerbench/runner/runner/telemetry"
-	"github.com/runnerbench/runner/scenario"
 )
 
 // The diagnosis against servers whose limit is known: llm-d-inference-sim
@@ -78,26 +73,9 @@ func sweepPlan(output, perStream int, sweeps ...sweep) string {
 // /metrics every 100 ms, and returns each stage with its diagnosis.
 func runDiagnosed(t testing.TB, baseURL, model, planYAML string) []*result.Stage {
 	t.Helper()
-	src := strings.NewReplacer("ENDPOINT", baseURL, "MODEL", model).Replace(planYAML)
-	plan, err := scenario.LoadBytes(t.Name()+".yaml", []byte(src), t.TempDir(), scenario.Options{Getenv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatalf("plan: %v\n%s", err, src)
-	}
-	var logs testutil.SyncBuffer
 	tel := telemetry.New(nil, 100*time.Millisecond, time.Second)
-	defer tel.Close()
-	e, err := runner.NewEngine(runner.Target{Name: "e", Endpoint: plan.Endpoints["e"], BaseURL: baseURL}, runner.Options{
-		Logger: zerolog.New(&logs), Telemetry: tel, TelemetryEndpoint: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := e.WaitReady(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(tel.Close)
+	plan, e, ctx, _ := openEngine(t, baseURL, model, planYAML, runner.Options{Telemetry: tel, TelemetryEndpoint: true})
 	var out []*result.Stage
 	for _, st := range plan.Stages {
 		agg := aggregate.NewStage(0)

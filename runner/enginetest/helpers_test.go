@@ -97,31 +97,41 @@ type outcome struct {
 	log   string
 }
 
+// openEngine loads a plan (YAML, with ENDPOINT and MODEL substituted) and
+// returns an engine for its first stage's endpoint at baseURL, ready, with
+// o's options and its log kept in logs, and a context for its stages; both
+// end with the test (after what the caller registered with t.Cleanup
+// before).
+func openEngine(t testing.TB, baseURL, model, planYAML string, o runner.Options) (plan *scenario.Plan, e *runner.Engine, ctx context.Context, logs *testutil.SyncBuffer) {
+	t.Helper()
+	src := strings.NewReplacer("ENDPOINT", baseURL, "MODEL", model).Replace(planYAML)
+	plan, err := scenario.LoadBytes(t.Name()+".yaml", []byte(src), t.TempDir(), scenario.Options{Getenv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, src)
+	}
+	logs = &testutil.SyncBuffer{}
+	o.Logger = zerolog.New(logs)
+	name := plan.Stages[0].Endpoint
+	e, err = runner.NewEngine(runner.Target{Name: name, Endpoint: plan.Endpoints[name], BaseURL: baseURL}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	if err := e.WaitReady(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	return plan, e, ctx, logs
+}
+
 // run loads a plan (YAML, with ENDPOINT and MODEL substituted) and runs its
 // stages against eng, collecting every request record and the log.
 func run(t *testing.T, eng *engines.Engine, model, planYAML string) []outcome {
 	t.Helper()
-	src := strings.NewReplacer("ENDPOINT", eng.BaseURL, "MODEL", model).Replace(planYAML)
-	plan, err := scenario.LoadBytes(t.Name()+".yaml", []byte(src), t.TempDir(), scenario.Options{Getenv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatalf("plan: %v", err)
-	}
-	var logs testutil.SyncBuffer
+	plan, e, ctx, logs := openEngine(t, eng.BaseURL, model, planYAML, runner.Options{})
 	var mu sync.Mutex
 	var recs []*result.Request
-	name := plan.Stages[0].Endpoint
-	e, err := runner.NewEngine(runner.Target{Name: name, Endpoint: plan.Endpoints[name], BaseURL: eng.BaseURL}, runner.Options{
-		Logger: zerolog.New(&logs),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := e.WaitReady(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
 	var out []outcome
 	for _, st := range plan.Stages {
 		mu.Lock()

@@ -15,15 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/runnerbench/runner/aggregate"
 	"github.com/runnerbench/runner/internal/engines"
-	"github.com/runnerbench/runner/internal/testutil"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/runner"
 	"github.com/runnerbench/runner/runner/telemetry"
-	"github.com/runnerbench/runner/scenario"
 )
 
 // telemetrySink computes a stage's points as a run does and keeps its
@@ -45,27 +41,9 @@ func (s telemetrySink) Telemetry(r *result.TelemetryScrape) {
 // /metrics (and targets) every 100 ms, and returns the stage and the reads.
 func runTelemetry(t *testing.T, eng *engines.Engine, model, planYAML string, targets ...*telemetry.Target) (*result.Stage, []*result.TelemetryScrape) {
 	t.Helper()
-	src := strings.NewReplacer("ENDPOINT", eng.BaseURL, "MODEL", model).Replace(planYAML)
-	plan, err := scenario.LoadBytes(t.Name()+".yaml", []byte(src), t.TempDir(), scenario.Options{Getenv: func(string) (string, bool) { return "", false }})
-	if err != nil {
-		t.Fatalf("plan: %v", err)
-	}
-	var logs testutil.SyncBuffer
 	s := telemetry.New(targets, 100*time.Millisecond, time.Second)
-	defer s.Close()
-	name := plan.Stages[0].Endpoint
-	e, err := runner.NewEngine(runner.Target{Name: name, Endpoint: plan.Endpoints[name], BaseURL: eng.BaseURL}, runner.Options{
-		Logger: zerolog.New(&logs), Telemetry: s, TelemetryEndpoint: true,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	if err := e.WaitReady(ctx, 30*time.Second); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(s.Close)
+	plan, e, ctx, _ := openEngine(t, eng.BaseURL, model, planYAML, runner.Options{Telemetry: s, TelemetryEndpoint: true})
 	var reads []*result.TelemetryScrape
 	sink := telemetrySink{Stage: aggregate.NewStage(0), mu: &sync.Mutex{}, reads: &reads}
 	if err := e.RunStage(ctx, plan.LoadPlan(plan.Stages[0]), sink); err != nil {

@@ -77,6 +77,24 @@ func (s *Spec) defaults() {
 
 const outputTokens = 64
 
+// WriteEngines writes, under root, three single runs of one load (400
+// requests at concurrency 4) told apart by an "engine" label: "fast" (TPOT
+// 5 ms) and two runs of "slow" (10 ms; other seeds, labelled night 1 and 2).
+// The truth a board must find: fast on top and decided, the slow runs tied.
+func WriteEngines(root string) error {
+	for name, sp := range map[string]Spec{
+		"fast":   {TPOTMs: 5, Seed: 1, Labels: map[string]string{"engine": "fast"}},
+		"slow-1": {TPOTMs: 10, Seed: 2, Labels: map[string]string{"engine": "slow", "night": "1"}},
+		"slow-2": {TPOTMs: 10, Seed: 3, Labels: map[string]string{"engine": "slow", "night": "2"}},
+	} {
+		sp.Requests, sp.Concurrency = 400, []int{4}
+		if err := Write(filepath.Join(root, name), sp); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Write writes the run's result directory dir: plan.yaml, run.jsonl,
 // requests.jsonl and (unless NoReport) report.json.
 func Write(dir string, s Spec) error {
