@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -46,15 +47,22 @@ const (
 // miniToken is the minimal server's token chunk.
 var miniToken = []byte(`data: {"id":"x","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" tok"},"finish_reason":null}]}` + "\n\n")
 
-// miniChild serves the minimal server until its stdin closes; its argument
-// is the step between tokens.
+// miniArg is the minimal server's argument: the step between tokens, and
+// how many streams it serves at once.
+type miniArg struct {
+	Step    time.Duration
+	Streams int
+}
+
+// miniChild serves the minimal server until its stdin closes.
 func miniChild() int {
-	var step time.Duration
-	if err := json.Unmarshal([]byte(os.Getenv(argEnv)), &step); err != nil {
+	var a miniArg
+	if err := json.Unmarshal([]byte(os.Getenv(argEnv)), &a); err != nil {
 		fmt.Fprintln(os.Stderr, "mini child:", err)
 		return 2
 	}
-	if err := host.RaiseFileLimit(70000); err != nil {
+	// One connection per stream, and a few files besides.
+	if err := host.RaiseFileLimit(a.Streams); err != nil {
 		fmt.Fprintln(os.Stderr, "mini child:", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -63,7 +71,7 @@ func miniChild() int {
 		return 2
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { miniStream(w, r, step) })
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { miniStream(w, r, a.Step) })
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = io.WriteString(w, `{"object":"list","data":[{"id":"sim","object":"model"}]}`)
 	})
@@ -247,9 +255,10 @@ func profile(file string) func() {
 	}
 }
 
-// startMini starts the minimal server child, a token every step.
-func startMini(step time.Duration) (*simProc, error) {
-	arg, _ := json.Marshal(step)
+// startMini starts the minimal server child for streams at once, a token
+// every step.
+func startMini(step time.Duration, streams int) (*simProc, error) {
+	arg, _ := json.Marshal(miniArg{step, streams})
 	cmd := childCmd(0)
 	cmd.Env = append(cmd.Env, roleEnv+"="+miniRole, argEnv+"="+string(arg))
 	return startChild(cmd)
@@ -288,9 +297,9 @@ func wireScale(md *strings.Builder, o options) error {
 	fmt.Fprintf(md, "One level of %d concurrent streams, one request each, against a minimal streaming server in its own process (%d tokens, one every %v), read by the runner (a closed-loop level, warm-up 1; its tok/s over the measured window) and by a raw Go reader (net/http, a bufio line reader, one clock read per token line), taking turns, %d times; medians. Both open their connections first (a GET of the model list on each, all at once, each holding its connection until every GET has one), so neither TTFT holds a handshake; CPU counts that too. CPU and peak RSS are the reading process's own. Load average at the start: %s.\n\n", n, miniTokens, miniStep, o.reps, loadAvg())
 	fmt.Fprintf(md, "| reader | completed | failed | tok/s | TTFT p50 ms | CPU s | peak RSS MiB | wall s |\n|---|---|---|---|---|---|---|---|\n")
 	var fig [2][6][]float64 // by reader: completed, failed, tok/s, TTFT p50, CPU, RSS
-	for range o.reps {
+	for turn := range o.reps {
 		for k, who := range []string{"raw Go reader", "runner"} {
-			r, err := scaleLevel(k == 1, n, o.profDir(who))
+			r, err := scaleLevel(k == 1, n, o.profDir(fmt.Sprintf("%s-%d", who, turn)))
 			if err != nil {
 				return err
 			}
@@ -308,13 +317,60 @@ func wireScale(md *strings.Builder, o options) error {
 		fmt.Fprintf(md, "| %s | %.0f | %.0f | %.0f | %.0f | %.1f | %.0f | |\n", who, med(k, 0), med(k, 1), med(k, 2), med(k, 3), med(k, 4), med(k, 5))
 	}
 	fmt.Fprintf(md, "| runner / raw | | | %.2f× | %.2f× | %.2f× | %.2f× | |\n", med(1, 2)/med(0, 2), med(1, 3)/med(0, 3), med(1, 4)/med(0, 4), med(1, 5)/med(0, 5))
+	// The turns' own ratios (each runner turn over the raw turn just
+	// before it), whose median's interval says what the machine's noise
+	// leaves of the comparison.
+	fmt.Fprintf(md, "\nrunner / raw per turn, median and the interval that holds the true median with at least %.0f%% confidence (order statistics):", 100*medianConf)
+	for _, c := range []struct {
+		name string
+		col  int
+	}{{"TTFT p50", 3}, {"CPU", 4}} {
+		r := make([]float64, len(fig[0][c.col]))
+		for i := range r {
+			r[i] = fig[1][c.col][i] / fig[0][c.col][i]
+		}
+		lo, hi, conf := medianInterval(r)
+		fmt.Fprintf(md, " %s %.2f× (%.2f–%.2f×, %.1f%%);", c.name, quantile(r, 0.5), lo, hi, 100*conf)
+	}
+	md.WriteString("\n")
 	return nil
+}
+
+// medianConf is the least confidence medianInterval's intervals have.
+const medianConf = 0.95
+
+// medianInterval is the distribution-free interval for the median of x's
+// distribution: the k-th smallest and k-th largest of x, k the largest with
+// P(Binomial(n, 1/2) < k) at most (1-medianConf)/2; conf is its exact
+// confidence. With fewer than 6 values there is none (the whole range, and
+// its confidence, below medianConf).
+func medianInterval(x []float64) (lo, hi, conf float64) {
+	s := slices.Sorted(slices.Values(x))
+	n := len(s)
+	if n == 0 {
+		return math.NaN(), math.NaN(), 0
+	}
+	// tail[k] = P(B < k), B ~ Binomial(n, 1/2).
+	pmf := math.Pow(0.5, float64(n)) // P(B = 0)
+	tail, k := 0.0, 0
+	for j := 0; j < n/2; j++ {
+		if tail+pmf > (1-medianConf)/2 {
+			break
+		}
+		tail += pmf
+		k = j + 1
+		pmf *= float64(n-j) / float64(j+1)
+	}
+	if k == 0 {
+		return s[0], s[n-1], 1 - 2*math.Pow(0.5, float64(n))
+	}
+	return s[k-1], s[n-k], 1 - 2*tail
 }
 
 // scaleLevel reads one wire-at-scale level, by the runner or the raw
 // reader, against a fresh minimal server.
 func scaleLevel(runner bool, n int, prof string) (scaleOutcome, error) {
-	s, err := startMini(miniStep)
+	s, err := startMini(miniStep, n)
 	if err != nil {
 		return scaleOutcome{}, err
 	}
@@ -352,7 +408,9 @@ func loadAvg() string {
 	return strings.Join(strings.Fields(string(b))[:3], " ")
 }
 
-// profDir is where a reader's CPU profile goes ("": none).
+// profDir is where a reader's CPU profile goes ("": none): one file per
+// reader and turn, so that several turns' profiles can be merged (go tool
+// pprof -proto A B ...), one turn's saying little on a shared machine.
 func (o options) profDir(who string) string {
 	if o.prof == "" {
 		return ""
@@ -377,7 +435,7 @@ func wireChunkCost(md *strings.Builder, o options) error {
 		for k := range 2 {
 			var r [2]scaleOutcome
 			for i, n := range lengths {
-				s, err := startMini(step)
+				s, err := startMini(step, conc)
 				if err != nil {
 					return err
 				}
