@@ -167,6 +167,8 @@ type outcome struct {
 	Point      result.Point
 	WallS      float64
 	CPUS       float64 // user+system over the level, this process only
+	SysS       float64 // the system part of CPUS
+	MinFlt     int64   // page faults over the level (fresh memory touched)
 	Mallocs    uint64  // heap allocations over the level
 	VmHWMKiB   int64
 	BaseRSSKiB int64       // RSS before the level
@@ -265,6 +267,7 @@ func runJob(j job) (out outcome) {
 	runtime.ReadMemStats(&ms1)
 	out.Mallocs = ms1.Mallocs - ms0.Mallocs
 	out.CPUS = float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / 1e9
+	out.SysS, out.MinFlt = float64(ru1.Stime.Nano()-ru0.Stime.Nano())/1e9, ru1.Minflt-ru0.Minflt
 	out.VmHWMKiB = procStatus("VmHWM")
 	close(samples)
 	<-collectDone

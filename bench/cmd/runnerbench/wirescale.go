@@ -123,6 +123,8 @@ type scaleOutcome struct {
 	Tokens            int
 	TokPerS           float64 // output tokens over the level's window
 	WallS, CPUS       float64
+	SysS              float64 // the system part of CPUS
+	MinFlt            int64   // page faults over the level (fresh memory touched)
 	Mallocs           uint64 // heap allocations over the level
 	VmHWMKiB          int64
 	TTFTP50Ms         float64
@@ -189,6 +191,7 @@ func runRaw(j rawJob) (out scaleOutcome) {
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
 	stopProf()
 	out.CPUS = float64(ru1.Utime.Nano()+ru1.Stime.Nano()-ru0.Utime.Nano()-ru0.Stime.Nano()) / 1e9
+	out.SysS, out.MinFlt = float64(ru1.Stime.Nano()-ru0.Stime.Nano())/1e9, ru1.Minflt-ru0.Minflt
 	out.VmHWMKiB = procStatus("VmHWM")
 	out.Failed = int(failed.Load())
 	out.Completed = j.Conc - out.Failed
@@ -306,7 +309,7 @@ func wireScale(md *strings.Builder, o options) error {
 			if r.FirstErr != "" {
 				fmt.Fprintf(os.Stderr, "runnerbench: %s: first error: %s\n", who, r.FirstErr)
 			}
-			fmt.Fprintf(os.Stderr, "runnerbench: wirescale: %s: tok/s %.0f, TTFT p50 %.0f ms, CPU %.1f s, peak RSS %.0f MiB\n", who, r.TokPerS, r.TTFTP50Ms, r.CPUS, float64(r.VmHWMKiB)/1024)
+			fmt.Fprintf(os.Stderr, "runnerbench: wirescale: %s: tok/s %.0f, TTFT p50 %.0f ms, CPU %.1f s (system %.1f s), page faults %d, peak RSS %.0f MiB\n", who, r.TokPerS, r.TTFTP50Ms, r.CPUS, r.SysS, r.MinFlt, float64(r.VmHWMKiB)/1024)
 			for c, v := range []float64{float64(r.Completed), float64(r.Failed), r.TokPerS, r.TTFTP50Ms, r.CPUS, float64(r.VmHWMKiB) / 1024} {
 				fig[k][c] = append(fig[k][c], v)
 			}
@@ -385,7 +388,7 @@ func scaleLevel(runner bool, n int, prof string) (scaleOutcome, error) {
 		return scaleOutcome{}, err
 	}
 	r := scaleOutcome{Completed: oc.Point.Completed, Failed: oc.Point.Failed, Tokens: oc.Point.Completed * miniTokens, TokPerS: oc.Point.OutputTPSTotal,
-		WallS: oc.WallS, CPUS: oc.CPUS, VmHWMKiB: oc.VmHWMKiB, TTFTP50Ms: deref0(oc.Point.TTFTP50Ms)}
+		WallS: oc.WallS, CPUS: oc.CPUS, SysS: oc.SysS, MinFlt: oc.MinFlt, VmHWMKiB: oc.VmHWMKiB, TTFTP50Ms: deref0(oc.Point.TTFTP50Ms)}
 	if oc.Point.Error != nil {
 		r.FirstErr = *oc.Point.Error
 	}
