@@ -125,7 +125,7 @@ type scaleOutcome struct {
 	WallS, CPUS       float64
 	SysS              float64 // the system part of CPUS
 	MinFlt            int64   // page faults over the level (fresh memory touched)
-	Mallocs           uint64 // heap allocations over the level
+	Mallocs           uint64  // heap allocations over the level
 	VmHWMKiB          int64
 	TTFTP50Ms         float64
 	FirstErr          string
