@@ -140,7 +140,11 @@ func StartOn(ctx context.Context, addr string, cfg Config) (*Server, error) {
 		// clutter the runner's stderr.
 		ErrorLog: log.New(io.Discard, "", 0),
 	}
-	go func() { _ = s.srv.Serve(clockListener{ln, s}) }()
+	cl := &clockListener{Listener: ln, s: s, closed: make(chan struct{})}
+	if n := cfg.MaxConnections; n > 0 {
+		cl.slots = make(chan struct{}, n)
+	}
+	go func() { _ = s.srv.Serve(cl) }()
 	s.stopCtx = context.AfterFunc(ctx, func() { s.Close() })
 	return s, nil
 }
@@ -158,19 +162,42 @@ type connState struct {
 	conn *clockConn
 }
 
-// clockListener hands out clockConns.
+// clockListener hands out clockConns, at most cap(slots) open at once
+// (max_connections; nil: no limit).
 type clockListener struct {
 	net.Listener
-	s *Server
+	s      *Server
+	slots  chan struct{}
+	closed chan struct{}
+	once   sync.Once
 }
 
-// Accept implements net.Listener.
-func (l clockListener) Accept() (net.Conn, error) {
+// Accept implements net.Listener. Under max_connections it takes the next
+// connection only once one of those open has closed, as a server with a
+// thread per connection does: the kernel completes the handshakes
+// meanwhile, and a request sent on a waiting connection waits unread.
+func (l *clockListener) Accept() (net.Conn, error) {
+	if l.slots != nil {
+		select {
+		case l.slots <- struct{}{}:
+		case <-l.closed:
+			return nil, net.ErrClosed
+		}
+	}
 	c, err := l.Listener.Accept()
 	if err != nil {
+		if l.slots != nil {
+			<-l.slots
+		}
 		return nil, err
 	}
-	return &clockConn{Conn: c, s: l.s, tx: newTxLog(c)}, nil
+	return &clockConn{Conn: c, s: l.s, tx: newTxLog(c), slots: l.slots}, nil
+}
+
+// Close implements net.Listener, ending an Accept that waits for a slot.
+func (l *clockListener) Close() error {
+	l.once.Do(func() { close(l.closed) })
+	return l.Listener.Close()
 }
 
 // clockConn times the write that ends a response's body. net/http writes a
@@ -187,6 +214,10 @@ type clockConn struct {
 	tx      *txLog
 	lastKey atomic.Uint32
 	keyed   atomic.Bool // lastKey is set
+	// slots is the listener's (max_connections), whose slot this
+	// connection gives back when it closes (nil: no limit).
+	slots    chan struct{}
+	released atomic.Bool
 }
 
 // Write implements net.Conn.
@@ -233,6 +264,9 @@ func (c *clockConn) Close() error {
 	}
 	if c.tx != nil {
 		c.tx.flush()
+	}
+	if c.slots != nil && c.released.CompareAndSwap(false, true) {
+		<-c.slots
 	}
 	return c.Conn.Close()
 }

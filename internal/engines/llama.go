@@ -1,10 +1,12 @@
 package engines
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 )
 
 // LlamaModel is the model name llama-server serves (its -a alias).
@@ -48,23 +50,25 @@ type LlamaOptions struct {
 	// unless ignore_eos is honoured, on every API, whatever fields its API
 	// passes on.
 	EOSBias bool
+	// HTTPThreads is its --threads-http (0: 32, as below).
+	HTTPThreads int
 }
 
 // StartLlama starts llama-server on a free loopback port with the tiny model:
 // 4 slots of 4096 tokens, Prometheus metrics on, one compute thread and 32
 // HTTP threads. One compute thread, because llama.cpp's threads spin-wait for
 // each other, so on a small shared machine two of them stall for hundreds of
-// milliseconds whenever one loses its core. 32 HTTP threads, because each
-// kept-alive connection holds one (6 by default with 4 slots): Runner opening
-// 16 connections before a level would wait out the 5 s keep-alive timeout of
-// the idle ones.
+// milliseconds whenever one loses its core. 32 HTTP threads, because with
+// fewer threads than connections it leaves some connections unanswered while
+// others are kept alive: Runner opening a level's connections before it then
+// waits out its bound (runner/client's Prime) at every level.
 func StartLlama(ctx context.Context, root string, o LlamaOptions) (*Engine, error) {
 	bin, model, err := llamaFiles(root)
 	if err != nil {
 		return nil, err
 	}
 	args := []string{"-m", model, "--host", "127.0.0.1", "--port", "PORT", "-a", LlamaModel,
-		"-c", "16384", "-np", "4", "-t", "1", "--threads-http", "32", "--metrics", "--no-webui"}
+		"-c", "16384", "-np", "4", "-t", "1", "--threads-http", strconv.Itoa(cmp.Or(o.HTTPThreads, 32)), "--metrics", "--no-webui"}
 	if o.Draft {
 		args = append(args, "-md", model, "--spec-type", "draft-simple")
 	}

@@ -54,6 +54,7 @@ type Client struct {
 	warnings  []string
 
 	closedOnce sync.Once // the log line about closed keep-alive connections
+	primeOnce  sync.Once // the warning about a Prime that stalled
 	// userTimes: connections are dialled plain, their reads without kernel
 	// times (UserTimes).
 	userTimes atomic.Bool

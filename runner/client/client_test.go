@@ -252,6 +252,17 @@ func TestPrimeGivesUpOnStall(t *testing.T) {
 	if got := conns.Load(); got != n {
 		t.Fatalf("Prime(%d) opened %d connections, want %d", n, got, n)
 	}
+	// The answered GETs' connections went back to the pool: a request
+	// after Prime takes one instead of dialling.
+	resp, err := c.Pooled().Get(c.URL("/models"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if got := conns.Load(); got != n {
+		t.Fatalf("a GET after a Prime(%d) that gave up found %d connections, want %d: the answered GETs' connections were closed, not kept", n, got, n)
+	}
 }
 
 // TestPrimeHoldsConnections: while one GET waits for its answer, the GETs
@@ -280,5 +291,45 @@ func TestPrimeHoldsConnections(t *testing.T) {
 	<-done
 	if got := conns.Load(); got != n+1 {
 		t.Fatalf("a GET beside Prime(%d) found the server with %d connections, want %d: the answered GETs handed theirs back", n, got, n+1)
+	}
+}
+
+// TestPrimeSaysWhenAServerServesFewConnections: against a server that
+// serves at most 3 connections at once (the simulator's max_connections, as
+// llama-server's HTTP threads), Prime(8) is answered on 3, gives up after
+// primeStall, and says so once per endpoint with those figures; a Prime
+// answered in full says nothing.
+func TestPrimeSaysWhenAServerServesFewConnections(t *testing.T) {
+	t.Parallel()
+	cfg := sim.FastConfig()
+	cfg.MaxConnections = 3
+	s, err := sim.Start(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var log strings.Builder
+	c, err := New("t", endpoint(cfg.Model), s.URL(), zerolog.New(&log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Resize(8)
+	c.Prime(t.Context(), 3) // answered in full: nothing to say
+	if log.Len() != 0 {
+		t.Fatalf("Prime(3) on 3 connections logged %q", log.String())
+	}
+	start := time.Now()
+	c.Prime(t.Context(), 8)
+	if d := time.Since(start); d < primeStall {
+		t.Fatalf("Prime(8) returned after %v, before %v without an answer", d, primeStall)
+	}
+	want := "were answered on 3, then on none for 1s; the level went on, its requests opening the connections it lacked. Servers that serve a limited number of connections at once do this"
+	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, want) || !strings.Contains(got, `"connections":8`) || !strings.Contains(got, `"answered":3`) {
+		t.Fatalf("Prime(8) against 3 connections logged %q, want one warning saying %q", got, want)
+	}
+	c.Prime(t.Context(), 8)
+	if n := strings.Count(log.String(), "\n"); n != 1 {
+		t.Fatalf("a second stalled Prime logged again (%d lines): once per endpoint", n)
 	}
 }

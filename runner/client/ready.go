@@ -116,9 +116,17 @@ func (c *Client) Get(ctx context.Context, u string) ([]byte, error) {
 // handshakes in its first TTFTs).
 //
 // Prime gives up once primeStall passes without an answer: a server that
-// does not answer its model list costs a level that much, while one that
-// is slowly opening tens of thousands of connections (5-6 s for 16,384 on
-// two cores) is waited for.
+// stops answering costs a level that much, while one that is slowly opening
+// tens of thousands of connections (5-6 s for 16,384 on two cores, answers
+// arriving all along) is waited for. Giving up, it hands the answered GETs'
+// connections back to the pool and cancels the rest. A server that serves
+// a limited number of connections at once stops answering at that number;
+// llama-server with fewer HTTP threads than GETs stops short of them,
+// though not at its thread count nor every time (4 slots, 16 GETs: with 2
+// HTTP threads 2, 3, 9 and 13 answered in four tries, with 6 threads 6, 11
+// and 15, with 1, 3 or its default all 16 once each), and with its defaults
+// a level of 8 streams waited out the bound (then 5 s). The first time
+// Prime gives up it says so, with what was answered.
 //
 // At tens of thousands of streams this is a level's largest cost before its
 // window opens, so each GET is bare: one context for them all, the body
@@ -131,66 +139,115 @@ func (c *Client) Prime(ctx context.Context, n int) {
 	defer cancel()
 	u, pooled := c.URL("/models"), c.Pooled()
 	var wg sync.WaitGroup
-	var answered atomic.Int64
-	all := make(chan struct{}) // closed when every GET has its answer
-	go watchPrime(ctx, cancel, &answered, all)
+	p := &priming{n: n, all: make(chan struct{}), release: make(chan struct{})}
+	stalled := make(chan bool, 1)
+	go func() { stalled <- p.watch(ctx, cancel) }()
 	for range n {
 		wg.Go(func() {
-			answer := func() {
-				if answered.Add(1) == int64(n) {
-					close(all)
-				}
-			}
 			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 			if err != nil {
-				answer()
+				p.ended()
 				return
 			}
 			c.setAuth(req)
 			resp, err := pooled.Do(req)
-			answer()
+			if err == nil {
+				p.served.Add(1) // before ended: watch reads served once done stalls
+			}
+			p.ended()
 			if err != nil {
 				return
 			}
 			select {
-			case <-all:
+			case <-p.all:
+			case <-p.release:
 			case <-ctx.Done():
 			}
 			// Read to the end (within a bound), so the connection goes
 			// back to the pool.
 			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
 			resp.Body.Close()
+			p.kept.Add(1)
 		})
 	}
 	wg.Wait()
+	cancel() // ends the watch if the GETs ended otherwise
+	if <-stalled {
+		c.notePrimeStall(u, int(p.served.Load()), n)
+	}
 }
 
-// watchPrime cancels the GETs when primeStall passes without a new
-// answer; it ends when every GET has answered (all closed) or the GETs end.
-func watchPrime(ctx context.Context, cancel context.CancelFunc, answered *atomic.Int64, all chan struct{}) {
+// priming is one Prime's count of its GETs.
+type priming struct {
+	n            int
+	done         atomic.Int64  // GETs ended, answered or not
+	served, kept atomic.Int64  // GETs answered; of those, connections handed back to the pool
+	all, release chan struct{} // closed when every GET ended; when Prime gives up
+}
+
+// ended counts a GET that ended; the last closes all.
+func (p *priming) ended() {
+	if p.done.Add(1) == int64(p.n) {
+		close(p.all)
+	}
+}
+
+// watch gives up when primeStall passes without a GET ending (true): it
+// releases the answered GETs, whose connections go back to the pool, then
+// cancels the rest. It ends when every GET has ended (all closed) or ctx
+// does.
+func (p *priming) watch(ctx context.Context, cancel context.CancelFunc) (stalled bool) {
 	tick := time.NewTicker(primeStall / 50)
 	defer tick.Stop()
 	last, lastAt := int64(0), time.Now()
 	for {
 		select {
 		case <-ctx.Done():
-			return
-		case <-all:
-			return
+			return false
+		case <-p.all:
+			return false
 		case now := <-tick.C:
-			if a := answered.Load(); a > last {
+			if a := p.done.Load(); a > last {
 				last, lastAt = a, now
-			} else if now.Sub(lastAt) >= primeStall {
-				cancel()
-				return
+				continue
+			} else if now.Sub(lastAt) < primeStall {
+				continue
 			}
+			close(p.release)
+			// Each released GET reads the rest of a small answer already
+			// received; cancelling before they have would close their
+			// connections with the pending GETs'.
+			for wait := time.Now().Add(primeStall); p.kept.Load() < p.served.Load() && time.Now().Before(wait); {
+				time.Sleep(time.Millisecond)
+			}
+			cancel()
+			return true
 		}
 	}
 }
 
-// primeStall bounds Prime, as Get bounds one GET: how long it waits
-// without any GET answered.
-const primeStall = 5 * time.Second
+// primeStall bounds Prime: how long it waits without any GET answered.
+// Answers come within milliseconds of each other even while tens of
+// thousands of connections open; a second without one is a server that
+// stopped answering.
+const primeStall = time.Second
+
+// notePrimeStall logs, once per endpoint, that Prime gave up with answered
+// of its n GETs of u answered.
+func (c *Client) notePrimeStall(u string, answered, n int) {
+	c.primeOnce.Do(func() {
+		c.log.Warn().Str("url", redact.URL(u)).Int("connections", n).Int("answered", answered).Msg(primeStallText(answered, n))
+	})
+}
+
+// primeStallText is notePrimeStall's sentence.
+func primeStallText(answered, n int) string {
+	if answered == 0 {
+		return fmt.Sprintf("the GETs of the model list sent on %d connections at once, to open them before a level, were answered on none within %v; the level went on, its requests opening their connections", n, primeStall)
+	}
+	return fmt.Sprintf("the GETs of the model list sent on %d connections at once, to open them before a level, were answered on %d, then on none for %v; the level went on, its requests opening the connections it lacked. Servers that serve a limited number of connections at once do this (llama-server does, with fewer HTTP threads than connections: --threads-http)",
+		n, answered, primeStall)
+}
 
 // httpStatusError is a GET answered with a status other than 200.
 type httpStatusError struct {

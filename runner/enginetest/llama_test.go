@@ -2,10 +2,13 @@ package enginetest
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,6 +174,42 @@ func TestLlamaServerReconnects(t *testing.T) {
 	lines := strings.Count(o.log, "closed a kept-alive connection")
 	if (total > 0) != (lines == 1) || lines > 1 {
 		t.Errorf("%d reconnects, %d log lines about them; want one line when there were any", total, lines)
+	}
+}
+
+// TestLlamaServerFewHTTPThreads: llama-server with 2 HTTP threads and a
+// level of 16 streams. Opening the 16 connections before the level, it
+// answers some of the GETs and then none (how many varies: 2 to 13 of 16);
+// the level still runs every request, and if Prime gave up, its one warning
+// says how many of the 16 were answered, fewer than 16.
+func TestLlamaServerFewHTTPThreads(t *testing.T) {
+	r := root(t)
+	eng := pool.Get(t, "llama-2-http-threads", func(ctx context.Context) (*engines.Engine, error) {
+		return engines.StartLlama(ctx, r, engines.LlamaOptions{HTTPThreads: 2})
+	})
+	outs := run(t, eng, engines.LlamaModel, planFor("llama", 512, `
+  - {name: wide, endpoint: llama, prompts: synth, input_tokens: 32, output_tokens: 8, concurrency: [16], requests: 32}
+`))
+	o := outs[0]
+	noFailures(t, o)
+	if p := o.stage.Points[0]; p.Completed != 32 {
+		t.Fatalf("%s: %d of 32 requests completed", p.Label(), p.Completed)
+	}
+	lines := strings.Count(o.log, "sent on 16 connections at once")
+	if lines > 1 {
+		t.Fatalf("%d warnings about opening the connections, want at most one:\n%s", lines, o.log)
+	}
+	if lines == 1 {
+		said := regexp.MustCompile(`were answered on (\d+), then on none for 1s`).FindStringSubmatch(o.log)
+		field := regexp.MustCompile(`"answered":(\d+)`).FindStringSubmatch(o.log)
+		n := -1
+		if said != nil && field != nil && said[1] == field[1] {
+			n, _ = strconv.Atoi(said[1])
+		}
+		if n < 0 || n >= 16 {
+			t.Fatalf("the warning does not say how many of 16 GETs were answered, fewer than 16:\n%s", o.log)
+		}
+		t.Logf("Prime gave up with %d of 16 answered", n)
 	}
 }
 

@@ -106,6 +106,14 @@ type Config struct {
 	// connection, unanswered and unrecorded. It needs the simulator's own
 	// listener (Start, `runner sim`, a plan's simulator block).
 	CloseAfterStream bool `yaml:"close_after_stream,omitempty" json:"close_after_stream,omitempty"`
+	// MaxConnections is how many client connections the simulator serves at
+	// once (0: no limit): a connection beyond them is taken only when one of
+	// those closes, its requests waiting unread until then. llama-server with
+	// fewer HTTP threads (--threads-http) than connections leaves some of
+	// them waiting like this, though not a fixed number of them; this is the
+	// plain form. It needs the simulator's own listener, like
+	// close_after_stream, which frees a connection after each stream.
+	MaxConnections int `yaml:"max_connections,omitempty" json:"max_connections,omitempty"`
 	// LlamaTimings adds llama.cpp's per-request `timings` object to the last
 	// chunk of each stream (the usage chunk, or the finish chunk when usage
 	// is not sent on its own): prompt_n and cache_n (uncached and cached
@@ -295,6 +303,9 @@ func (c Config) Problems() []Problem {
 	}
 	if c.KVCacheBlocks < 0 {
 		bad("kv_cache_blocks", "must be >= 0, got %d", c.KVCacheBlocks)
+	}
+	if c.MaxConnections < 0 {
+		bad("max_connections", "must be >= 0, got %d", c.MaxConnections)
 	}
 	if c.ReasoningTokens < 0 {
 		bad("reasoning_tokens", "must be >= 0, got %d", c.ReasoningTokens)
