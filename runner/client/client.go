@@ -52,6 +52,8 @@ type Client struct {
 	fresh     *http.Client // one new connection per request (see Do)
 	idleSize  int
 	warnings  []string
+	// reqHeaders are RequestHeader's, by API name.
+	reqHeaders map[string]http.Header
 
 	closedOnce sync.Once // the log line about closed keep-alive connections
 	primeOnce  sync.Once // the warning about a Prime that stalled
@@ -297,6 +299,24 @@ func (c *Client) Header(p protocol.Protocol) http.Header {
 		}
 		h.Set(k, v)
 	}
+	return h
+}
+
+// RequestHeader is Header(p) with p's Accept: the headers every request of
+// API p starts from, made once per API and shared by every worker, so it
+// must not be changed (clone it).
+func (c *Client) RequestHeader(p protocol.Protocol) http.Header {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h, ok := c.reqHeaders[p.Name()]; ok {
+		return h
+	}
+	h := c.Header(p)
+	h.Set("Accept", p.MediaType())
+	if c.reqHeaders == nil {
+		c.reqHeaders = map[string]http.Header{}
+	}
+	c.reqHeaders[p.Name()] = h
 	return h
 }
 

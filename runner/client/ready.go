@@ -138,19 +138,21 @@ func (c *Client) Prime(ctx context.Context, n int) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	u, pooled := c.URL("/models"), c.Pooled()
+	// One request, its URL parsed and headers set once; each GET is a
+	// shallow copy (net/http only reads them, and clones the headers it
+	// changes).
+	base, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return
+	}
+	c.setAuth(base)
 	var wg sync.WaitGroup
 	p := &priming{n: n, all: make(chan struct{}), release: make(chan struct{})}
 	stalled := make(chan bool, 1)
 	go func() { stalled <- p.watch(ctx, cancel) }()
 	for range n {
 		wg.Go(func() {
-			req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-			if err != nil {
-				p.ended()
-				return
-			}
-			c.setAuth(req)
-			resp, err := pooled.Do(req)
+			resp, err := pooled.Do(base.WithContext(ctx))
 			if err == nil {
 				p.served.Add(1) // before ended: watch reads served once done stalls
 			}

@@ -87,8 +87,9 @@ type Worker struct {
 	to    scenario.Timeouts
 	dec   protocol.Decoder
 	ev    protocol.Event
-	// header is the endpoint's headers with the protocol's Accept, cloned
-	// for each request (a clone of a map of its final size: no growth).
+	// header is the endpoint's headers with the protocol's Accept, shared
+	// by the workers and cloned for each request (a clone of a map of its
+	// final size: no growth).
 	header http.Header
 	gaps   Gaps // nil for warm-ups: their token gaps are not measured
 	// results is the item count of the last non-streamed answer read.
@@ -124,9 +125,7 @@ type Worker struct {
 // NewWorker is a worker sending API p's requests on c; gaps receives its
 // token gaps (nil: not measured, as for warm-ups).
 func NewWorker(c *client.Client, p protocol.Protocol, gaps Gaps) *Worker {
-	h := c.Header(p)
-	h.Set("Accept", p.MediaType())
-	w := &Worker{c: c, proto: p, url: c.APIURL(p), to: c.Timeouts(), dec: p.NewDecoder(), header: h, gaps: gaps}
+	w := &Worker{c: c, proto: p, url: c.APIURL(p), to: c.Timeouts(), dec: p.NewDecoder(), header: c.RequestHeader(p), gaps: gaps}
 	w.sentFn = w.sent
 	return w
 }
