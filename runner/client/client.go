@@ -57,6 +57,9 @@ type Client struct {
 
 	closedOnce sync.Once // the log line about closed keep-alive connections
 	primeOnce  sync.Once // the warning about a Prime that stalled
+	// dialing counts the connections being opened (Prime waits while any
+	// is: a server whose accept queue is full answers a handshake late).
+	dialing atomic.Int64
 	// userTimes: connections are dialled plain, their reads without kernel
 	// times (UserTimes).
 	userTimes atomic.Bool
@@ -72,7 +75,9 @@ func (c *Client) UserTimes() { c.userTimes.Store(true) }
 // reads carry the kernel's receive time (where the kernel gives one).
 func (c *Client) dial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c.dialing.Add(1)
 		conn, err := d.DialContext(ctx, network, addr)
+		c.dialing.Add(-1)
 		if err != nil || c.userTimes.Load() {
 			return conn, err
 		}

@@ -333,3 +333,35 @@ func TestPrimeSaysWhenAServerServesFewConnections(t *testing.T) {
 		t.Fatalf("a second stalled Prime logged again (%d lines): once per endpoint", n)
 	}
 }
+
+// TestPrimeWaitsWhileDialling: a connection still being opened is progress.
+// While one is (the client's dialing count held up for 2.5 s), Prime does
+// not give up on GETs the server holds unanswered; once none is, it gives up
+// primeStall later.
+func TestPrimeWaitsWhileDialling(t *testing.T) {
+	t.Parallel()
+	const n, dial = 4, 2500 * time.Millisecond
+	release := make(chan struct{})
+	defer close(release)
+	url, _, gets := primeServer(t, func(k int64) bool { return k > 2 }, release)
+	c := primeClient(t, url, n)
+	start := time.Now()
+	done := make(chan struct{})
+	go func() { c.Prime(t.Context(), n); close(done) }()
+	for deadline := time.Now().Add(time.Minute); gets.Load() < n; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the server saw %d of Prime(%d)'s GETs in a minute", gets.Load(), n)
+		}
+	}
+	c.dialing.Add(1) // a dial that takes a while
+	time.Sleep(dial)
+	c.dialing.Add(-1)
+	select {
+	case <-done:
+	case <-time.After(time.Minute):
+		t.Fatal("Prime still waiting a minute after the last dial ended")
+	}
+	if d := time.Since(start); d < dial+primeStall {
+		t.Fatalf("Prime gave up after %v, while a connection was being opened (until %v) or before %v after", d, dial, primeStall)
+	}
+}
