@@ -208,7 +208,11 @@ const llamaUsageChunk = `{"choices":[],"created":1796077347,"id":"chatcmpl-wlaLb
 func oracle(t testing.TB, data []byte) Chunk {
 	var top map[string]any
 	var c Chunk
-	if err := json.Unmarshal(data, &top); err != nil {
+	// Numbers as json.Number: a number beyond float64's range (1e700) is
+	// valid JSON, which a float64 would make an error of the whole event.
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&top); err != nil {
 		return Chunk{Error: true} // not an object: Parse must fail (checked by caller)
 	}
 	nonEmpty := func(v any) bool { s, ok := v.(string); return ok && s != "" }
@@ -238,8 +242,21 @@ func oracle(t testing.TB, data []byte) Chunk {
 			}
 		}
 	}
+	// A number's value as a float64, as encoding/json would decode it
+	// (false: not a number, or beyond float64's range, which Parse reads as 0).
+	num := func(v any) (float64, bool) {
+		n, ok := v.(json.Number)
+		if !ok {
+			return 0, false
+		}
+		f, err := n.Float64()
+		if err != nil {
+			return 0, false
+		}
+		return f, true
+	}
 	intOf := func(v any) int {
-		f, ok := v.(float64)
+		f, ok := num(v)
 		if !ok || f != float64(int64(f)) || f > 1e17 || f < -1e17 {
 			return 0
 		}
@@ -254,7 +271,7 @@ func oracle(t testing.TB, data []byte) Chunk {
 		c.CompletionTokens = intOf(u["completion_tokens"])
 	}
 	if tm, ok := top["timings"].(map[string]any); ok {
-		floatOf := func(v any) float64 { f, _ := v.(float64); return f }
+		floatOf := func(v any) float64 { f, _ := num(v); return f }
 		c.HasTimings = true
 		c.Timings = Timings{
 			PromptN: intOf(tm["prompt_n"]), PromptMs: floatOf(tm["prompt_ms"]),
