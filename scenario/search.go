@@ -261,11 +261,14 @@ func (s *Search) Compile() error {
 	return nil
 }
 
-// TargetNames lists the targets' names in plan order.
+// TargetNames lists the targets' names in plan order (an empty entry,
+// which the validator reports, names none).
 func (s *Search) TargetNames() []string {
-	out := make([]string, len(s.Targets))
-	for i, t := range s.Targets {
-		out[i] = t.Name
+	out := make([]string, 0, len(s.Targets))
+	for _, t := range s.Targets {
+		if t != nil {
+			out = append(out, t.Name)
+		}
 	}
 	return out
 }
