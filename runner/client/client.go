@@ -58,7 +58,8 @@ type Client struct {
 	closedOnce sync.Once // the log line about closed keep-alive connections
 	primeOnce  sync.Once // the warning about a Prime that stalled
 	// dialing counts the connections being opened (Prime waits while any
-	// is: a server whose accept queue is full answers a handshake late).
+	// is: at tens of thousands of connections its answers pause while
+	// connections are still opening).
 	dialing atomic.Int64
 	// userTimes: connections are dialled plain, their reads without kernel
 	// times (UserTimes).
