@@ -365,3 +365,27 @@ func TestPrimeWaitsWhileDialling(t *testing.T) {
 		t.Fatalf("Prime gave up after %v, while a connection was being opened (until %v) or before %v after", d, dial, primeStall)
 	}
 }
+
+// TestPrimeSaysWhenNoneAnswered: against a server that answers none of
+// Prime's GETs, Prime gives up after primeStall and says that none was
+// answered, without the sentence about a connection limit (there is no
+// count to give).
+func TestPrimeSaysWhenNoneAnswered(t *testing.T) {
+	t.Parallel()
+	const n = 4
+	release := make(chan struct{})
+	defer close(release)
+	url, _, _ := primeServer(t, func(int64) bool { return true }, release)
+	var log strings.Builder
+	c, err := New("t", endpoint("m"), url, zerolog.New(&log))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Resize(n)
+	c.Prime(t.Context(), n)
+	want := "sent on 4 connections at once, to open them before a level, were answered on none within 1s; the level went on, its requests opening their connections"
+	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, want) || strings.Contains(got, "limited number") || !strings.Contains(got, `"answered":0`) {
+		t.Fatalf("Prime(%d) answered on none logged %q, want one warning saying %q", n, got, want)
+	}
+}
