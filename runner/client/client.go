@@ -13,7 +13,6 @@
 package client
 
 import (
-	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -29,7 +28,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/runnerbench/runner/internal/redact"
-	"github.com/runnerbench/runner/internal/rxtime"
 	"github.com/runnerbench/runner/protocol"
 	"github.com/runnerbench/runner/scenario"
 )
@@ -71,20 +69,6 @@ type Client struct {
 // with the runner's clock as it did before kernel times: for measuring what
 // they change (the engine's Options.UserTimes).
 func (c *Client) UserTimes() { c.userTimes.Store(true) }
-
-// dial connects to addr and wraps the connection in internal/rxtime, so its
-// reads carry the kernel's receive time (where the kernel gives one).
-func (c *Client) dial(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c.dialing.Add(1)
-		conn, err := d.DialContext(ctx, network, addr)
-		c.dialing.Add(-1)
-		if err != nil || c.userTimes.Load() {
-			return conn, err
-		}
-		return rxtime.Wrap(conn), nil
-	}
-}
 
 // New is the client of endpoint name (ep as the plan loader left it,
 // defaults applied) at base (its base URL, or the simulator's). log is the
