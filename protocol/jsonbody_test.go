@@ -174,10 +174,18 @@ func FuzzBodyString(f *testing.F) {
 	for _, x := range []float64{1, math.Copysign(0, -1), 1e-7, 1e20, 1e21, 123456789.125, 5e-324, math.MaxFloat64, 1e-6, 0.000001234} {
 		f.Add("", x)
 	}
+	tmpl, ok := NewTextTemplate(chat{}, Request{Model: "m", MaxTokens: 8})
+	if !ok {
+		f.Fatal("no template for a plain chat request")
+	}
 	f.Fuzz(func(t *testing.T, s string, x float64) {
 		want, _ := json.Marshal(s)
 		if got := appendJSONString(nil, s); !bytes.Equal(got, want) {
 			t.Fatalf("string %q: got %s, want %s", s, got, want)
+		}
+		r := Request{Model: "m", MaxTokens: 8, Text: s}
+		if body, err := (chat{}).Encode(r); err != nil || !bytes.Equal(tmpl.Body(s), body) {
+			t.Fatalf("text %q: template %s, Encode %s (%v)", s, tmpl.Body(s), body, err)
 		}
 		want, err := json.Marshal(x)
 		got, ok := appendJSONFloat(nil, x)

@@ -87,6 +87,7 @@ type Stage struct {
 	images       *synth.Images // a prompt set's images (runner/synth); nil: none
 	tools        []protocol.Tool
 	choice       protocol.ToolChoice
+	templates    templates // bodies around a prompt text alone, by model and output bound
 }
 
 // Compile prepares st's bodies for model in API proto, drawing nonces from
@@ -261,11 +262,16 @@ func (s *Stage) encode(j *Job, text string, messages []scenario.Message, inputs,
 	if j.Model != "" {
 		model = j.Model
 	}
-	b, err := s.proto.Encode(protocol.Request{
+	r := protocol.Request{
 		Model: model, MaxTokens: j.MaxTokens, Temperature: s.temp, Pinned: s.pinned,
 		Extra: s.extra, Messages: messages, Text: text, Tools: s.tools, ToolChoice: s.choice,
 		Inputs: inputs, Documents: docs, Images: images,
-	})
+	}
+	if t := s.templates.get(s.proto, r); t != nil {
+		j.Body = t.Body(text)
+		return nil
+	}
+	b, err := s.proto.Encode(r)
 	if err != nil {
 		return err
 	}

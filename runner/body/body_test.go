@@ -100,3 +100,37 @@ func TestBatchInputs(t *testing.T) {
 		seen[n] = true
 	}
 }
+
+// TestBodiesFromTemplates: a synthetic stage's bodies, written from its
+// templates, are what the API's Encode writes for the same request, byte
+// for byte, for output bounds with a template of their own and, past the
+// stage's fill of templates, encoded whole.
+func TestBodiesFromTemplates(t *testing.T) {
+	s := compile(t, 0)
+	s.output = scenario.Length{Min: 1, Max: 4000} // more output bounds than templates
+	for seq := range 1200 {
+		j, err := s.Build(0, seq, seq%97 == 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var b struct {
+			Messages []protocol.Message `json:"messages"`
+		}
+		if err := json.Unmarshal(j.Body, &b); err != nil || len(b.Messages) != 1 {
+			t.Fatalf("request %d: body %s: %v", seq, j.Body, err)
+		}
+		want, err := s.proto.Encode(protocol.Request{Model: "m", MaxTokens: j.MaxTokens, Temperature: s.temp, Pinned: s.pinned, Text: b.Messages[0].Content})
+		if err != nil || string(j.Body) != string(want) {
+			t.Fatalf("request %d: body\n%s\nEncode\n%s (%v)", seq, j.Body, want, err)
+		}
+	}
+	made := 0
+	for _, tm := range s.templates.m {
+		if tm != nil {
+			made++
+		}
+	}
+	if made != maxTemplates {
+		t.Errorf("%d templates made, want the bound, %d", made, maxTemplates)
+	}
+}
