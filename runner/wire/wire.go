@@ -16,7 +16,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"mime"
 	"net"
 	"net/http"
 	"strconv"
@@ -223,7 +222,7 @@ func (w *Worker) open(ctx, rctx context.Context, r Request, rec *result.Request,
 	kind, msg := "", ""
 	if resp.StatusCode != http.StatusOK {
 		kind = "http_" + strconv.Itoa(resp.StatusCode)
-	} else if mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type")); mt != w.proto.MediaType() {
+	} else if !isMediaType(resp.Header.Get("Content-Type"), w.proto.MediaType()) {
 		ct := resp.Header.Get("Content-Type")
 		if ct == "" {
 			ct = "none"
@@ -251,6 +250,27 @@ func (w *Worker) open(ctx, rctx context.Context, r Request, rec *result.Request,
 		w.notServed = fmt.Sprintf("POST %s answered with an event stream, not %s", redact.URL(w.url), w.proto.Describe())
 	}
 	return nil, false
+}
+
+// isMediaType reports whether Content-Type value ct names media type want
+// (lower case), its parameters aside: what mime.ParseMediaType's media type
+// compares as, without the map of parameters it allocates per response.
+func isMediaType(ct, want string) bool {
+	base, _, _ := strings.Cut(ct, ";")
+	base = strings.TrimSpace(base)
+	if len(base) != len(want) {
+		return false
+	}
+	for i := range len(base) {
+		c := base[i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != want[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // responseRequestID is the x-request-id header a server answered with ("":
