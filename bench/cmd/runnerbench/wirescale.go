@@ -297,11 +297,18 @@ func startChild(cmd *exec.Cmd) (*simProc, error) {
 func wireScale(md *strings.Builder, o options) error {
 	n := o.wireStreams
 	fmt.Fprintf(md, "\n### The wire at %d streams\n\n", n)
-	fmt.Fprintf(md, "One level of %d concurrent streams, one request each, against a minimal streaming server in its own process (%d tokens, one every %v), read by the runner (a closed-loop level, warm-up 1; its tok/s over the measured window) and by a raw Go reader (net/http, a bufio line reader, one clock read per token line), taking turns, %d times; medians. Both open their connections first (a GET of the model list on each, all at once, each holding its connection until every GET has one), so neither TTFT holds a handshake; CPU counts that too. CPU and peak RSS are the reading process's own. Load average at the start: %s.\n\n", n, miniTokens, miniStep, o.reps, loadAvg())
+	fmt.Fprintf(md, "One level of %d concurrent streams, one request each, against a minimal streaming server in its own process (%d tokens, one every %v), read by the runner (a closed-loop level, warm-up 1; its tok/s over the measured window) and by a raw Go reader (net/http, a bufio line reader, one clock read per token line), taking turns (who goes first alternating), %d times; medians. Both open their connections first (a GET of the model list on each, all at once, each holding its connection until every GET has one), so neither TTFT holds a handshake; CPU counts that too. CPU and peak RSS are the reading process's own. Load average at the start: %s.\n\n", n, miniTokens, miniStep, o.reps, loadAvg())
 	fmt.Fprintf(md, "| reader | completed | failed | tok/s | TTFT p50 ms | CPU s | peak RSS MiB | wall s |\n|---|---|---|---|---|---|---|---|\n")
 	var fig [2][6][]float64 // by reader: completed, failed, tok/s, TTFT p50, CPU, RSS
 	for turn := range o.reps {
-		for k, who := range []string{"raw Go reader", "runner"} {
+		// Who goes first alternates, so that neither reader always follows
+		// the other (the kernel still tearing down its 16,384 connections).
+		order := []int{0, 1}
+		if turn%2 == 1 {
+			order = []int{1, 0}
+		}
+		for _, k := range order {
+			who := []string{"raw Go reader", "runner"}[k]
 			r, err := scaleLevel(k == 1, n, o.profDir(fmt.Sprintf("%s-%d", who, turn)))
 			if err != nil {
 				return err
