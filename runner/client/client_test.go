@@ -212,9 +212,11 @@ func primeClient(t *testing.T, url string, n int) *Client {
 // TestPrimeOpensEachConnection: Prime(n) leaves n connections open, one per
 // GET, even against a server that answers at once: a GET that handed its
 // connection back before the others had theirs would let them reuse it,
-// and the level would dial the rest inside its measured window.
+// and the level would dial the rest inside its measured window. n is more
+// than twice the GETs Prime has in flight at once (primeSenders), so each
+// sender sends several, each on a connection of its own.
 func TestPrimeOpensEachConnection(t *testing.T) {
-	const n = 400
+	const n = 2*primeSenders + 37
 	url, conns, _ := primeServer(t, func(int64) bool { return false }, nil)
 	c := primeClient(t, url, n)
 	c.Prime(t.Context(), n)

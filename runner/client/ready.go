@@ -105,9 +105,9 @@ func (c *Client) Get(ctx context.Context, u string) ([]byte, error) {
 }
 
 // Prime opens n keep-alive connections before a measured window by sending
-// n concurrent GETs of the model list: otherwise every worker's first TTFT
-// would include a TCP (and TLS) handshake, and at high concurrency the
-// burst of dials would delay the streams already running.
+// n GETs of the model list, up to primeSenders at a time: otherwise every
+// worker's first TTFT would include a TCP (and TLS) handshake, and at high
+// concurrency the burst of dials would delay the streams already running.
 //
 // Each GET holds its connection until every GET has its answer: a GET that
 // read its answer at once would hand its connection back to the pool for
@@ -147,38 +147,59 @@ func (c *Client) Prime(ctx context.Context, n int) {
 		return
 	}
 	c.setAuth(base)
-	var wg sync.WaitGroup
 	p := &priming{n: n, all: make(chan struct{}), release: make(chan struct{})}
 	stalled := make(chan bool, 1)
 	go func() { stalled <- p.watch(ctx, cancel, &c.dialing) }()
-	for range n {
-		wg.Go(func() {
-			resp, err := pooled.Do(base.WithContext(ctx))
-			if err == nil {
-				p.served.Add(1) // before ended: watch reads served once done stalls
+	// primeSenders send the GETs, one after another each. An answered GET's
+	// response waits in answered, its body unread, which holds its
+	// connection: a GET that read its answer at once would hand its
+	// connection back to the pool for the next one.
+	answered := make(chan *http.Response, n)
+	var left atomic.Int64
+	left.Store(int64(n))
+	var senders, drainers sync.WaitGroup
+	for range min(n, primeSenders) {
+		senders.Go(func() {
+			for left.Add(-1) >= 0 {
+				resp, err := pooled.Do(base.WithContext(ctx))
+				if err == nil {
+					p.served.Add(1) // before ended: watch reads served once done stalls
+					answered <- resp
+				}
+				p.ended()
 			}
-			p.ended()
-			if err != nil {
-				return
-			}
-			select {
-			case <-p.all:
-			case <-p.release:
-			case <-ctx.Done():
-			}
-			// Read to the end (within a bound), so the connection goes
-			// back to the pool.
-			_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
-			resp.Body.Close()
-			p.kept.Add(1)
 		})
 	}
-	wg.Wait()
+	// Once every GET has ended, or Prime gives up, each answer is read to
+	// its end (within a bound), so its connection goes back to the pool.
+	select {
+	case <-p.all:
+	case <-p.release:
+	case <-ctx.Done():
+	}
+	for range min(n, primeSenders) {
+		drainers.Go(func() {
+			for resp := range answered {
+				_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+				resp.Body.Close()
+				p.kept.Add(1)
+			}
+		})
+	}
+	senders.Wait() // the GETs left end when watch cancels them
+	close(answered)
+	drainers.Wait()
 	cancel() // ends the watch if the GETs ended otherwise
 	if <-stalled {
 		c.notePrimeStall(u, int(p.served.Load()), n)
 	}
 }
+
+// primeSenders bounds the GETs Prime has in flight. Sent all at once, 16,384
+// GETs were 16,384 goroutines, each with its dial's goroutine beside it,
+// every stack fresh memory; a few hundred at a time reuse their stacks, and
+// a server sees its connections opened at the pace it accepts them.
+const primeSenders = 512
 
 // priming is one Prime's count of its GETs.
 type priming struct {

@@ -152,19 +152,28 @@ func runRaw(j rawJob) (out scaleOutcome) {
 	runtime.ReadMemStats(&ms0)
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
 	// Open the connections first, as the runner does before a level
-	// (client.Prime, each GET holding its connection until all have one),
-	// so neither reader's TTFT holds a TCP handshake.
+	// (client.Prime: GETs of the model list, 512 in flight at most, each
+	// answer held unread until every GET has one, so that each holds a
+	// connection of its own), so neither reader's TTFT holds a TCP handshake.
+	const senders = 512
+	answered := make(chan *http.Response, j.Conc)
+	var left atomic.Int64
+	left.Store(int64(j.Conc))
 	var wg sync.WaitGroup
-	var answered sync.WaitGroup
-	answered.Add(j.Conc)
-	all := make(chan struct{})
-	go func() { answered.Wait(); close(all) }()
-	for range j.Conc {
+	for range min(j.Conc, senders) {
 		wg.Go(func() {
-			resp, err := client.Get(j.URL + "/models")
-			answered.Done()
-			if err == nil {
-				<-all // hold the connection until every GET has one
+			for left.Add(-1) >= 0 {
+				if resp, err := client.Get(j.URL + "/models"); err == nil {
+					answered <- resp
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(answered)
+	for range min(j.Conc, senders) {
+		wg.Go(func() {
+			for resp := range answered {
 				_, _ = io.Copy(io.Discard, resp.Body)
 				resp.Body.Close()
 			}
@@ -297,7 +306,7 @@ func startChild(cmd *exec.Cmd) (*simProc, error) {
 func wireScale(md *strings.Builder, o options) error {
 	n := o.wireStreams
 	fmt.Fprintf(md, "\n### The wire at %d streams\n\n", n)
-	fmt.Fprintf(md, "One level of %d concurrent streams, one request each, against a minimal streaming server in its own process (%d tokens, one every %v), read by the runner (a closed-loop level, warm-up 1; its tok/s over the measured window) and by a raw Go reader (net/http, a bufio line reader, one clock read per token line), taking turns (who goes first alternating), %d times; medians. Both open their connections first (a GET of the model list on each, all at once, each holding its connection until every GET has one), so neither TTFT holds a handshake; CPU counts that too. CPU and peak RSS are the reading process's own. Load average at the start: %s.\n\n", n, miniTokens, miniStep, o.reps, loadAvg())
+	fmt.Fprintf(md, "One level of %d concurrent streams, one request each, against a minimal streaming server in its own process (%d tokens, one every %v), read by the runner (a closed-loop level, warm-up 1; its tok/s over the measured window) and by a raw Go reader (net/http, a bufio line reader, one clock read per token line), taking turns (who goes first alternating), %d times; medians. Both open their connections first (a GET of the model list on each, 512 in flight at most, each holding its connection until every GET has one), so neither TTFT holds a handshake; CPU counts that too. CPU and peak RSS are the reading process's own. Load average at the start: %s.\n\n", n, miniTokens, miniStep, o.reps, loadAvg())
 	fmt.Fprintf(md, "| reader | completed | failed | tok/s | TTFT p50 ms | CPU s | peak RSS MiB | wall s |\n|---|---|---|---|---|---|---|---|\n")
 	var fig [2][6][]float64 // by reader: completed, failed, tok/s, TTFT p50, CPU, RSS
 	for turn := range o.reps {
