@@ -28,30 +28,41 @@ func (c closedLoop) Split(sh result.Shard, _ time.Duration) (Share, error) {
 
 func (c closedLoop) Dispatch(ctx context.Context, r Run) {
 	// Every worker's first request is built before the window opens, so
-	// the first wave leaves together instead of behind conc body builds.
+	// the first wave leaves without waiting for conc body builds.
 	// The dispatcher builds them, one after another, rather than each
 	// worker on its own new goroutine: a build there is that goroutine's
 	// first deep call and grows its stack, which at 16,384 workers cost
 	// more CPU than the builds themselves.
-	var wg sync.WaitGroup
-	open := make(chan struct{})
-	for i := range c.conc {
-		w := r.NewWorker()
-		seq, ok := r.Claim()
-		var first Prepared
-		if ok {
-			first = r.Prepare(seq)
+	type start struct {
+		w     Worker
+		first Prepared
+		ok    bool
+	}
+	starts := make([]start, c.conc)
+	for i := range starts {
+		s := &starts[i]
+		s.w = r.NewWorker()
+		var seq int
+		if seq, s.ok = r.Claim(); s.ok {
+			s.first = r.Prepare(seq)
 		}
-		wg.Go(func() {
-			<-open
-			if !ok || ctx.Err() != nil {
-				return // never sent: not a request of the level
-			}
-			c.work(ctx, r, w, first, i)
-		})
 	}
 	r.Begin()
-	close(open)
+	// Each worker's goroutine is started once the window is open and sends
+	// at once, as the loop goes. Started before it and released together
+	// (a closed channel), conc goroutines became runnable at one instant,
+	// and the first wave's TTFTs held the client's own queue: at 16,384
+	// streams TTFT p50 was 0.84-1.12 s that way, 0.49-0.62 s this way
+	// (a raw Go reader's 0.61-0.68 s; runnerbench -only wirescale).
+	var wg sync.WaitGroup
+	for i := range starts {
+		s := starts[i]
+		starts[i] = start{}
+		if !s.ok || ctx.Err() != nil {
+			continue // never sent: not a request of the level
+		}
+		wg.Go(func() { c.work(ctx, r, s.w, s.first, i) })
+	}
 	wg.Wait()
 }
 
