@@ -386,7 +386,7 @@ func TestPrimeSaysWhenNoneAnswered(t *testing.T) {
 	defer c.Close()
 	c.Resize(n)
 	c.Prime(t.Context(), n)
-	want := "sent on 4 connections at once, to open them before a level, were answered on none within 1s; the level went on, its requests opening their connections"
+	want := "sent on 4 connections, to open them before a level, were answered on none within 1s; the level went on, its requests opening their connections"
 	if got := log.String(); strings.Count(got, "\n") != 1 || !strings.Contains(got, want) || strings.Contains(got, "limited number") || !strings.Contains(got, `"answered":0`) {
 		t.Fatalf("Prime(%d) answered on none logged %q, want one warning saying %q", n, got, want)
 	}

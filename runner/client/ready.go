@@ -271,9 +271,9 @@ func (c *Client) notePrimeStall(u string, answered, n int) {
 // primeStallText is notePrimeStall's sentence.
 func primeStallText(answered, n int) string {
 	if answered == 0 {
-		return fmt.Sprintf("the GETs of the model list sent on %d connections at once, to open them before a level, were answered on none within %v; the level went on, its requests opening their connections", n, primeStall)
+		return fmt.Sprintf("the GETs of the model list sent on %d connections, to open them before a level, were answered on none within %v; the level went on, its requests opening their connections", n, primeStall)
 	}
-	return fmt.Sprintf("the GETs of the model list sent on %d connections at once, to open them before a level, were answered on %d, then on none for %v; the level went on, its requests opening the connections it lacked. Servers that serve a limited number of connections at once do this (llama-server does, with fewer HTTP threads than connections: --threads-http)",
+	return fmt.Sprintf("the GETs of the model list sent on %d connections, to open them before a level, were answered on %d, then on none for %v; the level went on, its requests opening the connections it lacked. Servers that serve a limited number of connections at once do this (llama-server does, with fewer HTTP threads than connections: --threads-http)",
 		n, answered, primeStall)
 }
 

@@ -195,7 +195,7 @@ func TestLlamaServerFewHTTPThreads(t *testing.T) {
 	if p := o.stage.Points[0]; p.Completed != 32 {
 		t.Fatalf("%s: %d of 32 requests completed", p.Label(), p.Completed)
 	}
-	lines := strings.Count(o.log, "sent on 16 connections at once")
+	lines := strings.Count(o.log, "sent on 16 connections, to open them")
 	if lines > 1 {
 		t.Fatalf("%d warnings about opening the connections, want at most one:\n%s", lines, o.log)
 	}
