@@ -3,8 +3,9 @@
 // and API on its /tokenize or a probe request), supplied prompts cycled
 // with a nonce leading each, a batch API's inputs and documents, a trace
 // replay's prompts (blocks shared as the trace shares them), and the turns
-// of a multi-turn conversation. Every body goes through the stage's
-// protocol's Encode; the package never asks which API it is.
+// of a multi-turn conversation. Every body is the stage's protocol's Encode
+// (a prompt alone written from a template Encode made, byte for byte the
+// same: template.go); the package never asks which API it is.
 //
 // A request's prompt, lengths and images are a function of the stage's
 // seed and the request's level and sequence number alone, so which worker
