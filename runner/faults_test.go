@@ -1,13 +1,12 @@
 package runner
 
 import (
-	"fmt"
 	"net"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/runnerbench/runner/internal/testutil"
 	"github.com/runnerbench/runner/result"
 	"github.com/runnerbench/runner/scenario"
 	"github.com/runnerbench/runner/sim"
@@ -187,35 +186,7 @@ func TestTimeoutKinds(t *testing.T) {
 // request is classified timeout, naming the connect timeout.
 func TestConnectTimeout(t *testing.T) {
 	t.Parallel()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Skipf("socket: %v", err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Skipf("bind: %v", err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		t.Skipf("listen: %v", err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", sa.(*syscall.SockaddrInet4).Port)
-	// Fill the accept queue (nobody accepts): later SYNs are dropped.
-	filled := false
-	for range 8 {
-		c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond)
-		if err != nil {
-			filled = true
-			break
-		}
-		t.Cleanup(func() { c.Close() })
-	}
-	if !filled {
-		t.Skip("the kernel kept accepting connections; cannot make a dial hang on loopback")
-	}
+	addr := testutil.HangingAddr(t)
 	e, col := newEngine(t, "http://"+addr+"/v1", &scenario.Endpoint{Timeouts: scenario.Timeouts{Connect: scenario.Duration(150 * time.Millisecond)}})
 	st := stage(4, 1)
 	w := 0

@@ -3,47 +3,15 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/runnerbench/runner/internal/testutil"
 	"github.com/runnerbench/runner/scenario"
 )
-
-// hangingAddr is a loopback port whose dials hang: a listener whose accept
-// queue is full (nobody accepts) drops new SYNs. ok is false when the
-// kernel kept accepting.
-func hangingAddr(t *testing.T) (port int, ok bool) {
-	t.Helper()
-	fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		t.Fatalf("socket: %v", err)
-	}
-	t.Cleanup(func() { syscall.Close(fd) })
-	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
-		t.Fatalf("bind: %v", err)
-	}
-	if err := syscall.Listen(fd, 0); err != nil {
-		t.Fatalf("listen: %v", err)
-	}
-	sa, err := syscall.Getsockname(fd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	port = sa.(*syscall.SockaddrInet4).Port
-	for range 8 {
-		c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), 100*time.Millisecond)
-		if err != nil {
-			return port, true
-		}
-		t.Cleanup(func() { c.Close() })
-	}
-	return port, false
-}
 
 // TestDialEndsAtConnectTimeout: a dial that hangs ends at the connect
 // timeout with a timeout error, both for an IP address (its deadline kept on
@@ -51,15 +19,13 @@ func hangingAddr(t *testing.T) (port int, ok bool) {
 // the transport dials: under a context that has a Done and no deadline.
 func TestDialEndsAtConnectTimeout(t *testing.T) {
 	t.Parallel()
-	port, ok := hangingAddr(t)
-	if !ok {
-		t.Fatal("the kernel kept accepting connections past a full accept queue; no dial can be made to hang on loopback")
-	}
+	hanging := testutil.HangingAddr(t)
+	_, port, _ := net.SplitHostPort(hanging)
 	const timeout = 150 * time.Millisecond
 	ep := endpoint("m")
 	ep.Timeouts.Connect = scenario.Duration(timeout)
 	for _, host := range []string{"127.0.0.1", "localhost"} {
-		addr := net.JoinHostPort(host, fmt.Sprint(port))
+		addr := net.JoinHostPort(host, port)
 		if _, byDeadline := connectBy(t.Context(), addr, timeout); byDeadline != (host == "127.0.0.1") {
 			t.Errorf("%s: dialled by the deadline alone: %v", addr, byDeadline)
 		}
@@ -91,11 +57,8 @@ func TestDialEndsAtConnectTimeout(t *testing.T) {
 // ends when the transport cancels it, long before the deadline.
 func TestDialCancelled(t *testing.T) {
 	t.Parallel()
-	port, ok := hangingAddr(t)
-	if !ok {
-		t.Fatal("the kernel kept accepting connections past a full accept queue; no dial can be made to hang on loopback")
-	}
-	c, err := New("t", endpoint("m"), fmt.Sprintf("http://127.0.0.1:%d/v1", port), zerolog.Nop())
+	addr := testutil.HangingAddr(t)
+	c, err := New("t", endpoint("m"), "http://"+addr+"/v1", zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +66,7 @@ func TestDialCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.WithoutCancel(t.Context()))
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	conn, err := dial(ctx, "tcp", fmt.Sprintf("127.0.0.1:%d", port))
+	conn, err := dial(ctx, "tcp", addr)
 	if err == nil {
 		conn.Close()
 		t.Fatal("dial connected to a port whose accept queue is full")
